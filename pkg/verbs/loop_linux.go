@@ -1,0 +1,273 @@
+//go:build linux && cgo
+
+package verbs
+
+/*
+#include <stdlib.h>
+#include "rb.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"sync"
+	"syscall"
+	"unsafe"
+)
+
+// Loop is a timed loop running in C over one or more connected QPs. Go calls
+// it once per batch of iterations (latency) or per interval (bandwidth); no
+// cgo call, allocation or lock happens per work request.
+type Loop struct {
+	l    *C.struct_rb_loop
+	cfg  LoopConfig
+	qps  []LoopQP
+	id   int
+	once sync.Once
+}
+
+// NewLoop prepares a timed loop. Every QP must share the send CQ and the
+// receive CQ of the first one, and be connected.
+func NewLoop(cfg LoopConfig, tx, rx Buf, qps []LoopQP) (*Loop, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if len(qps) == 0 {
+		return nil, fmt.Errorf("loop: no queue pairs")
+	}
+	if tx.MR == nil || rx.MR == nil || tx.MR.mr == nil || rx.MR.mr == nil {
+		return nil, fmt.Errorf("loop: tx and rx buffers are required")
+	}
+	first := qps[0].QP
+	for i, q := range qps {
+		if q.QP == nil || q.QP.qp == nil {
+			return nil, fmt.Errorf("loop: qp %d is nil or closed", i)
+		}
+		if !q.QP.connected {
+			return nil, fmt.Errorf("loop: qp %d (0x%x): %w", i, q.QP.local.QPN, ErrNotConnected)
+		}
+		if q.QP.cfg.SendCQ != first.cfg.SendCQ || q.QP.cfg.RecvCQ != first.cfg.RecvCQ {
+			return nil, fmt.Errorf("loop: qp %d does not share the first QP's CQs", i)
+		}
+	}
+	isUD := first.cfg.Type == UD
+	rxSize := cfg.Size
+	if isUD {
+		rxSize += udGRH
+	}
+	if uint64(tx.Offset)+uint64(cfg.Size) > tx.MR.len {
+		return nil, fmt.Errorf("loop: tx buffer of %d bytes at offset %d is too small for %d-byte messages", tx.MR.len, tx.Offset, cfg.Size)
+	}
+	if uint64(rx.Offset)+uint64(rxSize) > rx.MR.len {
+		return nil, fmt.Errorf("loop: rx buffer of %d bytes at offset %d is too small for %d-byte messages", rx.MR.len, rx.Offset, rxSize)
+	}
+	op, err := wrOpcode(cfg.Opcode)
+	if err != nil {
+		return nil, err
+	}
+	l := (*C.struct_rb_loop)(C.calloc(1, C.size_t(unsafe.Sizeof(C.struct_rb_loop{}))))
+	cq := (*C.struct_rb_qp)(C.calloc(C.size_t(len(qps)), C.size_t(unsafe.Sizeof(C.struct_rb_qp{}))))
+	cqs := unsafe.Slice(cq, len(qps))
+	for i, q := range qps {
+		cqs[i].qp = q.QP.qp
+		cqs[i].ah = q.QP.ah
+		cqs[i].remote_qpn = C.uint32_t(q.QP.remote.QPN)
+		cqs[i].remote_qkey = C.uint32_t(q.QP.remote.QKey)
+		cqs[i].raddr = C.uint64_t(q.Remote.Addr)
+		cqs[i].rkey = C.uint32_t(q.Remote.RKey)
+	}
+	l.kind = C.int(cfg.Kind)
+	l.role = C.int(cfg.Role)
+	l.opcode = C.int(op)
+	if isUD {
+		l.is_ud = 1
+	}
+	l.nqp = C.int(len(qps))
+	l.qps = cq
+	l.scq = first.cfg.SendCQ.cq
+	l.rcq = first.cfg.RecvCQ.cq
+	l.sch = first.cfg.SendCQ.ch
+	l.rch = first.cfg.RecvCQ.ch
+	l.tx = (*C.char)(unsafe.Add(tx.MR.buf, tx.Offset))
+	l.tx_lkey = C.uint32_t(tx.MR.LKey())
+	l.rx = (*C.char)(unsafe.Add(rx.MR.buf, rx.Offset))
+	l.rx_lkey = C.uint32_t(rx.MR.LKey())
+	l.size = C.uint32_t(cfg.Size)
+	l.rx_size = C.uint32_t(rxSize)
+	if cfg.Inline {
+		if int(cfg.Size) > first.maxInline {
+			C.free(unsafe.Pointer(cq))
+			C.free(unsafe.Pointer(l))
+			return nil, fmt.Errorf("loop: inline %d-byte messages exceed the QP's inline limit %d", cfg.Size, first.maxInline)
+		}
+		l.use_inline = 1
+	}
+	l.tx_depth = C.int(cfg.TxDepth)
+	l.rx_depth = C.int(cfg.RxDepth)
+	l.cq_mod = C.int(cfg.CQMod)
+	l.post_list = C.int(cfg.PostList)
+	l.cmp = C.uint64_t(cfg.Compare)
+	l.swap_add = C.uint64_t(cfg.SwapAdd)
+	l.idle_timeout_ns = C.uint64_t(cfg.IdleTimeout.Nanoseconds())
+	l.total = C.uint64_t(cfg.Total)
+	if rc := C.rb_loop_init(l); rc != 0 {
+		C.free(unsafe.Pointer(cq))
+		C.free(unsafe.Pointer(l))
+		return nil, newError("loop init", syscall.Errno(rc))
+	}
+	return &Loop{l: l, cfg: cfg, qps: qps, id: track("loop")}, nil
+}
+
+// Buf is a byte range of a registered MR that a loop sends from or
+// receives into.
+type Buf struct {
+	MR     *MR
+	Offset uint64
+}
+
+// LoopQP is one connected QP of a loop, with the peer's buffer that its
+// WRITEs, READs and atomics target.
+type LoopQP struct {
+	QP     *QP
+	Remote RemoteBuffer
+}
+
+// udGRH is the 40-byte Global Routing Header that precedes every UD
+// receive in the receive buffer.
+const udGRH = 40
+
+// PostRecvs posts n receives on every QP of the loop.
+func (lp *Loop) PostRecvs(n int) error {
+	if rc := C.rb_post_recvs(lp.l, C.int(n)); rc != 0 {
+		return lp.err(C.int64_t(rc))
+	}
+	return nil
+}
+
+// RunLatency runs up to len(samples) iterations and stores each round-trip
+// time in ns. It returns how many ran: fewer than len(samples) only when the
+// loop reached Total. samples may be nil for the responder.
+func (lp *Loop) RunLatency(samples []uint64) (int, error) {
+	n := len(samples)
+	var p *C.uint64_t
+	if n > 0 {
+		p = (*C.uint64_t)(unsafe.Pointer(&samples[0]))
+	} else {
+		n = int(lp.cfg.Total)
+	}
+	r := C.rb_lat_run(lp.l, C.uint64_t(n), p)
+	if r < 0 {
+		return 0, lp.err(r)
+	}
+	return int(r), nil
+}
+
+// RunBandwidth posts and polls until every QP reached its target (done) or
+// the clock (see Now) passed untilNs; untilNs 0 means no deadline.
+func (lp *Loop) RunBandwidth(untilNs uint64) (done bool, err error) {
+	r := C.rb_bw_run(lp.l, C.uint64_t(untilNs))
+	if r < 0 {
+		return false, lp.err(C.int64_t(r))
+	}
+	return r == 1, nil
+}
+
+// SetTarget sets every QP's total of work requests to post (cumulative).
+func (lp *Loop) SetTarget(perQP uint64) {
+	qs := unsafe.Slice(lp.l.qps, len(lp.qps))
+	for i := range qs {
+		qs[i].target = C.uint64_t(perQP)
+	}
+}
+
+// FinishBandwidth stops a duration-mode run from posting more work: each
+// QP's target becomes what it posted, rounded up to a signalled WR; run
+// RunBandwidth again to reap the rest.
+func (lp *Loop) FinishBandwidth() { C.rb_bw_finish(lp.l) }
+
+// RunReceiver polls, reposts and counts receives until Total arrived (done),
+// Stop was called (done), or untilNs passed.
+func (lp *Loop) RunReceiver(untilNs uint64) (done bool, err error) {
+	r := C.rb_bw_recv_run(lp.l, C.uint64_t(untilNs))
+	if r < 0 {
+		return false, lp.err(C.int64_t(r))
+	}
+	return r == 1, nil
+}
+
+// Stop asks the loop, possibly running in another goroutine, to return.
+// A latency or bandwidth loop returns ErrAborted; a receiver returns done.
+func (lp *Loop) Stop() { C.rb_loop_stop(lp.l) }
+
+// ResetCounters clears the bandwidth counters and timestamps (after a
+// warm-up), keeping the QPs' posted/completed positions.
+func (lp *Loop) ResetCounters() {
+	lp.l.first_ns = 0
+	lp.l.last_ns = 0
+	lp.l.total_completed = 0
+	lp.l.total_recv_bytes = 0
+}
+
+// Stats returns the loop's counters.
+func (lp *Loop) Stats() LoopStats {
+	return LoopStats{
+		Iterations: uint64(lp.l.iter),
+		Completed:  uint64(lp.l.total_completed),
+		RecvBytes:  uint64(lp.l.total_recv_bytes),
+		FirstNs:    uint64(lp.l.first_ns),
+		LastNs:     uint64(lp.l.last_ns),
+	}
+}
+
+func (lp *Loop) err(code C.int64_t) error {
+	switch code {
+	case C.RB_EWC:
+		return &WCError{Status: WCStatus(lp.l.wc_status), Opcode: WCOpcode(lp.l.wc_opcode),
+			VendorErr: uint32(lp.l.wc_vendor), QPN: uint32(lp.l.wc_qpn)}
+	case C.RB_ETIMEDOUT:
+		return fmt.Errorf("%w: no progress for %s", ErrTimeout, lp.cfg.IdleTimeout)
+	case C.RB_EABORTED:
+		return ErrAborted
+	case C.RB_EPOST:
+		return newError("post", syscall.Errno(lp.l.err))
+	case C.RB_EPOLL:
+		return newError("poll cq", syscall.Errno(lp.l.err))
+	}
+	return fmt.Errorf("timed loop: unexpected result %d", int64(code))
+}
+
+// Close frees the loop's C state. The QPs and MRs stay open.
+func (lp *Loop) Close() error {
+	lp.once.Do(func() {
+		C.rb_loop_destroy(lp.l)
+		C.free(unsafe.Pointer(lp.l.qps))
+		C.free(unsafe.Pointer(lp.l))
+		lp.l = nil
+		untrack(lp.id)
+	})
+	return nil
+}
+
+// Now reads the clock the timed loops use, in ns.
+func Now() uint64 { return uint64(C.rb_now_ns()) }
+
+var clockOnce struct {
+	sync.Once
+	info ClockInfo
+}
+
+// Clock measures the loops' clock once (about 20 ms) and returns its
+// resolution and read cost.
+func Clock() ClockInfo {
+	clockOnce.Do(func() {
+		var rep, obs, cost C.double
+		C.rb_clock_measure(&rep, &obs, &cost)
+		clockOnce.info = ClockInfo{
+			Source:               "CLOCK_MONOTONIC (clock_gettime)",
+			ReportedResolutionNs: float64(rep),
+			ResolutionNs:         max(float64(obs), float64(rep)),
+			ReadCostNs:           float64(cost),
+		}
+	})
+	return clockOnce.info
+}

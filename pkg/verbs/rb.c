@@ -1,0 +1,658 @@
+//go:build linux && cgo
+
+#include "rb.h"
+
+#include <endian.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+int rb_query_port(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *attr)
+{
+	return ibv_query_port(ctx, port, attr);
+}
+
+int rb_alloc(size_t len, void **out)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	if (page <= 0)
+		page = 4096;
+	size_t rounded = (len + (size_t)page - 1) / (size_t)page * (size_t)page;
+	void *p = NULL;
+	int rc = posix_memalign(&p, (size_t)page, rounded);
+	if (rc != 0)
+		return rc;
+	memset(p, 0, rounded);
+	*out = p;
+	return 0;
+}
+
+void rb_free(void *p) { free(p); }
+
+int rb_post_send(struct ibv_qp *qp, struct rb_wr_desc *descs, int n, struct ibv_sge *sges,
+		 struct ibv_send_wr *wrs, struct ibv_ah *ah, uint32_t remote_qpn, uint32_t remote_qkey,
+		 int *bad_index)
+{
+	memset(wrs, 0, sizeof(*wrs) * (size_t)n);
+	for (int i = 0; i < n; i++) {
+		struct rb_wr_desc *d = &descs[i];
+		struct ibv_send_wr *wr = &wrs[i];
+		wr->wr_id = d->id;
+		wr->opcode = d->opcode;
+		wr->send_flags = d->flags;
+		wr->sg_list = d->nsge ? &sges[d->sge_off] : NULL;
+		wr->num_sge = d->nsge;
+		wr->next = i + 1 < n ? &wrs[i + 1] : NULL;
+		switch (d->opcode) {
+		case IBV_WR_RDMA_WRITE_WITH_IMM:
+		case IBV_WR_SEND_WITH_IMM:
+			wr->imm_data = htobe32(d->imm);
+			break;
+		}
+		switch (d->opcode) {
+		case IBV_WR_RDMA_WRITE:
+		case IBV_WR_RDMA_WRITE_WITH_IMM:
+		case IBV_WR_RDMA_READ:
+			wr->wr.rdma.remote_addr = d->raddr;
+			wr->wr.rdma.rkey = d->rkey;
+			break;
+		case IBV_WR_ATOMIC_CMP_AND_SWP:
+		case IBV_WR_ATOMIC_FETCH_AND_ADD:
+			wr->wr.atomic.remote_addr = d->raddr;
+			wr->wr.atomic.rkey = d->rkey;
+			wr->wr.atomic.compare_add = d->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ? d->compare : d->swap_add;
+			wr->wr.atomic.swap = d->swap_add;
+			break;
+		default:
+			if (ah) {
+				wr->wr.ud.ah = ah;
+				wr->wr.ud.remote_qpn = remote_qpn;
+				wr->wr.ud.remote_qkey = remote_qkey;
+			}
+		}
+	}
+	struct ibv_send_wr *bad = NULL;
+	int rc = ibv_post_send(qp, wrs, &bad);
+	*bad_index = bad ? (int)(bad - wrs) : -1;
+	return rc;
+}
+
+int rb_post_recv(struct ibv_qp *qp, uint64_t *ids, int *nsges, struct ibv_sge *sges, int n,
+		 struct ibv_recv_wr *wrs, int *bad_index)
+{
+	int off = 0;
+	for (int i = 0; i < n; i++) {
+		wrs[i].wr_id = ids[i];
+		wrs[i].sg_list = nsges[i] ? &sges[off] : NULL;
+		wrs[i].num_sge = nsges[i];
+		wrs[i].next = i + 1 < n ? &wrs[i + 1] : NULL;
+		off += nsges[i];
+	}
+	struct ibv_recv_wr *bad = NULL;
+	int rc = ibv_post_recv(qp, wrs, &bad);
+	*bad_index = bad ? (int)(bad - wrs) : -1;
+	return rc;
+}
+
+int rb_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *scratch, struct rb_wc *out)
+{
+	int got = ibv_poll_cq(cq, n, scratch);
+	if (got < 0)
+		return got == -1 ? -errno : got;
+	for (int i = 0; i < got; i++) {
+		struct ibv_wc *wc = &scratch[i];
+		out[i].id = wc->wr_id;
+		out[i].status = wc->status;
+		out[i].opcode = wc->opcode;
+		out[i].vendor_err = wc->vendor_err;
+		out[i].byte_len = wc->byte_len;
+		out[i].has_imm = (wc->wc_flags & IBV_WC_WITH_IMM) != 0;
+		out[i].imm = out[i].has_imm ? be32toh(wc->imm_data) : 0;
+		out[i].qp_num = wc->qp_num;
+		out[i].src_qp = wc->src_qp;
+	}
+	return got;
+}
+
+/* ---- clock ------------------------------------------------------------- */
+
+uint64_t rb_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void rb_clock_measure(double *reported, double *observed, double *cost)
+{
+	struct timespec res;
+	clock_getres(CLOCK_MONOTONIC, &res);
+	*reported = (double)res.tv_sec * 1e9 + (double)res.tv_nsec;
+
+	/* Smallest non-zero step between consecutive reads. */
+	uint64_t best = UINT64_MAX;
+	for (int i = 0; i < 20000; i++) {
+		uint64_t a = rb_now_ns(), b;
+		do {
+			b = rb_now_ns();
+		} while (b == a);
+		if (b - a < best)
+			best = b - a;
+	}
+	*observed = (double)best;
+
+	/* Mean cost of a read. */
+	enum { N = 1000000 };
+	uint64_t t0 = rb_now_ns();
+	volatile uint64_t sink = 0;
+	for (int i = 0; i < N; i++)
+		sink += rb_now_ns();
+	uint64_t t1 = rb_now_ns();
+	(void)sink;
+	*cost = (double)(t1 - t0) / N;
+}
+
+/* ---- timed loops ------------------------------------------------------- */
+
+/* How often (in spins) a busy loop looks at the clock and the stop flag. */
+#define RB_CHECK_EVERY 4096
+
+struct rb_watch {
+	uint64_t last_progress;
+	unsigned spins;
+};
+
+static inline void watch_reset(struct rb_watch *w) { w->last_progress = rb_now_ns(); w->spins = 0; }
+
+/* Returns 0 to keep spinning, or RB_ETIMEDOUT / RB_EABORTED. */
+static inline int watch_check(struct rb_loop *l, struct rb_watch *w)
+{
+	if (++w->spins < RB_CHECK_EVERY)
+		return 0;
+	w->spins = 0;
+	if (__atomic_load_n(&l->stop, __ATOMIC_RELAXED))
+		return RB_EABORTED;
+	if (l->idle_timeout_ns && rb_now_ns() - w->last_progress > l->idle_timeout_ns)
+		return RB_ETIMEDOUT;
+	return 0;
+}
+
+void rb_loop_stop(struct rb_loop *l) { __atomic_store_n(&l->stop, 1, __ATOMIC_RELEASE); }
+
+static int wc_fail(struct rb_loop *l, struct ibv_wc *wc)
+{
+	l->wc_status = wc->status;
+	l->wc_opcode = wc->opcode;
+	l->wc_vendor = wc->vendor_err;
+	l->wc_qpn = wc->qp_num;
+	return RB_EWC;
+}
+
+/* Polls cq for up to max completions into l->wcs. In event mode, an empty
+ * CQ is armed and the channel waited on (100 ms at a time, so stop and the
+ * idle timeout still apply). Returns the count, 0 when nothing arrived in
+ * this wait, or an RB_E* code. */
+static int rb_poll(struct rb_loop *l, struct ibv_cq *cq, struct ibv_comp_channel *ch, int max)
+{
+	int n = ibv_poll_cq(cq, max, l->wcs);
+	if (n != 0 || ch == NULL) {
+		if (n < 0) {
+			l->err = n == -1 ? errno : -n;
+			return RB_EPOLL;
+		}
+		return n;
+	}
+	if (ibv_req_notify_cq(cq, 0)) {
+		l->err = errno;
+		return RB_EPOLL;
+	}
+	n = ibv_poll_cq(cq, max, l->wcs); /* anything that raced with arming */
+	if (n < 0) {
+		l->err = n == -1 ? errno : -n;
+		return RB_EPOLL;
+	}
+	if (n != 0)
+		return n;
+	struct pollfd pfd = {.fd = ch->fd, .events = POLLIN};
+	int pr = poll(&pfd, 1, 100);
+	if (pr < 0 && errno != EINTR) {
+		l->err = errno;
+		return RB_EPOLL;
+	}
+	if (pr > 0) {
+		struct ibv_cq *ev_cq;
+		void *ev_ctx;
+		if (ibv_get_cq_event(ch, &ev_cq, &ev_ctx)) {
+			l->err = errno;
+			return RB_EPOLL;
+		}
+		ibv_ack_cq_events(ev_cq, 1);
+	}
+	return 0;
+}
+
+/* Waits for exactly one completion on cq (latency paths). */
+static int rb_wait_one(struct rb_loop *l, struct ibv_cq *cq, struct ibv_comp_channel *ch)
+{
+	struct rb_watch w;
+	watch_reset(&w);
+	for (;;) {
+		int n = rb_poll(l, cq, ch, 1);
+		if (n < 0)
+			return n;
+		if (n == 1) {
+			if (l->wcs[0].status != IBV_WC_SUCCESS)
+				return wc_fail(l, &l->wcs[0]);
+			return 0;
+		}
+		if (ch != NULL)
+			w.spins = RB_CHECK_EVERY - 1; /* a channel wait is long: check every time */
+		int rc = watch_check(l, &w);
+		if (rc)
+			return rc;
+	}
+}
+
+/* Polls the send CQ until every signalled send has completed. */
+static int drain_sends(struct rb_loop *l)
+{
+	while (l->pending_sig > 0) {
+		int rc = rb_wait_one(l, l->scq, l->sch);
+		if (rc)
+			return rc;
+		l->pending_sig--;
+	}
+	return 0;
+}
+
+static void fill_remote(struct rb_loop *l, struct rb_qp *q, struct ibv_send_wr *wr)
+{
+	switch (l->opcode) {
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+	case IBV_WR_RDMA_READ:
+		wr->wr.rdma.remote_addr = q->raddr;
+		wr->wr.rdma.rkey = q->rkey;
+		break;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		wr->wr.atomic.remote_addr = q->raddr;
+		wr->wr.atomic.rkey = q->rkey;
+		wr->wr.atomic.compare_add = l->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ? l->cmp : l->swap_add;
+		wr->wr.atomic.swap = l->swap_add;
+		break;
+	default:
+		if (l->is_ud) {
+			wr->wr.ud.ah = q->ah;
+			wr->wr.ud.remote_qpn = q->remote_qpn;
+			wr->wr.ud.remote_qkey = q->remote_qkey;
+		}
+	}
+}
+
+int rb_loop_init(struct rb_loop *l)
+{
+	int pl = l->post_list > 0 ? l->post_list : 1;
+	l->post_list = pl;
+	if (l->cq_mod <= 0)
+		l->cq_mod = 1;
+	l->wrs = calloc((size_t)l->nqp * pl, sizeof(*l->wrs));
+	l->sges = calloc((size_t)l->nqp * pl, sizeof(*l->sges));
+	l->rwrs = calloc((size_t)l->nqp, sizeof(*l->rwrs));
+	l->rsges = calloc((size_t)l->nqp, sizeof(*l->rsges));
+	if (!l->wrs || !l->sges || !l->rwrs || !l->rsges) {
+		rb_loop_destroy(l);
+		return ENOMEM;
+	}
+	/* READ and atomics write into the local buffer; others read from it. */
+	char *local = l->tx;
+	uint32_t lkey = l->tx_lkey;
+	for (int q = 0; q < l->nqp; q++) {
+		for (int j = 0; j < pl; j++) {
+			struct ibv_send_wr *wr = &l->wrs[q * pl + j];
+			struct ibv_sge *sge = &l->sges[q * pl + j];
+			sge->addr = (uintptr_t)local;
+			sge->length = l->size;
+			sge->lkey = lkey;
+			wr->sg_list = sge;
+			wr->num_sge = 1;
+			wr->opcode = l->opcode;
+			wr->send_flags = l->use_inline ? IBV_SEND_INLINE : 0;
+			wr->next = j + 1 < pl ? &l->wrs[q * pl + j + 1] : NULL;
+			fill_remote(l, &l->qps[q], wr);
+		}
+		l->rsges[q].addr = (uintptr_t)l->rx;
+		l->rsges[q].length = l->rx_size;
+		l->rsges[q].lkey = l->rx_lkey;
+		l->rwrs[q].sg_list = &l->rsges[q];
+		l->rwrs[q].num_sge = 1;
+		l->rwrs[q].wr_id = (uint64_t)q;
+	}
+	return 0;
+}
+
+void rb_loop_destroy(struct rb_loop *l)
+{
+	free(l->wrs);
+	free(l->sges);
+	free(l->rwrs);
+	free(l->rsges);
+	l->wrs = NULL;
+	l->sges = NULL;
+	l->rwrs = NULL;
+	l->rsges = NULL;
+}
+
+static inline int post_recv(struct rb_loop *l, int q)
+{
+	struct ibv_recv_wr *bad;
+	int rc = ibv_post_recv(l->qps[q].qp, &l->rwrs[q], &bad);
+	if (rc) {
+		l->err = rc;
+		return RB_EPOST;
+	}
+	return 0;
+}
+
+int rb_post_recvs(struct rb_loop *l, int n)
+{
+	for (int q = 0; q < l->nqp; q++)
+		for (int i = 0; i < n; i++) {
+			int rc = post_recv(l, q);
+			if (rc)
+				return rc;
+		}
+	return 0;
+}
+
+/* Posts the single latency WR of QP 0, signalled every cq_mod iterations
+ * and on the last one. Before a signalled post, the previous signalled one is
+ * reaped (it completed long ago), so the send queue never overflows. */
+static inline int post_lat(struct rb_loop *l, int signaled)
+{
+	struct ibv_send_wr *wr = &l->wrs[0], *bad;
+	wr->send_flags = (l->use_inline ? IBV_SEND_INLINE : 0) | (signaled ? IBV_SEND_SIGNALED : 0);
+	int rc = ibv_post_send(l->qps[0].qp, wr, &bad);
+	if (rc) {
+		l->err = rc;
+		return RB_EPOST;
+	}
+	if (signaled)
+		l->pending_sig++;
+	return 0;
+}
+
+static inline int lat_signaled(struct rb_loop *l)
+{
+	return (l->iter + 1) % (uint64_t)l->cq_mod == 0 || l->iter + 1 == l->total;
+}
+
+/* Spins until the last byte of rx equals want. */
+static inline int spin_byte(struct rb_loop *l, uint8_t want)
+{
+	volatile uint8_t *p = (volatile uint8_t *)(l->rx + l->size - 1);
+	struct rb_watch w;
+	watch_reset(&w);
+	while (*p != want) {
+		int rc = watch_check(l, &w);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int64_t lat_write(struct rb_loop *l, uint64_t n, uint64_t *samples)
+{
+	volatile uint8_t *post = (volatile uint8_t *)(l->tx + l->size - 1);
+	uint64_t i;
+	for (i = 0; i < n && l->iter < l->total; i++) {
+		uint8_t seq = (uint8_t)(l->iter + 1);
+		int sig = lat_signaled(l);
+		int rc;
+		if (sig && (rc = drain_sends(l)))
+			return rc;
+		if (l->role == RB_INITIATOR) {
+			*post = seq;
+			uint64_t t0 = rb_now_ns();
+			if ((rc = post_lat(l, sig)))
+				return rc;
+			if ((rc = spin_byte(l, seq)))
+				return rc;
+			uint64_t t1 = rb_now_ns();
+			if (samples)
+				samples[i] = t1 - t0;
+		} else {
+			if ((rc = spin_byte(l, seq)))
+				return rc;
+			*post = seq;
+			if ((rc = post_lat(l, sig)))
+				return rc;
+		}
+		l->iter++;
+	}
+	return (int64_t)i;
+}
+
+static int64_t lat_send(struct rb_loop *l, uint64_t n, uint64_t *samples)
+{
+	uint64_t i;
+	for (i = 0; i < n && l->iter < l->total; i++) {
+		int sig = lat_signaled(l);
+		int rc;
+		if (sig && (rc = drain_sends(l)))
+			return rc;
+		if (l->role == RB_INITIATOR) {
+			uint64_t t0 = rb_now_ns();
+			if ((rc = post_lat(l, sig)))
+				return rc;
+			if ((rc = rb_wait_one(l, l->rcq, l->rch)))
+				return rc;
+			uint64_t t1 = rb_now_ns();
+			if (samples)
+				samples[i] = t1 - t0;
+			if ((rc = post_recv(l, 0)))
+				return rc;
+		} else {
+			if ((rc = rb_wait_one(l, l->rcq, l->rch)))
+				return rc;
+			if ((rc = post_lat(l, sig)))
+				return rc;
+			if ((rc = post_recv(l, 0)))
+				return rc;
+		}
+		l->iter++;
+	}
+	return (int64_t)i;
+}
+
+static int64_t lat_post(struct rb_loop *l, uint64_t n, uint64_t *samples)
+{
+	uint64_t i;
+	for (i = 0; i < n && l->iter < l->total; i++) {
+		int rc;
+		uint64_t t0 = rb_now_ns();
+		if ((rc = post_lat(l, 1)))
+			return rc;
+		if ((rc = rb_wait_one(l, l->scq, l->sch)))
+			return rc;
+		uint64_t t1 = rb_now_ns();
+		l->pending_sig--;
+		if (samples)
+			samples[i] = t1 - t0;
+		l->iter++;
+	}
+	return (int64_t)i;
+}
+
+int64_t rb_lat_run(struct rb_loop *l, uint64_t n, uint64_t *samples)
+{
+	int64_t r;
+	switch (l->kind) {
+	case RB_LAT_WRITE:
+		r = lat_write(l, n, samples);
+		break;
+	case RB_LAT_SEND:
+		r = lat_send(l, n, samples);
+		break;
+	case RB_LAT_POST:
+		r = lat_post(l, n, samples);
+		break;
+	default:
+		l->err = EINVAL;
+		return RB_EPOST;
+	}
+	if (r >= 0 && l->iter == l->total) {
+		int rc = drain_sends(l);
+		if (rc)
+			return rc;
+	}
+	return r;
+}
+
+/* ---- bandwidth --------------------------------------------------------- */
+
+#define QP_SHIFT 48
+#define IDX_MASK ((1ull << QP_SHIFT) - 1)
+
+/* Posts as many WRs on QP q as its window allows; returns the number posted
+ * or an RB_E* code. Every cq_mod-th WR, and the last of the target, is
+ * signalled; its wr_id carries the QP and the count posted through it, so
+ * one completion accounts for all the unsignalled WRs before it. */
+static inline int bw_post(struct rb_loop *l, int q)
+{
+	struct rb_qp *p = &l->qps[q];
+	int pl = l->post_list;
+	int total = 0;
+	for (;;) {
+		uint64_t room = (uint64_t)l->tx_depth - (p->posted - p->completed);
+		uint64_t left = p->target - p->posted;
+		uint64_t k = left < (uint64_t)pl ? left : (uint64_t)pl;
+		if (k == 0 || room < k)
+			return total;
+		struct ibv_send_wr *first = &l->wrs[q * pl];
+		unsigned base = l->use_inline ? IBV_SEND_INLINE : 0;
+		for (uint64_t j = 0; j < k; j++) {
+			struct ibv_send_wr *wr = &first[j];
+			uint64_t idx = p->posted + j + 1;
+			wr->wr_id = ((uint64_t)q << QP_SHIFT) | idx;
+			wr->send_flags = base | ((idx % (uint64_t)l->cq_mod == 0 || idx == p->target) ? IBV_SEND_SIGNALED : 0);
+			wr->next = j + 1 < k ? &first[j + 1] : NULL;
+		}
+		if (l->first_ns == 0)
+			l->first_ns = rb_now_ns();
+		struct ibv_send_wr *bad;
+		int rc = ibv_post_send(p->qp, first, &bad);
+		if (rc) {
+			l->err = rc;
+			return RB_EPOST;
+		}
+		p->posted += k;
+		total += (int)k;
+	}
+}
+
+int rb_bw_run(struct rb_loop *l, uint64_t until_ns)
+{
+	struct rb_watch w;
+	watch_reset(&w);
+	for (;;) {
+		int done = 1;
+		for (int q = 0; q < l->nqp; q++) {
+			int rc = bw_post(l, q);
+			if (rc < 0)
+				return rc;
+			if (l->qps[q].completed < l->qps[q].target)
+				done = 0;
+		}
+		if (done)
+			return 1;
+		int n = rb_poll(l, l->scq, l->sch, 16);
+		if (n < 0)
+			return n;
+		if (n > 0) {
+			uint64_t now = rb_now_ns();
+			for (int i = 0; i < n; i++) {
+				struct ibv_wc *wc = &l->wcs[i];
+				if (wc->status != IBV_WC_SUCCESS)
+					return wc_fail(l, wc);
+				struct rb_qp *p = &l->qps[wc->wr_id >> QP_SHIFT];
+				uint64_t idx = wc->wr_id & IDX_MASK;
+				l->total_completed += idx - p->completed;
+				p->completed = idx;
+			}
+			l->last_ns = now;
+			w.last_progress = now;
+			if (until_ns && now >= until_ns)
+				return 0;
+			continue;
+		}
+		if (l->sch)
+			w.spins = RB_CHECK_EVERY - 1;
+		if (++w.spins >= RB_CHECK_EVERY) {
+			w.spins = 0;
+			uint64_t now = rb_now_ns();
+			if (until_ns && now >= until_ns)
+				return 0;
+			if (__atomic_load_n(&l->stop, __ATOMIC_RELAXED))
+				return RB_EABORTED;
+			if (l->idle_timeout_ns && now - w.last_progress > l->idle_timeout_ns)
+				return RB_ETIMEDOUT;
+		}
+	}
+}
+
+void rb_bw_finish(struct rb_loop *l)
+{
+	for (int q = 0; q < l->nqp; q++) {
+		struct rb_qp *p = &l->qps[q];
+		uint64_t m = (uint64_t)l->cq_mod;
+		uint64_t t = (p->posted + m - 1) / m * m;
+		p->target = t;
+	}
+}
+
+int rb_bw_recv_run(struct rb_loop *l, uint64_t until_ns)
+{
+	struct rb_watch w;
+	watch_reset(&w);
+	for (;;) {
+		if (l->total && l->total_completed >= l->total)
+			return 1;
+		int n = rb_poll(l, l->rcq, l->rch, 16);
+		if (n < 0)
+			return n;
+		if (n > 0) {
+			uint64_t now = rb_now_ns();
+			if (l->first_ns == 0)
+				l->first_ns = now;
+			for (int i = 0; i < n; i++) {
+				struct ibv_wc *wc = &l->wcs[i];
+				if (wc->status != IBV_WC_SUCCESS)
+					return wc_fail(l, wc);
+				l->total_recv_bytes += wc->byte_len;
+				int rc = post_recv(l, (int)wc->wr_id);
+				if (rc)
+					return rc;
+			}
+			l->total_completed += (uint64_t)n;
+			l->last_ns = now;
+			w.last_progress = now;
+			continue;
+		}
+		if (l->rch)
+			w.spins = RB_CHECK_EVERY - 1;
+		if (++w.spins >= RB_CHECK_EVERY) {
+			w.spins = 0;
+			uint64_t now = rb_now_ns();
+			if (__atomic_load_n(&l->stop, __ATOMIC_RELAXED))
+				return 1;
+			if (until_ns && now >= until_ns)
+				return 0;
+			if (l->idle_timeout_ns && now - w.last_progress > l->idle_timeout_ns)
+				return RB_ETIMEDOUT;
+		}
+	}
+}

@@ -1,0 +1,161 @@
+//go:build linux && cgo
+
+/* C side of pkg/verbs: small wrappers cgo cannot call directly, buffers
+ * allocated outside the Go heap, the clock, and the timed loops. Go calls the
+ * loops once per batch of iterations, never once per work request. */
+#ifndef RDMABENCH_RB_H
+#define RDMABENCH_RB_H
+
+#include <infiniband/verbs.h>
+#include <stdint.h>
+#include <stddef.h>
+
+/* ---- wrappers ---------------------------------------------------------- */
+
+/* ibv_query_port is a function-like macro in rdma-core's headers. */
+int rb_query_port(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *attr);
+/* Page-aligned, zeroed memory from C; 0 or an errno. */
+int rb_alloc(size_t len, void **out);
+void rb_free(void *p);
+
+/* A work request in flat form, so Go need not touch C unions. */
+struct rb_wr_desc {
+	uint64_t id;
+	int opcode;          /* enum ibv_wr_opcode */
+	unsigned flags;      /* IBV_SEND_* */
+	uint32_t imm;        /* host order */
+	uint64_t raddr;
+	uint32_t rkey;
+	uint64_t compare;
+	uint64_t swap_add;
+	int nsge;
+	int sge_off;         /* index of the first SGE in the sges array */
+};
+
+/* Builds n chained send WRs from descs into wrs (capacity n) and posts them
+ * with one ibv_post_send. On failure returns the errno and sets *bad_index. */
+int rb_post_send(struct ibv_qp *qp, struct rb_wr_desc *descs, int n, struct ibv_sge *sges,
+		 struct ibv_send_wr *wrs, struct ibv_ah *ah, uint32_t remote_qpn, uint32_t remote_qkey,
+		 int *bad_index);
+int rb_post_recv(struct ibv_qp *qp, uint64_t *ids, int *nsges, struct ibv_sge *sges, int n,
+		 struct ibv_recv_wr *wrs, int *bad_index);
+
+/* A work completion in flat form. */
+struct rb_wc {
+	uint64_t id;
+	int status, opcode;
+	uint32_t vendor_err, byte_len, imm, qp_num, src_qp;
+	int has_imm;
+};
+
+/* Polls up to n completions into out; returns the count or -errno. */
+int rb_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *scratch, struct rb_wc *out);
+
+/* ---- clock ------------------------------------------------------------- */
+
+uint64_t rb_now_ns(void);
+/* Measures the clock: reported resolution, smallest observed step, mean read
+ * cost, all in ns. */
+void rb_clock_measure(double *reported, double *observed, double *cost);
+
+/* ---- timed loops ------------------------------------------------------- */
+
+enum rb_kind {
+	RB_LAT_WRITE = 1, /* RDMA WRITE ping-pong; each side spins on its rx buffer's last byte */
+	RB_LAT_SEND = 2,  /* SEND/RECV ping-pong */
+	RB_LAT_POST = 3,  /* READ or atomic, post to completion (initiator only) */
+	RB_BW_SEND = 4,   /* windowed posting of WRITE, READ, SEND or atomics */
+	RB_BW_RECV = 5,   /* receiver side of SEND bandwidth: count and repost */
+};
+
+enum rb_role { RB_INITIATOR = 0, RB_RESPONDER = 1 };
+
+/* Loop results besides 0. */
+enum {
+	RB_EWC = -10000,      /* a work completion failed: see wc_* fields */
+	RB_ETIMEDOUT = -10001, /* no progress within idle_timeout_ns */
+	RB_EABORTED = -10002,  /* stop was set */
+	RB_EPOST = -10003,     /* ibv_post_send/recv failed: see err */
+	RB_EPOLL = -10004,     /* ibv_poll_cq or the completion channel failed: see err */
+};
+
+struct rb_qp {
+	struct ibv_qp *qp;
+	struct ibv_ah *ah;       /* UD only */
+	uint32_t remote_qpn;     /* UD only */
+	uint32_t remote_qkey;    /* UD only */
+	uint64_t raddr;          /* WRITE/READ/atomic target */
+	uint32_t rkey;
+	/* bandwidth state */
+	uint64_t posted;
+	uint64_t completed;
+	uint64_t target;
+};
+
+struct rb_loop {
+	/* configuration, filled in by Go before rb_loop_init */
+	int kind;
+	int role;
+	int opcode;              /* enum ibv_wr_opcode */
+	int is_ud;
+	int nqp;
+	struct rb_qp *qps;       /* nqp entries */
+	struct ibv_cq *scq, *rcq;
+	struct ibv_comp_channel *sch, *rch; /* non-NULL: event-driven completion */
+	char *tx;                /* local source buffer (size bytes) */
+	uint32_t tx_lkey;
+	char *rx;                /* local destination / receive buffer */
+	uint32_t rx_lkey;
+	uint32_t size;           /* message size */
+	uint32_t rx_size;        /* receive length (size, or size+40 on UD) */
+	int use_inline;
+	int tx_depth;            /* max outstanding WRs per QP */
+	int rx_depth;            /* receives kept posted per QP */
+	int cq_mod;              /* signal one WR in cq_mod */
+	int post_list;           /* WRs per ibv_post_send call */
+	uint64_t cmp, swap_add;  /* atomics */
+	uint64_t idle_timeout_ns;
+	uint64_t total;          /* latency: planned iterations; RB_BW_RECV: receives expected (0: until stop) */
+
+	/* state */
+	volatile int stop;
+	uint64_t iter;           /* latency iterations done */
+	int pending_sig;         /* signalled sends not yet polled */
+	uint64_t first_ns, last_ns; /* bandwidth: first post, last completion */
+	uint64_t total_completed;
+	uint64_t total_recv_bytes;
+
+	/* error details */
+	int err;
+	int wc_status, wc_opcode;
+	uint32_t wc_vendor, wc_qpn;
+
+	/* arrays allocated by rb_loop_init */
+	struct ibv_send_wr *wrs; /* nqp * post_list */
+	struct ibv_sge *sges;    /* nqp * post_list */
+	struct ibv_recv_wr *rwrs;/* nqp */
+	struct ibv_sge *rsges;   /* nqp */
+	struct ibv_wc wcs[16];
+};
+
+/* Allocates the loop's work-request arrays; 0 or an errno. */
+int rb_loop_init(struct rb_loop *l);
+void rb_loop_destroy(struct rb_loop *l);
+/* Asks a running loop to stop at its next check (from another thread). */
+void rb_loop_stop(struct rb_loop *l);
+/* Posts n receives on every QP (before the peer starts sending). */
+int rb_post_recvs(struct rb_loop *l, int n);
+/* Latency: runs up to n iterations, writing each RTT (ns) to samples when
+ * non-NULL. Returns the number run (>= 0) or an RB_E* code. */
+int64_t rb_lat_run(struct rb_loop *l, uint64_t n, uint64_t *samples);
+/* Bandwidth sender: posts and polls until every QP reached its target (returns
+ * 1) or until_ns passed (returns 0), or an RB_E* code. */
+int rb_bw_run(struct rb_loop *l, uint64_t until_ns);
+/* Bandwidth sender, duration mode: stop posting new work; targets become what
+ * was posted, rounded up to a signalled WR. */
+void rb_bw_finish(struct rb_loop *l);
+/* SEND bandwidth receiver: polls, reposts and counts until total receives
+ * arrived (returns 1), until_ns passed (0), or stop (1). */
+int rb_bw_recv_run(struct rb_loop *l, uint64_t until_ns);
+
+#endif

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Install the Debian packages needed to build rdmabench and to run its tests,
+# including the Soft-RoCE VM harness (scripts/vm.sh).
+#
+# Usage: scripts/deps.sh
+#
+# Idempotent: when every package is already installed it does nothing and
+# never calls apt. Runs non-interactively; uses sudo when not root.
+# The Go toolchain itself is not installed here (Debian's is too old).
+set -euo pipefail
+. "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
+
+packages=(
+	# build
+	gcc pkg-config ca-certificates libibverbs-dev librdmacm-dev
+	# RDMA user space: providers (rxe), tools, perftest for comparisons
+	rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest iproute2
+	# the Soft-RoCE VM: emulator, guest initramfs tools
+	qemu-system-x86 busybox-static kmod cpio xz-utils
+)
+
+if [[ $# -gt 0 ]]; then
+	case $1 in
+	-h | --help)
+		sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
+		exit 0
+		;;
+	*)
+		rb_log "usage: scripts/deps.sh"
+		exit 2
+		;;
+	esac
+fi
+
+command -v dpkg-query >/dev/null 2>&1 || rb_die "this script needs a Debian-based system (dpkg/apt)"
+
+missing=()
+for p in "${packages[@]}"; do
+	status=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+	[[ $status == installed ]] || missing+=("$p")
+done
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+	rb_log "all ${#packages[@]} packages already installed"
+	exit 0
+fi
+
+rb_log "installing: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+rb_as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
+rb_as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+	--no-install-recommends "${missing[@]}"
+rb_log "done"

@@ -1,0 +1,80 @@
+# shellcheck shell=bash
+# Shared helpers for the scripts in this folder. Source it, don't run it:
+#   . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# Every function is prefixed rb_ so sourcing scripts stay readable.
+
+# rb_prog is the name used to prefix messages (the sourcing script's name).
+rb_prog=${rb_prog:-$(basename -- "$0")}
+
+# rb_log MSG...: a line on stderr, prefixed with the script name.
+rb_log() {
+	printf '%s: %s\n' "$rb_prog" "$*" >&2
+}
+
+# rb_die MSG...: rb_log, then exit 1.
+rb_die() {
+	rb_log "error: $*"
+	exit 1
+}
+
+# rb_need CMD [PACKAGE]: fail with a hint when CMD is not on PATH (also looks
+# in the sbin folders, which non-root PATHs often lack).
+rb_need() {
+	local cmd=$1 pkg=${2:-}
+	if command -v "$cmd" >/dev/null 2>&1; then
+		return 0
+	fi
+	local d
+	for d in /usr/local/sbin /usr/sbin /sbin; do
+		if [[ -x $d/$cmd ]]; then
+			PATH=$PATH:$d
+			return 0
+		fi
+	done
+	if [[ -n $pkg ]]; then
+		rb_die "'$cmd' not found: install the Debian package '$pkg' (scripts/deps.sh installs everything)"
+	fi
+	rb_die "'$cmd' not found (scripts/deps.sh installs the dependencies)"
+}
+
+# rb_as_root CMD [ARGS...]: run CMD as root, through sudo when we are not root.
+rb_as_root() {
+	if [[ $(id -u) -eq 0 ]]; then
+		"$@"
+	elif command -v sudo >/dev/null 2>&1; then
+		sudo -- "$@"
+	else
+		rb_die "'$1' needs root and sudo is not available: run this script as root"
+	fi
+}
+
+# rb_sq STRING: STRING single-quoted for any POSIX shell (sh, dash, busybox ash).
+rb_sq() {
+	local s=${1//\'/\'\\\'\'}
+	printf "'%s'" "$s"
+}
+
+# rb_default_netdev: the interface of the IPv4 default route (empty if none).
+rb_default_netdev() {
+	ip -o -4 route show default 2>/dev/null |
+		awk '{for (i = 1; i < NF; i++) if ($i == "dev") { print $(i + 1); exit }}'
+}
+
+# rb_rxe_wait DEV [SECONDS]: wait until port 1 of RDMA device DEV is ACTIVE.
+# Returns 1 (after a message) when it is not within SECONDS (default 10).
+rb_rxe_wait() {
+	local dev=$1 secs=${2:-10} state=''
+	local f=/sys/class/infiniband/$dev/ports/1/state
+	local deadline=$((SECONDS + secs))
+	while :; do
+		if [[ -r $f ]]; then
+			state=$(<"$f")
+			[[ $state == *ACTIVE* ]] && return 0
+		fi
+		if ((SECONDS >= deadline)); then
+			rb_log "error: port 1 of $dev is not ACTIVE after ${secs}s (state: ${state:-missing}); is its netdev up and carrying a link?"
+			return 1
+		fi
+		sleep 0.2
+	done
+}

@@ -1,0 +1,575 @@
+#!/usr/bin/env bash
+# Run a command inside a throw-away qemu VM that has a Soft-RoCE device (rxe0),
+# for machines whose own kernel has no RDMA support. Exits with the command's
+# exit status.
+#
+# Usage: scripts/vm.sh [options] [--] CMD [ARGS...]
+#
+# Options:
+#   --share DIR         share DIR read-write, mounted at the same absolute path
+#                       in the guest; files written there appear on the host.
+#                       Repeatable. Everything else is the host's filesystem,
+#                       read-only, with writes going to a throw-away tmpfs.
+#   --mem MB            guest memory (default 2048); the tmpfs that takes the
+#                       guest's writes lives in it
+#   --cpus N            guest vCPUs (default 2; 1 makes busy-polling crawl)
+#   --timeout SECONDS   kill the VM after SECONDS (default 1800)
+#   -e, --env NAME[=VALUE]
+#                       pass one more environment variable (repeatable)
+#   --rebuild           rebuild the cached guest kernel and initramfs first
+#   -v, --verbose       print boot timings
+#   -h, --help          this text
+#
+# The command runs as root in the host's current directory (same path), with
+# the host's PATH, HOME, TERM, TMPDIR, locale, GO*, CGO_*, RDMABENCH_* and a
+# few build variables, plus RDMABENCH_IN_VM=1, RDMABENCH_VM_IP=10.0.0.1 and
+# RDMABENCH_TEST_DEVICE=rxe0 (unless set). `ulimit -l` is unlimited. The guest
+# device is rxe0 on dummy0 (10.0.0.1/24); a server and a client in the same
+# VM talk through it. The command's stdin is /dev/null; its stdout and stderr
+# go to the host's stdout and stderr (as terminals when the host's are).
+#
+# First use downloads the Debian kernel package (apt-get download, needs the
+# apt lists: run scripts/deps.sh) and builds a cache in
+# ${RDMABENCH_VM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rdmabench-vm}.
+#
+# Environment: RDMABENCH_VM_CACHE (cache folder), RDMABENCH_VM_KERNEL_DEB (a
+# linux-image .deb to use instead of downloading one), RDMABENCH_VM_ACCEL
+# (qemu accelerator, default "tcg,thread=multi"; "kvm" where KVM works),
+# RDMABENCH_VM_QEMU (qemu binary, default qemu-system-x86_64).
+set -euo pipefail
+
+rb_prog=vm.sh
+. "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
+
+# ---------------------------------------------------------------------------
+# The guest: modules, stage-1 init (cached) and stage-2 init (written per run).
+
+# Root modules, in load order; their dependencies are resolved at build time
+# with modprobe --show-depends. crc32_generic: rxe needs a crc32 algorithm.
+# For a two-VM mode add virtio_net (and drop dummy if unused).
+GUEST_MODULES="crc32_generic rdma_rxe ib_uverbs rdma_ucm ib_umad 9pnet_virtio 9p virtio_pci overlay dummy"
+# Module parameters, "name:params".
+GUEST_MODULE_PARAMS="dummy:numdummies=0"
+# Bump when the way the cache is built changes.
+CACHE_RECIPE=1
+
+KERNEL_CMDLINE="console=ttyS0 panic=-1 quiet loglevel=4 tsc=reliable no_timer_check cryptomgr.notests pci=noacpi"
+
+# Stage 1, /init in the cached initramfs (busybox sh as PID 1): load the
+# modules, mount the exchange share, hand over to the stage-2 script found
+# there. Kept minimal so that changing the guest logic needs no rebuild.
+read -r -d '' STAGE1_INIT <<'EOF' || true
+#!/bin/busybox sh
+# Stage 1 of the rdmabench Soft-RoCE VM (built and cached by scripts/vm.sh).
+export PATH=/bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+while read -r mod args; do
+	# shellcheck disable=SC2086
+	insmod "/lib/modules/$mod" $args || echo "vm-init: error: insmod $mod failed" >&2
+done </modules.load
+if ! mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000,cache=none xchg /xchg; then
+	echo "vm-init: error: cannot mount the exchange share" >&2
+	reboot -f
+fi
+exec sh /xchg/init.sh
+EOF
+
+# Stage 2, written into the exchange folder for each run and run by stage 1
+# (still busybox sh, PID 1). Reads the config written by the host.
+read -r -d '' STAGE2_INIT <<'EOF' || true
+#!/bin/sh
+# Stage 2 of the rdmabench Soft-RoCE VM (written by scripts/vm.sh per run).
+X=/xchg
+. "$X/config"
+R=/newroot
+
+say() { echo "vm-guest: $*" >&2; }
+stamp() {
+	[ "$VM_VERBOSE" = 1 ] || return 0
+	read -r up _ </proc/uptime
+	say "${up}s after kernel start: $*"
+}
+fail() {
+	say "error: $*"
+	echo "$*" >"$X/error"
+	sync
+	reboot -f
+	sleep 10
+}
+mount9p() { # TAG DIR CACHE [ro]
+	mount -t 9p -o "trans=virtio,version=9p2000.L,msize=512000,cache=$3${4:+,$4}" "$1" "$2"
+}
+
+# net_up IFACE ADDR/PREFIX MAC KIND: give IFACE its address and bring it up.
+# KIND "dummy" creates IFACE as a dummy device (one VM: server and client on
+# one rxe device); "nic" configures an existing NIC (e.g. a virtio-net joined
+# to another VM through a qemu socket netdev).
+net_up() {
+	case $4 in
+	dummy) ip link add "$1" address "$3" type dummy || return 1 ;;
+	nic) ip link set "$1" address "$3" || return 1 ;;
+	*) say "unknown netdev kind $4"; return 1 ;;
+	esac
+	ip addr add "$2" dev "$1" && ip link set "$1" up
+}
+
+# rxe_up RXE IFACE IP: add Soft-RoCE device RXE on IFACE, wait until port 1
+# is ACTIVE and the IPv4-mapped GID of IP is in its GID table.
+rxe_up() {
+	chroot "$R" rdma link add "$1" type rxe netdev "$2" || return 1
+	old_ifs=$IFS
+	IFS=.
+	# shellcheck disable=SC2086
+	set -- "$1" "$2" "$3" $3
+	IFS=$old_ifs
+	want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' "$4" "$5" "$6" "$7")
+	p=/sys/class/infiniband/$1/ports/1
+	i=0
+	state=missing
+	while [ "$i" -lt 150 ]; do
+		[ -r "$p/state" ] && read -r state <"$p/state"
+		case $state in
+		*ACTIVE*)
+			for g in 0 1 2 3 4 5 6 7; do
+				[ -r "$p/gids/$g" ] && read -r gid <"$p/gids/$g" && [ "$gid" = "$want" ] && return 0
+			done
+			;;
+		esac
+		sleep 0.1
+		i=$((i + 1))
+	done
+	say "$1 port 1 state: ${state}; GID ::ffff:$3 ($want) not found"
+	return 1
+}
+
+stamp "stage 2"
+ulimit -l unlimited || fail "cannot set ulimit -l unlimited"
+ulimit -n 65536 2>/dev/null || true
+
+mkdir -p /host /ovl "$R"
+mount9p hostroot /host loose ro || fail "cannot mount the host's root (9p)"
+mount -t tmpfs -o mode=0755 tmpfs /ovl && mkdir -p /ovl/upper /ovl/work &&
+	mount -t overlay -o lowerdir=/host,upperdir=/ovl/upper,workdir=/ovl/work overlay "$R" ||
+	fail "cannot mount the overlay on the host's root"
+mkdir -p "$R/proc" "$R/sys" "$R/dev" &&
+	mount -t proc proc "$R/proc" &&
+	mount -t sysfs sysfs "$R/sys" &&
+	mount -t devtmpfs devtmpfs "$R/dev" &&
+	mkdir -p "$R/dev/pts" "$R/dev/shm" &&
+	mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts "$R/dev/pts" &&
+	mount -t tmpfs -o mode=1777 tmpfs "$R/dev/shm" ||
+	fail "cannot mount proc, sys, dev in the guest root"
+mkdir -p "$R$VM_XCHG" && mount -o bind "$X" "$R$VM_XCHG" ||
+	fail "cannot bind the exchange folder to $VM_XCHG"
+i=0
+while [ "$i" -lt "$VM_NSHARES" ]; do
+	eval "dir=\$VM_SHARE_$i"
+	# shellcheck disable=SC2154
+	{ mkdir -p "$R$dir" && mount9p "share$i" "$R$dir" none; } || fail "cannot mount the share $dir"
+	i=$((i + 1))
+done
+stamp "file systems mounted"
+
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+ip link set lo up || fail "cannot bring lo up"
+net_up "$VM_NETDEV" "$VM_IP/$VM_PREFIX" "$VM_MAC" "$VM_NETKIND" ||
+	fail "cannot set up $VM_NETDEV ($VM_IP/$VM_PREFIX)"
+rxe_up "$VM_RXE" "$VM_NETDEV" "$VM_IP" ||
+	fail "Soft-RoCE device $VM_RXE on $VM_NETDEV did not become ready (port ACTIVE with GID ::ffff:$VM_IP)"
+stamp "$VM_RXE ready"
+
+# The guest terminals: no output post-processing (no LF -> CRLF).
+stty -F /dev/ttyS0 -opost 2>/dev/null
+stty -F /dev/ttyS1 -opost 2>/dev/null
+# stdout/stderr are terminals only when the host's are; otherwise pipes.
+out=/dev/ttyS1
+err=/dev/ttyS0
+relays=
+if [ "$VM_STDOUT_TTY" != 1 ]; then
+	mkfifo /out.fifo && out=/out.fifo
+	cat /out.fifo >/dev/ttyS1 &
+	relays="$relays $!"
+fi
+if [ "$VM_STDERR_TTY" != 1 ]; then
+	mkfifo /err.fifo && err=/err.fifo
+	cat /err.fifo >/dev/ttyS0 &
+	relays="$relays $!"
+fi
+
+. "$X/args"
+stamp "command starts"
+env -i /bin/busybox chroot "$R" /bin/sh -c '. "$1" && cd "$2" && shift 2 && exec "$@"' \
+	sh "$VM_XCHG/env.sh" "$VM_CWD" "$@" </dev/null >"$out" 2>"$err"
+st=$?
+stamp "command exited with status $st"
+
+# Let the relays drain; a background process of the command may still hold
+# the pipe open, so don't wait for them forever.
+i=0
+for pid in $relays; do
+	while kill -0 "$pid" 2>/dev/null && [ "$i" -lt 30 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	kill "$pid" 2>/dev/null
+done
+sync
+echo "$st" >"$X/status"
+sync
+# Keep "reboot: Restarting system" (an emergency-level message) off the console.
+echo 0 >/proc/sys/kernel/printk
+reboot -f
+sleep 10
+EOF
+
+# ---------------------------------------------------------------------------
+# Host side.
+
+usage() {
+	sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
+}
+
+shares=()
+extra_env=()
+mem=2048
+cpus=2
+timeout=1800
+rebuild=0
+verbose=${RDMABENCH_VM_VERBOSE:-0}
+
+while [[ $# -gt 0 ]]; do
+	case $1 in
+	--share) [[ $# -ge 2 ]] || rb_die "--share needs a folder"; shares+=("$2"); shift 2 ;;
+	--share=*) shares+=("${1#*=}"); shift ;;
+	--mem) [[ $# -ge 2 ]] || rb_die "--mem needs MB"; mem=$2; shift 2 ;;
+	--mem=*) mem=${1#*=}; shift ;;
+	--cpus) [[ $# -ge 2 ]] || rb_die "--cpus needs a number"; cpus=$2; shift 2 ;;
+	--cpus=*) cpus=${1#*=}; shift ;;
+	--timeout) [[ $# -ge 2 ]] || rb_die "--timeout needs seconds"; timeout=$2; shift 2 ;;
+	--timeout=*) timeout=${1#*=}; shift ;;
+	-e | --env) [[ $# -ge 2 ]] || rb_die "$1 needs NAME[=VALUE]"; extra_env+=("$2"); shift 2 ;;
+	--env=*) extra_env+=("${1#*=}"); shift ;;
+	--rebuild) rebuild=1; shift ;;
+	-v | --verbose) verbose=1; shift ;;
+	-h | --help) usage; exit 0 ;;
+	--) shift; break ;;
+	-*) rb_log "unknown option $1 (see --help)"; exit 2 ;;
+	*) break ;;
+	esac
+done
+if [[ $# -eq 0 ]]; then
+	rb_log "usage: scripts/vm.sh [--share DIR]... [--mem MB] [--timeout SECONDS] [--] CMD [ARGS...]"
+	exit 2
+fi
+for n in "$mem" "$cpus" "$timeout"; do
+	[[ $n =~ ^[1-9][0-9]*$ ]] || { rb_log "not a positive number: $n"; exit 2; }
+done
+
+now() { printf '%s' "${EPOCHREALTIME/[,.]/}"; } # microseconds
+t_start=$(now)
+vlog() { [[ $verbose == 1 ]] && rb_log "$(awk -v a="$t_start" -v b="$(now)" 'BEGIN{printf "%6.2fs", (b-a)/1e6}'): $*"; true; }
+
+[[ $(uname -m) == x86_64 ]] || rb_die "only x86_64 hosts are supported (the guest is Debian's amd64 kernel)"
+qemu=${RDMABENCH_VM_QEMU:-qemu-system-x86_64}
+rb_need "$qemu" qemu-system-x86
+rb_need rdma iproute2 # runs inside the guest, from the host's root
+rb_need timeout coreutils
+
+# ---------------------------------------------------------------------------
+# The cache: vmlinux + initramfs.cpio + stamp, in a folder named after a hash
+# of everything that goes into it.
+
+cache_root=${RDMABENCH_VM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rdmabench-vm}
+cache_key=$(printf '%s\n' "$CACHE_RECIPE" "$GUEST_MODULES" "$GUEST_MODULE_PARAMS" "$STAGE1_INIT" |
+	sha256sum | cut -c1-12)
+cache=$cache_root/guest-$cache_key
+
+cache_ok() {
+	[[ -s $1/stamp && -s $1/vmlinux && -s $1/initramfs.cpio ]]
+}
+
+# strip_sig FILE: drop the appended module signature (saves ~0.5 s a boot:
+# the guest kernel then does not verify it).
+strip_sig() {
+	local f=$1 size len magic
+	size=$(stat -c %s "$f")
+	((size > 40)) || return 0
+	magic=$(tail -c 28 "$f" | tr -d '\n')
+	[[ $magic == '~Module signature appended~' ]] || return 0
+	# struct module_signature (12 bytes) ends with the signature length, big-endian.
+	len=$(od -An -tu1 -j $((size - 32)) -N4 "$f" | awk '{print $1*16777216 + $2*65536 + $3*256 + $4}')
+	((len > 0 && len < size - 40)) || return 0
+	truncate -s $((size - 28 - 12 - len)) "$f"
+}
+
+build_cache() {
+	local tmp=$1 log=$1/build.log
+	local deb pkg kv base m line path name vmlinuz off
+	{
+		rb_need apt-get apt
+		rb_need dpkg-deb dpkg
+		rb_need depmod kmod
+		rb_need modprobe kmod
+		rb_need cpio cpio
+		rb_need xz xz-utils
+		mkdir -p "$tmp/dl" "$tmp/root" "$tmp/initramfs/bin" "$tmp/initramfs/lib/modules" \
+			"$tmp/initramfs/proc" "$tmp/initramfs/sys" "$tmp/initramfs/dev" "$tmp/initramfs/xchg" \
+			"$tmp/modprobe.d"
+
+		if [[ -n ${RDMABENCH_VM_KERNEL_DEB:-} ]]; then
+			deb=$RDMABENCH_VM_KERNEL_DEB
+			[[ -f $deb ]] || rb_die "RDMABENCH_VM_KERNEL_DEB=$deb: no such file"
+			pkg=$(dpkg-deb -f "$deb" Package)
+		else
+			pkg=$(apt-cache depends linux-image-amd64 2>/dev/null |
+				awk '$1 == "Depends:" && $2 ~ /^linux-image-/ {print $2; exit}') || true
+			[[ -n $pkg ]] || rb_die "apt does not know linux-image-amd64: run 'apt-get update' (or scripts/deps.sh) first"
+			local apt_opts=()
+			[[ $(id -u) -eq 0 ]] && apt_opts=(-o APT::Sandbox::User=root)
+			(cd "$tmp/dl" && apt-get download -q "${apt_opts[@]}" "$pkg") >>"$log" 2>&1 ||
+				rb_die "apt-get download $pkg failed (see $log)"
+			deb=$(echo "$tmp"/dl/*.deb)
+		fi
+		dpkg-deb -x "$deb" "$tmp/root" >>"$log" 2>&1 || rb_die "cannot extract $deb"
+
+		if compgen -G "$tmp/root/lib/modules/*" >/dev/null; then
+			base=$tmp/root
+		elif compgen -G "$tmp/root/usr/lib/modules/*" >/dev/null; then
+			base=$tmp/root/usr
+		else
+			rb_die "$pkg ships no modules"
+		fi
+		kv=$(basename "$(echo "$base"/lib/modules/*)")
+		depmod -b "$base" "$kv" >>"$log" 2>&1 || rb_die "depmod failed (see $log)"
+
+		# The modules and their dependencies, in load order, each once.
+		local -A seen=()
+		: >"$tmp/initramfs/modules.load"
+		for m in $GUEST_MODULES; do
+			# An empty config dir: ignore the host's modprobe.d options.
+			modprobe -C "$tmp/modprobe.d" -d "$base" -S "$kv" --show-depends "$m" >"$tmp/deps" 2>>"$log" ||
+				rb_die "module $m not found in $pkg"
+			while read -r line path _; do
+				[[ $line == insmod ]] || continue # "builtin x": nothing to load
+				name=$(basename "$path")
+				[[ -z ${seen[$name]:-} ]] || continue
+				seen[$name]=1
+				cp "$path" "$tmp/initramfs/lib/modules/$name"
+				strip_sig "$tmp/initramfs/lib/modules/$name"
+				local params='' p
+				for p in $GUEST_MODULE_PARAMS; do
+					[[ ${p%%:*}.ko == "$name" ]] && params=${p#*:}
+				done
+				echo "$name $params" >>"$tmp/initramfs/modules.load"
+			done <"$tmp/deps"
+		done
+
+		# busybox must be static: it runs before any library is reachable.
+		local bb
+		bb=$(command -v busybox || true)
+		[[ -n $bb ]] || rb_die "busybox not found: install busybox-static"
+		if ldd "$bb" >/dev/null 2>&1; then
+			rb_die "$bb is dynamically linked: install busybox-static"
+		fi
+		cp "$bb" "$tmp/initramfs/bin/busybox"
+		for m in $("$bb" --list); do
+			[[ $m == busybox ]] || ln -s busybox "$tmp/initramfs/bin/$m"
+		done
+		printf '%s\n' "$STAGE1_INIT" >"$tmp/initramfs/init"
+		chmod 755 "$tmp/initramfs/init"
+		(cd "$tmp/initramfs" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) >"$tmp/initramfs.cpio"
+
+		# Boot the uncompressed ELF vmlinux (PVH entry): much faster than
+		# letting the guest decompress the bzImage under emulation.
+		vmlinuz=$(echo "$tmp"/root/boot/vmlinuz-*)
+		[[ -f $vmlinuz ]] || rb_die "$pkg has no /boot/vmlinuz-*"
+		off=$(LC_ALL=C grep -obUaP '\xfd7zXZ\x00' "$vmlinuz" | head -n1 | cut -d: -f1) || true
+		if [[ -n $off ]] && tail -c +$((off + 1)) "$vmlinuz" >"$tmp/payload.xz" &&
+			xz -dc --single-stream "$tmp/payload.xz" >"$tmp/vmlinux" 2>>"$log" &&
+			[[ $(head -c 4 "$tmp/vmlinux" | od -An -c | tr -d ' ') == 177ELF ]]; then
+			:
+		else
+			echo "no XZ-compressed ELF in $vmlinuz: booting the bzImage" >>"$log"
+			cp "$vmlinuz" "$tmp/vmlinux"
+		fi
+
+		rm -rf "$tmp/root" "$tmp/dl" "$tmp/deps" "$tmp/payload.xz" "$tmp/modprobe.d" "$tmp/initramfs"
+		printf 'package=%s\nkernel=%s\nbuilt=%s\n' "$pkg" "$kv" "$(date -u +%FT%TZ)" >"$tmp/stamp"
+	}
+}
+
+ensure_cache() {
+	if [[ $rebuild == 0 ]] && cache_ok "$cache"; then
+		return 0
+	fi
+	mkdir -p "$cache_root"
+	# One builder at a time; the others wait for it and use its result.
+	exec {lockfd}>"$cache_root/.lock"
+	flock "$lockfd"
+	if [[ $rebuild == 1 ]] || ! cache_ok "$cache"; then
+		rb_log "building the guest kernel cache in $cache (one-time, about a minute)"
+		local t0 tmp
+		t0=$(now)
+		tmp=$(mktemp -d "$cache_root/.build.XXXXXX")
+		build_tmp=$tmp
+		build_cache "$tmp"
+		# Publish atomically: a folder is either complete or absent.
+		if [[ -e $cache ]]; then
+			rm -rf "$cache.old.$$"
+			mv -T "$cache" "$cache.old.$$"
+			rm -rf "$cache.old.$$"
+		fi
+		mv -T "$tmp" "$cache"
+		build_tmp=
+		rb_log "guest cache built in $(awk -v a="$t0" -v b="$(now)" 'BEGIN{printf "%.1f", (b-a)/1e6}')s ($(sed -n 's/^package=//p' "$cache/stamp"))"
+	fi
+	flock -u "$lockfd"
+	exec {lockfd}>&-
+}
+
+# ---------------------------------------------------------------------------
+# Run.
+
+build_tmp=
+run_dir=
+qemu_pid=
+relay_pids=()
+# shellcheck disable=SC2317 # invoked by the traps
+cleanup() {
+	local rc=$?
+	trap - EXIT INT TERM HUP
+	if [[ -n $qemu_pid ]] && kill -0 "$qemu_pid" 2>/dev/null; then
+		kill -TERM "$qemu_pid" 2>/dev/null || true
+		wait "$qemu_pid" 2>/dev/null || true
+	fi
+	local p
+	for p in "${relay_pids[@]}"; do
+		kill "$p" 2>/dev/null || true
+	done
+	[[ -z $build_tmp ]] || rm -rf "$build_tmp"
+	[[ -z $run_dir ]] || rm -rf "$run_dir"
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
+
+ensure_cache
+vlog "cache ready"
+
+run_dir=$(mktemp -d "${TMPDIR:-/tmp}/rdmabench-vm.XXXXXX")
+x=$run_dir/x
+mkdir "$x"
+mkfifo "$run_dir/ttyS0" "$run_dir/ttyS1"
+
+# qemu option values escape commas by doubling them.
+qarg() { printf '%s' "${1//,/,,}"; }
+
+stdout_tty=0 stderr_tty=0
+[[ -t 1 ]] && stdout_tty=1
+[[ -t 2 ]] && stderr_tty=1
+virtfs=(-virtfs "local,path=/,mount_tag=hostroot,security_model=none,multidevs=remap,readonly=on"
+	-virtfs "local,path=$(qarg "$x"),mount_tag=xchg,security_model=none,multidevs=remap")
+{
+	printf 'VM_XCHG=%s\n' "$(rb_sq "$x")"
+	printf 'VM_CWD=%s\n' "$(rb_sq "$PWD")"
+	printf 'VM_VERBOSE=%s\n' "$verbose"
+	printf 'VM_STDOUT_TTY=%s\nVM_STDERR_TTY=%s\n' "$stdout_tty" "$stderr_tty"
+	# The guest network; a two-VM mode would use netdev eth0 (virtio-net,
+	# KIND nic) with its own IP and MAC in each guest.
+	printf 'VM_NETDEV=dummy0\nVM_NETKIND=dummy\nVM_IP=10.0.0.1\nVM_PREFIX=24\n'
+	printf 'VM_MAC=02:00:0a:00:00:01\nVM_RXE=rxe0\n'
+	printf 'VM_NSHARES=%s\n' "${#shares[@]}"
+	i=0
+	for d in "${shares[@]}"; do
+		[[ -d $d ]] || rb_die "--share $d: not a folder"
+		d=$(cd -- "$d" && pwd -P)
+		[[ $d != / ]] || rb_die "--share /: the root is already shared (read-only)"
+		printf 'VM_SHARE_%d=%s\n' "$i" "$(rb_sq "$d")"
+		virtfs+=(-virtfs "local,path=$(qarg "$d"),mount_tag=share$i,security_model=none,multidevs=remap")
+		i=$((i + 1))
+	done
+} >"$x/config"
+printf '%s\n' "$STAGE2_INIT" >"$x/init.sh"
+
+# The command and its environment, shell-quoted for the guest's /bin/sh.
+{
+	printf 'set --'
+	for a in "$@"; do printf ' %s' "$(rb_sq "$a")"; done
+	printf '\n'
+} >"$x/args"
+{
+	while IFS= read -r name; do
+		case $name in
+		PATH | HOME | USER | LOGNAME | LANG | LANGUAGE | LC_* | TZ | TERM | TMPDIR | CI) ;;
+		GO* | CGO_* | RDMABENCH_*) ;;
+		CC | CXX | CFLAGS | CPPFLAGS | CXXFLAGS | LDFLAGS | PKG_CONFIG_PATH) ;;
+		*) continue ;;
+		esac
+		printf 'export %s=%s\n' "$name" "$(rb_sq "${!name}")"
+	done < <(compgen -e)
+	for kv in "${extra_env[@]}"; do
+		name=${kv%%=*}
+		[[ $name =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]] || rb_die "--env $kv: bad variable name"
+		if [[ $kv == *=* ]]; then
+			printf 'export %s=%s\n' "$name" "$(rb_sq "${kv#*=}")"
+		elif [[ -n ${!name+set} ]]; then
+			printf 'export %s=%s\n' "$name" "$(rb_sq "${!name}")"
+		fi
+	done
+	# shellcheck disable=SC2016 # expanded in the guest
+	printf 'export RDMABENCH_TEST_DEVICE="${RDMABENCH_TEST_DEVICE:-rxe0}"\n'
+	printf 'export RDMABENCH_IN_VM=1 RDMABENCH_VM_IP=10.0.0.1\n'
+} >"$x/env.sh"
+
+# Console (ttyS0, kernel messages and the command's stderr) -> our stderr;
+# ttyS1 (the command's stdout) -> our stdout. Through FIFOs so that qemu
+# never touches our stdin or terminal settings.
+# We hold both FIFOs open read-write until qemu is gone: no open() blocks,
+# whatever starts or fails first, and the relays see EOF once we close them.
+exec {hold0}<>"$run_dir/ttyS0" {hold1}<>"$run_dir/ttyS1"
+cat "$run_dir/ttyS0" >&2 {hold0}>&- {hold1}>&- &
+relay_pids+=($!)
+cat "$run_dir/ttyS1" {hold0}>&- {hold1}>&- &
+relay_pids+=($!)
+
+bios=()
+[[ -f /usr/share/qemu/qboot.rom ]] && bios=(-bios /usr/share/qemu/qboot.rom)
+accel=${RDMABENCH_VM_ACCEL:-tcg,thread=multi}
+cpu=qemu64
+[[ $accel == kvm* ]] && cpu=host
+
+vlog "starting qemu"
+timeout --foreground -k 10 "$timeout" \
+	"$qemu" -M pc "${bios[@]}" -accel "$accel" -cpu "$cpu" -smp "$cpus" -m "$mem" \
+	-nodefaults -no-user-config -display none -no-reboot \
+	-kernel "$cache/vmlinux" -initrd "$cache/initramfs.cpio" -append "$KERNEL_CMDLINE" \
+	-chardev "file,id=ttyS0,path=$(qarg "$run_dir/ttyS0")" -serial chardev:ttyS0 \
+	-chardev "file,id=ttyS1,path=$(qarg "$run_dir/ttyS1")" -serial chardev:ttyS1 \
+	"${virtfs[@]}" </dev/null {hold0}>&- {hold1}>&- &
+qemu_pid=$!
+qrc=0
+wait "$qemu_pid" || qrc=$?
+qemu_pid=
+exec {hold0}>&- {hold1}>&-
+for p in "${relay_pids[@]}"; do
+	wait "$p" 2>/dev/null || true
+done
+relay_pids=()
+vlog "qemu exited ($qrc)"
+
+if [[ -f $x/status ]]; then
+	st=$(<"$x/status")
+	[[ $st =~ ^[0-9]+$ ]] || rb_die "the guest wrote a bad exit status: $st"
+	exit "$st"
+fi
+if [[ -f $x/error ]]; then
+	rb_die "guest setup failed: $(<"$x/error")"
+fi
+if [[ $qrc == 124 || $qrc == 137 ]]; then
+	rb_die "timed out after ${timeout}s (--timeout); the VM was killed"
+fi
+rb_die "the VM stopped without an exit status (qemu exit status $qrc): the guest crashed or qemu failed; see the messages above"
