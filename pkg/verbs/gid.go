@@ -29,7 +29,12 @@ func (g GID) IsLinkLocal() bool { return g[0] == 0xfe && g[1]&0xc0 == 0x80 }
 
 // String renders g as an IPv6 address (IPv4-mapped ones as ::ffff:a.b.c.d),
 // as `rdma`, `ibv_devinfo` and `show_gids` do.
-func (g GID) String() string { return net.IP(g[:]).String() }
+func (g GID) String() string {
+	if g.IsIPv4Mapped() {
+		return "::ffff:" + net.IP(g[12:16]).String()
+	}
+	return net.IP(g[:]).String()
+}
 
 // Raw renders g in the colon-separated 16-bit groups of ibv_devinfo
 // ("fe80:0000:0000:0000:...").

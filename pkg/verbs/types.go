@@ -14,20 +14,20 @@ import (
 
 // DeviceInfo describes one RDMA device. Equivalent to `ibv_devinfo -d DEV`.
 type DeviceInfo struct {
-	Name          string     `json:"name"`
-	NodeGUID      string     `json:"node_guid"`
-	FirmwareVer   string     `json:"firmware"`
-	Transport     string     `json:"transport"`
-	VendorID      uint32     `json:"vendor_id"`
-	VendorPartID  uint32     `json:"vendor_part_id"`
-	PhysPorts     int        `json:"phys_ports"`
-	MaxQPWR       int        `json:"max_qp_wr"`
-	MaxCQE        int        `json:"max_cqe"`
-	MaxMRSize     uint64     `json:"max_mr_size"`
-	MaxQPRdAtom   int        `json:"max_qp_rd_atom"`
-	MaxSGE        int        `json:"max_sge"`
-	AtomicCap     string     `json:"atomic_cap"`
-	Ports         []PortInfo `json:"ports,omitempty"`
+	Name         string     `json:"name"`
+	NodeGUID     string     `json:"node_guid"`
+	FirmwareVer  string     `json:"firmware"`
+	Transport    string     `json:"transport"`
+	VendorID     uint32     `json:"vendor_id"`
+	VendorPartID uint32     `json:"vendor_part_id"`
+	PhysPorts    int        `json:"phys_ports"`
+	MaxQPWR      int        `json:"max_qp_wr"`
+	MaxCQE       int        `json:"max_cqe"`
+	MaxMRSize    uint64     `json:"max_mr_size"`
+	MaxQPRdAtom  int        `json:"max_qp_rd_atom"`
+	MaxSGE       int        `json:"max_sge"`
+	AtomicCap    string     `json:"atomic_cap"`
+	Ports        []PortInfo `json:"ports,omitempty"`
 }
 
 // PortInfo describes one port of a device. Equivalent to

@@ -27,4 +27,3 @@ type RecvWR struct {
 	ID   uint64
 	SGEs []SGE
 }
-

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit statuses.
+const (
+	exitOK    = 0
+	exitError = 1
+	exitUsage = 2
+	exitGate  = 3
+)
+
+// usageError marks a command-line mistake (exit status 2).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// gateError marks a failed performance gate (exit status 3).
+type gateError struct{ err error }
+
+func (e gateError) Error() string { return e.err.Error() }
+func (e gateError) Unwrap() error { return e.err }
+
+func exitCode(err error) int {
+	var u usageError
+	var g gateError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &u):
+		return exitUsage
+	case errors.As(err, &g):
+		return exitGate
+	}
+	return exitError
+}
+
+// run is the whole program: it parses args, runs the command, and returns
+// its error; main only maps that to an exit status.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	root := newRoot(stdout, stderr)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err != nil && isCobraUsage(err) {
+		return usageError{err}
+	}
+	return err
+}
+
+// isCobraUsage recognises the argument errors cobra itself produces.
+func isCobraUsage(err error) bool {
+	s := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "accepts ", "requires at least",
+		"requires at most", "invalid argument", "flag needs an argument", "bad flag syntax", "required flag"} {
+		if strings.Contains(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func newRoot(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "rdmabench",
+		Short: "RDMA latency and bandwidth, measured the way perftest does, with full distributions",
+		Long: `rdmabench measures RDMA write, read, send and atomic latency and bandwidth
+between two hosts (or on one, over the device's loopback), next to a TCP
+baseline measured the same way. Latency is reported as a full distribution
+(HdrHistogram); results print as a table or as one JSON document.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(newVersionCmd(), newDevicesCmd())
+	return root
+}

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Run every test of rdmabench on a fresh machine: installs the dependencies,
+# checks formatting and vet, runs the unit tests with and without cgo, then
+# runs the RDMA integration tests against a real kernel RDMA driver:
+#   - on RDMABENCH_TEST_DEVICE when it is set (a NIC, or Soft-RoCE already up);
+#   - else on Soft-RoCE set up on this host when its kernel has rdma_rxe;
+#   - else inside a qemu VM with Soft-RoCE (scripts/vm.sh).
+# The last line is the total: "tests: N passed, N failed, N skipped".
+#
+# Usage: scripts/test.sh
+# Environment: RDMABENCH_TEST_MODE=vm|host forces where RDMA tests run;
+#              RDMABENCH_TEST_OUT=DIR keeps the logs there.
+set -euo pipefail
+rb_prog=test.sh
+here=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
+. "$here/lib.sh"
+cd "$here/.."
+
+"$here/deps.sh"
+if ! command -v go >/dev/null 2>&1; then
+	[[ -x /usr/local/go/bin/go ]] && PATH=$PATH:/usr/local/go/bin
+	command -v go >/dev/null 2>&1 || rb_die "go not found: install Go 1.26 or newer"
+fi
+
+out=${RDMABENCH_TEST_OUT:-$(mktemp -d "${TMPDIR:-/tmp}/rdmabench-test.XXXXXX")}
+mkdir -p "$out"
+rb_log "logs in $out"
+failed=0
+
+step() { printf '\n### %s\n' "$*"; }
+
+step "gofmt and go vet"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [[ -n $unformatted ]]; then
+	echo "not gofmt-formatted:"; echo "$unformatted"; failed=1
+fi
+go vet ./... || failed=1
+CGO_ENABLED=0 go vet ./... || failed=1
+
+step "unit tests without cgo (CGO_ENABLED=0)"
+CGO_ENABLED=0 go build ./... || failed=1
+CGO_ENABLED=0 go test -count=1 -v ./... >"$out/nocgo.log" 2>&1 || failed=1
+grep -E '^(ok|FAIL|---|panic)|^\s+--- FAIL' "$out/nocgo.log" | grep -v -- '--- PASS\|--- SKIP' || true
+
+step "unit tests with cgo on the host"
+go test -count=1 -v ./... >"$out/host.log" 2>&1 || failed=1
+grep -E '^(ok|FAIL|panic)|--- FAIL' "$out/host.log" || true
+
+step "RDMA integration tests on a real device"
+bins=$out/bins
+mkdir -p "$bins"
+: >"$bins/list"
+# Packages whose tests use a device import internal/testutil.
+while read -r pkg dir imports; do
+	[[ " $imports " == *" github.com/rdmabench/rdmabench/internal/testutil "* ]] || continue
+	name=$(echo "$pkg" | tr / _)
+	go test -c -o "$bins/$name.test" "$pkg"
+	echo "$bins/$name.test $dir" >>"$bins/list"
+done < <(go list -f '{{.ImportPath}} {{.Dir}} {{join .TestImports " "}} {{join .XTestImports " "}}' ./...)
+
+mode=${RDMABENCH_TEST_MODE:-}
+if [[ -z $mode ]]; then
+	if [[ -n ${RDMABENCH_TEST_DEVICE:-} ]]; then
+		mode=host
+	elif "$here/softroce.sh" up >/dev/null 2>&1; then
+		mode=host
+		export RDMABENCH_TEST_DEVICE=rxe0
+	else
+		mode=vm
+	fi
+fi
+start=$SECONDS
+case $mode in
+host)
+	rb_log "RDMA tests on this host's ${RDMABENCH_TEST_DEVICE:-first device}"
+	"$here/run-test-bins.sh" "$bins/list" 2>&1 | tee "$out/rdma.log" || failed=1
+	;;
+vm)
+	rb_log "this kernel has no rdma_rxe: RDMA tests run in the Soft-RoCE VM (rxe0)"
+	"$here/vm.sh" --share "$out" -- "$here/run-test-bins.sh" "$bins/list" 2>&1 | tee "$out/rdma.log" || failed=1
+	;;
+*) rb_die "RDMABENCH_TEST_MODE must be vm or host" ;;
+esac
+rb_log "RDMA tests took $((SECONDS - start)) s"
+
+tally() { # LOG... -> "P F S"
+	local p f s
+	p=$(cat "$@" | grep -cE '^\s*--- PASS:' || true)
+	f=$(cat "$@" | grep -cE '^\s*--- FAIL:' || true)
+	s=$(cat "$@" | grep -cE '^\s*--- SKIP:' || true)
+	echo "$p $f $s"
+}
+read -r rp rf rs < <(tally "$out/rdma.log")
+if ((rp == 0)); then
+	echo "no RDMA test passed: the integration tests did not run on a device"
+	failed=1
+fi
+echo
+echo "RDMA on ${RDMABENCH_TEST_DEVICE:-rxe0} ($mode): $rp passed, $rf failed, $rs skipped"
+read -r p f s < <(tally "$out/nocgo.log" "$out/host.log" "$out/rdma.log")
+if ((failed)) && ((f == 0)); then
+	f=1 # a build, vet or format failure counts as one
+fi
+echo "tests: $p passed, $f failed, $s skipped"
+exit $failed
