@@ -78,3 +78,22 @@ rb_rxe_wait() {
 		sleep 0.2
 	done
 }
+
+# rb_rdma_mode: where RDMA runs: "host" when RDMABENCH_TEST_DEVICE names a
+# device here or Soft-RoCE can be set up on this kernel (then it is, and
+# RDMABENCH_TEST_DEVICE is exported), else "vm" (the Soft-RoCE VM).
+# RDMABENCH_RDMA_MODE=host|vm forces the choice.
+rb_rdma_mode() {
+	local here
+	here=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
+	if [[ -n ${RDMABENCH_RDMA_MODE:-} ]]; then
+		echo "$RDMABENCH_RDMA_MODE"
+	elif [[ -n ${RDMABENCH_TEST_DEVICE:-} ]]; then
+		echo host
+	elif "$here/softroce.sh" up >/dev/null 2>&1; then
+		export RDMABENCH_TEST_DEVICE=${RDMABENCH_RXE_NAME:-rxe0}
+		echo host
+	else
+		echo vm
+	fi
+}

@@ -8,7 +8,7 @@
 # The last line is the total: "tests: N passed, N failed, N skipped".
 #
 # Usage: scripts/test.sh
-# Environment: RDMABENCH_TEST_MODE=vm|host forces where RDMA tests run;
+# Environment: RDMABENCH_RDMA_MODE=vm|host forces where RDMA tests run;
 #              RDMABENCH_TEST_OUT=DIR keeps the logs there.
 set -euo pipefail
 rb_prog=test.sh
@@ -58,17 +58,8 @@ while read -r pkg dir imports; do
 	echo "$bins/$name.test $dir" >>"$bins/list"
 done < <(go list -f '{{.ImportPath}} {{.Dir}} {{join .TestImports " "}} {{join .XTestImports " "}}' ./...)
 
-mode=${RDMABENCH_TEST_MODE:-}
-if [[ -z $mode ]]; then
-	if [[ -n ${RDMABENCH_TEST_DEVICE:-} ]]; then
-		mode=host
-	elif "$here/softroce.sh" up >/dev/null 2>&1; then
-		mode=host
-		export RDMABENCH_TEST_DEVICE=rxe0
-	else
-		mode=vm
-	fi
-fi
+mode=$(rb_rdma_mode)
+[[ $mode == host && -z ${RDMABENCH_TEST_DEVICE:-} && -z ${RDMABENCH_RDMA_MODE:-} ]] && export RDMABENCH_TEST_DEVICE=${RDMABENCH_RXE_NAME:-rxe0}
 start=$SECONDS
 case $mode in
 host)
@@ -79,7 +70,7 @@ vm)
 	rb_log "this kernel has no rdma_rxe: RDMA tests run in the Soft-RoCE VM (rxe0)"
 	"$here/vm.sh" --share "$out" -- "$here/run-test-bins.sh" "$bins/list" 2>&1 | tee "$out/rdma.log" || failed=1
 	;;
-*) rb_die "RDMABENCH_TEST_MODE must be vm or host" ;;
+*) rb_die "RDMABENCH_RDMA_MODE must be vm or host" ;;
 esac
 rb_log "RDMA tests took $((SECONDS - start)) s"
 

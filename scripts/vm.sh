@@ -61,6 +61,7 @@ KERNEL_CMDLINE="console=ttyS0 panic=-1 quiet loglevel=4 tsc=reliable no_timer_ch
 read -r -d '' STAGE1_INIT <<'EOF' || true
 #!/bin/busybox sh
 # Stage 1 of the rdmabench Soft-RoCE VM (built and cached by scripts/vm.sh).
+# shellcheck shell=dash
 export PATH=/bin
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
@@ -81,6 +82,7 @@ EOF
 read -r -d '' STAGE2_INIT <<'EOF' || true
 #!/bin/sh
 # Stage 2 of the rdmabench Soft-RoCE VM (written by scripts/vm.sh per run).
+# shellcheck shell=dash disable=SC1091,SC2015,SC2016
 X=/xchg
 . "$X/config"
 R=/newroot
@@ -91,12 +93,17 @@ stamp() {
 	read -r up _ </proc/uptime
 	say "${up}s after kernel start: $*"
 }
+halt_guest() {
+	sync
+	# Keep "reboot: Restarting system" (an emergency-level message) off the console.
+	echo 0 >/proc/sys/kernel/printk
+	reboot -f
+	sleep 10
+}
 fail() {
 	say "error: $*"
 	echo "$*" >"$X/error"
-	sync
-	reboot -f
-	sleep 10
+	halt_guest
 }
 mount9p() { # TAG DIR CACHE [ro]
 	mount -t 9p -o "trans=virtio,version=9p2000.L,msize=512000,cache=$3${4:+,$4}" "$1" "$2"
@@ -217,11 +224,7 @@ for pid in $relays; do
 done
 sync
 echo "$st" >"$X/status"
-sync
-# Keep "reboot: Restarting system" (an emergency-level message) off the console.
-echo 0 >/proc/sys/kernel/printk
-reboot -f
-sleep 10
+halt_guest
 EOF
 
 # ---------------------------------------------------------------------------
@@ -407,14 +410,18 @@ ensure_cache() {
 	mkdir -p "$cache_root"
 	# One builder at a time; the others wait for it and use its result.
 	exec {lockfd}>"$cache_root/.lock"
-	flock "$lockfd"
+	if ! flock -n "$lockfd"; then
+		rb_log "waiting for another vm.sh to finish building the guest cache"
+		flock "$lockfd"
+	fi
 	if [[ $rebuild == 1 ]] || ! cache_ok "$cache"; then
-		rb_log "building the guest kernel cache in $cache (one-time, about a minute)"
+		rb_log "building the guest kernel cache in $cache (one-time, 10-60 s)"
 		local t0 tmp
 		t0=$(now)
 		tmp=$(mktemp -d "$cache_root/.build.XXXXXX")
 		build_tmp=$tmp
 		build_cache "$tmp"
+		chmod 755 "$tmp"
 		# Publish atomically: a folder is either complete or absent.
 		if [[ -e $cache ]]; then
 			rm -rf "$cache.old.$$"
@@ -423,6 +430,11 @@ ensure_cache() {
 		fi
 		mv -T "$tmp" "$cache"
 		build_tmp=
+		# Caches of other versions of this script are stale: drop them.
+		local old
+		for old in "$cache_root"/guest-*; do
+			[[ $old == "$cache" ]] || rm -rf "$old"
+		done
 		rb_log "guest cache built in $(awk -v a="$t0" -v b="$(now)" 'BEGIN{printf "%.1f", (b-a)/1e6}')s ($(sed -n 's/^package=//p' "$cache/stamp"))"
 	fi
 	flock -u "$lockfd"

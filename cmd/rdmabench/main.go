@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -15,7 +16,8 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
-	if err != nil {
+	var done reported
+	if err != nil && !errors.As(err, &done) {
 		fmt.Fprintln(os.Stderr, "rdmabench:", err)
 	}
 	os.Exit(exitCode(err))

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/rdmabench/rdmabench/pkg/workloads"
 	"github.com/spf13/cobra"
 )
 
@@ -81,6 +82,9 @@ baseline measured the same way. Latency is reported as a full distribution
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newVersionCmd(), newDevicesCmd())
+	root.AddCommand(newVersionCmd(), newDevicesCmd(), newSuiteCmd())
+	for _, t := range workloads.Tests {
+		root.AddCommand(newTestCmd(t))
+	}
 	return root
 }

@@ -56,6 +56,10 @@ type LoopConfig struct {
 	Role   Role
 	Opcode Opcode // WRITE for LatWrite, SEND for LatSend and BWRecv, READ or an atomic for LatPost
 	Size   uint32 // message size in bytes
+	// RecvSize is the payload capacity of each posted receive; 0 means
+	// Size. A test that sweeps sizes on the same QPs posts receives of the
+	// largest size, so receives left posted by one size fit the next.
+	RecvSize uint32
 	// Inline sends the payload inline (size must not exceed the QP's limit).
 	Inline bool
 	// TxDepth bounds outstanding send WRs per QP (bandwidth).
@@ -103,6 +107,9 @@ func (c LoopConfig) Validate() error {
 	}
 	if c.Size == 0 {
 		errs = append(errs, "message size must be at least 1 byte")
+	}
+	if c.RecvSize != 0 && c.RecvSize < c.Size {
+		errs = append(errs, fmt.Sprintf("receive size %d is smaller than the message size %d", c.RecvSize, c.Size))
 	}
 	if c.Opcode.IsAtomic() && c.Size != 8 {
 		errs = append(errs, fmt.Sprintf("atomics use 8-byte messages, not %d", c.Size))

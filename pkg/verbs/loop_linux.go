@@ -51,7 +51,7 @@ func NewLoop(cfg LoopConfig, tx, rx Buf, qps []LoopQP) (*Loop, error) {
 		}
 	}
 	isUD := first.cfg.Type == UD
-	rxSize := cfg.Size
+	rxSize := max(cfg.Size, cfg.RecvSize)
 	if isUD {
 		rxSize += udGRH
 	}

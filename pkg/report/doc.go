@@ -1,0 +1,172 @@
+// Package report holds the results model of rdmabench (schema
+// "rdmabench/result/v1"), the latency recorder and bandwidth figures that
+// fill it, and the renderers that print it (table, JSON).
+//
+// A run produces one self-describing [Document], whatever the number of tests
+// and message sizes; `rdmabench report` renders any saved one offline. The
+// package is pure Go: it does not import pkg/verbs and builds with
+// CGO_ENABLED=0.
+//
+// Conventions:
+//   - Latencies are nanoseconds in JSON (`_ns` fields) and microseconds with
+//     two decimals in tables. [Latency.Basis] says whether a value is half a
+//     round trip (one-way, "rtt_half") or a full round trip ("rtt").
+//   - Statistics: count, min, mean, population stdev, p50, p90, p99, p99.9,
+//     p99.99, max. Nothing is trimmed (perftest drops its two largest
+//     samples; rdmabench does not). Warm-up iterations are excluded and
+//     reported in [Result.Warmup].
+//   - Bandwidth counts payload bytes only: Gbit/s is 10^9 bit/s, MiB/s is
+//     2^20 byte/s, Mmsg/s is 10^6 messages/s.
+package report
+
+import "time"
+
+// Schema is the value of [Document.Schema] for documents this package writes
+// and reads.
+const Schema = "rdmabench/result/v1"
+
+// Document is the results of one run: one or more tests at one or more
+// message sizes. Results before a run-level [Document.Error] are kept.
+type Document struct {
+	Schema   string    `json:"schema"`
+	Tool     Tool      `json:"tool"`
+	Command  []string  `json:"command"`
+	Start    time.Time `json:"start"`
+	End      time.Time `json:"end"`
+	Hosts    Hosts     `json:"hosts"`
+	Clock    *Clock    `json:"clock,omitempty"`
+	Params   Params    `json:"params"`
+	Results  []Result  `json:"results"`
+	Warnings []string  `json:"warnings,omitempty"`
+	// Error is a run-level error: the run stopped there.
+	Error string `json:"error,omitempty"`
+}
+
+// NewDocument returns a Document with Schema set and empty, non-nil Command
+// and Results, so that it encodes as `[]` rather than `null`.
+func NewDocument() *Document {
+	return &Document{Schema: Schema, Command: []string{}, Results: []Result{}}
+}
+
+// Tool identifies the rdmabench binary that produced a document.
+type Tool struct {
+	Name      string `json:"name"`
+	Version   string `json:"version"`
+	Commit    string `json:"commit,omitempty"`
+	GoVersion string `json:"go_version,omitempty"`
+	// Verbs reports whether the binary was built with libibverbs (cgo).
+	Verbs bool `json:"verbs"`
+}
+
+// Hosts are the two ends of a run. Remote is nil when both ends ran in one
+// process (loopback).
+type Hosts struct {
+	Local  Host  `json:"local"`
+	Remote *Host `json:"remote,omitempty"`
+}
+
+// Host describes one end of a run.
+type Host struct {
+	Hostname string  `json:"hostname"`
+	Kernel   string  `json:"kernel,omitempty"`
+	OS       string  `json:"os,omitempty"`
+	CPU      string  `json:"cpu,omitempty"`
+	CPUs     int     `json:"cpus,omitempty"`
+	Device   *Device `json:"device,omitempty"`
+}
+
+// Device is the RDMA device and port an end used, as `ibv_devinfo -v` and the
+// GID table show them.
+type Device struct {
+	Name      string `json:"name"`
+	Firmware  string `json:"firmware,omitempty"`
+	NodeGUID  string `json:"node_guid,omitempty"`
+	Transport string `json:"transport,omitempty"` // "InfiniBand", "iWARP", ...
+	Port      int    `json:"port"`
+	PortState string `json:"port_state,omitempty"` // "ACTIVE", ...
+	LinkLayer string `json:"link_layer,omitempty"` // "InfiniBand" or "Ethernet"
+	ActiveMTU int    `json:"active_mtu,omitempty"` // bytes
+	GID       string `json:"gid,omitempty"`
+	GIDIndex  int    `json:"gid_index"`
+	GIDType   string `json:"gid_type,omitempty"` // "IB/RoCE v1", "RoCE v2"
+	// GIDReason says why this GID index was chosen ("auto: RoCE v2, IPv4",
+	// "requested with -x").
+	GIDReason string `json:"gid_reason,omitempty"`
+	Netdev    string `json:"netdev,omitempty"`
+}
+
+// Clock is the timestamp source of the timed loops and its measured
+// properties.
+type Clock struct {
+	Source string `json:"source"` // e.g. "clock_gettime(CLOCK_MONOTONIC_RAW)"
+	// ResolutionNs is the smallest non-zero difference between two
+	// consecutive reads, as measured.
+	ResolutionNs float64 `json:"resolution_ns"`
+	// ReportedResolutionNs is what the system claims (clock_getres).
+	ReportedResolutionNs float64 `json:"reported_resolution_ns,omitempty"`
+	// ReadCostNs is the mean cost of one read.
+	ReadCostNs float64 `json:"read_cost_ns,omitempty"`
+}
+
+// Params are the parameters common to every test of a run, as requested.
+// What was actually used per end (active MTU, chosen GID) is in
+// [Hosts]; what differs per test (size, connection) is in each [Result].
+type Params struct {
+	Server     string `json:"server,omitempty"` // HOST as given; empty on loopback
+	Device     string `json:"device,omitempty"` // -d; empty: first active
+	Port       int    `json:"port,omitempty"`   // -i
+	GIDIndex   int    `json:"gid_index"`        // -x; -1: selected automatically
+	Connection string `json:"connection,omitempty"`
+	MTU        int    `json:"mtu,omitempty"`      // -m, bytes; 0: the port's active MTU
+	Sizes      []int  `json:"sizes,omitempty"`    // -s / -a, bytes
+	TxDepth    int    `json:"tx_depth,omitempty"` // -t
+	RxDepth    int    `json:"rx_depth,omitempty"` // -r
+	QPs        int    `json:"qps,omitempty"`      // -q
+	Inline     int    `json:"inline,omitempty"`   // -I, bytes
+	CQMod      int    `json:"cq_mod,omitempty"`   // -Q
+	PostList   int    `json:"post_list,omitempty"`
+	Events     bool   `json:"events,omitempty"` // -e: wait on completion events instead of polling
+	// Bidirectional (-b): both ends send at once.
+	Bidirectional bool    `json:"bidirectional,omitempty"`
+	AtomicType    string  `json:"atomic_type,omitempty"` // -A: "FETCH_AND_ADD" or "CMP_AND_SWAP"
+	Iterations    int     `json:"iterations,omitempty"`  // -n
+	DurationS     float64 `json:"duration_s,omitempty"`  // -D; duration mode when > 0
+	Warmup        int     `json:"warmup,omitempty"`      // warm-up iterations per test
+	Loopback      bool    `json:"loopback,omitempty"`
+	// Extra holds parameters without a field of their own.
+	Extra map[string]string `json:"extra,omitempty"`
+}
+
+// Result is one test at one message size.
+type Result struct {
+	Test       string `json:"test"`                 // "write-lat", "tcp-bw", ...
+	Connection string `json:"connection,omitempty"` // "RC", "UC", "UD"; "TCP" for tcp tests
+	Size       int    `json:"size"`                 // message size, bytes
+	Iterations int    `json:"iterations"`           // measured iterations (warm-up excluded)
+	Warmup     int    `json:"warmup"`               // warm-up iterations run and excluded
+	QPs        int    `json:"qps,omitempty"`
+	// DurationS is the requested duration in duration mode.
+	DurationS float64  `json:"duration_s,omitempty"`
+	Latency   *Latency `json:"latency,omitempty"`
+	// Bandwidth is this side's (the client's) direction; in a
+	// unidirectional test the only one.
+	Bandwidth *Bandwidth `json:"bandwidth,omitempty"`
+	// Reverse is, in a bidirectional test, the other side's direction.
+	Reverse *Bandwidth `json:"reverse,omitempty"`
+	// Total is, in a bidirectional test, the sum of both directions.
+	Total     *Bandwidth `json:"total,omitempty"`
+	Intervals []Interval `json:"intervals,omitempty"`
+	Warnings  []string   `json:"warnings,omitempty"`
+	Error     string     `json:"error,omitempty"`
+}
+
+// Bidirectional reports whether r holds figures for both directions.
+func (r *Result) Bidirectional() bool { return r.Reverse != nil || r.Total != nil }
+
+// Interval is one period of a duration-mode test (normally 1 s).
+type Interval struct {
+	StartS    float64    `json:"start_s"` // since the end of warm-up
+	DurationS float64    `json:"duration_s"`
+	Bandwidth *Bandwidth `json:"bandwidth,omitempty"`
+	Latency   *Latency   `json:"latency,omitempty"`
+}

@@ -1,0 +1,83 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// WriteFileAtomic writes a file through write so that path holds either its
+// old content or the complete new one, never a part: write goes to a
+// temporary file in the same directory, which is flushed, fsynced and renamed
+// over path (then the directory is fsynced, where the system allows). If
+// write or any step fails, the temporary file is removed, path is untouched
+// and the error is returned.
+//
+// The new file keeps the mode of the file it replaces, or gets 0644. A
+// symbolic link at path is replaced, not followed.
+func WriteFileAtomic(path string, write func(io.Writer) error) error {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	mode := os.FileMode(0o644)
+	if fi, statErr := os.Stat(path); statErr == nil {
+		if !fi.Mode().IsRegular() {
+			return fmt.Errorf("report: write %s: not a regular file", path)
+		}
+		mode = fi.Mode().Perm()
+	}
+
+	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("report: write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	closed, renamed := false, false
+	// Also runs when write panics: no temporary file is left behind.
+	defer func() {
+		if !closed {
+			_ = f.Close()
+		}
+		if !renamed {
+			_ = os.Remove(tmp)
+		}
+	}()
+
+	bw := bufio.NewWriter(f)
+	if err := write(bw); err != nil {
+		return fmt.Errorf("report: write %s: %w", path, err)
+	}
+	if err = bw.Flush(); err != nil {
+		return fmt.Errorf("report: write %s: %w", path, err)
+	}
+	if err = f.Chmod(mode); err != nil {
+		return fmt.Errorf("report: write %s: %w", path, err)
+	}
+	if err = f.Sync(); err != nil {
+		return fmt.Errorf("report: write %s: sync: %w", path, err)
+	}
+	closed = true
+	if err = f.Close(); err != nil {
+		return fmt.Errorf("report: write %s: %w", path, err)
+	}
+	if err = os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("report: write %s: %w", path, err)
+	}
+	renamed = true
+	syncDir(dir)
+	return nil
+}
+
+// syncDir makes a rename durable; best effort (not every system can fsync a
+// directory).
+func syncDir(dir string) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return
+	}
+	_ = d.Sync() // the data itself is already synced
+	_ = d.Close()
+}

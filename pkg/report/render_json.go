@@ -1,0 +1,96 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// WriteJSON writes doc as indented JSON (fields in declaration order) with a
+// trailing newline. An empty Schema is written as [Schema].
+func WriteJSON(w io.Writer, doc *Document) error {
+	if doc == nil {
+		return errors.New("report: write json: nil document")
+	}
+	d := *doc
+	if d.Schema == "" {
+		d.Schema = Schema
+	}
+	if d.Command == nil {
+		d.Command = []string{}
+	}
+	if d.Results == nil {
+		d.Results = []Result{}
+	}
+	b, err := json.MarshalIndent(&d, "", "  ")
+	if err != nil {
+		return fmt.Errorf("report: write json: %w", err)
+	}
+	b = append(b, '\n')
+	if _, err := w.Write(b); err != nil {
+		return fmt.Errorf("report: write json: %w", err)
+	}
+	return nil
+}
+
+// ReadJSON reads one results document. It refuses a document of another
+// schema (naming the one it found) and says where malformed or truncated
+// JSON breaks. Unknown fields are ignored, so documents from later v1
+// writers stay readable.
+func ReadJSON(r io.Reader) (*Document, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("report: read results: %w", err)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, errors.New("report: read results: empty input, not a results document")
+	}
+	var probe struct {
+		Schema *string `json:"schema"`
+	}
+	if err := json.Unmarshal(data, &probe); err != nil {
+		return nil, jsonError(data, err)
+	}
+	switch {
+	case probe.Schema == nil:
+		return nil, fmt.Errorf("report: read results: no \"schema\" field; not an rdmabench results document (want schema %q)", Schema)
+	case *probe.Schema != Schema:
+		return nil, fmt.Errorf("report: read results: unsupported schema %q (this rdmabench reads %q)", *probe.Schema, Schema)
+	}
+	doc := new(Document)
+	if err := json.Unmarshal(data, doc); err != nil {
+		return nil, jsonError(data, err)
+	}
+	return doc, nil
+}
+
+// jsonError makes a decoding error say where and what went wrong.
+func jsonError(data []byte, err error) error {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(err.Error(), "unexpected end of JSON input"):
+		return fmt.Errorf("report: read results: truncated JSON: the input ends after %d bytes, in the middle of the document", len(data))
+	case errors.As(err, &syn):
+		line, col := lineCol(data, syn.Offset)
+		return fmt.Errorf("report: read results: malformed JSON at line %d, column %d (byte %d): %w", line, col, syn.Offset, err)
+	case errors.As(err, &typ) && typ.Field == "":
+		return fmt.Errorf("report: read results: the input is a JSON %s, not a results document (an object)", typ.Value)
+	case errors.As(err, &typ):
+		return fmt.Errorf("report: read results: field %q: cannot store JSON %s in %s (byte %d)", typ.Field, typ.Value, typ.Type, typ.Offset)
+	}
+	return fmt.Errorf("report: read results: %w", err)
+}
+
+// lineCol turns a byte offset (the one after the offending byte, as
+// json.SyntaxError has it) into 1-based line and column.
+func lineCol(data []byte, off int64) (line, col int) {
+	off = min(max(off, 1), int64(len(data)))
+	before := data[:off-1]
+	line = bytes.Count(before, []byte{'\n'}) + 1
+	col = len(before) - bytes.LastIndexByte(before, '\n')
+	return line, col
+}

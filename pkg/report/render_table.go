@@ -1,0 +1,657 @@
+package report
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+)
+
+// WriteTable writes doc for a terminal: a header block (tool, command, time,
+// both hosts with their device, link layer, MTU and GID index, the clock),
+// then one table holding every result in the order given, then footnotes
+// (result warnings, run warnings, the run error).
+//
+// The table shares one column grid between a latency section (microseconds,
+// two decimals) and a bandwidth section; a section with its own title and
+// column labels starts wherever the kind of result changes, so a suite reads
+// as two stacked tables with aligned columns. A failed result shows its
+// error in its row; a duration-mode result is followed by one row per
+// interval; a bidirectional result by one row per direction.
+func WriteTable(w io.Writer, doc *Document) error {
+	if doc == nil {
+		return errors.New("report: write table: nil document")
+	}
+	var out bytes.Buffer
+	writeHeaderBlock(&out, doc)
+	out.WriteByte('\n')
+
+	notes := newFootnotes(doc)
+	if len(doc.Results) == 0 {
+		out.WriteString("no results\n")
+	} else {
+		rows := buildRows(doc, notes)
+		lines, err := layout(rows)
+		if err != nil {
+			return err
+		}
+		for _, l := range lines {
+			out.WriteString(l)
+			out.WriteByte('\n')
+		}
+	}
+	notes.write(&out, doc)
+	if _, err := w.Write(out.Bytes()); err != nil {
+		return fmt.Errorf("report: write table: %w", err)
+	}
+	return nil
+}
+
+// --- header block ---
+
+func writeHeaderBlock(b *bytes.Buffer, doc *Document) {
+	t := doc.Tool
+	name := orDefault(t.Name, "rdmabench")
+	var meta []string
+	if t.Commit != "" {
+		meta = append(meta, "commit "+t.Commit)
+	}
+	if t.GoVersion != "" {
+		meta = append(meta, t.GoVersion)
+	}
+	if t.Verbs {
+		meta = append(meta, "with libibverbs")
+	} else {
+		meta = append(meta, "without libibverbs")
+	}
+	fmt.Fprintf(b, "%s %s (%s)\n", name, orDefault(t.Version, "devel"), strings.Join(meta, ", "))
+	if len(doc.Command) > 0 {
+		kv(b, "command", strings.Join(doc.Command, " "))
+	}
+	if !doc.Start.IsZero() {
+		s := doc.Start.UTC().Format(time.RFC3339)
+		if !doc.End.IsZero() && !doc.End.Before(doc.Start) {
+			s += ", took " + doc.End.Sub(doc.Start).Round(100*time.Millisecond).String()
+		}
+		kv(b, "start", s)
+	}
+	hostLines(b, "local", &doc.Hosts.Local)
+	if doc.Hosts.Remote != nil {
+		hostLines(b, "remote", doc.Hosts.Remote)
+	} else {
+		kv(b, "remote", "none: loopback, both ends in this process on the local device")
+	}
+	if c := doc.Clock; c != nil {
+		s := fmt.Sprintf("%s, resolution %s ns", orDefault(c.Source, "unknown source"), num(c.ResolutionNs))
+		if c.ReportedResolutionNs > 0 {
+			s += fmt.Sprintf(" (reported %s ns)", num(c.ReportedResolutionNs))
+		}
+		if c.ReadCostNs > 0 {
+			s += fmt.Sprintf(", read cost %s ns", num(c.ReadCostNs))
+		}
+		kv(b, "clock", s)
+	}
+	if p := paramsLine(&doc.Params); p != "" {
+		kv(b, "params", p)
+	}
+}
+
+const (
+	keyWidth   = 9
+	headerWrap = 110 // header block lines wrap at this width
+)
+
+// kv writes one header line, wrapped at spaces under its value.
+func kv(b *bytes.Buffer, k, v string) {
+	for i, l := range wrap(clean(v), headerWrap-keyWidth) {
+		if i > 0 {
+			k = ""
+		}
+		fmt.Fprintf(b, "%-*s%s\n", keyWidth, k, l)
+	}
+}
+
+func hostLines(b *bytes.Buffer, key string, h *Host) {
+	var parts []string
+	for _, s := range []string{h.OS, h.Kernel} {
+		if s != "" {
+			parts = append(parts, s)
+		}
+	}
+	if h.CPUs > 0 {
+		parts = append(parts, fmt.Sprintf("%d CPUs", h.CPUs))
+	}
+	if h.CPU != "" {
+		parts = append(parts, h.CPU)
+	}
+	line := orDefault(h.Hostname, "(unknown host)")
+	if len(parts) > 0 {
+		line += ": " + strings.Join(parts, ", ")
+	}
+	kv(b, key, line)
+	if d := h.Device; d != nil {
+		dev, gid := deviceLines(d)
+		kv(b, "", dev)
+		kv(b, "", gid)
+	}
+}
+
+// deviceLines describes a device and port, then the GID in use.
+func deviceLines(d *Device) (dev, gid string) {
+	dev = fmt.Sprintf("%s port %d", orDefault(d.Name, "(unknown device)"), d.Port)
+	if d.PortState != "" {
+		dev += " " + d.PortState
+	}
+	parts := []string{dev}
+	if d.LinkLayer != "" {
+		parts = append(parts, d.LinkLayer)
+	}
+	if d.Transport != "" && d.Transport != "InfiniBand" { // iWARP, usNIC, ...
+		parts = append(parts, d.Transport)
+	}
+	if d.ActiveMTU > 0 {
+		parts = append(parts, fmt.Sprintf("MTU %d", d.ActiveMTU))
+	}
+	if d.Firmware != "" {
+		parts = append(parts, "fw "+d.Firmware)
+	}
+	if d.Netdev != "" {
+		parts = append(parts, "netdev "+d.Netdev)
+	}
+	dev = strings.Join(parts, ", ")
+
+	gid = fmt.Sprintf("GID index %d", d.GIDIndex)
+	for _, s := range []string{d.GID, d.GIDType} {
+		if s != "" {
+			gid += " " + s
+		}
+	}
+	if d.GIDReason != "" {
+		gid += " (" + d.GIDReason + ")"
+	}
+	return dev, gid
+}
+
+func paramsLine(p *Params) string {
+	var parts []string
+	add := func(k string, v int) {
+		if v != 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", k, v))
+		}
+	}
+	if p.Server != "" {
+		parts = append(parts, "server "+p.Server)
+	}
+	if p.Connection != "" {
+		parts = append(parts, p.Connection)
+	}
+	add("mtu", p.MTU)
+	add("tx-depth", p.TxDepth)
+	add("rx-depth", p.RxDepth)
+	add("qps", p.QPs)
+	add("inline", p.Inline)
+	add("cq-mod", p.CQMod)
+	add("post-list", p.PostList)
+	if p.Events {
+		parts = append(parts, "events")
+	}
+	if p.Bidirectional {
+		parts = append(parts, "bidirectional")
+	}
+	if p.AtomicType != "" {
+		parts = append(parts, "atomic "+p.AtomicType)
+	}
+	add("iterations", p.Iterations)
+	if p.DurationS > 0 {
+		parts = append(parts, "duration "+num(p.DurationS)+" s")
+	}
+	add("warm-up", p.Warmup)
+	for _, k := range slices.Sorted(maps.Keys(p.Extra)) {
+		parts = append(parts, k+" "+p.Extra[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// --- the table ---
+
+// The shared column grid. Latency and bandwidth rows use the same positions
+// with different meanings; each section has its own label row.
+const (
+	colTest = iota
+	colConn
+	colBytes
+	colIters
+	colKind // latency: basis; bandwidth: dir
+	colFirstMetric
+	numCols = colFirstMetric + 9 // latency has 9 figures: min .. max
+)
+
+var (
+	latencyLabels   = []string{"test", "conn", "bytes", "iters", "basis", "min", "p50", "mean", "stdev", "p90", "p99", "p99.9", "p99.99", "max"}
+	bandwidthLabels = []string{"test", "conn", "bytes", "iters", "dir", "QPs", "Gbit/s", "MiB/s", "Mmsg/s"}
+)
+
+const (
+	latencyTitle   = "Latency, µs (rtt/2: one-way, half the round trip; rtt: full round trip; p50 is perftest's typical; nothing trimmed)"
+	bandwidthTitle = "Bandwidth, payload only (Gbit/s: 10^9 bit/s; MiB/s: 2^20 byte/s; Mmsg/s: 10^6 messages/s)"
+	dirLegend      = "dir: -> the local (client) side's direction, <- the remote side's, <-> both summed"
+)
+
+type rowKind int
+
+const (
+	rowCells rowKind = iota
+	rowBlank
+	rowTitle // text replaces the line
+	rowRule  // a line of dashes as wide as the table
+	rowError // text replaces the line from errorMarker on
+)
+
+// errorMarker holds the place in an error row where its text starts; cells
+// after it are empty, so it is the last thing on its rendered line.
+const errorMarker = "<!>"
+
+type row struct {
+	kind   rowKind
+	cells  []string
+	text   string
+	suffix string // footnote references, after the row's last cell
+}
+
+type section int
+
+const (
+	sectionNone section = iota
+	sectionLatency
+	sectionBandwidth
+)
+
+func resultSection(r *Result) section {
+	switch {
+	case r.Latency != nil:
+		return sectionLatency
+	case r.Bandwidth != nil || r.Total != nil || r.Reverse != nil:
+		return sectionBandwidth
+	case strings.HasSuffix(r.Test, "-bw"):
+		return sectionBandwidth
+	}
+	return sectionLatency
+}
+
+func buildRows(doc *Document, notes *footnotes) []row {
+	var rows []row
+	cur := sectionNone
+	for i := range doc.Results {
+		r := &doc.Results[i]
+		sec := resultSection(r)
+		if sec != cur {
+			if cur != sectionNone {
+				rows = append(rows, row{kind: rowBlank})
+			}
+			title, labels := latencyTitle, latencyLabels
+			if sec == sectionBandwidth {
+				title, labels = bandwidthTitle, bandwidthLabels
+			}
+			rows = append(rows,
+				row{kind: rowTitle, text: title},
+				row{cells: labels},
+				row{kind: rowRule})
+			cur = sec
+		}
+		note := notes.refs(i)
+		if sec == sectionLatency {
+			rows = append(rows, latencyRows(r, note)...)
+		} else {
+			rows = append(rows, bandwidthRows(r, note)...)
+		}
+	}
+	return rows
+}
+
+// lead returns the first four cells of a result's main row.
+func lead(r *Result, iters int64) []string {
+	it := "-"
+	if iters > 0 {
+		it = strconv.FormatInt(iters, 10)
+	}
+	return []string{clean(r.Test), orDefault(clean(r.Connection), "-"), strconv.Itoa(r.Size), it}
+}
+
+func errorRow(first []string, msg, note string) row {
+	cells := make([]string, colKind, colKind+1)
+	copy(cells, first)
+	return row{kind: rowError, cells: append(cells, errorMarker), text: "error: " + clean(msg), suffix: note}
+}
+
+func latencyRows(r *Result, note string) []row {
+	iters := int64(r.Iterations)
+	if iters == 0 && r.Latency != nil {
+		iters = r.Latency.Count
+	}
+	first := lead(r, iters)
+	if r.Latency == nil {
+		if r.Error != "" {
+			return []row{errorRow(first, r.Error, note)}
+		}
+		return []row{{cells: append(first, "-"), suffix: note}}
+	}
+	rows := []row{{cells: append(first, latencyCells(r.Latency)...), suffix: note}}
+	for _, iv := range r.Intervals {
+		cells := []string{intervalLabel(iv), "", "", "-"}
+		if l := iv.Latency; l != nil {
+			cells[colIters] = strconv.FormatInt(l.Count, 10)
+			cells = append(cells, latencyCells(l)...)
+			cells[colKind] = ""
+		}
+		rows = append(rows, row{cells: cells})
+	}
+	if r.Error != "" {
+		rows = append(rows, errorRow(nil, r.Error, ""))
+	}
+	return rows
+}
+
+func latencyCells(l *Latency) []string {
+	cells := []string{basisLabel(l.Basis)}
+	if l.Count == 0 {
+		for range numCols - colFirstMetric {
+			cells = append(cells, "-")
+		}
+		return cells
+	}
+	for _, ns := range []float64{l.MinNs, l.P50Ns, l.MeanNs, l.StdevNs, l.P90Ns, l.P99Ns, l.P999Ns, l.P9999Ns, l.MaxNs} {
+		cells = append(cells, strconv.FormatFloat(ns/1e3, 'f', 2, 64))
+	}
+	return cells
+}
+
+func basisLabel(b string) string {
+	switch b {
+	case BasisRTTHalf:
+		return "rtt/2"
+	case BasisRTT:
+		return "rtt"
+	}
+	return orDefault(clean(b), "?")
+}
+
+func bandwidthRows(r *Result, note string) []row {
+	msgs := uint64(0)
+	if r.Bandwidth != nil {
+		msgs = r.Bandwidth.Messages
+	}
+	iters := int64(r.Iterations)
+	if iters == 0 {
+		iters = int64(msgs)
+	}
+	first := lead(r, iters)
+	qps := "-"
+	if r.QPs > 0 {
+		qps = strconv.Itoa(r.QPs)
+	}
+	if r.Bandwidth == nil && r.Reverse == nil && r.Total == nil {
+		if r.Error != "" {
+			return []row{errorRow(first, r.Error, note)}
+		}
+		return []row{{cells: append(first, "-", qps, "-", "-", "-"), suffix: note}}
+	}
+	var rows []row
+	if !r.Bidirectional() {
+		rows = append(rows, row{cells: append(first, bwCells("->", qps, r.Bandwidth)...), suffix: note})
+	} else {
+		// The sum on the result's row, then each direction under it.
+		total := r.Total
+		if total == nil {
+			total = Sum(r.Bandwidth, r.Reverse)
+		}
+		blank := []string{"", "", "", ""}
+		rows = append(rows,
+			row{cells: append(first, bwCells("<->", qps, total)...), suffix: note},
+			row{cells: append(slices.Clone(blank), bwCells("->", "", r.Bandwidth)...)},
+			row{cells: append(slices.Clone(blank), bwCells("<-", "", r.Reverse)...)},
+		)
+	}
+	for _, iv := range r.Intervals {
+		cells := []string{intervalLabel(iv), "", "", "-"}
+		if b := iv.Bandwidth; b != nil {
+			cells[colIters] = strconv.FormatUint(b.Messages, 10)
+		}
+		dir := "->"
+		if r.Bidirectional() {
+			dir = "" // which direction an interval covers is not recorded
+		}
+		rows = append(rows, row{cells: append(cells, bwCells(dir, "", iv.Bandwidth)...)})
+	}
+	if r.Error != "" {
+		rows = append(rows, errorRow(nil, r.Error, ""))
+	}
+	return rows
+}
+
+func bwCells(dir, qps string, b *Bandwidth) []string {
+	if b == nil {
+		return []string{dir, qps, "-", "-", "-"}
+	}
+	return []string{dir, qps,
+		strconv.FormatFloat(b.Gbps, 'f', 2, 64),
+		strconv.FormatFloat(b.MiBps, 'f', 2, 64),
+		strconv.FormatFloat(b.Mmsgps, 'f', 4, 64),
+	}
+}
+
+func intervalLabel(iv Interval) string {
+	return "  " + num(iv.StartS) + "-" + num(iv.StartS+iv.DurationS) + " s"
+}
+
+// minWrap is the width error texts wrap at when the table is narrower.
+const minWrap = 100
+
+// layout renders rows with tablewriter (borderless, two spaces between
+// columns, one line per row), then fills in what spans columns: titles,
+// rules, error texts (wrapped under their first column) and footnote
+// references (after a row's last cell).
+func layout(rows []row) ([]string, error) {
+	aligns := make([]tw.Align, numCols)
+	for i := range aligns {
+		aligns[i] = tw.AlignRight
+	}
+	aligns[colTest], aligns[colConn], aligns[colKind] = tw.AlignLeft, tw.AlignLeft, tw.AlignLeft
+
+	var buf bytes.Buffer
+	table := tablewriter.NewTable(&buf,
+		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
+			Borders: tw.BorderNone,
+			Symbols: tw.NewSymbols(tw.StyleASCII),
+			Settings: tw.Settings{
+				Separators: tw.Separators{ShowHeader: tw.Off, ShowFooter: tw.Off, BetweenRows: tw.Off, BetweenColumns: tw.Off},
+				Lines:      tw.Lines{ShowTop: tw.Off, ShowBottom: tw.Off, ShowHeaderLine: tw.Off, ShowFooterLine: tw.Off},
+			},
+		})),
+		tablewriter.WithConfig(tablewriter.Config{
+			Row: tw.CellConfig{
+				Formatting: tw.CellFormatting{AutoWrap: tw.WrapNone},
+				Padding:    tw.CellPadding{Global: tw.Padding{Left: "", Right: "  ", Overwrite: true}},
+				Alignment:  tw.CellAlignment{Global: tw.AlignRight, PerColumn: aligns},
+			},
+			Behavior: tw.Behavior{TrimSpace: tw.Off, TrimLine: tw.Off},
+		}),
+		tablewriter.WithEastAsian(tw.Off),
+	)
+	for _, r := range rows {
+		cells := make([]string, numCols)
+		copy(cells, r.cells)
+		if err := table.Append(cells); err != nil {
+			return nil, fmt.Errorf("report: write table: %w", err)
+		}
+	}
+	if err := table.Render(); err != nil {
+		return nil, fmt.Errorf("report: write table: %w", err)
+	}
+	rendered := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	if len(rendered) != len(rows) {
+		return nil, fmt.Errorf("report: write table: layout gave %d lines for %d rows", len(rendered), len(rows))
+	}
+	width := 0
+	for i, l := range rendered {
+		rendered[i] = strings.TrimRightFunc(l, unicode.IsSpace)
+		if rows[i].kind == rowCells {
+			width = max(width, utf8.RuneCountInString(rendered[i]))
+		}
+	}
+
+	lines := make([]string, 0, len(rows))
+	for i, r := range rows {
+		l := rendered[i]
+		switch r.kind {
+		case rowBlank:
+			l = ""
+		case rowTitle:
+			l = r.text
+		case rowRule:
+			l = strings.Repeat("-", width)
+		case rowError:
+			at := strings.LastIndex(l, errorMarker)
+			if at < 0 {
+				return nil, errors.New("report: write table: lost the place of an error text")
+			}
+			indent := strings.Repeat(" ", utf8.RuneCountInString(l[:at]))
+			text := r.text
+			if r.suffix != "" {
+				text += "  " + r.suffix
+			}
+			for j, part := range wrap(text, max(width, minWrap)-len(indent)) {
+				if j == 0 {
+					lines = append(lines, l[:at]+part)
+				} else {
+					lines = append(lines, indent+part)
+				}
+			}
+			continue
+		}
+		if r.suffix != "" {
+			l += "  " + r.suffix
+		}
+		lines = append(lines, l)
+	}
+	return lines, nil
+}
+
+// wrap splits s at spaces into lines of at most width runes (a longer word
+// gets a line of its own); width is at least 30.
+func wrap(s string, width int) []string {
+	width = max(width, 30)
+	var lines []string
+	var cur strings.Builder
+	n := 0
+	for _, w := range strings.Fields(s) {
+		wn := utf8.RuneCountInString(w)
+		if n > 0 && n+1+wn > width {
+			lines = append(lines, cur.String())
+			cur.Reset()
+			n = 0
+		}
+		if n > 0 {
+			cur.WriteByte(' ')
+			n++
+		}
+		cur.WriteString(w)
+		n += wn
+	}
+	if n > 0 || len(lines) == 0 {
+		lines = append(lines, cur.String())
+	}
+	return lines
+}
+
+// --- footnotes ---
+
+type footnotes struct {
+	byResult map[int][]int // result index -> footnote numbers
+	texts    []string
+	bidir    bool
+}
+
+func newFootnotes(doc *Document) *footnotes {
+	f := &footnotes{byResult: map[int][]int{}}
+	for i := range doc.Results {
+		r := &doc.Results[i]
+		if r.Bidirectional() {
+			f.bidir = true
+		}
+		for _, w := range r.Warnings {
+			f.texts = append(f.texts, fmt.Sprintf("%s %d B: %s", clean(r.Test), r.Size, clean(w)))
+			f.byResult[i] = append(f.byResult[i], len(f.texts))
+		}
+	}
+	return f
+}
+
+func (f *footnotes) refs(i int) string {
+	nums := f.byResult[i]
+	if len(nums) == 0 {
+		return ""
+	}
+	s := make([]string, len(nums))
+	for j, n := range nums {
+		s[j] = "[" + strconv.Itoa(n) + "]"
+	}
+	return strings.Join(s, "")
+}
+
+func (f *footnotes) write(b *bytes.Buffer, doc *Document) {
+	if len(f.texts) == 0 && !f.bidir && len(doc.Warnings) == 0 && doc.Error == "" {
+		return
+	}
+	b.WriteByte('\n')
+	if f.bidir {
+		b.WriteString(dirLegend + "\n")
+	}
+	for i, t := range f.texts {
+		fmt.Fprintf(b, "[%d] %s\n", i+1, t)
+	}
+	for _, w := range doc.Warnings {
+		fmt.Fprintf(b, "warning: %s\n", clean(w))
+	}
+	if doc.Error != "" {
+		fmt.Fprintf(b, "error: %s (the run stopped; results before it are kept)\n", clean(doc.Error))
+	}
+}
+
+// --- helpers ---
+
+// clean makes s safe for one line of a table: control characters become
+// spaces.
+func clean(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+// orDefault returns s, or def when s is empty.
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// num formats a float with at most three decimals and no trailing zeros.
+func num(v float64) string {
+	s := strconv.FormatFloat(v, 'f', 3, 64)
+	s = strings.TrimRight(s, "0")
+	return strings.TrimSuffix(s, ".")
+}

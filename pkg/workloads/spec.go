@@ -1,0 +1,397 @@
+// Package workloads defines the tests rdmabench runs (a plain, validated
+// Spec), and runs them: RDMA tests over pkg/verbs' timed loops, TCP tests
+// with the same framing, both ends driven through a Link so that the same
+// code runs in one process (loopback) or across two hosts.
+package workloads
+
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Metric is what a test measures.
+type Metric string
+
+// Metrics.
+const (
+	Latency   Metric = "latency"
+	Bandwidth Metric = "bandwidth"
+)
+
+// Op is the operation a test times.
+type Op string
+
+// Operations.
+const (
+	OpWrite  Op = "write"
+	OpRead   Op = "read"
+	OpSend   Op = "send"
+	OpAtomic Op = "atomic"
+	OpTCP    Op = "tcp"
+)
+
+// TestInfo describes one test the tool runs.
+type TestInfo struct {
+	Name        string
+	Op          Op
+	Metric      Metric
+	Basis       string   // latency basis: "rtt_half" or "rtt"
+	Connections []string // allowed connection types, the first is the default
+	DefaultSize int
+	Summary     string
+}
+
+// Tests lists every test, in the order a suite runs them.
+var Tests = []TestInfo{
+	{"write-lat", OpWrite, Latency, "rtt_half", []string{"RC", "UC"}, 2, "RDMA WRITE ping-pong; one-way latency = RTT/2"},
+	{"read-lat", OpRead, Latency, "rtt", []string{"RC"}, 2, "RDMA READ, post to completion (full RTT)"},
+	{"send-lat", OpSend, Latency, "rtt_half", []string{"RC", "UC", "UD"}, 2, "SEND/RECV ping-pong; one-way latency = RTT/2"},
+	{"atomic-lat", OpAtomic, Latency, "rtt", []string{"RC"}, 8, "fetch-and-add or compare-and-swap, post to completion (full RTT)"},
+	{"write-bw", OpWrite, Bandwidth, "", []string{"RC", "UC"}, 65536, "RDMA WRITE bandwidth, windowed posting"},
+	{"read-bw", OpRead, Bandwidth, "", []string{"RC"}, 65536, "RDMA READ bandwidth, windowed posting"},
+	{"send-bw", OpSend, Bandwidth, "", []string{"RC", "UC", "UD"}, 65536, "SEND bandwidth, windowed posting"},
+	{"atomic-bw", OpAtomic, Bandwidth, "", []string{"RC"}, 8, "atomic operation rate, windowed posting"},
+	{"tcp-lat", OpTCP, Latency, "rtt_half", []string{"TCP"}, 2, "TCP ping-pong with TCP_NODELAY; one-way latency = RTT/2"},
+	{"tcp-bw", OpTCP, Bandwidth, "", []string{"TCP"}, 65536, "TCP stream with TCP_NODELAY"},
+}
+
+// LookupTest returns the test named name.
+func LookupTest(name string) (TestInfo, bool) {
+	for _, t := range Tests {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return TestInfo{}, false
+}
+
+// IsRDMA reports whether the test uses verbs.
+func (t TestInfo) IsRDMA() bool { return t.Op != OpTCP }
+
+// Atomic types.
+const (
+	FetchAdd = "FETCH_AND_ADD"
+	CmpSwap  = "CMP_AND_SWAP"
+)
+
+// Defaults, as perftest's where it has one.
+const (
+	DefaultLatIters    = 1000
+	DefaultBWIters     = 5000
+	DefaultTxDepth     = 128
+	DefaultRxDepth     = 512
+	DefaultCQMod       = 100
+	DefaultLatInline   = 220
+	DefaultIdleTimeout = 10 * time.Second
+	MaxSize            = 1 << 30
+	// sweep budgets: with no -n, a size gets at most this many bytes per
+	// direction (and at least the minimum iterations), so a sweep to 8 MiB
+	// stays short.
+	latSweepBudget = 32 << 20
+	bwSweepBudget  = 256 << 20
+	minLatIters    = 10
+	minBWIters     = 20
+)
+
+// Spec is a plain description of one test: it validates and serializes
+// with no device, travels to the server as is, and both ends run from it.
+type Spec struct {
+	Test       string `json:"test"`
+	Connection string `json:"connection"`
+	Sizes      []int  `json:"sizes"`
+	// Iterations per size; 0 picks the default, scaled down for large sizes.
+	Iterations int `json:"iterations,omitempty"`
+	// Duration, when positive, runs each size for this long instead of a
+	// number of iterations, reporting every Interval.
+	Duration time.Duration `json:"duration_ns,omitempty"`
+	Interval time.Duration `json:"interval_ns,omitempty"`
+	// Warmup iterations run before measuring and are excluded; -1 picks the
+	// default (a tenth of the iterations, 10 to 1000).
+	Warmup        int    `json:"warmup"`
+	TxDepth       int    `json:"tx_depth,omitempty"`
+	RxDepth       int    `json:"rx_depth,omitempty"`
+	QPs           int    `json:"qps,omitempty"`
+	Inline        int    `json:"inline"` // -1: default (220 for write and send latency, else 0)
+	CQMod         int    `json:"cq_mod,omitempty"`
+	PostList      int    `json:"post_list,omitempty"`
+	Events        bool   `json:"events,omitempty"`
+	Bidirectional bool   `json:"bidirectional,omitempty"`
+	AtomicType    string `json:"atomic_type,omitempty"`
+	MTU           int    `json:"mtu,omitempty"`
+	GIDIndex      int    `json:"gid_index"` // -1: automatic
+	// Device and Port are the client's; the server uses its own unless
+	// ServerDevice is set.
+	Device       string        `json:"device,omitempty"`
+	Port         int           `json:"port,omitempty"`
+	ServerDevice string        `json:"server_device,omitempty"`
+	IdleTimeout  time.Duration `json:"idle_timeout_ns,omitempty"`
+}
+
+// NewSpec returns a Spec for test with every default applied.
+func NewSpec(test string) Spec {
+	s := Spec{Test: test, Warmup: -1, Inline: -1, GIDIndex: -1}
+	s.ApplyDefaults()
+	return s
+}
+
+// Info returns the test's description (zero if unknown).
+func (s *Spec) Info() TestInfo {
+	t, _ := LookupTest(s.Test)
+	return t
+}
+
+// ApplyDefaults fills every zero field with its default.
+func (s *Spec) ApplyDefaults() {
+	t, ok := LookupTest(s.Test)
+	if !ok {
+		return
+	}
+	if s.Connection == "" {
+		s.Connection = t.Connections[0]
+	}
+	s.Connection = strings.ToUpper(s.Connection)
+	if len(s.Sizes) == 0 {
+		s.Sizes = []int{t.DefaultSize}
+	}
+	if s.TxDepth == 0 {
+		s.TxDepth = DefaultTxDepth
+		if t.Metric == Latency {
+			s.TxDepth = 1
+		}
+	}
+	if s.RxDepth == 0 {
+		s.RxDepth = DefaultRxDepth
+		if t.Metric == Latency {
+			s.RxDepth = 16
+		}
+	}
+	if s.QPs == 0 {
+		s.QPs = 1
+	}
+	if s.CQMod == 0 {
+		s.CQMod = min(DefaultCQMod, s.TxDepth)
+		if t.Metric == Latency {
+			s.CQMod = 64
+		}
+	}
+	if s.PostList == 0 {
+		s.PostList = 1
+	}
+	if s.AtomicType == "" && t.Op == OpAtomic {
+		s.AtomicType = FetchAdd
+	}
+	if s.Port == 0 {
+		s.Port = 1
+	}
+	if s.Interval == 0 {
+		s.Interval = time.Second
+	}
+	if s.IdleTimeout == 0 {
+		s.IdleTimeout = DefaultIdleTimeout
+	}
+}
+
+// ItersFor returns the measured iterations for a message size: the
+// explicit count, or the default scaled down so that a large size moves
+// at most the sweep budget.
+func (s *Spec) ItersFor(size int) int {
+	if s.Iterations > 0 {
+		return s.Iterations
+	}
+	t := s.Info()
+	def, budget, floor := DefaultLatIters, latSweepBudget, minLatIters
+	if t.Metric == Bandwidth {
+		def, budget, floor = DefaultBWIters, bwSweepBudget, minBWIters
+	}
+	return max(floor, min(def, budget/max(size, 1)))
+}
+
+// WarmupFor returns the warm-up iterations for a size.
+func (s *Spec) WarmupFor(size int) int {
+	if s.Warmup >= 0 {
+		return s.Warmup
+	}
+	return min(1000, max(10, s.ItersFor(size)/10))
+}
+
+// InlineFor returns the inline size to ask the device for, and whether it
+// is the default (then a device that refuses it gets no inline, with a
+// warning, rather than an error).
+func (s *Spec) InlineFor() (size int, auto bool) {
+	if s.Inline >= 0 {
+		return s.Inline, false
+	}
+	t := s.Info()
+	if t.Metric == Latency && (t.Op == OpWrite || t.Op == OpSend) {
+		return DefaultLatInline, true
+	}
+	return 0, true
+}
+
+// Validate checks the spec with no device. Limits that depend on the device
+// (inline size, path MTU for UD) are checked when the test starts.
+func (s *Spec) Validate() error {
+	t, ok := LookupTest(s.Test)
+	if !ok {
+		names := make([]string, len(Tests))
+		for i, t := range Tests {
+			names[i] = t.Name
+		}
+		return fmt.Errorf("unknown test %q (tests: %s)", s.Test, strings.Join(names, ", "))
+	}
+	var errs []string
+	bad := func(f string, a ...any) { errs = append(errs, fmt.Sprintf(f, a...)) }
+	connOK := false
+	for _, c := range t.Connections {
+		if strings.EqualFold(c, s.Connection) {
+			connOK = true
+		}
+	}
+	if !connOK {
+		bad("%s runs over %s, not %s", t.Name, strings.Join(t.Connections, " or "), s.Connection)
+	}
+	if len(s.Sizes) == 0 {
+		bad("no message size given")
+	}
+	for _, z := range s.Sizes {
+		if z < 1 || z > MaxSize {
+			bad("message size %d is outside 1 B..1 GiB", z)
+		}
+		if t.Op == OpAtomic && z != 8 {
+			bad("atomic tests use 8-byte messages, not %d", z)
+		}
+		if s.Connection == "UD" && s.MTU > 0 && z > s.MTU {
+			bad("UD send is limited to the path MTU (%d bytes); size %d is larger", s.MTU, z)
+		}
+	}
+	if s.Iterations < 0 {
+		bad("iterations %d must be positive", s.Iterations)
+	}
+	if s.Duration < 0 || (s.Duration > 0 && s.Duration < 100*time.Millisecond) {
+		bad("duration %s must be at least 100ms", s.Duration)
+	}
+	if s.Duration > 0 && s.Interval > s.Duration {
+		bad("interval %s is longer than the duration %s", s.Interval, s.Duration)
+	}
+	if s.TxDepth < 1 || s.RxDepth < 1 {
+		bad("tx-depth %d and rx-depth %d must be positive", s.TxDepth, s.RxDepth)
+	}
+	if s.CQMod < 1 || (t.Metric == Bandwidth && s.CQMod > s.TxDepth) {
+		bad("completion moderation (-Q) %d must be within 1..tx-depth %d", s.CQMod, s.TxDepth)
+	}
+	if s.PostList < 1 || s.PostList > s.TxDepth {
+		bad("post list %d must be within 1..tx-depth %d", s.PostList, s.TxDepth)
+	}
+	if s.QPs < 1 || s.QPs > 1024 {
+		bad("QP count %d must be within 1..1024", s.QPs)
+	}
+	if t.Metric == Latency && s.QPs != 1 {
+		bad("latency tests use one QP, not %d", s.QPs)
+	}
+	if t.Metric == Latency && s.Bidirectional {
+		bad("bidirectional (-b) is for bandwidth tests")
+	}
+	if s.Inline < -1 || s.Inline > 65536 {
+		bad("inline size %d is outside 0..65536", s.Inline)
+	}
+	if t.Op == OpAtomic && s.AtomicType != FetchAdd && s.AtomicType != CmpSwap {
+		bad("atomic type %q must be %s or %s", s.AtomicType, FetchAdd, CmpSwap)
+	}
+	switch s.MTU {
+	case 0, 256, 512, 1024, 2048, 4096:
+	default:
+		bad("MTU %d must be 256, 512, 1024, 2048 or 4096", s.MTU)
+	}
+	if s.Port < 1 {
+		bad("port %d must be 1 or more", s.Port)
+	}
+	if s.GIDIndex < -1 {
+		bad("GID index %d must be 0 or more", s.GIDIndex)
+	}
+	if len(errs) > 0 {
+		return errors.New(strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// ParseSizes parses perftest-style sizes: a comma-separated list of sizes
+// and ranges, each size a number with an optional K, M or G (binary) suffix,
+// each range LO..HI covering the powers of two from LO to HI ("2,64,4K",
+// "2..8M"). The result is sorted and free of duplicates.
+func ParseSizes(s string) ([]int, error) {
+	seen := map[int]bool{}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			return nil, fmt.Errorf("size list %q has an empty entry", s)
+		}
+		if lo, hi, ok := strings.Cut(part, ".."); ok {
+			a, err := parseSize(lo)
+			if err != nil {
+				return nil, err
+			}
+			b, err := parseSize(hi)
+			if err != nil {
+				return nil, err
+			}
+			if a > b {
+				return nil, fmt.Errorf("size range %q runs backwards", part)
+			}
+			// From LO, the powers of two up to HI (LO itself if it is not one).
+			seen[a] = true
+			for p := 1 << bits.Len(uint(a)); p <= b; p <<= 1 {
+				seen[p] = true
+			}
+			continue
+		}
+		v, err := parseSize(part)
+		if err != nil {
+			return nil, err
+		}
+		seen[v] = true
+	}
+	out := make([]int, 0, len(seen))
+	for v := range seen {
+		out = append(out, v)
+	}
+	sort.Ints(out)
+	return out, nil
+}
+
+// AllSizes is -a: every power of two from 2 B to 8 MiB (23 sizes).
+func AllSizes() []int {
+	var out []int
+	for v := 2; v <= 8<<20; v <<= 1 {
+		out = append(out, v)
+	}
+	return out
+}
+
+// parseSize parses "4096", "4K", "4KiB", "8M", "1G".
+func parseSize(s string) (int, error) {
+	t := strings.TrimSpace(s)
+	u := strings.ToUpper(t)
+	u = strings.TrimSuffix(strings.TrimSuffix(u, "IB"), "B")
+	mult := 1
+	switch {
+	case strings.HasSuffix(u, "K"):
+		mult, u = 1<<10, u[:len(u)-1]
+	case strings.HasSuffix(u, "M"):
+		mult, u = 1<<20, u[:len(u)-1]
+	case strings.HasSuffix(u, "G"):
+		mult, u = 1<<30, u[:len(u)-1]
+	}
+	v, err := strconv.Atoi(u)
+	if err != nil || v < 1 {
+		return 0, fmt.Errorf("invalid size %q (want a positive number, optionally with K, M or G)", s)
+	}
+	if v > MaxSize/mult {
+		return 0, fmt.Errorf("size %q exceeds 1 GiB", s)
+	}
+	return v * mult, nil
+}

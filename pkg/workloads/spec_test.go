@@ -1,0 +1,163 @@
+package workloads
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseSizes(t *testing.T) {
+	cases := map[string][]int{
+		"2,64,4K":    {2, 64, 4096},
+		"4k,2,4K":    {2, 4096},
+		"2..16":      {2, 4, 8, 16},
+		"3..16":      {3, 4, 8, 16},
+		"1KiB,1MB":   {1024, 1 << 20},
+		"2..8M":      AllSizes(),
+		"64, 1..4":   {1, 2, 4, 64},
+		"1G":         {1 << 30},
+		"65536":      {65536},
+		"8..8":       {8},
+		"100..300":   {100, 128, 256},
+		"2,2..4,512": {2, 4, 512},
+	}
+	for in, want := range cases {
+		got, err := ParseSizes(in)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("ParseSizes(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "0", "-4", "x", "4Q", "2..", "16..2", "2,,4", "2G", "1.5K"} {
+		if got, err := ParseSizes(bad); err == nil {
+			t.Errorf("ParseSizes(%q) = %v, want an error", bad, got)
+		}
+	}
+	if n := len(AllSizes()); n != 23 || AllSizes()[0] != 2 || AllSizes()[22] != 8<<20 {
+		t.Errorf("AllSizes has %d sizes from %d to %d; want 23 from 2 B to 8 MiB", n, AllSizes()[0], AllSizes()[n-1])
+	}
+}
+
+func TestSpecDefaults(t *testing.T) {
+	for _, info := range Tests {
+		s := NewSpec(info.Name)
+		if err := s.Validate(); err != nil {
+			t.Errorf("%s: defaults do not validate: %v", info.Name, err)
+		}
+		if s.Connection != info.Connections[0] || len(s.Sizes) != 1 || s.Sizes[0] != info.DefaultSize {
+			t.Errorf("%s: defaults %s %v", info.Name, s.Connection, s.Sizes)
+		}
+	}
+	s := NewSpec("write-lat")
+	if s.ItersFor(2) != DefaultLatIters || s.WarmupFor(2) != 100 {
+		t.Errorf("write-lat: %d iterations, %d warm-up", s.ItersFor(2), s.WarmupFor(2))
+	}
+	if in, auto := s.InlineFor(); in != DefaultLatInline || !auto {
+		t.Errorf("write-lat inline %d auto %v", in, auto)
+	}
+	b := NewSpec("write-bw")
+	if b.ItersFor(2) != DefaultBWIters || b.ItersFor(8<<20) != 32 || b.ItersFor(1<<30) != minBWIters {
+		t.Errorf("write-bw sweep iterations: %d, %d, %d", b.ItersFor(2), b.ItersFor(8<<20), b.ItersFor(1<<30))
+	}
+	if in, _ := b.InlineFor(); in != 0 {
+		t.Errorf("write-bw inline %d", in)
+	}
+	b.Iterations = 7
+	if b.ItersFor(8<<20) != 7 {
+		t.Error("-n must win over sweep scaling")
+	}
+}
+
+func TestSpecValidate(t *testing.T) {
+	cases := []struct {
+		test   string
+		mutate func(*Spec)
+		want   string
+	}{
+		{"atomic-lat", func(s *Spec) { s.Sizes = []int{16} }, "atomic tests use 8-byte messages"},
+		{"send-bw", func(s *Spec) { s.Connection = "UD"; s.MTU = 1024; s.Sizes = []int{2048} }, "UD send is limited to the path MTU (1024 bytes)"},
+		{"read-lat", func(s *Spec) { s.Connection = "UC" }, "read-lat runs over RC, not UC"},
+		{"write-bw", func(s *Spec) { s.Connection = "UD" }, "write-bw runs over RC or UC, not UD"},
+		{"write-lat", func(s *Spec) { s.QPs = 2 }, "latency tests use one QP"},
+		{"write-lat", func(s *Spec) { s.Bidirectional = true }, "bidirectional (-b) is for bandwidth tests"},
+		{"write-bw", func(s *Spec) { s.CQMod = 500 }, "completion moderation (-Q) 500 must be within 1..tx-depth 128"},
+		{"write-bw", func(s *Spec) { s.PostList = 200 }, "post list 200"},
+		{"write-bw", func(s *Spec) { s.MTU = 1500 }, "MTU 1500"},
+		{"atomic-bw", func(s *Spec) { s.AtomicType = "XOR" }, "atomic type \"XOR\""},
+		{"write-bw", func(s *Spec) { s.Sizes = []int{0} }, "outside 1 B..1 GiB"},
+		{"write-bw", func(s *Spec) { s.Duration = time.Millisecond }, "at least 100ms"},
+		{"write-bw", func(s *Spec) { s.Inline = -5 }, "inline size -5"},
+		{"write-bw", func(s *Spec) { s.GIDIndex = -3 }, "GID index -3"},
+		{"nope-lat", func(s *Spec) {}, "unknown test \"nope-lat\""},
+	}
+	for _, c := range cases {
+		s := NewSpec(c.test)
+		s.Test = c.test
+		c.mutate(&s)
+		err := s.Validate()
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want %q", c.test, err, c.want)
+		}
+	}
+}
+
+// TestSpecJSON: the spec crosses the wire as JSON and must come back equal.
+func TestSpecJSON(t *testing.T) {
+	s := NewSpec("send-bw")
+	s.Sizes = []int{2, 4096}
+	s.Duration = 3 * time.Second
+	s.Bidirectional = true
+	s.Connection = "UD"
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Spec
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(s, back) {
+		t.Fatalf("round trip changed the spec:\n%+v\n%+v", s, back)
+	}
+}
+
+func TestPipeExchange(t *testing.T) {
+	a, b := Pipe()
+	ctx := context.Background()
+	type msg struct{ N int }
+	done := make(chan error, 1)
+	var got msg
+	go func() { done <- b.Exchange(ctx, "p1", msg{2}, &got) }()
+	var fromB msg
+	if err := a.Exchange(ctx, "p1", msg{1}, &fromB); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil || fromB.N != 2 || got.N != 1 {
+		t.Fatalf("exchange gave %v %v %v", fromB, got, err)
+	}
+	// Phases must match.
+	go func() { done <- b.Exchange(ctx, "p3", nil, nil) }()
+	if err := a.Exchange(ctx, "p2", nil, nil); !errors.Is(err, ErrPhaseMismatch) {
+		t.Fatalf("mismatched phases: %v", err)
+	}
+	<-done
+	// A failure reaches the peer as a PeerError without waiting.
+	if err := a.Exchange(ctx, "p4", Fail(errors.New("device on fire")), nil); err != nil {
+		t.Fatal(err)
+	}
+	err := b.Exchange(ctx, "p4", nil, nil)
+	var pe *PeerError
+	if !errors.As(err, &pe) || !strings.Contains(pe.Error(), "device on fire") {
+		t.Fatalf("peer failure: %v", err)
+	}
+	// A silent peer: the context ends the wait.
+	cctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	defer cancel()
+	a2, _ := Pipe()
+	if err := a2.Exchange(cctx, "p5", nil, nil); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("silent peer: %v", err)
+	}
+}

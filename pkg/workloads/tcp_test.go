@@ -1,0 +1,525 @@
+package workloads
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"io"
+	"math"
+	"net"
+	"os"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rdmabench/rdmabench/pkg/report"
+)
+
+// These tests run both ends of the TCP baseline over loopback. They check
+// invariants (counts, bytes, order, error propagation), never timings: the
+// only time bounds are hang guards, far above what a working run takes.
+
+const hangGuard = 30 * time.Second
+
+func tcpSpec(test string, sizes []int, iters, warmup int) Spec {
+	s := NewSpec(test)
+	s.Sizes = sizes
+	s.Iterations = iters
+	s.Warmup = warmup
+	return s
+}
+
+func runLoopback(t *testing.T, spec Spec, opt Options) *EndResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	res, err := RunLoopback(ctx, spec, opt)
+	if err != nil {
+		t.Fatalf("RunLoopback(%s): %v", spec.Test, err)
+	}
+	if len(res.Results) != len(spec.Sizes) {
+		t.Fatalf("%d results for %d sizes", len(res.Results), len(spec.Sizes))
+	}
+	for i, r := range res.Results {
+		if r.Size != spec.Sizes[i] || r.Test != spec.Test || r.Connection != "TCP" || r.Error != "" {
+			t.Errorf("result %d: test %q size %d connection %q error %q; want %s, %d B, TCP, no error",
+				i, r.Test, r.Size, r.Connection, r.Error, spec.Test, spec.Sizes[i])
+		}
+	}
+	if res.Peer == nil || res.Peer.Hostname != res.Host.Hostname {
+		t.Errorf("peer host %+v, want this host %+v", res.Peer, res.Host)
+	}
+	return res
+}
+
+func checkLatency(t *testing.T, l *report.Latency, count int64) {
+	t.Helper()
+	if l == nil {
+		t.Fatal("no latency")
+	}
+	if l.Basis != report.BasisRTTHalf || l.Count != count {
+		t.Errorf("latency basis %q count %d, want %q %d", l.Basis, l.Count, report.BasisRTTHalf, count)
+	}
+	if !(l.MinNs > 0 && l.MinNs <= l.P50Ns && l.P50Ns <= l.MaxNs) {
+		t.Errorf("latency min %v p50 %v max %v: want 0 < min <= p50 <= max", l.MinNs, l.P50Ns, l.MaxNs)
+	}
+	h, err := report.DecodeHistogram(l.Histogram)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The histogram holds ceil(rtt/2), within its 3 significant digits.
+	if h.TotalCount() != count || !h.ValuesAreEquivalent(h.Max(), int64(math.Ceil(l.MaxNs))) {
+		t.Errorf("histogram count %d max %d; want %d and %v", h.TotalCount(), h.Max(), count, l.MaxNs)
+	}
+}
+
+func TestTCPLatency(t *testing.T) {
+	spec := tcpSpec("tcp-lat", []int{2, 4096}, 50, 5)
+	res := runLoopback(t, spec, Options{})
+	for _, r := range res.Results {
+		if r.Iterations != 50 || r.Warmup != 5 {
+			t.Errorf("%d B: iterations %d warm-up %d, want 50 and 5", r.Size, r.Iterations, r.Warmup)
+		}
+		checkLatency(t, r.Latency, 50)
+		if r.Bandwidth != nil || r.Intervals != nil {
+			t.Errorf("%d B: bandwidth or intervals in a latency test", r.Size)
+		}
+	}
+}
+
+func TestTCPBandwidth(t *testing.T) {
+	const size, iters = 65536, 200
+	spec := tcpSpec("tcp-bw", []int{size}, iters, 10)
+	r := runLoopback(t, spec, Options{}).Results[0]
+	b := r.Bandwidth
+	if b == nil {
+		t.Fatal("no bandwidth")
+	}
+	if b.Bytes != size*iters || b.Messages != iters || r.Iterations != iters || r.Warmup != 10 {
+		t.Errorf("bytes %d messages %d iterations %d warm-up %d; want %d, %d, %d, 10",
+			b.Bytes, b.Messages, r.Iterations, r.Warmup, size*iters, iters, iters)
+	}
+	if b.DurationNs <= 0 || b.Gbps <= 0 {
+		t.Errorf("duration %d ns, %v Gbit/s: want positive", b.DurationNs, b.Gbps)
+	}
+	if r.Latency != nil || r.Reverse != nil || r.Total != nil {
+		t.Error("latency or reverse figures in a unidirectional bandwidth test")
+	}
+}
+
+// TestTCPSweep runs odd sizes, a 1-byte message (the whole message is the
+// marker) and one above the I/O chunk (tcpIOChunk).
+func TestTCPSweep(t *testing.T) {
+	sizes := []int{1, 2, 3, 1000, 65536, 1 << 20, tcpIOChunk + 12345}
+	for _, test := range []string{"tcp-lat", "tcp-bw"} {
+		t.Run(test, func(t *testing.T) {
+			var mu sync.Mutex
+			var done []int
+			opt := Options{Progress: func(p Progress) {
+				mu.Lock()
+				defer mu.Unlock()
+				if p.Done {
+					done = append(done, p.Size)
+				}
+			}}
+			spec := tcpSpec(test, sizes, 5, 2)
+			res := runLoopback(t, spec, opt)
+			for _, r := range res.Results {
+				if test == "tcp-lat" {
+					checkLatency(t, r.Latency, 5)
+				} else if r.Bandwidth == nil || r.Bandwidth.Bytes != uint64(5*r.Size) || r.Bandwidth.Messages != 5 {
+					t.Errorf("%d B: bandwidth %+v, want %d bytes in 5 messages", r.Size, r.Bandwidth, 5*r.Size)
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(done) != len(sizes) {
+				t.Fatalf("progress reported sizes %v, want %v", done, sizes)
+			}
+			for i := range sizes {
+				if done[i] != sizes[i] {
+					t.Errorf("progress reported sizes %v, want %v", done, sizes)
+				}
+			}
+		})
+	}
+}
+
+func TestTCPDuration(t *testing.T) {
+	for _, test := range []string{"tcp-lat", "tcp-bw"} {
+		t.Run(test, func(t *testing.T) {
+			spec := tcpSpec(test, []int{64}, 0, 5)
+			spec.Duration = 300 * time.Millisecond
+			spec.Interval = 100 * time.Millisecond
+			var mu sync.Mutex
+			var progress []report.Interval
+			opt := Options{Progress: func(p Progress) {
+				mu.Lock()
+				defer mu.Unlock()
+				if p.Interval != nil {
+					progress = append(progress, *p.Interval)
+				}
+			}}
+			r := runLoopback(t, spec, opt).Results[0]
+			if r.DurationS != 0.3 || r.Warmup != 5 {
+				t.Errorf("duration %v s, warm-up %d; want 0.3 and 5", r.DurationS, r.Warmup)
+			}
+			// A 300 ms run in 100 ms intervals: the intervals close at the
+			// first operation past each boundary and the last one runs to
+			// the end, so there are 3, or 2 to 4 on a loaded machine.
+			if n := len(r.Intervals); n < 2 || n > 4 {
+				t.Fatalf("%d intervals, want 2 to 4", n)
+			}
+			mu.Lock()
+			if len(progress) != len(r.Intervals) {
+				t.Errorf("%d intervals reported as progress, %d in the result", len(progress), len(r.Intervals))
+			}
+			mu.Unlock()
+			// The intervals partition the measured period: every sample
+			// (latency) or message (bandwidth) is in exactly one.
+			var sum, msgs uint64
+			var count int64
+			for k, iv := range r.Intervals {
+				if iv.DurationS <= 0 || (k > 0 && iv.StartS <= r.Intervals[k-1].StartS) {
+					t.Errorf("interval %d: start %v s, duration %v s", k, iv.StartS, iv.DurationS)
+				}
+				if test == "tcp-lat" {
+					if iv.Latency == nil || iv.Latency.Count <= 0 {
+						t.Fatalf("interval %d: latency %+v, want samples", k, iv.Latency)
+					}
+					count += iv.Latency.Count
+					continue
+				}
+				if iv.Bandwidth == nil || iv.Bandwidth.Bytes == 0 {
+					t.Fatalf("interval %d: bandwidth %+v, want bytes", k, iv.Bandwidth)
+				}
+				sum += iv.Bandwidth.Bytes
+				msgs += iv.Bandwidth.Messages
+			}
+			if test == "tcp-lat" {
+				checkLatency(t, r.Latency, count)
+				if r.Iterations != int(count) {
+					t.Errorf("iterations %d, intervals hold %d samples", r.Iterations, count)
+				}
+				return
+			}
+			b := r.Bandwidth
+			if b == nil || b.Bytes != sum || b.Messages != msgs || b.Bytes != 64*b.Messages || r.Iterations != int(msgs) {
+				t.Errorf("total %+v, iterations %d; the intervals hold %d bytes in %d messages", b, r.Iterations, sum, msgs)
+			}
+		})
+	}
+}
+
+func TestTCPBidirectional(t *testing.T) {
+	check := func(t *testing.T, r report.Result) {
+		t.Helper()
+		if r.Bandwidth == nil || r.Reverse == nil || r.Total == nil {
+			t.Fatalf("bandwidth %v reverse %v total %v: want all three", r.Bandwidth, r.Reverse, r.Total)
+		}
+		if r.Total.Bytes != r.Bandwidth.Bytes+r.Reverse.Bytes || r.Total.Messages != r.Bandwidth.Messages+r.Reverse.Messages {
+			t.Errorf("total %d bytes, %d + %d in the two directions", r.Total.Bytes, r.Bandwidth.Bytes, r.Reverse.Bytes)
+		}
+		if r.Reverse.Bytes == 0 || r.Reverse.Bytes != uint64(r.Size)*r.Reverse.Messages {
+			t.Errorf("reverse %+v for %d-byte messages", r.Reverse, r.Size)
+		}
+	}
+	t.Run("iterations", func(t *testing.T) {
+		spec := tcpSpec("tcp-bw", []int{4096, 65536}, 300, 10)
+		spec.Bidirectional = true
+		for _, r := range runLoopback(t, spec, Options{}).Results {
+			check(t, r)
+			if r.Bandwidth.Messages != 300 || r.Reverse.Messages != 300 {
+				t.Errorf("%d B: %d and %d messages, want 300 each way", r.Size, r.Bandwidth.Messages, r.Reverse.Messages)
+			}
+		}
+	})
+	t.Run("duration", func(t *testing.T) {
+		spec := tcpSpec("tcp-bw", []int{65536}, 0, 10)
+		spec.Bidirectional = true
+		spec.Duration = 200 * time.Millisecond
+		spec.Interval = 100 * time.Millisecond
+		r := runLoopback(t, spec, Options{}).Results[0]
+		check(t, r)
+		if len(r.Intervals) == 0 {
+			t.Error("no intervals")
+		}
+	})
+}
+
+// pair runs the two ends with their own contexts and links (either may be
+// wrapped), guarding against a hang.
+type pair struct {
+	spec       Spec
+	clientLink func(Link) Link
+	serverLink func(Link) Link
+	serverCtx  context.Context
+	clientOpt  Options
+}
+
+func (p pair) run(t *testing.T) (cres *EndResult, cerr, serr error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	a, b := Pipe()
+	if p.clientLink != nil {
+		a = p.clientLink(a)
+	}
+	if p.serverLink != nil {
+		b = p.serverLink(b)
+	}
+	sctx := ctx
+	if p.serverCtx != nil {
+		sctx = p.serverCtx
+	}
+	p.clientOpt.PeerHost = "127.0.0.1"
+	sdone, cdone := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(sdone)
+		_, serr = Run(sctx, p.spec, Server, b, Options{ListenHost: "127.0.0.1"})
+	}()
+	go func() {
+		defer close(cdone)
+		cres, cerr = Run(ctx, p.spec, Client, a, p.clientOpt)
+	}()
+	guard := time.After(hangGuard / 2)
+	for _, ch := range []chan struct{}{cdone, sdone} {
+		select {
+		case <-ch:
+		case <-guard:
+			t.Fatal("an end hung")
+		}
+	}
+	return cres, cerr, serr
+}
+
+// hookLink calls hook before each exchange; a non-nil error from the hook
+// is returned instead of exchanging.
+type hookLink struct {
+	Link
+	hook func(ctx context.Context, l Link, phase string, out, in any) (bool, error)
+}
+
+func (h hookLink) Exchange(ctx context.Context, phase string, out, in any) error {
+	if done, err := h.hook(ctx, h.Link, phase, out, in); done {
+		return err
+	}
+	return h.Link.Exchange(ctx, phase, out, in)
+}
+
+func TestTCPServerFailsAtReady(t *testing.T) {
+	injected := errors.New("injected server failure")
+	p := pair{
+		spec: tcpSpec("tcp-lat", []int{2, 64}, 10, 0),
+		serverLink: func(l Link) Link {
+			return hookLink{l, func(ctx context.Context, l Link, phase string, _, _ any) (bool, error) {
+				if phase != "ready/1" {
+					return false, nil
+				}
+				_ = l.Exchange(ctx, phase, Fail(injected), nil)
+				return true, injected
+			}}
+		},
+	}
+	res, cerr, serr := p.run(t)
+	var pe *PeerError
+	if !errors.As(cerr, &pe) || pe.Msg != injected.Error() {
+		t.Fatalf("client error %v, want a PeerError carrying %q", cerr, injected)
+	}
+	if !errors.Is(serr, injected) {
+		t.Errorf("server error %v, want %v", serr, injected)
+	}
+	// The size before the failure keeps its result; the failing one records it.
+	if len(res.Results) != 2 || res.Results[0].Error != "" || res.Results[0].Latency == nil || res.Results[1].Error == "" {
+		t.Errorf("results %+v: want size 2 measured and size 64 failed", res.Results)
+	}
+}
+
+// TestTCPDialFails: a client that cannot connect tells the server, which
+// stops waiting for the connection at once.
+func TestTCPDialFails(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	spec := tcpSpec("tcp-lat", []int{2}, 10, 0)
+	spec.IdleTimeout = time.Minute // a server that waited for the accept deadline would hit the hang guard
+	p := pair{
+		spec: spec,
+		clientLink: func(l Link) Link {
+			return hookLink{l, func(ctx context.Context, l Link, phase string, out, in any) (bool, error) {
+				if phase != "tcp-setup" {
+					return false, nil
+				}
+				err := l.Exchange(ctx, phase, out, in)
+				in.(*tcpSetup).Port = closed
+				return true, err
+			}}
+		},
+	}
+	_, cerr, serr := p.run(t)
+	var pe *PeerError
+	if cerr == nil || errors.As(cerr, &pe) {
+		t.Errorf("client error %v, want its own dial error", cerr)
+	}
+	if !errors.As(serr, &pe) {
+		t.Errorf("server error %v, want the client's failure", serr)
+	}
+}
+
+// TestTCPPeerDies: the server goes away in the middle of a test (its
+// context is cancelled, which closes its connection); the client returns
+// an error, long before its idle timeout.
+func TestTCPPeerDies(t *testing.T) {
+	for _, test := range []string{"tcp-lat", "tcp-bw"} {
+		t.Run(test, func(t *testing.T) {
+			spec := tcpSpec(test, []int{1024}, 0, 5)
+			spec.Duration = time.Minute
+			spec.Interval = 100 * time.Millisecond
+			spec.IdleTimeout = time.Minute
+			sctx, kill := context.WithCancel(context.Background())
+			defer kill()
+			p := pair{spec: spec, serverCtx: sctx, clientOpt: Options{Progress: func(p Progress) {
+				if p.Interval != nil {
+					kill() // the client is in the data phase
+				}
+			}}}
+			res, cerr, serr := p.run(t)
+			if !errors.Is(cerr, errPeerClosed) {
+				t.Errorf("client error %v, want %v", cerr, errPeerClosed)
+			}
+			if !errors.Is(serr, context.Canceled) {
+				t.Errorf("server error %v, want %v", serr, context.Canceled)
+			}
+			if len(res.Results) != 1 || res.Results[0].Error == "" {
+				t.Errorf("results %+v: want the failure recorded", res.Results)
+			}
+		})
+	}
+}
+
+// TestTCPSkipsStrayConnections plays the client by hand: connections that
+// do not present the token are dropped, the client's is served.
+func TestTCPSkipsStrayConnections(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	spec := tcpSpec("tcp-lat", []int{2}, 3, 0)
+	a, b := Pipe()
+	var serr error
+	sdone := make(chan struct{})
+	go func() {
+		defer close(sdone)
+		_, serr = Run(ctx, spec, Server, b, Options{ListenHost: "127.0.0.1"})
+	}()
+	var srv tcpSetup
+	if err := a.Exchange(ctx, "tcp-setup", tcpSetup{Host: LocalHost()}, &srv); err != nil {
+		t.Fatal(err)
+	}
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(srv.Port))
+	dial := func(token uint64, send bool) net.Conn {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		if send {
+			var buf [8]byte
+			binary.BigEndian.PutUint64(buf[:], token)
+			if _, err := c.Write(buf[:]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return c
+	}
+	wrong := dial(srv.Token+1, true) // a one-connection test has only token+0
+	dial(0, false).Close()
+	c := dial(srv.Token, true)
+	for _, ph := range []string{"tcp-connect", "ready/0"} {
+		if err := a.Exchange(ctx, ph, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	msg := make([]byte, 2)
+	for k := 0; k < 3; k++ {
+		if _, err := c.Write(msg); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(c, msg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	msg[0] = markEnd
+	if _, err := c.Write(msg); err != nil {
+		t.Fatal(err)
+	}
+	var out sizeOutcome
+	if err := a.Exchange(ctx, "finished/0", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Exchange(ctx, "result/0", sizeOutcome{}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Received != 3 {
+		t.Errorf("server echoed %d messages, want 3", out.Received)
+	}
+	<-sdone
+	if serr != nil {
+		t.Errorf("server: %v", serr)
+	}
+	// The stray connection was closed by the server.
+	_ = wrong.SetReadDeadline(time.Now().Add(hangGuard / 2))
+	if n, err := wrong.Read(msg); err == nil {
+		t.Errorf("stray connection read %d bytes, want it closed", n)
+	}
+}
+
+// TestTCPIdleTimeout plays a server that connects and then goes silent:
+// the client fails with the idle timeout.
+func TestTCPIdleTimeout(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	spec := tcpSpec("tcp-lat", []int{2}, 10, 0)
+	spec.IdleTimeout = 300 * time.Millisecond
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	a, b := Pipe()
+	var cerr error
+	cdone := make(chan struct{})
+	go func() {
+		defer close(cdone)
+		_, cerr = Run(ctx, spec, Client, a, Options{PeerHost: "127.0.0.1"})
+	}()
+	const token = 42
+	if err := b.Exchange(ctx, "tcp-setup", tcpSetup{Host: LocalHost(), Port: ln.Addr().(*net.TCPAddr).Port, Token: token}, nil); err != nil {
+		t.Fatal(err)
+	}
+	c, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var buf [8]byte
+	if _, err := io.ReadFull(c, buf[:]); err != nil || binary.BigEndian.Uint64(buf[:]) != token {
+		t.Fatalf("token %x, %v; want %x", buf, err, token)
+	}
+	for _, ph := range []string{"tcp-connect", "ready/0"} {
+		if err := b.Exchange(ctx, ph, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-cdone // the server never answers
+	if !errors.Is(cerr, os.ErrDeadlineExceeded) {
+		t.Errorf("client error %v, want the idle timeout", cerr)
+	}
+	// The client told why it stopped.
+	var pe *PeerError
+	if err := b.Exchange(ctx, "finished/0", nil, nil); !errors.As(err, &pe) {
+		t.Errorf("after the client failed, the link gave %v, want its PeerError", err)
+	}
+}
