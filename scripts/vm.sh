@@ -26,7 +26,11 @@
 # RDMABENCH_TEST_DEVICE=rxe0 (unless set). `ulimit -l` is unlimited. The guest
 # device is rxe0 on dummy0 (10.0.0.1/24); a server and a client in the same
 # VM talk through it. The command's stdin is /dev/null; its stdout and stderr
-# go to the host's stdout and stderr (as terminals when the host's are).
+# go to the host's stdout and stderr (as terminals when the host's are),
+# live, through emulated serial ports (about 0.5 MB/s): write bulky output to
+# a --share folder. Compile on the host (go test -c) rather than in the guest:
+# it is emulated, and GOCACHE writes land in the guest's tmpfs.
+# Exit status: the command's; 1 with a message when the VM failed or timed out.
 #
 # First use downloads the Debian kernel package (apt-get download, needs the
 # apt lists: run scripts/deps.sh) and builds a cache in
@@ -310,97 +314,95 @@ strip_sig() {
 build_cache() {
 	local tmp=$1 log=$1/build.log
 	local deb pkg kv base m line path name vmlinuz off
-	{
-		rb_need apt-get apt
-		rb_need dpkg-deb dpkg
-		rb_need depmod kmod
-		rb_need modprobe kmod
-		rb_need cpio cpio
-		rb_need xz xz-utils
-		mkdir -p "$tmp/dl" "$tmp/root" "$tmp/initramfs/bin" "$tmp/initramfs/lib/modules" \
-			"$tmp/initramfs/proc" "$tmp/initramfs/sys" "$tmp/initramfs/dev" "$tmp/initramfs/xchg" \
-			"$tmp/modprobe.d"
+	rb_need apt-get apt
+	rb_need dpkg-deb dpkg
+	rb_need depmod kmod
+	rb_need modprobe kmod
+	rb_need cpio cpio
+	rb_need xz xz-utils
+	mkdir -p "$tmp/dl" "$tmp/root" "$tmp/initramfs/bin" "$tmp/initramfs/lib/modules" \
+		"$tmp/initramfs/proc" "$tmp/initramfs/sys" "$tmp/initramfs/dev" "$tmp/initramfs/xchg" \
+		"$tmp/modprobe.d"
 
-		if [[ -n ${RDMABENCH_VM_KERNEL_DEB:-} ]]; then
-			deb=$RDMABENCH_VM_KERNEL_DEB
-			[[ -f $deb ]] || rb_die "RDMABENCH_VM_KERNEL_DEB=$deb: no such file"
-			pkg=$(dpkg-deb -f "$deb" Package)
-		else
-			pkg=$(apt-cache depends linux-image-amd64 2>/dev/null |
-				awk '$1 == "Depends:" && $2 ~ /^linux-image-/ {print $2; exit}') || true
-			[[ -n $pkg ]] || rb_die "apt does not know linux-image-amd64: run 'apt-get update' (or scripts/deps.sh) first"
-			local apt_opts=()
-			[[ $(id -u) -eq 0 ]] && apt_opts=(-o APT::Sandbox::User=root)
-			(cd "$tmp/dl" && apt-get download -q "${apt_opts[@]}" "$pkg") >>"$log" 2>&1 ||
-				rb_die "apt-get download $pkg failed (see $log)"
-			deb=$(echo "$tmp"/dl/*.deb)
-		fi
-		dpkg-deb -x "$deb" "$tmp/root" >>"$log" 2>&1 || rb_die "cannot extract $deb"
+	if [[ -n ${RDMABENCH_VM_KERNEL_DEB:-} ]]; then
+		deb=$RDMABENCH_VM_KERNEL_DEB
+		[[ -f $deb ]] || rb_die "RDMABENCH_VM_KERNEL_DEB=$deb: no such file"
+		pkg=$(dpkg-deb -f "$deb" Package)
+	else
+		pkg=$(apt-cache depends linux-image-amd64 2>/dev/null |
+			awk '$1 == "Depends:" && $2 ~ /^linux-image-/ {print $2; exit}') || true
+		[[ -n $pkg ]] || rb_die "apt does not know linux-image-amd64: run 'apt-get update' (or scripts/deps.sh) first"
+		local apt_opts=()
+		[[ $(id -u) -eq 0 ]] && apt_opts=(-o APT::Sandbox::User=root)
+		(cd "$tmp/dl" && apt-get download -q "${apt_opts[@]}" "$pkg") >>"$log" 2>&1 ||
+			rb_die "apt-get download $pkg failed (see $log)"
+		deb=$(echo "$tmp"/dl/*.deb)
+	fi
+	dpkg-deb -x "$deb" "$tmp/root" >>"$log" 2>&1 || rb_die "cannot extract $deb"
 
-		if compgen -G "$tmp/root/lib/modules/*" >/dev/null; then
-			base=$tmp/root
-		elif compgen -G "$tmp/root/usr/lib/modules/*" >/dev/null; then
-			base=$tmp/root/usr
-		else
-			rb_die "$pkg ships no modules"
-		fi
-		kv=$(basename "$(echo "$base"/lib/modules/*)")
-		depmod -b "$base" "$kv" >>"$log" 2>&1 || rb_die "depmod failed (see $log)"
+	if compgen -G "$tmp/root/lib/modules/*" >/dev/null; then
+		base=$tmp/root
+	elif compgen -G "$tmp/root/usr/lib/modules/*" >/dev/null; then
+		base=$tmp/root/usr
+	else
+		rb_die "$pkg ships no modules"
+	fi
+	kv=$(basename "$(echo "$base"/lib/modules/*)")
+	depmod -b "$base" "$kv" >>"$log" 2>&1 || rb_die "depmod failed (see $log)"
 
-		# The modules and their dependencies, in load order, each once.
-		local -A seen=()
-		: >"$tmp/initramfs/modules.load"
-		for m in $GUEST_MODULES; do
-			# An empty config dir: ignore the host's modprobe.d options.
-			modprobe -C "$tmp/modprobe.d" -d "$base" -S "$kv" --show-depends "$m" >"$tmp/deps" 2>>"$log" ||
-				rb_die "module $m not found in $pkg"
-			while read -r line path _; do
-				[[ $line == insmod ]] || continue # "builtin x": nothing to load
-				name=$(basename "$path")
-				[[ -z ${seen[$name]:-} ]] || continue
-				seen[$name]=1
-				cp "$path" "$tmp/initramfs/lib/modules/$name"
-				strip_sig "$tmp/initramfs/lib/modules/$name"
-				local params='' p
-				for p in $GUEST_MODULE_PARAMS; do
-					[[ ${p%%:*}.ko == "$name" ]] && params=${p#*:}
-				done
-				echo "$name $params" >>"$tmp/initramfs/modules.load"
-			done <"$tmp/deps"
-		done
+	# The modules and their dependencies, in load order, each once.
+	local -A seen=()
+	: >"$tmp/initramfs/modules.load"
+	for m in $GUEST_MODULES; do
+		# An empty config dir: ignore the host's modprobe.d options.
+		modprobe -C "$tmp/modprobe.d" -d "$base" -S "$kv" --show-depends "$m" >"$tmp/deps" 2>>"$log" ||
+			rb_die "module $m not found in $pkg"
+		while read -r line path _; do
+			[[ $line == insmod ]] || continue # "builtin x": nothing to load
+			name=$(basename "$path")
+			[[ -z ${seen[$name]:-} ]] || continue
+			seen[$name]=1
+			cp "$path" "$tmp/initramfs/lib/modules/$name"
+			strip_sig "$tmp/initramfs/lib/modules/$name"
+			local params='' p
+			for p in $GUEST_MODULE_PARAMS; do
+				[[ ${p%%:*}.ko == "$name" ]] && params=${p#*:}
+			done
+			echo "$name $params" >>"$tmp/initramfs/modules.load"
+		done <"$tmp/deps"
+	done
 
-		# busybox must be static: it runs before any library is reachable.
-		local bb
-		bb=$(command -v busybox || true)
-		[[ -n $bb ]] || rb_die "busybox not found: install busybox-static"
-		if ldd "$bb" >/dev/null 2>&1; then
-			rb_die "$bb is dynamically linked: install busybox-static"
-		fi
-		cp "$bb" "$tmp/initramfs/bin/busybox"
-		for m in $("$bb" --list); do
-			[[ $m == busybox ]] || ln -s busybox "$tmp/initramfs/bin/$m"
-		done
-		printf '%s\n' "$STAGE1_INIT" >"$tmp/initramfs/init"
-		chmod 755 "$tmp/initramfs/init"
-		(cd "$tmp/initramfs" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) >"$tmp/initramfs.cpio"
+	# busybox must be static: it runs before any library is reachable.
+	local bb
+	bb=$(command -v busybox || true)
+	[[ -n $bb ]] || rb_die "busybox not found: install busybox-static"
+	if ldd "$bb" >/dev/null 2>&1; then
+		rb_die "$bb is dynamically linked: install busybox-static"
+	fi
+	cp "$bb" "$tmp/initramfs/bin/busybox"
+	for m in $("$bb" --list); do
+		[[ $m == busybox ]] || ln -s busybox "$tmp/initramfs/bin/$m"
+	done
+	printf '%s\n' "$STAGE1_INIT" >"$tmp/initramfs/init"
+	chmod 755 "$tmp/initramfs/init"
+	(cd "$tmp/initramfs" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) >"$tmp/initramfs.cpio"
 
-		# Boot the uncompressed ELF vmlinux (PVH entry): much faster than
-		# letting the guest decompress the bzImage under emulation.
-		vmlinuz=$(echo "$tmp"/root/boot/vmlinuz-*)
-		[[ -f $vmlinuz ]] || rb_die "$pkg has no /boot/vmlinuz-*"
-		off=$(LC_ALL=C grep -obUaP '\xfd7zXZ\x00' "$vmlinuz" | head -n1 | cut -d: -f1) || true
-		if [[ -n $off ]] && tail -c +$((off + 1)) "$vmlinuz" >"$tmp/payload.xz" &&
-			xz -dc --single-stream "$tmp/payload.xz" >"$tmp/vmlinux" 2>>"$log" &&
-			[[ $(head -c 4 "$tmp/vmlinux" | od -An -c | tr -d ' ') == 177ELF ]]; then
-			:
-		else
-			echo "no XZ-compressed ELF in $vmlinuz: booting the bzImage" >>"$log"
-			cp "$vmlinuz" "$tmp/vmlinux"
-		fi
+	# Boot the uncompressed ELF vmlinux (PVH entry): much faster than
+	# letting the guest decompress the bzImage under emulation.
+	vmlinuz=$(echo "$tmp"/root/boot/vmlinuz-*)
+	[[ -f $vmlinuz ]] || rb_die "$pkg has no /boot/vmlinuz-*"
+	off=$(LC_ALL=C grep -obUaP '\xfd7zXZ\x00' "$vmlinuz" | head -n1 | cut -d: -f1) || true
+	if [[ -n $off ]] && tail -c +$((off + 1)) "$vmlinuz" >"$tmp/payload.xz" &&
+		xz -dc --single-stream "$tmp/payload.xz" >"$tmp/vmlinux" 2>>"$log" &&
+		[[ $(head -c 4 "$tmp/vmlinux" | od -An -c | tr -d ' ') == 177ELF ]]; then
+		:
+	else
+		echo "no XZ-compressed ELF in $vmlinuz: booting the bzImage" >>"$log"
+		cp "$vmlinuz" "$tmp/vmlinux"
+	fi
 
-		rm -rf "$tmp/root" "$tmp/dl" "$tmp/deps" "$tmp/payload.xz" "$tmp/modprobe.d" "$tmp/initramfs"
-		printf 'package=%s\nkernel=%s\nbuilt=%s\n' "$pkg" "$kv" "$(date -u +%FT%TZ)" >"$tmp/stamp"
-	}
+	rm -rf "$tmp/root" "$tmp/dl" "$tmp/deps" "$tmp/payload.xz" "$tmp/modprobe.d" "$tmp/initramfs"
+	printf 'package=%s\nkernel=%s\nbuilt=%s\n' "$pkg" "$kv" "$(date -u +%FT%TZ)" >"$tmp/stamp"
 }
 
 ensure_cache() {

@@ -20,9 +20,9 @@ import (
 // invariants (counts, bytes, order, error propagation), never timings: the
 // only time bounds are hang guards, far above what a working run takes.
 
-const hangGuard = 30 * time.Second
+const tcpHangGuard = 30 * time.Second
 
-func tcpSpec(test string, sizes []int, iters, warmup int) Spec {
+func tcpTestSpec(test string, sizes []int, iters, warmup int) Spec {
 	s := NewSpec(test)
 	s.Sizes = sizes
 	s.Iterations = iters
@@ -30,9 +30,9 @@ func tcpSpec(test string, sizes []int, iters, warmup int) Spec {
 	return s
 }
 
-func runLoopback(t *testing.T, spec Spec, opt Options) *EndResult {
+func tcpLoopback(t *testing.T, spec Spec, opt Options) *EndResult {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	ctx, cancel := context.WithTimeout(context.Background(), tcpHangGuard)
 	defer cancel()
 	res, err := RunLoopback(ctx, spec, opt)
 	if err != nil {
@@ -53,7 +53,7 @@ func runLoopback(t *testing.T, spec Spec, opt Options) *EndResult {
 	return res
 }
 
-func checkLatency(t *testing.T, l *report.Latency, count int64) {
+func checkTCPLatency(t *testing.T, l *report.Latency, count int64) {
 	t.Helper()
 	if l == nil {
 		t.Fatal("no latency")
@@ -75,13 +75,13 @@ func checkLatency(t *testing.T, l *report.Latency, count int64) {
 }
 
 func TestTCPLatency(t *testing.T) {
-	spec := tcpSpec("tcp-lat", []int{2, 4096}, 50, 5)
-	res := runLoopback(t, spec, Options{})
+	spec := tcpTestSpec("tcp-lat", []int{2, 4096}, 50, 5)
+	res := tcpLoopback(t, spec, Options{})
 	for _, r := range res.Results {
 		if r.Iterations != 50 || r.Warmup != 5 {
 			t.Errorf("%d B: iterations %d warm-up %d, want 50 and 5", r.Size, r.Iterations, r.Warmup)
 		}
-		checkLatency(t, r.Latency, 50)
+		checkTCPLatency(t, r.Latency, 50)
 		if r.Bandwidth != nil || r.Intervals != nil {
 			t.Errorf("%d B: bandwidth or intervals in a latency test", r.Size)
 		}
@@ -90,8 +90,8 @@ func TestTCPLatency(t *testing.T) {
 
 func TestTCPBandwidth(t *testing.T) {
 	const size, iters = 65536, 200
-	spec := tcpSpec("tcp-bw", []int{size}, iters, 10)
-	r := runLoopback(t, spec, Options{}).Results[0]
+	spec := tcpTestSpec("tcp-bw", []int{size}, iters, 10)
+	r := tcpLoopback(t, spec, Options{}).Results[0]
 	b := r.Bandwidth
 	if b == nil {
 		t.Fatal("no bandwidth")
@@ -123,11 +123,11 @@ func TestTCPSweep(t *testing.T) {
 					done = append(done, p.Size)
 				}
 			}}
-			spec := tcpSpec(test, sizes, 5, 2)
-			res := runLoopback(t, spec, opt)
+			spec := tcpTestSpec(test, sizes, 5, 2)
+			res := tcpLoopback(t, spec, opt)
 			for _, r := range res.Results {
 				if test == "tcp-lat" {
-					checkLatency(t, r.Latency, 5)
+					checkTCPLatency(t, r.Latency, 5)
 				} else if r.Bandwidth == nil || r.Bandwidth.Bytes != uint64(5*r.Size) || r.Bandwidth.Messages != 5 {
 					t.Errorf("%d B: bandwidth %+v, want %d bytes in 5 messages", r.Size, r.Bandwidth, 5*r.Size)
 				}
@@ -149,7 +149,7 @@ func TestTCPSweep(t *testing.T) {
 func TestTCPDuration(t *testing.T) {
 	for _, test := range []string{"tcp-lat", "tcp-bw"} {
 		t.Run(test, func(t *testing.T) {
-			spec := tcpSpec(test, []int{64}, 0, 5)
+			spec := tcpTestSpec(test, []int{64}, 0, 5)
 			spec.Duration = 300 * time.Millisecond
 			spec.Interval = 100 * time.Millisecond
 			var mu sync.Mutex
@@ -161,7 +161,7 @@ func TestTCPDuration(t *testing.T) {
 					progress = append(progress, *p.Interval)
 				}
 			}}
-			r := runLoopback(t, spec, opt).Results[0]
+			r := tcpLoopback(t, spec, opt).Results[0]
 			if r.DurationS != 0.3 || r.Warmup != 5 {
 				t.Errorf("duration %v s, warm-up %d; want 0.3 and 5", r.DurationS, r.Warmup)
 			}
@@ -198,7 +198,7 @@ func TestTCPDuration(t *testing.T) {
 				msgs += iv.Bandwidth.Messages
 			}
 			if test == "tcp-lat" {
-				checkLatency(t, r.Latency, count)
+				checkTCPLatency(t, r.Latency, count)
 				if r.Iterations != int(count) {
 					t.Errorf("iterations %d, intervals hold %d samples", r.Iterations, count)
 				}
@@ -226,9 +226,9 @@ func TestTCPBidirectional(t *testing.T) {
 		}
 	}
 	t.Run("iterations", func(t *testing.T) {
-		spec := tcpSpec("tcp-bw", []int{4096, 65536}, 300, 10)
+		spec := tcpTestSpec("tcp-bw", []int{4096, 65536}, 300, 10)
 		spec.Bidirectional = true
-		for _, r := range runLoopback(t, spec, Options{}).Results {
+		for _, r := range tcpLoopback(t, spec, Options{}).Results {
 			check(t, r)
 			if r.Bandwidth.Messages != 300 || r.Reverse.Messages != 300 {
 				t.Errorf("%d B: %d and %d messages, want 300 each way", r.Size, r.Bandwidth.Messages, r.Reverse.Messages)
@@ -236,11 +236,11 @@ func TestTCPBidirectional(t *testing.T) {
 		}
 	})
 	t.Run("duration", func(t *testing.T) {
-		spec := tcpSpec("tcp-bw", []int{65536}, 0, 10)
+		spec := tcpTestSpec("tcp-bw", []int{65536}, 0, 10)
 		spec.Bidirectional = true
 		spec.Duration = 200 * time.Millisecond
 		spec.Interval = 100 * time.Millisecond
-		r := runLoopback(t, spec, Options{}).Results[0]
+		r := tcpLoopback(t, spec, Options{}).Results[0]
 		check(t, r)
 		if len(r.Intervals) == 0 {
 			t.Error("no intervals")
@@ -248,9 +248,9 @@ func TestTCPBidirectional(t *testing.T) {
 	})
 }
 
-// pair runs the two ends with their own contexts and links (either may be
+// tcpPair runs the two ends with their own contexts and links (either may be
 // wrapped), guarding against a hang.
-type pair struct {
+type tcpPair struct {
 	spec       Spec
 	clientLink func(Link) Link
 	serverLink func(Link) Link
@@ -258,9 +258,9 @@ type pair struct {
 	clientOpt  Options
 }
 
-func (p pair) run(t *testing.T) (cres *EndResult, cerr, serr error) {
+func (p tcpPair) run(t *testing.T) (cres *EndResult, cerr, serr error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	ctx, cancel := context.WithTimeout(context.Background(), tcpHangGuard)
 	defer cancel()
 	a, b := Pipe()
 	if p.clientLink != nil {
@@ -283,7 +283,7 @@ func (p pair) run(t *testing.T) (cres *EndResult, cerr, serr error) {
 		defer close(cdone)
 		cres, cerr = Run(ctx, p.spec, Client, a, p.clientOpt)
 	}()
-	guard := time.After(hangGuard / 2)
+	guard := time.After(tcpHangGuard / 2)
 	for _, ch := range []chan struct{}{cdone, sdone} {
 		select {
 		case <-ch:
@@ -294,14 +294,14 @@ func (p pair) run(t *testing.T) (cres *EndResult, cerr, serr error) {
 	return cres, cerr, serr
 }
 
-// hookLink calls hook before each exchange; a non-nil error from the hook
-// is returned instead of exchanging.
-type hookLink struct {
+// tcpHookLink calls hook before each exchange; when the hook says it is
+// done, its error is returned instead of exchanging.
+type tcpHookLink struct {
 	Link
 	hook func(ctx context.Context, l Link, phase string, out, in any) (bool, error)
 }
 
-func (h hookLink) Exchange(ctx context.Context, phase string, out, in any) error {
+func (h tcpHookLink) Exchange(ctx context.Context, phase string, out, in any) error {
 	if done, err := h.hook(ctx, h.Link, phase, out, in); done {
 		return err
 	}
@@ -310,10 +310,10 @@ func (h hookLink) Exchange(ctx context.Context, phase string, out, in any) error
 
 func TestTCPServerFailsAtReady(t *testing.T) {
 	injected := errors.New("injected server failure")
-	p := pair{
-		spec: tcpSpec("tcp-lat", []int{2, 64}, 10, 0),
+	p := tcpPair{
+		spec: tcpTestSpec("tcp-lat", []int{2, 64}, 10, 0),
 		serverLink: func(l Link) Link {
-			return hookLink{l, func(ctx context.Context, l Link, phase string, _, _ any) (bool, error) {
+			return tcpHookLink{l, func(ctx context.Context, l Link, phase string, _, _ any) (bool, error) {
 				if phase != "ready/1" {
 					return false, nil
 				}
@@ -345,12 +345,12 @@ func TestTCPDialFails(t *testing.T) {
 	}
 	closed := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
-	spec := tcpSpec("tcp-lat", []int{2}, 10, 0)
+	spec := tcpTestSpec("tcp-lat", []int{2}, 10, 0)
 	spec.IdleTimeout = time.Minute // a server that waited for the accept deadline would hit the hang guard
-	p := pair{
+	p := tcpPair{
 		spec: spec,
 		clientLink: func(l Link) Link {
-			return hookLink{l, func(ctx context.Context, l Link, phase string, out, in any) (bool, error) {
+			return tcpHookLink{l, func(ctx context.Context, l Link, phase string, out, in any) (bool, error) {
 				if phase != "tcp-setup" {
 					return false, nil
 				}
@@ -376,13 +376,13 @@ func TestTCPDialFails(t *testing.T) {
 func TestTCPPeerDies(t *testing.T) {
 	for _, test := range []string{"tcp-lat", "tcp-bw"} {
 		t.Run(test, func(t *testing.T) {
-			spec := tcpSpec(test, []int{1024}, 0, 5)
+			spec := tcpTestSpec(test, []int{1024}, 0, 5)
 			spec.Duration = time.Minute
 			spec.Interval = 100 * time.Millisecond
 			spec.IdleTimeout = time.Minute
 			sctx, kill := context.WithCancel(context.Background())
 			defer kill()
-			p := pair{spec: spec, serverCtx: sctx, clientOpt: Options{Progress: func(p Progress) {
+			p := tcpPair{spec: spec, serverCtx: sctx, clientOpt: Options{Progress: func(p Progress) {
 				if p.Interval != nil {
 					kill() // the client is in the data phase
 				}
@@ -404,9 +404,9 @@ func TestTCPPeerDies(t *testing.T) {
 // TestTCPSkipsStrayConnections plays the client by hand: connections that
 // do not present the token are dropped, the client's is served.
 func TestTCPSkipsStrayConnections(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	ctx, cancel := context.WithTimeout(context.Background(), tcpHangGuard)
 	defer cancel()
-	spec := tcpSpec("tcp-lat", []int{2}, 3, 0)
+	spec := tcpTestSpec("tcp-lat", []int{2}, 3, 0)
 	a, b := Pipe()
 	var serr error
 	sdone := make(chan struct{})
@@ -470,7 +470,7 @@ func TestTCPSkipsStrayConnections(t *testing.T) {
 		t.Errorf("server: %v", serr)
 	}
 	// The stray connection was closed by the server.
-	_ = wrong.SetReadDeadline(time.Now().Add(hangGuard / 2))
+	_ = wrong.SetReadDeadline(time.Now().Add(tcpHangGuard / 2))
 	if n, err := wrong.Read(msg); err == nil {
 		t.Errorf("stray connection read %d bytes, want it closed", n)
 	}
@@ -479,9 +479,9 @@ func TestTCPSkipsStrayConnections(t *testing.T) {
 // TestTCPIdleTimeout plays a server that connects and then goes silent:
 // the client fails with the idle timeout.
 func TestTCPIdleTimeout(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	ctx, cancel := context.WithTimeout(context.Background(), tcpHangGuard)
 	defer cancel()
-	spec := tcpSpec("tcp-lat", []int{2}, 10, 0)
+	spec := tcpTestSpec("tcp-lat", []int{2}, 10, 0)
 	spec.IdleTimeout = 300 * time.Millisecond
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -1,0 +1,296 @@
+//go:build linux && cgo
+
+package workloads
+
+// Every RDMA test, run in loopback on a real device (see internal/testutil:
+// inside the Soft-RoCE VM, RDMABENCH_TEST_DEVICE=rxe0 makes a missing device
+// a failure). Invariants only: counts, bytes, sizes, directions, histogram
+// round trips; never timings.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rdmabench/rdmabench/internal/testutil"
+	"github.com/rdmabench/rdmabench/pkg/report"
+)
+
+func loopback(t *testing.T, s Spec) (*EndResult, error) {
+	t.Helper()
+	s.Device = testutil.Device(t)
+	testutil.NoLeaks(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	return RunLoopback(ctx, s, Options{})
+}
+
+func rdmaSpec(test string, mutate func(*Spec)) Spec {
+	s := NewSpec(test)
+	s.Iterations = 50
+	s.Warmup = 5
+	if mutate != nil {
+		mutate(&s)
+	}
+	s.ApplyDefaults()
+	return s
+}
+
+func checkRDMALatency(t *testing.T, r report.Result, iters int, basis string) {
+	t.Helper()
+	l := r.Latency
+	if l == nil {
+		t.Fatalf("%s %d B: no latency: %+v", r.Test, r.Size, r)
+	}
+	if l.Count != int64(iters) || r.Iterations != iters || r.Warmup != 5 {
+		t.Fatalf("%s %d B: %d samples, %d iterations, %d warm-up; want %d, %d, 5", r.Test, r.Size, l.Count, r.Iterations, r.Warmup, iters, iters)
+	}
+	if l.Basis != basis {
+		t.Fatalf("%s: basis %s, want %s", r.Test, l.Basis, basis)
+	}
+	if !(l.MinNs > 0 && l.MinNs <= l.P50Ns && l.P50Ns <= l.P99Ns && l.P99Ns <= l.MaxNs && l.MinNs <= l.MeanNs && l.MeanNs <= l.MaxNs) {
+		t.Fatalf("%s: statistics out of order: %+v", r.Test, l)
+	}
+	h, err := report.DecodeHistogram(l.Histogram)
+	if err != nil {
+		t.Fatalf("%s: histogram does not decode: %v", r.Test, err)
+	}
+	if h.TotalCount() != l.Count {
+		t.Fatalf("%s: histogram holds %d samples, statistics %d", r.Test, h.TotalCount(), l.Count)
+	}
+	if got := float64(h.Max()); math.Abs(got-l.MaxNs) > l.MaxNs/500+1 {
+		t.Fatalf("%s: histogram max %.0f ns, statistics max %.0f ns", r.Test, got, l.MaxNs)
+	}
+}
+
+func checkRDMABandwidth(t *testing.T, r report.Result, b *report.Bandwidth, msgs uint64) {
+	t.Helper()
+	if b == nil {
+		t.Fatalf("%s %d B: no bandwidth: %+v", r.Test, r.Size, r)
+	}
+	if b.Messages != msgs || b.Bytes != msgs*uint64(r.Size) {
+		t.Fatalf("%s %d B: %d messages, %d bytes; want %d and %d", r.Test, r.Size, b.Messages, b.Bytes, msgs, msgs*uint64(r.Size))
+	}
+	if b.DurationNs <= 0 || b.Gbps <= 0 || b.MiBps <= 0 || b.Mmsgps <= 0 {
+		t.Fatalf("%s %d B: implausible figures %+v", r.Test, r.Size, b)
+	}
+	// The three figures must agree with each other.
+	secs := float64(b.DurationNs) / 1e9
+	if want := float64(b.Bytes) * 8 / 1e9 / secs; math.Abs(b.Gbps-want) > want*1e-9 {
+		t.Fatalf("%s: %.6f Gbit/s, bytes and duration give %.6f", r.Test, b.Gbps, want)
+	}
+}
+
+func TestEveryTestTwoSizes(t *testing.T) {
+	cases := []struct {
+		test, conn string
+		sizes      []int
+	}{
+		{"write-lat", "RC", []int{2, 5000}},
+		{"write-lat", "UC", []int{2, 5000}},
+		{"read-lat", "RC", []int{2, 5000}},
+		{"send-lat", "RC", []int{2, 5000}},
+		{"send-lat", "UC", []int{2, 5000}},
+		{"send-lat", "UD", []int{2, 1024}},
+		{"atomic-lat", "RC", []int{8}},
+		{"write-bw", "RC", []int{2, 65536}},
+		{"write-bw", "UC", []int{2, 65536}},
+		{"read-bw", "RC", []int{2, 65536}},
+		{"send-bw", "RC", []int{2, 65536}},
+		{"send-bw", "UC", []int{2, 4096}},
+		{"send-bw", "UD", []int{2, 1024}},
+		{"atomic-bw", "RC", []int{8}},
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("%s-%s", c.test, c.conn), func(t *testing.T) {
+			s := rdmaSpec(c.test, func(s *Spec) { s.Connection, s.Sizes = c.conn, c.sizes })
+			res, err := loopback(t, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Results) != len(c.sizes) {
+				t.Fatalf("%d results for %d sizes", len(res.Results), len(c.sizes))
+			}
+			for i, r := range res.Results {
+				if r.Size != c.sizes[i] || r.Test != c.test || r.Connection != c.conn || r.Error != "" {
+					t.Fatalf("result %d: %+v", i, r)
+				}
+				info := s.Info()
+				if info.Metric == Latency {
+					checkRDMALatency(t, r, 50, info.Basis)
+				} else if c.conn == "RC" {
+					checkRDMABandwidth(t, r, r.Bandwidth, 50)
+				} else if r.Bandwidth == nil || r.Bandwidth.Messages != 50 {
+					// UC and UD do not retransmit: the sender's count holds;
+					// what arrived is a warning when short.
+					t.Fatalf("%s: sender figures %+v", c.conn, r.Bandwidth)
+				}
+			}
+			if res.Host.Device == nil || res.Host.Device.Name != testutil.Device(t) || res.Peer == nil {
+				t.Fatalf("host facts missing: %+v peer %+v", res.Host, res.Peer)
+			}
+		})
+	}
+}
+
+func TestAtomicCompareAndSwap(t *testing.T) {
+	res, err := loopback(t, rdmaSpec("atomic-lat", func(s *Spec) { s.AtomicType = CmpSwap }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRDMALatency(t, res.Results[0], 50, "rtt")
+}
+
+func TestSweepHasEverySize(t *testing.T) {
+	sizes, err := ParseSizes("2..64K")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := loopback(t, rdmaSpec("write-lat", func(s *Spec) { s.Sizes = sizes; s.Iterations = 20 }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Results) != len(sizes) {
+		t.Fatalf("%d results for %d sizes", len(res.Results), len(sizes))
+	}
+	for i, r := range res.Results {
+		if r.Size != sizes[i] || r.Latency == nil || r.Latency.Count != 20 {
+			t.Fatalf("size %d: %+v", sizes[i], r)
+		}
+	}
+}
+
+func TestBandwidthManyQPsPostList(t *testing.T) {
+	res, err := loopback(t, rdmaSpec("write-bw", func(s *Spec) { s.QPs = 4; s.PostList = 4; s.CQMod = 16; s.Sizes = []int{4096} }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res.Results[0]
+	checkRDMABandwidth(t, r, r.Bandwidth, 50*4)
+}
+
+func TestBidirectional(t *testing.T) {
+	for _, test := range []string{"write-bw", "send-bw"} {
+		t.Run(test, func(t *testing.T) {
+			res, err := loopback(t, rdmaSpec(test, func(s *Spec) { s.Bidirectional = true; s.Sizes = []int{8192} }))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := res.Results[0]
+			checkRDMABandwidth(t, r, r.Bandwidth, 50)
+			checkRDMABandwidth(t, r, r.Reverse, 50)
+			if r.Total == nil || r.Total.Bytes != r.Bandwidth.Bytes+r.Reverse.Bytes {
+				t.Fatalf("total %+v is not the sum of %+v and %+v", r.Total, r.Bandwidth, r.Reverse)
+			}
+		})
+	}
+}
+
+func TestDurationMode(t *testing.T) {
+	for _, test := range []string{"write-bw", "send-lat"} {
+		t.Run(test, func(t *testing.T) {
+			res, err := loopback(t, rdmaSpec(test, func(s *Spec) {
+				s.Iterations = 0
+				s.Duration = 400 * time.Millisecond
+				s.Interval = 100 * time.Millisecond
+			}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := res.Results[0]
+			if n := len(r.Intervals); n < 3 || n > 6 {
+				t.Fatalf("%d intervals in 400 ms of 100 ms intervals", n)
+			}
+			var sum uint64
+			for _, iv := range r.Intervals {
+				if test == "write-bw" {
+					if iv.Bandwidth == nil || iv.Bandwidth.Messages == 0 {
+						t.Fatalf("empty interval %+v", iv)
+					}
+					sum += iv.Bandwidth.Messages
+				} else {
+					if iv.Latency == nil || iv.Latency.Count == 0 {
+						t.Fatalf("empty interval %+v", iv)
+					}
+					sum += uint64(iv.Latency.Count)
+				}
+			}
+			if test == "write-bw" {
+				// The total also counts the WRs reaped after the last
+				// interval (up to one moderation window).
+				if r.Bandwidth.Messages < sum || r.Bandwidth.Messages > sum+uint64(r.QPs*128) {
+					t.Fatalf("total %d messages, intervals %d", r.Bandwidth.Messages, sum)
+				}
+			} else if uint64(r.Latency.Count) != sum {
+				t.Fatalf("total %d samples, intervals %d", r.Latency.Count, sum)
+			}
+		})
+	}
+}
+
+func TestEventDrivenCompletion(t *testing.T) {
+	res, err := loopback(t, rdmaSpec("send-lat", func(s *Spec) { s.Events = true }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRDMALatency(t, res.Results[0], 50, "rtt_half")
+}
+
+func TestUDOverPathMTU(t *testing.T) {
+	res, err := loopback(t, rdmaSpec("send-lat", func(s *Spec) { s.Connection = "UD"; s.Sizes = []int{64, 4096} }))
+	if err == nil || !strings.Contains(err.Error(), "UD send is limited to the path MTU") {
+		t.Fatalf("UD over the MTU: %v", err)
+	}
+	// The size before it keeps its result; the failing one records the error.
+	if res == nil || len(res.Results) != 2 || res.Results[0].Latency == nil || res.Results[1].Error == "" {
+		t.Fatalf("results %+v", res)
+	}
+}
+
+func TestMissingDeviceAndGID(t *testing.T) {
+	testutil.Device(t)
+	testutil.NoLeaks(t)
+	ctx := context.Background()
+	s := rdmaSpec("write-lat", func(s *Spec) { s.Device = "mlx5_9" })
+	_, err := RunLoopback(ctx, s, Options{})
+	if err == nil || !strings.Contains(err.Error(), `"mlx5_9"`) || !strings.Contains(err.Error(), "this host has") {
+		t.Fatalf("missing device: %v", err)
+	}
+	s = rdmaSpec("write-lat", func(s *Spec) { s.GIDIndex = 42 })
+	s.Device = testutil.Device(t)
+	_, err = RunLoopback(ctx, s, Options{})
+	if err == nil || !strings.Contains(err.Error(), "GID index 42 does not exist") {
+		t.Fatalf("missing GID index: %v", err)
+	}
+}
+
+func TestMaxMem(t *testing.T) {
+	s := rdmaSpec("write-bw", func(s *Spec) { s.Sizes = []int{1 << 20} })
+	s.Device = testutil.Device(t)
+	testutil.NoLeaks(t)
+	_, err := RunLoopback(context.Background(), s, Options{MaxMem: 1 << 20})
+	if err == nil || !strings.Contains(err.Error(), "--max-mem") {
+		t.Fatalf("over --max-mem: %v", err)
+	}
+}
+
+// TestCancel: a cancelled run stops promptly, frees everything, and says why.
+func TestCancel(t *testing.T) {
+	s := rdmaSpec("write-lat", func(s *Spec) { s.Iterations = 0; s.Duration = time.Minute })
+	s.Device = testutil.Device(t)
+	testutil.NoLeaks(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(300*time.Millisecond, cancel)
+	start := time.Now()
+	_, err := RunLoopback(ctx, s, Options{})
+	if !errors.Is(err, context.Canceled) && !strings.Contains(fmt.Sprint(err), "canceled") && !strings.Contains(fmt.Sprint(err), "aborted") {
+		t.Fatalf("cancelled run: %v", err)
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Fatalf("cancelled run took %s to stop", d)
+	}
+}
