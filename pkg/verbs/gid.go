@@ -99,6 +99,17 @@ func (t GIDType) String() string {
 // MarshalText renders the type by name.
 func (t GIDType) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
 
+// UnmarshalText parses a type's name.
+func (t *GIDType) UnmarshalText(b []byte) error {
+	for v := GIDTypeIB; v <= GIDTypeRoCEv2; v++ {
+		if v.String() == string(b) {
+			*t = v
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown GID type %q", b)
+}
+
 // GIDEntry is one valid entry of a port's GID table. Equivalent to a line of
 // `rdma link show` / `ibv_devinfo -v` GID output (or `show_gids`).
 type GIDEntry struct {

@@ -1,7 +1,9 @@
 package verbs
 
 import (
+	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -93,5 +95,22 @@ func TestGIDText(t *testing.T) {
 	}
 	if got := mustGID(t, "fe80::1").Raw(); got != "fe80:0000:0000:0000:0000:0000:0000:0001" {
 		t.Errorf("Raw = %s", got)
+	}
+}
+
+// TestDeviceInfoJSON: `rdmabench devices -o json` output decodes back.
+func TestDeviceInfoJSON(t *testing.T) {
+	in := []DeviceInfo{{Name: "rxe0", Ports: []PortInfo{{Port: 1, State: PortActive, ActiveMTU: 1024, LinkLayer: LinkEthernet,
+		GIDs: []GIDEntry{{Index: 1, GID: mustGID(t, "::ffff:10.0.0.1"), Type: GIDTypeRoCEv2}}}}}}
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []DeviceInfo
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(in, out) {
+		t.Fatalf("round trip: %+v", out)
 	}
 }

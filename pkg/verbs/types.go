@@ -80,6 +80,17 @@ func (s PortState) String() string {
 // MarshalText renders the state by name in JSON.
 func (s PortState) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
+// UnmarshalText parses a state's name.
+func (s *PortState) UnmarshalText(b []byte) error {
+	for v := PortNop; v <= PortActiveDefer; v++ {
+		if v.String() == string(b) {
+			*s = v
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown port state %q", b)
+}
+
 // LinkLayer is the port's link layer.
 type LinkLayer string
 

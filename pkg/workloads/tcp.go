@@ -453,6 +453,9 @@ func (r *tcpRun) latClient(i, size int, res *report.Result) (uint64, error) {
 	onInterval := r.onInterval(i, size)
 	iters := r.spec.ItersFor(size)
 	dur, step := r.spec.Duration, r.spec.Interval
+	if step <= 0 {
+		step = time.Second
+	}
 	start := time.Now()
 	end, next, ivStart := start.Add(dur), start.Add(step), start
 	prev = start
@@ -577,6 +580,9 @@ func (r *tcpRun) sendStream(c *tcpConn, size int, onInterval func(report.Interva
 
 	iters := uint64(r.spec.ItersFor(size))
 	dur, step := r.spec.Duration, r.spec.Interval
+	if step <= 0 {
+		step = time.Second
+	}
 	every := max(1, min(64, tcpClockBytes/size))
 	var ivs []report.Interval
 	var msgs, ivMsgs uint64

@@ -82,6 +82,7 @@ func TestTCPLatency(t *testing.T) {
 			t.Errorf("%d B: iterations %d warm-up %d, want 50 and 5", r.Size, r.Iterations, r.Warmup)
 		}
 		checkTCPLatency(t, r.Latency, 50)
+		t.Logf("%s %d B: one-way p50 %.2f us, min %.2f us, max %.2f us", r.Test, r.Size, r.Latency.P50Ns/1e3, r.Latency.MinNs/1e3, r.Latency.MaxNs/1e3)
 		if r.Bandwidth != nil || r.Intervals != nil {
 			t.Errorf("%d B: bandwidth or intervals in a latency test", r.Size)
 		}
@@ -103,6 +104,7 @@ func TestTCPBandwidth(t *testing.T) {
 	if b.DurationNs <= 0 || b.Gbps <= 0 {
 		t.Errorf("duration %d ns, %v Gbit/s: want positive", b.DurationNs, b.Gbps)
 	}
+	t.Logf("%s %d B: %.2f Gbit/s, %.0f MiB/s", r.Test, r.Size, b.Gbps, b.MiBps)
 	if r.Latency != nil || r.Reverse != nil || r.Total != nil {
 		t.Error("latency or reverse figures in a unidirectional bandwidth test")
 	}
