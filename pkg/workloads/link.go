@@ -77,16 +77,40 @@ func decodeEnvelope(phase string, msg []byte, in any) error {
 	return nil
 }
 
-// EncodeExchange and DecodeExchange let another transport (the control
-// connection) carry the same envelopes as Pipe.
-func EncodeExchange(phase string, out any) ([]byte, error) { return encodeEnvelope(phase, out) }
+// Transport moves opaque exchange messages between the two ends: a pair of
+// channels in one process, the control connection across hosts.
+type Transport interface {
+	Send(ctx context.Context, msg []byte) error
+	Recv(ctx context.Context) ([]byte, error)
+}
 
-// DecodeExchange decodes a peer's envelope for phase into in.
-func DecodeExchange(phase string, msg []byte, in any) error { return decodeEnvelope(phase, msg, in) }
+// NewLink returns the Link that exchanges over t.
+func NewLink(t Transport) Link { return &transportLink{t} }
 
-// pipeEnd is one end of an in-process link. Messages are JSON-encoded, as
-// on the wire, so loopback runs exercise the same encoding.
-type pipeEnd struct {
+type transportLink struct{ t Transport }
+
+func (l *transportLink) Exchange(ctx context.Context, phase string, out, in any) error {
+	msg, err := encodeEnvelope(phase, out)
+	if err != nil {
+		return err
+	}
+	if err := l.t.Send(ctx, msg); err != nil {
+		return err
+	}
+	if _, ok := out.(failure); ok {
+		return nil // a failure is told, not answered
+	}
+	m, err := l.t.Recv(ctx)
+	if err != nil {
+		return err
+	}
+	return decodeEnvelope(phase, m, in)
+}
+
+// chanTransport is one end of an in-process transport. Messages are
+// JSON-encoded envelopes, as on the wire, so loopback runs exercise the same
+// encoding.
+type chanTransport struct {
 	send chan<- []byte
 	recv <-chan []byte
 }
@@ -94,26 +118,23 @@ type pipeEnd struct {
 // Pipe returns the two ends of an in-process Link.
 func Pipe() (Link, Link) {
 	a, b := make(chan []byte, 1), make(chan []byte, 1)
-	return &pipeEnd{send: a, recv: b}, &pipeEnd{send: b, recv: a}
+	return NewLink(&chanTransport{send: a, recv: b}), NewLink(&chanTransport{send: b, recv: a})
 }
 
-func (p *pipeEnd) Exchange(ctx context.Context, phase string, out, in any) error {
-	msg, err := encodeEnvelope(phase, out)
-	if err != nil {
-		return err
-	}
+func (c *chanTransport) Send(ctx context.Context, msg []byte) error {
 	select {
-	case p.send <- msg:
+	case c.send <- msg:
+		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	if _, ok := out.(failure); ok {
-		return nil // a failure is told, not answered
-	}
+}
+
+func (c *chanTransport) Recv(ctx context.Context) ([]byte, error) {
 	select {
-	case m := <-p.recv:
-		return decodeEnvelope(phase, m, in)
+	case m := <-c.recv:
+		return m, nil
 	case <-ctx.Done():
-		return ctx.Err()
+		return nil, ctx.Err()
 	}
 }
