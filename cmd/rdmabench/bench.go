@@ -242,7 +242,7 @@ func newDocument(specs []workloads.Spec) *report.Document {
 	doc.Params = report.Params{Device: s.Device, Port: s.Port, GIDIndex: s.GIDIndex, Connection: s.Connection, MTU: s.MTU,
 		Sizes: s.Sizes, TxDepth: s.TxDepth, RxDepth: s.RxDepth, QPs: s.QPs, CQMod: s.CQMod, PostList: s.PostList,
 		Events: s.Events, Bidirectional: s.Bidirectional, AtomicType: s.AtomicType, Iterations: s.Iterations,
-		DurationS: s.Duration.Seconds(), Warmup: s.Warmup}
+		DurationS: s.Duration.Seconds(), Warmup: max(s.Warmup, 0)}
 	if s.Inline >= 0 {
 		doc.Params.Inline = s.Inline
 	}

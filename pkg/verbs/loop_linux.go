@@ -147,7 +147,11 @@ func (lp *Loop) PostRecvs(n int) error {
 // RunLatency runs up to len(samples) iterations and stores each round-trip
 // time in ns. It returns how many ran: fewer than len(samples) only when the
 // loop reached Total. samples may be nil for the responder.
-func (lp *Loop) RunLatency(samples []uint64) (int, error) {
+func (lp *Loop) RunLatency(samples []uint64) (int, error) { return lp.RunLatencyUntil(samples, 0) }
+
+// RunLatencyUntil is RunLatency that also returns after the first sample
+// that ends at or after untilNs (on the Now clock), for duration mode.
+func (lp *Loop) RunLatencyUntil(samples []uint64, untilNs uint64) (int, error) {
 	n := len(samples)
 	var p *C.uint64_t
 	if n > 0 {
@@ -155,7 +159,7 @@ func (lp *Loop) RunLatency(samples []uint64) (int, error) {
 	} else {
 		n = int(lp.cfg.Total)
 	}
-	r := C.rb_lat_run(lp.l, C.uint64_t(n), p)
+	r := C.rb_lat_run(lp.l, C.uint64_t(n), p, C.uint64_t(untilNs))
 	if r < 0 {
 		return 0, lp.err(r)
 	}

@@ -404,7 +404,7 @@ static inline int spin_byte(struct rb_loop *l, uint8_t want)
 	return 0;
 }
 
-static int64_t lat_write(struct rb_loop *l, uint64_t n, uint64_t *samples)
+static int64_t lat_write(struct rb_loop *l, uint64_t n, uint64_t *samples, uint64_t until_ns)
 {
 	volatile uint8_t *post = (volatile uint8_t *)(l->tx + l->size - 1);
 	uint64_t i;
@@ -424,6 +424,10 @@ static int64_t lat_write(struct rb_loop *l, uint64_t n, uint64_t *samples)
 			uint64_t t1 = rb_now_ns();
 			if (samples)
 				samples[i] = t1 - t0;
+			if (until_ns && t1 >= until_ns) {
+				l->iter++;
+				return (int64_t)i + 1;
+			}
 		} else {
 			if ((rc = spin_byte(l, seq)))
 				return rc;
@@ -436,7 +440,7 @@ static int64_t lat_write(struct rb_loop *l, uint64_t n, uint64_t *samples)
 	return (int64_t)i;
 }
 
-static int64_t lat_send(struct rb_loop *l, uint64_t n, uint64_t *samples)
+static int64_t lat_send(struct rb_loop *l, uint64_t n, uint64_t *samples, uint64_t until_ns)
 {
 	uint64_t i;
 	for (i = 0; i < n && l->iter < l->total; i++) {
@@ -455,6 +459,10 @@ static int64_t lat_send(struct rb_loop *l, uint64_t n, uint64_t *samples)
 				samples[i] = t1 - t0;
 			if ((rc = post_recv(l, 0)))
 				return rc;
+			if (until_ns && t1 >= until_ns) {
+				l->iter++;
+				return (int64_t)i + 1;
+			}
 		} else {
 			if ((rc = rb_wait_one(l, l->rcq, l->rch)))
 				return rc;
@@ -468,7 +476,7 @@ static int64_t lat_send(struct rb_loop *l, uint64_t n, uint64_t *samples)
 	return (int64_t)i;
 }
 
-static int64_t lat_post(struct rb_loop *l, uint64_t n, uint64_t *samples)
+static int64_t lat_post(struct rb_loop *l, uint64_t n, uint64_t *samples, uint64_t until_ns)
 {
 	uint64_t i;
 	for (i = 0; i < n && l->iter < l->total; i++) {
@@ -483,22 +491,24 @@ static int64_t lat_post(struct rb_loop *l, uint64_t n, uint64_t *samples)
 		if (samples)
 			samples[i] = t1 - t0;
 		l->iter++;
+		if (until_ns && t1 >= until_ns)
+			return (int64_t)i + 1;
 	}
 	return (int64_t)i;
 }
 
-int64_t rb_lat_run(struct rb_loop *l, uint64_t n, uint64_t *samples)
+int64_t rb_lat_run(struct rb_loop *l, uint64_t n, uint64_t *samples, uint64_t until_ns)
 {
 	int64_t r;
 	switch (l->kind) {
 	case RB_LAT_WRITE:
-		r = lat_write(l, n, samples);
+		r = lat_write(l, n, samples, until_ns);
 		break;
 	case RB_LAT_SEND:
-		r = lat_send(l, n, samples);
+		r = lat_send(l, n, samples, until_ns);
 		break;
 	case RB_LAT_POST:
-		r = lat_post(l, n, samples);
+		r = lat_post(l, n, samples, until_ns);
 		break;
 	default:
 		l->err = EINVAL;

@@ -146,8 +146,10 @@ void rb_loop_stop(struct rb_loop *l);
 /* Posts n receives on every QP (before the peer starts sending). */
 int rb_post_recvs(struct rb_loop *l, int n);
 /* Latency: runs up to n iterations, writing each RTT (ns) to samples when
- * non-NULL. Returns the number run (>= 0) or an RB_E* code. */
-int64_t rb_lat_run(struct rb_loop *l, uint64_t n, uint64_t *samples);
+ * non-NULL; the initiator also stops after the first sample that ends at or
+ * after until_ns (0: no deadline). Returns the number run (>= 0) or an RB_E*
+ * code. */
+int64_t rb_lat_run(struct rb_loop *l, uint64_t n, uint64_t *samples, uint64_t until_ns);
 /* Bandwidth sender: posts and polls until every QP reached its target (returns
  * 1) or until_ns passed (returns 0), or an RB_E* code. */
 int rb_bw_run(struct rb_loop *l, uint64_t until_ns);

@@ -414,30 +414,33 @@ func (e *rdmaEnd) runLatencyClient(ctx context.Context, loop *verbs.Loop, warm, 
 		}
 		return nil
 	}
+	// Duration mode: each call returns at the first sample that ends past
+	// the interval's end, so intervals are as long as asked whatever the
+	// latency.
 	iv := report.NewLatencyRecorder(rec.Basis())
-	start := time.Now()
-	end := start.Add(s.Duration)
+	start := verbs.Now()
+	end := start + uint64(s.Duration)
 	ivStart := start
-	small := batch[:min(len(batch), 256)]
 	for {
-		n, err := loop.RunLatency(small)
+		ivEnd := min(ivStart+uint64(s.Interval), end)
+		n, err := loop.RunLatencyUntil(batch, ivEnd)
 		if err != nil {
 			return err
 		}
-		rec.RecordBatch(small[:n])
-		iv.RecordBatch(small[:n])
-		now := time.Now()
-		last := !now.Before(end)
-		if now.Sub(ivStart) >= s.Interval || last {
-			interval := report.Interval{StartS: ivStart.Sub(start).Seconds(), DurationS: now.Sub(ivStart).Seconds(), Latency: iv.Snapshot()}
-			r.Intervals = append(r.Intervals, interval)
-			if e.opt.Progress != nil {
-				e.opt.Progress(Progress{Test: s.Test, Size: r.Size, Interval: &interval})
-			}
-			iv.Reset()
-			ivStart = now
+		rec.RecordBatch(batch[:n])
+		iv.RecordBatch(batch[:n])
+		now := verbs.Now()
+		if now < ivEnd {
+			continue // the batch filled up first
 		}
-		if last {
+		interval := report.Interval{StartS: float64(ivStart-start) / 1e9, DurationS: float64(now-ivStart) / 1e9, Latency: iv.Snapshot()}
+		r.Intervals = append(r.Intervals, interval)
+		if e.opt.Progress != nil {
+			e.opt.Progress(Progress{Test: s.Test, Size: r.Size, Interval: &interval})
+		}
+		iv.Reset()
+		ivStart = now
+		if now >= end {
 			return nil
 		}
 		if ctx.Err() != nil {
