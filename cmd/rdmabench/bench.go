@@ -2,15 +2,18 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
-	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/rdmabench/rdmabench/internal/buildinfo"
+	"github.com/rdmabench/rdmabench/pkg/control"
 	"github.com/rdmabench/rdmabench/pkg/report"
 	"github.com/rdmabench/rdmabench/pkg/verbs"
 	"github.com/rdmabench/rdmabench/pkg/workloads"
@@ -23,10 +26,14 @@ import (
 type benchFlags struct {
 	device, conn, sizes, atomic, output, outFile, baseline string
 	port, gid, iters, txDepth, rxDepth, qps, inline, cqMod int
-	postList, mtu, warmup                                  int
+	postList, mtu, warmup, repeat, ctlPort                 int
 	duration, interval, idle                               time.Duration
 	durationSecs                                           float64
 	all, bidir, events, loopback                           bool
+	token, serverDev                                       string
+	limP50, limP99, limP999, limMean, limMax               string
+	limBW, limRate                                         string
+	limits                                                 report.Limits
 }
 
 func (f *benchFlags) register(fs *pflag.FlagSet, suite bool) {
@@ -47,8 +54,19 @@ func (f *benchFlags) register(fs *pflag.FlagSet, suite bool) {
 	fs.BoolVarP(&f.events, "events", "e", false, "wait for completion events instead of busy polling")
 	fs.DurationVar(&f.idle, "idle-timeout", workloads.DefaultIdleTimeout, "give up when the peer makes no progress for this long")
 	fs.BoolVar(&f.loopback, "loopback", false, "run both ends in this process on the local device (the default when no HOST is given)")
-	fs.StringVarP(&f.output, "output", "o", "table", "output format: table or json")
-	fs.StringVar(&f.outFile, "out", "", "also write the results document to FILE (atomically), as JSON unless FILE ends in .txt")
+	fs.StringVarP(&f.output, "output", "o", "table", "output format: "+strings.Join(report.Formats, ", "))
+	fs.StringVar(&f.outFile, "out", "", "also write the results document to FILE, atomically (format by extension: .txt table, .csv, .md, .bench gobench, else JSON)")
+	fs.IntVar(&f.repeat, "repeat", 1, "run everything N times, in one document with the median and spread of each figure")
+	fs.IntVarP(&f.ctlPort, "port", "p", control.DefaultPort, "the server's control port (with HOST)")
+	fs.StringVar(&f.token, "token", "", "token the server requires (default $"+EnvToken+")")
+	fs.StringVar(&f.serverDev, "server-dev", "", "device the server uses (default: its own -d, or its first device)")
+	fs.StringVar(&f.limP50, "limit-p50", "", "exit 3 unless every latency p50 is at most this (e.g. 5us)")
+	fs.StringVar(&f.limP99, "limit-p99", "", "exit 3 unless every latency p99 is at most this (e.g. 20us)")
+	fs.StringVar(&f.limP999, "limit-p999", "", "exit 3 unless every latency p99.9 is at most this")
+	fs.StringVar(&f.limMean, "limit-mean", "", "exit 3 unless every latency mean is at most this")
+	fs.StringVar(&f.limMax, "limit-max", "", "exit 3 unless every latency max is at most this")
+	fs.StringVar(&f.limBW, "limit-bw", "", "exit 3 unless every bandwidth is at least this (e.g. 90Gbps, 12GB/s)")
+	fs.StringVar(&f.limRate, "limit-msg-rate", "", "exit 3 unless every message rate is at least this (e.g. 10M messages/s)")
 	if suite {
 		return
 	}
@@ -85,14 +103,54 @@ func (f *benchFlags) spec(test string) (workloads.Spec, error) {
 	if f.iters < 0 {
 		return s, fmt.Errorf("iterations %d must be positive", f.iters)
 	}
-	if f.output != "table" && f.output != "json" {
-		return s, fmt.Errorf("unknown output format %q (want table or json)", f.output)
+	if err := report.CheckFormat(f.output); err != nil {
+		return s, err
 	}
+	if f.repeat < 1 {
+		return s, fmt.Errorf("--repeat %d must be at least 1", f.repeat)
+	}
+	if err := f.parseLimits(); err != nil {
+		return s, err
+	}
+	s.ServerDevice = f.serverDev
 	if f.baseline != "" && f.baseline != "tcp" {
 		return s, fmt.Errorf("unknown baseline %q (want tcp)", f.baseline)
 	}
 	s.ApplyDefaults()
 	return s, s.Validate()
+}
+
+// parseLimits fills f.limits from the --limit-* flags.
+func (f *benchFlags) parseLimits() error {
+	for _, d := range []struct {
+		flag, v string
+		dst     *time.Duration
+	}{{"limit-p50", f.limP50, &f.limits.P50}, {"limit-p99", f.limP99, &f.limits.P99}, {"limit-p999", f.limP999, &f.limits.P999},
+		{"limit-mean", f.limMean, &f.limits.Mean}, {"limit-max", f.limMax, &f.limits.Max}} {
+		if d.v == "" {
+			continue
+		}
+		v, err := report.ParseLimitDuration(d.v)
+		if err != nil {
+			return fmt.Errorf("--%s: %w", d.flag, err)
+		}
+		*d.dst = v
+	}
+	if f.limBW != "" {
+		v, err := report.ParseBandwidth(f.limBW)
+		if err != nil {
+			return fmt.Errorf("--limit-bw: %w", err)
+		}
+		f.limits.MinGbps = v
+	}
+	if f.limRate != "" {
+		v, err := report.ParseRate(f.limRate)
+		if err != nil {
+			return fmt.Errorf("--limit-msg-rate: %w", err)
+		}
+		f.limits.MinMsgRate = v
+	}
+	return nil
 }
 
 // tcpBaseline returns the TCP test that matches s, at the same sizes.
@@ -168,38 +226,79 @@ bandwidth) and the two TCP tests, in one report: latency at 2 B (atomics at
 var suiteOrder = []string{"write-lat", "read-lat", "send-lat", "atomic-lat", "tcp-lat",
 	"write-bw", "read-bw", "send-bw", "atomic-bw", "tcp-bw"}
 
-// runBench runs specs one after another, collecting every result in one
-// document. A failed test records its error and the run goes on with the
-// next; the document is written whatever happens, and the first error is
-// returned.
+// runBench runs specs one after another (--repeat times), collecting every
+// result in one document: in this process with no HOST, else against the
+// server at HOST. A failed test records its error and the run goes on with
+// the next; the document is written whatever happens, and the first error
+// is returned. Then --limit-* are checked (exit status 3).
 func runBench(ctx context.Context, cmd *cobra.Command, f *benchFlags, args []string, specs []workloads.Spec) error {
-	if len(args) == 1 && !f.loopback {
-		return usageError{fmt.Errorf("running against a server (HOST %q) is not available in this version; omit HOST to measure this host over the device's loopback", args[0])}
-	}
-	doc := newDocument(specs)
-	doc.Params.Loopback = true
 	stderr := cmd.ErrOrStderr()
-	var firstErr error
-	for _, s := range specs {
-		if ctx.Err() != nil {
-			break
+	doc := newDocument(specs)
+	doc.Params.Repeat = f.repeat
+	var client *control.Client
+	var host string
+	if len(args) == 1 && !f.loopback {
+		host = args[0]
+		addr := host
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			addr = net.JoinHostPort(host, strconv.Itoa(f.ctlPort))
+		} else {
+			host, _, _ = net.SplitHostPort(addr)
 		}
-		res, err := workloads.RunLoopback(ctx, s, workloads.Options{})
-		if res != nil {
-			doc.Results = append(doc.Results, res.Results...)
-			if doc.Hosts.Local.Hostname == "" || (doc.Hosts.Local.Device == nil && res.Host.Device != nil) {
-				doc.Hosts.Local = res.Host
-			}
+		token := f.token
+		if token == "" {
+			token = os.Getenv(EnvToken)
 		}
+		c, err := control.Dial(ctx, addr, control.ClientOptions{Token: token})
 		if err != nil {
-			err = fmt.Errorf("%s: %w", s.Test, err)
-			if res == nil || len(res.Results) == 0 || res.Results[len(res.Results)-1].Error == "" {
-				failed := report.Result{Test: s.Test, Connection: s.Connection, Size: s.Sizes[0], Error: err.Error()}
-				doc.Results = append(doc.Results, failed)
+			return err
+		}
+		defer c.Close()
+		client = c
+		doc.Params.Server = args[0]
+	} else {
+		doc.Params.Loopback = true
+	}
+	var firstErr error
+	for rep := 1; rep <= f.repeat; rep++ {
+		for _, s := range specs {
+			if ctx.Err() != nil {
+				break
 			}
-			fmt.Fprintln(stderr, "rdmabench:", err)
-			if firstErr == nil {
-				firstErr = err
+			var res *workloads.EndResult
+			var err error
+			if client == nil {
+				res, err = workloads.RunLoopback(ctx, s, workloads.Options{})
+			} else {
+				res, err = runRemote(ctx, client, s, host)
+			}
+			if res != nil {
+				for _, r := range res.Results {
+					if f.repeat > 1 {
+						r.Run = rep
+					}
+					doc.Results = append(doc.Results, r)
+				}
+				if doc.Hosts.Local.Hostname == "" || (doc.Hosts.Local.Device == nil && res.Host.Device != nil) {
+					doc.Hosts.Local = res.Host
+				}
+				if client != nil && res.Peer != nil && (doc.Hosts.Remote == nil || doc.Hosts.Remote.Device == nil) {
+					doc.Hosts.Remote = res.Peer
+				}
+			}
+			if err != nil {
+				err = fmt.Errorf("%s: %w", s.Test, err)
+				if res == nil || len(res.Results) == 0 || res.Results[len(res.Results)-1].Error == "" {
+					failed := report.Result{Test: s.Test, Connection: s.Connection, Size: s.Sizes[0], Error: err.Error()}
+					if f.repeat > 1 {
+						failed.Run = rep
+					}
+					doc.Results = append(doc.Results, failed)
+				}
+				fmt.Fprintln(stderr, "rdmabench:", err)
+				if firstErr == nil {
+					firstErr = err
+				}
 			}
 		}
 	}
@@ -214,6 +313,9 @@ func runBench(ctx context.Context, cmd *cobra.Command, f *benchFlags, args []str
 	} else if firstErr != nil {
 		doc.Error = firstErr.Error()
 	}
+	if f.repeat > 1 {
+		doc.Summaries = report.Summarize(doc)
+	}
 	doc.End = time.Now().UTC()
 	if err := writeDocument(cmd.OutOrStdout(), f, doc); err != nil {
 		return err
@@ -221,7 +323,35 @@ func runBench(ctx context.Context, cmd *cobra.Command, f *benchFlags, args []str
 	if firstErr != nil {
 		return reported{firstErr}
 	}
+	if fails := report.CheckLimits(doc, f.limits); len(fails) > 0 && f.limits != (report.Limits{}) {
+		for _, lf := range fails {
+			fmt.Fprintln(stderr, "limit failed:", lf.String())
+		}
+		return reported{gateError{fmt.Errorf("%d limit check(s) failed", len(fails))}}
+	}
 	return nil
+}
+
+// runRemote runs the client end of s against the server behind c.
+func runRemote(ctx context.Context, c *control.Client, s workloads.Spec, host string) (*workloads.EndResult, error) {
+	raw, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	sess, err := c.Run(ctx, s.Test, raw)
+	if err != nil {
+		return nil, err
+	}
+	res, rerr := workloads.Run(ctx, s, workloads.Client, workloads.NewLink(sess), workloads.Options{PeerHost: host})
+	ferr := sess.Finish(ctx)
+	var pe *workloads.PeerError
+	switch {
+	case rerr != nil && errors.As(rerr, &pe) && ferr != nil:
+		return res, ferr // the server's own account of what went wrong
+	case rerr != nil:
+		return res, rerr
+	}
+	return res, ferr
 }
 
 // reported wraps an error already printed: main exits 1 without repeating it.
@@ -255,25 +385,14 @@ func newDocument(specs []workloads.Spec) *report.Document {
 }
 
 // writeDocument prints the document to w in the -o format, and writes it
-// to --out (atomically).
+// to --out (atomically) in the format its extension names.
 func writeDocument(w io.Writer, f *benchFlags, doc *report.Document) error {
-	render := func(format string) func(io.Writer) error {
-		return func(w io.Writer) error {
-			if format == "json" {
-				return report.WriteJSON(w, doc)
-			}
-			return report.WriteTable(w, doc)
-		}
-	}
-	if err := render(f.output)(w); err != nil {
+	if err := report.Write(w, f.output, doc); err != nil {
 		return err
 	}
 	if f.outFile != "" {
-		format := "json"
-		if strings.EqualFold(filepath.Ext(f.outFile), ".txt") {
-			format = "table"
-		}
-		if err := report.WriteFileAtomic(f.outFile, render(format)); err != nil {
+		format := report.FormatForPath(f.outFile)
+		if err := report.WriteFileAtomic(f.outFile, func(w io.Writer) error { return report.Write(w, format, doc) }); err != nil {
 			return fmt.Errorf("write %s: %w", f.outFile, err)
 		}
 	}

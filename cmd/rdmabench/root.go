@@ -82,7 +82,8 @@ baseline measured the same way. Latency is reported as a full distribution
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newVersionCmd(), newDevicesCmd(), newSuiteCmd())
+	root.AddCommand(newVersionCmd(), newDevicesCmd(), newServeCmd(), newSuiteCmd())
+	root.AddCommand(newReportCmd(), newCompareCmd())
 	for _, t := range workloads.Tests {
 		root.AddCommand(newTestCmd(t))
 	}

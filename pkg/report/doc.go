@@ -1,11 +1,14 @@
 // Package report holds the results model of rdmabench (schema
 // "rdmabench/result/v1"), the latency recorder and bandwidth figures that
-// fill it, and the renderers that print it (table, JSON).
+// fill it, the renderers that print it (table, JSON, CSV, Markdown, Go
+// benchmark format), the statistics over repeated runs ([Summarize]), the
+// comparison of two documents with its gates ([Compare]) and the absolute
+// limits of a run ([CheckLimits]).
 //
-// A run produces one self-describing [Document], whatever the number of tests
-// and message sizes; `rdmabench report` renders any saved one offline. The
-// package is pure Go: it does not import pkg/verbs and builds with
-// CGO_ENABLED=0.
+// A run produces one self-describing [Document], whatever the number of tests,
+// message sizes and repeated runs; `rdmabench report` renders any saved one
+// offline and `rdmabench compare` compares two. The package is pure Go: it
+// does not import pkg/verbs and builds with CGO_ENABLED=0.
 //
 // Conventions:
 //   - Latencies are nanoseconds in JSON (`_ns` fields) and microseconds with
@@ -17,6 +20,10 @@
 //     reported in [Result.Warmup].
 //   - Bandwidth counts payload bytes only: Gbit/s is 10^9 bit/s, MiB/s is
 //     2^20 byte/s, Mmsg/s is 10^6 messages/s.
+//   - Repeated runs (--repeat N) are N results per test and size in one
+//     document, told apart by [Result.Run] (1..N); [Document.Summaries] holds
+//     the median of each figure over the runs with its 95% confidence
+//     interval (golang.org/x/perf/benchmath, as benchstat computes them).
 package report
 
 import "time"
@@ -28,16 +35,19 @@ const Schema = "rdmabench/result/v1"
 // Document is the results of one run: one or more tests at one or more
 // message sizes. Results before a run-level [Document.Error] are kept.
 type Document struct {
-	Schema   string    `json:"schema"`
-	Tool     Tool      `json:"tool"`
-	Command  []string  `json:"command"`
-	Start    time.Time `json:"start"`
-	End      time.Time `json:"end"`
-	Hosts    Hosts     `json:"hosts"`
-	Clock    *Clock    `json:"clock,omitempty"`
-	Params   Params    `json:"params"`
-	Results  []Result  `json:"results"`
-	Warnings []string  `json:"warnings,omitempty"`
+	Schema  string    `json:"schema"`
+	Tool    Tool      `json:"tool"`
+	Command []string  `json:"command"`
+	Start   time.Time `json:"start"`
+	End     time.Time `json:"end"`
+	Hosts   Hosts     `json:"hosts"`
+	Clock   *Clock    `json:"clock,omitempty"`
+	Params  Params    `json:"params"`
+	Results []Result  `json:"results"`
+	// Summaries are, in a document of repeated runs, the spread of each
+	// figure per test, connection and size over its runs; see [Summarize].
+	Summaries []Summary `json:"summaries,omitempty"`
+	Warnings  []string  `json:"warnings,omitempty"`
 	// Error is a run-level error: the run stopped there.
 	Error string `json:"error,omitempty"`
 }
@@ -133,6 +143,8 @@ type Params struct {
 	DurationS     float64 `json:"duration_s,omitempty"`  // -D; duration mode when > 0
 	Warmup        int     `json:"warmup,omitempty"`      // warm-up iterations per test
 	Loopback      bool    `json:"loopback,omitempty"`
+	// Repeat is the number of runs requested (--repeat); 0 or 1: one.
+	Repeat int `json:"repeat,omitempty"`
 	// Extra holds parameters without a field of their own.
 	Extra map[string]string `json:"extra,omitempty"`
 }
@@ -142,9 +154,12 @@ type Result struct {
 	Test       string `json:"test"`                 // "write-lat", "tcp-bw", ...
 	Connection string `json:"connection,omitempty"` // "RC", "UC", "UD"; "TCP" for tcp tests
 	Size       int    `json:"size"`                 // message size, bytes
-	Iterations int    `json:"iterations"`           // measured iterations (warm-up excluded)
-	Warmup     int    `json:"warmup"`               // warm-up iterations run and excluded
-	QPs        int    `json:"qps,omitempty"`
+	// Run is the 1-based index of the run this result belongs to, in a
+	// document of repeated runs (--repeat); 0 in a document of one run.
+	Run        int `json:"run,omitempty"`
+	Iterations int `json:"iterations"` // measured iterations (warm-up excluded)
+	Warmup     int `json:"warmup"`     // warm-up iterations run and excluded
+	QPs        int `json:"qps,omitempty"`
 	// DurationS is the requested duration in duration mode.
 	DurationS float64  `json:"duration_s,omitempty"`
 	Latency   *Latency `json:"latency,omitempty"`

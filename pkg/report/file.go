@@ -81,3 +81,23 @@ func syncDir(dir string) {
 	_ = d.Sync() // the data itself is already synced
 	_ = d.Close()
 }
+
+// ReadFile reads the results document in the file at path (see ReadJSON).
+// Every error names the file and says what is wrong with it: "read
+// base.json: truncated JSON: ...", "read new.json: unsupported schema
+// \"rdmabench/result/v2\" ...", "read results: open x.json: no such file
+// or directory".
+func ReadFile(path string) (*Document, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read results: %w", err)
+	}
+	defer f.Close()
+	return ReadNamed(f, path)
+}
+
+// ReadNamed is ReadJSON for an input known by name (a file name, "standard
+// input"): its errors start "read NAME: ".
+func ReadNamed(r io.Reader, name string) (*Document, error) {
+	return readJSON(r, "read "+name)
+}

@@ -40,49 +40,52 @@ func WriteJSON(w io.Writer, doc *Document) error {
 // schema (naming the one it found) and says where malformed or truncated
 // JSON breaks. Unknown fields are ignored, so documents from later v1
 // writers stay readable.
-func ReadJSON(r io.Reader) (*Document, error) {
+func ReadJSON(r io.Reader) (*Document, error) { return readJSON(r, "report: read results") }
+
+// readJSON is ReadJSON with its errors prefixed by what.
+func readJSON(r io.Reader, what string) (*Document, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
-		return nil, fmt.Errorf("report: read results: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, errors.New("report: read results: empty input, not a results document")
+		return nil, fmt.Errorf("%s: empty input, not a results document", what)
 	}
 	var probe struct {
 		Schema *string `json:"schema"`
 	}
 	if err := json.Unmarshal(data, &probe); err != nil {
-		return nil, jsonError(data, err)
+		return nil, jsonError(what, data, err)
 	}
 	switch {
 	case probe.Schema == nil:
-		return nil, fmt.Errorf("report: read results: no \"schema\" field; not an rdmabench results document (want schema %q)", Schema)
+		return nil, fmt.Errorf("%s: no \"schema\" field; not an rdmabench results document (want schema %q)", what, Schema)
 	case *probe.Schema != Schema:
-		return nil, fmt.Errorf("report: read results: unsupported schema %q (this rdmabench reads %q)", *probe.Schema, Schema)
+		return nil, fmt.Errorf("%s: unsupported schema %q (this rdmabench reads %q)", what, *probe.Schema, Schema)
 	}
 	doc := new(Document)
 	if err := json.Unmarshal(data, doc); err != nil {
-		return nil, jsonError(data, err)
+		return nil, jsonError(what, data, err)
 	}
 	return doc, nil
 }
 
 // jsonError makes a decoding error say where and what went wrong.
-func jsonError(data []byte, err error) error {
+func jsonError(what string, data []byte, err error) error {
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
 	switch {
 	case errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(err.Error(), "unexpected end of JSON input"):
-		return fmt.Errorf("report: read results: truncated JSON: the input ends after %d bytes, in the middle of the document", len(data))
+		return fmt.Errorf("%s: truncated JSON: the input ends after %d bytes, in the middle of the document", what, len(data))
 	case errors.As(err, &syn):
 		line, col := lineCol(data, syn.Offset)
-		return fmt.Errorf("report: read results: malformed JSON at line %d, column %d (byte %d): %w", line, col, syn.Offset, err)
+		return fmt.Errorf("%s: malformed JSON at line %d, column %d (byte %d): %w", what, line, col, syn.Offset, err)
 	case errors.As(err, &typ) && typ.Field == "":
-		return fmt.Errorf("report: read results: the input is a JSON %s, not a results document (an object)", typ.Value)
+		return fmt.Errorf("%s: the input is a JSON %s, not a results document (an object)", what, typ.Value)
 	case errors.As(err, &typ):
-		return fmt.Errorf("report: read results: field %q: cannot store JSON %s in %s (byte %d)", typ.Field, typ.Value, typ.Type, typ.Offset)
+		return fmt.Errorf("%s: field %q: cannot store JSON %s in %s (byte %d)", what, typ.Field, typ.Value, typ.Type, typ.Offset)
 	}
-	return fmt.Errorf("report: read results: %w", err)
+	return fmt.Errorf("%s: %w", what, err)
 }
 
 // lineCol turns a byte offset (the one after the offending byte, as

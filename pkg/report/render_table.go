@@ -29,6 +29,15 @@ import (
 // as two stacked tables with aligned columns. A failed result shows its
 // error in its row; a duration-mode result is followed by one row per
 // interval; a bidirectional result by one row per direction.
+//
+// A document of repeated runs ([Document.Repeated]) shows one row per test,
+// connection and size instead of one per run: the median of each figure
+// over the runs (the runs column counts those without an error), and
+// under it the 95% confidence interval of that median ("±2%", as benchstat
+// prints it; with fewer than [MinRunsForInterval] runs there is none, and
+// the median stands alone). Each run's figures are in the JSON and CSV
+// forms; warnings and errors of the runs are footnoted once, with the runs
+// they come from.
 func WriteTable(w io.Writer, doc *Document) error {
 	if doc == nil {
 		return errors.New("report: write table: nil document")
@@ -37,11 +46,19 @@ func WriteTable(w io.Writer, doc *Document) error {
 	writeHeaderBlock(&out, doc)
 	out.WriteByte('\n')
 
-	notes := newFootnotes(doc)
+	var notes *footnotes
+	var rows []row
+	if doc.Repeated() {
+		sums := Summarize(doc)
+		notes = newSummaryFootnotes(doc)
+		rows = buildSummaryRows(doc, sums, notes)
+	} else {
+		notes = newFootnotes(doc)
+		rows = buildRows(doc, notes)
+	}
 	if len(doc.Results) == 0 {
 		out.WriteString("no results\n")
 	} else {
-		rows := buildRows(doc, notes)
 		lines, err := layout(rows)
 		if err != nil {
 			return err
@@ -104,6 +121,9 @@ func writeHeaderBlock(b *bytes.Buffer, doc *Document) {
 	}
 	if p := paramsLine(&doc.Params); p != "" {
 		kv(b, "params", p)
+	}
+	if doc.Repeated() {
+		kv(b, "runs", fmt.Sprintf("%d; the table shows the median of the runs (-o csv or -o json: every run)", doc.Runs()))
 	}
 }
 
@@ -217,6 +237,7 @@ func paramsLine(p *Params) string {
 		parts = append(parts, "duration "+num(p.DurationS)+" s")
 	}
 	add("warm-up", p.Warmup)
+	add("repeat", p.Repeat)
 	for _, k := range slices.Sorted(maps.Keys(p.Extra)) {
 		parts = append(parts, k+" "+p.Extra[k])
 	}
@@ -467,6 +488,12 @@ func layout(rows []row) ([]string, error) {
 		aligns[i] = tw.AlignRight
 	}
 	aligns[colTest], aligns[colConn], aligns[colKind] = tw.AlignLeft, tw.AlignLeft, tw.AlignLeft
+	return layoutGrid(rows, aligns)
+}
+
+// layoutGrid is layout on a grid of len(aligns) columns.
+func layoutGrid(rows []row, aligns []tw.Align) ([]string, error) {
+	numCols := len(aligns)
 
 	var buf bytes.Buffer
 	table := tablewriter.NewTable(&buf,
@@ -577,9 +604,11 @@ func wrap(s string, width int) []string {
 // --- footnotes ---
 
 type footnotes struct {
-	byResult map[int][]int // result index -> footnote numbers
+	byResult map[int][]int // result (or summary) index -> footnote numbers
 	texts    []string
 	bidir    bool
+	// unbounded: a summary row has too few runs for an interval.
+	unbounded bool
 }
 
 func newFootnotes(doc *Document) *footnotes {
@@ -610,7 +639,7 @@ func (f *footnotes) refs(i int) string {
 }
 
 func (f *footnotes) write(b *bytes.Buffer, doc *Document) {
-	if len(f.texts) == 0 && !f.bidir && len(doc.Warnings) == 0 && doc.Error == "" {
+	if len(f.texts) == 0 && !f.bidir && !f.unbounded && len(doc.Warnings) == 0 && doc.Error == "" {
 		return
 	}
 	b.WriteByte('\n')
@@ -619,6 +648,9 @@ func (f *footnotes) write(b *bytes.Buffer, doc *Document) {
 	}
 	for i, t := range f.texts {
 		fmt.Fprintf(b, "[%d] %s\n", i+1, t)
+	}
+	if f.unbounded {
+		fmt.Fprintf(b, "a %g%% confidence interval of the median needs at least %d runs: rows of fewer show the median alone\n", 100*Confidence, MinRunsForInterval)
 	}
 	for _, w := range doc.Warnings {
 		fmt.Fprintf(b, "warning: %s\n", clean(w))

@@ -127,9 +127,8 @@ func (e *rdmaEnd) setup() error {
 	for _, z := range s.Sizes {
 		e.maxSize = max(e.maxSize, z)
 	}
-	const page = 4096
-	e.half = (uint64(e.maxSize) + 64 + page - 1) / page * page
-	need := 2 * e.half
+	e.half = s.BufferHalf()
+	need := s.RegisteredBytes()
 	if e.opt.MaxMem > 0 && need > e.opt.MaxMem {
 		return fmt.Errorf("the test needs %d bytes of registered memory (2 x %d B buffers for %d B messages); this end allows %d (--max-mem)",
 			need, e.half, e.maxSize, e.opt.MaxMem)

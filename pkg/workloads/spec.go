@@ -233,6 +233,27 @@ func (s *Spec) InlineFor() (size int, auto bool) {
 	return 0, true
 }
 
+// BufferHalf is the size of each half of an RDMA test's registered buffer
+// (send area and receive/target area): the largest message plus room for
+// UD's 40-byte GRH, rounded up to a page.
+func (s *Spec) BufferHalf() uint64 {
+	largest := 0
+	for _, z := range s.Sizes {
+		largest = max(largest, z)
+	}
+	const page = 4096
+	return (uint64(largest) + 64 + page - 1) / page * page
+}
+
+// RegisteredBytes is the memory an end registers for the test (0 for TCP
+// tests, whose buffers are not registered).
+func (s *Spec) RegisteredBytes() uint64 {
+	if !s.Info().IsRDMA() {
+		return 0
+	}
+	return 2 * s.BufferHalf()
+}
+
 // Validate checks the spec with no device. Limits that depend on the device
 // (inline size, path MTU for UD) are checked when the test starts.
 func (s *Spec) Validate() error {

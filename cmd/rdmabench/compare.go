@@ -1,0 +1,161 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/spf13/cobra"
+)
+
+// percentFlag is a flag holding a fraction, written as a percentage: "5%"
+// or "5" is 0.05.
+type percentFlag struct {
+	v   float64
+	set bool
+}
+
+func (p *percentFlag) String() string {
+	if !p.set {
+		return ""
+	}
+	return strconv.FormatFloat(100*p.v, 'f', -1, 64) + "%"
+}
+
+func (p *percentFlag) Type() string { return "percent" }
+
+func (p *percentFlag) Set(s string) error {
+	t := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "%"))
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || v < 0 || math.IsNaN(v) || v > 1e6 {
+		return errors.New("want a percentage such as 5% or 2.5%")
+	}
+	p.v, p.set = v/100, true
+	return nil
+}
+
+// ratioFlag is a flag holding a ratio: "0.95" or "95%".
+type ratioFlag struct {
+	v   float64
+	set bool
+}
+
+func (r *ratioFlag) String() string {
+	if !r.set {
+		return ""
+	}
+	return strconv.FormatFloat(r.v, 'f', -1, 64)
+}
+
+func (r *ratioFlag) Type() string { return "ratio" }
+
+func (r *ratioFlag) Set(s string) error {
+	s = strings.TrimSpace(s)
+	scale := 1.0
+	if t, ok := strings.CutSuffix(s, "%"); ok {
+		s, scale = strings.TrimSpace(t), 0.01
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(v) || v*scale <= 0 || v*scale > 100 {
+		return errors.New("want a positive ratio such as 0.95 (or 95%)")
+	}
+	r.v, r.set = v*scale, true
+	return nil
+}
+
+func newCompareCmd() *cobra.Command {
+	var (
+		output                        string
+		alpha                         float64
+		maxReg, maxP50, maxP99, maxBW percentFlag
+		minBWRatio                    ratioFlag
+	)
+	cmd := &cobra.Command{
+		Use:   "compare BASE NEW",
+		Short: "Compare two results documents; exit status 3 when a gate fails",
+		Long: `Compare two results documents (saved with -o json or --out), per test,
+connection and size found in both, as benchstat does: for the p50 and p99
+latency, or the bandwidth and message rate, each side's median over its
+runs with a 95% confidence interval, the change of the medians, and a
+Mann-Whitney U test: "~" where the difference is not significant. Run the
+tests with --repeat (at least 4 runs on each side for a significance test,
+6 for a confidence interval); a document of one run gives one value, and
+no change is significant. Differences of device, firmware, MTU, link
+layer, GID type, kernel, CPU, parameters or tool version are footnoted;
+tests found on one side only are listed.
+
+Gates make compare a CI check: it exits with status 3, listing the failing
+rows, when a figure got significantly worse than a gate allows. A change
+beyond a gate that is not significant (noise, or too few runs) does not
+fail it; the output says so. Without gates, or when every gate passes,
+the exit status is 0.`,
+		Example: `  rdmabench suite --repeat 5 -o json --out new.json
+  rdmabench compare base.json new.json --max-regression 5%
+  rdmabench compare base.json new.json --max-p99-regression 10% --min-bw-ratio 0.95 -o markdown`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 2 {
+				return usageError{fmt.Errorf("compare: want two results files, BASE and NEW; got %d", len(args))}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !slices.Contains(report.CompareFormats, output) {
+				return usageError{fmt.Errorf("compare: unknown output format %q (want %s)", output, strings.Join(report.CompareFormats, ", "))}
+			}
+			if alpha <= 0 || alpha >= 1 {
+				return usageError{fmt.Errorf("compare: --alpha %g must be between 0 and 1", alpha)}
+			}
+			var docs [2]*report.Document
+			for i, path := range args {
+				doc, err := readDocument(cmd, path)
+				if err != nil {
+					return fmt.Errorf("compare: %w", err)
+				}
+				docs[i] = doc
+			}
+			c := report.Compare(docs[0], docs[1], report.CompareOptions{BaseName: args[0], NewName: args[1], Alpha: alpha})
+
+			var gates report.Gates
+			pctGate := func(flag string, p *percentFlag, figs ...report.Figure) {
+				if p.set {
+					gates = append(gates, report.MaxRegressionGate("--"+flag+" "+p.String(), p.v, figs...))
+				}
+			}
+			pctGate("max-regression", &maxReg)
+			pctGate("max-p50-regression", &maxP50, report.FigP50)
+			pctGate("max-p99-regression", &maxP99, report.FigP99)
+			pctGate("max-bw-regression", &maxBW, report.FigGbps)
+			if minBWRatio.set {
+				gates = append(gates, report.MinRatioGate("--min-bw-ratio "+minBWRatio.String(), minBWRatio.v, report.FigGbps))
+			}
+			var verdict *report.GateResult
+			if len(gates) > 0 {
+				verdict = c.CheckGates(gates)
+			}
+			if err := report.WriteComparison(cmd.OutOrStdout(), output, c, verdict); err != nil {
+				return err
+			}
+			if verdict.Failed() {
+				lines := make([]string, len(verdict.Failures))
+				for i, f := range verdict.Failures {
+					lines[i] = f.String()
+				}
+				return gateError{fmt.Errorf("compare: %d gate check(s) failed\n%s", len(lines), strings.Join(lines, "\n"))}
+			}
+			return nil
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVarP(&output, "output", "o", report.FormatTable, "output format: "+strings.Join(report.CompareFormats, ", "))
+	fs.Float64Var(&alpha, "alpha", report.Alpha, "significance level of the Mann-Whitney U test")
+	fs.Var(&maxReg, "max-regression", "fail when any figure got significantly worse by more than this (latency up, bandwidth down), e.g. 5%")
+	fs.Var(&maxP50, "max-p50-regression", "fail when the p50 latency rose significantly by more than this")
+	fs.Var(&maxP99, "max-p99-regression", "fail when the p99 latency rose significantly by more than this")
+	fs.Var(&maxBW, "max-bw-regression", "fail when the bandwidth fell significantly by more than this")
+	fs.Var(&minBWRatio, "min-bw-ratio", "fail when NEW/BASE bandwidth is significantly below this ratio, e.g. 0.95")
+	return cmd
+}

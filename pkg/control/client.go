@@ -1,0 +1,371 @@
+package control
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/rdmabench/rdmabench/internal/buildinfo"
+)
+
+// ClientOptions configure Dial.
+type ClientOptions struct {
+	// Token is the shared secret, when the server requires one. It never
+	// crosses the wire: the client sends an HMAC of the server's nonce.
+	Token string
+	// Timeout bounds every read and write, and how long the server may stay
+	// silent (default 10s).
+	Timeout time.Duration
+	// Keepalive is the interval between pings (default 1s; at most half of
+	// Timeout).
+	Keepalive time.Duration
+	// MaxFrame is the largest frame accepted and sent (default 1 MiB).
+	MaxFrame int
+}
+
+// ServerInfo is what the server told about itself in its hello.
+type ServerInfo struct {
+	Addr          string // as dialled
+	Hostname      string
+	Version       string // rdmabench version
+	Protocol      int
+	TokenRequired bool
+}
+
+// Client is a control connection to an rdmabench server. Tests run on it one
+// after the other: Run, then the Session's Send/Recv, then Finish.
+type Client struct {
+	addr string
+	opt  ClientOptions
+	p    *peer
+	info ServerInfo
+
+	mu     sync.Mutex
+	sess   *Session
+	broken error // why the connection cannot be used any more
+	closed bool
+}
+
+// Dial connects to the server at addr (host:port) and does the handshake:
+// versions, then the token's proof when the server asks for one. Errors the
+// server sends are *ServerError.
+func Dial(ctx context.Context, addr string, opt ClientOptions) (*Client, error) {
+	opt.Timeout, opt.Keepalive = timings(opt.Timeout, opt.Keepalive)
+	opt.MaxFrame = maxOrDefault(opt.MaxFrame)
+	d := net.Dialer{Timeout: opt.Timeout}
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("connect to server %s: %w (is `rdmabench serve` running there?)", addr, err)
+	}
+	c := &Client{addr: addr, opt: opt, info: ServerInfo{Addr: addr},
+		p: newPeer(conn, "server "+addr, "it is shutting down", opt.Timeout, opt.Keepalive, opt.MaxFrame)}
+	if err := c.handshake(ctx); err != nil {
+		_ = conn.Close()
+		return nil, err
+	}
+	c.p.start()
+	return c, nil
+}
+
+func (c *Client) handshake(ctx context.Context) error {
+	conn := c.p.conn
+	dl := time.Now().Add(c.opt.Timeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(dl) {
+		dl = d
+	}
+	_ = conn.SetDeadline(dl)
+	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
+	err := c.handshakeFrames()
+	if !stop() || ctx.Err() != nil {
+		return fmt.Errorf("connect to server %s: %w", c.addr, context.Cause(ctx))
+	}
+	if err != nil {
+		return err
+	}
+	_ = conn.SetDeadline(time.Time{})
+	return nil
+}
+
+func (c *Client) handshakeFrames() error {
+	notRDMABench := func(err error) error {
+		if errors.Is(err, ErrBadFrame) || errors.Is(err, ErrFrameTooLarge) || errors.Is(err, ErrProtocol) {
+			return fmt.Errorf("%w (is %s an rdmabench server?)", err, c.addr)
+		}
+		return while(err, "waiting for the server's hello")
+	}
+	h, err := c.p.readDirect()
+	if err != nil {
+		return notRDMABench(err)
+	}
+	switch h.Type {
+	case TypeHello:
+	case TypeError:
+		return c.serverError(h)
+	default:
+		return notRDMABench(fmt.Errorf("%w: server %s sent %q first, not hello", ErrProtocol, c.addr, h.Type))
+	}
+	nonce, err := hex.DecodeString(h.Nonce)
+	if err != nil || len(nonce) != NonceSize {
+		return notRDMABench(fmt.Errorf("%w: server %s sent a hello without a valid nonce", ErrProtocol, c.addr))
+	}
+	c.info.Hostname, c.info.Version, c.info.Protocol, c.info.TokenRequired = h.Hostname, h.Version, h.Protocol, h.TokenRequired
+	w := func(m *Message) error { return WriteFrame(c.p.conn, m, c.opt.MaxFrame) }
+	if err := w(&Message{Type: TypeHello, Protocol: buildinfo.ProtocolVersion, Version: buildinfo.Version}); err != nil {
+		return while(c.p.writeErr(err), "sending hello")
+	}
+	if h.TokenRequired {
+		a := &Message{Type: TypeAuth}
+		if c.opt.Token != "" {
+			a.MAC = mac(c.opt.Token, nonce)
+		}
+		if err := w(a); err != nil {
+			return while(c.p.writeErr(err), "sending auth")
+		}
+	}
+	v, err := c.p.readDirect()
+	if err != nil {
+		return while(err, "waiting for the server to accept the connection")
+	}
+	switch v.Type {
+	case TypeAccepted:
+	case TypeError:
+		return c.serverError(v)
+	default:
+		return fmt.Errorf("%w: server %s sent %q after hello", ErrProtocol, c.addr, v.Type)
+	}
+	if h.Protocol != buildinfo.ProtocolVersion {
+		ve := &VersionError{Peer: "server " + c.addr, PeerProtocol: h.Protocol, PeerVersion: h.Version,
+			Self: "client", Protocol: buildinfo.ProtocolVersion, Version: buildinfo.Version}
+		_ = w(&Message{Type: TypeError, Code: CodeVersion, Msg: ve.Error()})
+		return ve
+	}
+	return nil
+}
+
+// Server tells what the server said about itself.
+func (c *Client) Server() ServerInfo { return c.info }
+
+func (c *Client) serverError(m *Message) *ServerError {
+	msg := m.Msg
+	if msg == "" {
+		msg = m.Code + " error"
+	}
+	return &ServerError{Addr: c.addr, Code: m.Code, Msg: msg}
+}
+
+// breakWith makes the connection unusable for err: it is closed, so the
+// server cancels a test in progress.
+func (c *Client) breakWith(err error) {
+	c.mu.Lock()
+	if c.broken == nil {
+		c.broken = err
+	}
+	c.mu.Unlock()
+	c.p.close()
+}
+
+// unexpected handles a frame out of order: the server is told and the
+// connection closed.
+func (c *Client) unexpected(m *Message, what string) error {
+	err := fmt.Errorf("%w: server %s sent %q while this client waited for %s", ErrProtocol, c.addr, m.Type, what)
+	_ = c.p.write(context.Background(), &Message{Type: TypeError, Code: CodeProtocol, Msg: fmt.Sprintf("unexpected %q frame", m.Type)})
+	c.breakWith(err)
+	return err
+}
+
+// Run asks the server to run test (a name, for its logs) with spec (the
+// workloads spec, a JSON object) and waits until it accepts. A refusal is a
+// *ServerError: with code "busy", "spec" or "limit" the client stays usable.
+// A cancelled ctx, like any connection failure, closes the client.
+func (c *Client) Run(ctx context.Context, test string, spec json.RawMessage) (*Session, error) {
+	c.mu.Lock()
+	broken, closed, prev := c.broken, c.closed, c.sess
+	c.mu.Unlock()
+	switch {
+	case closed:
+		return nil, fmt.Errorf("run %s: %w", test, ErrClosed)
+	case broken != nil:
+		return nil, fmt.Errorf("run %s: the connection to server %s failed earlier: %w", test, c.addr, broken)
+	case prev != nil && !prev.ended():
+		return nil, fmt.Errorf("run %s: test %s is still running on server %s (call Finish first)", test, prev.test, c.addr)
+	case len(spec) == 0:
+		return nil, fmt.Errorf("run %s: empty spec", test)
+	}
+	if err := c.p.write(ctx, &Message{Type: TypeRun, Test: test, Spec: spec}); err != nil {
+		if errors.Is(err, ErrBadFrame) || errors.Is(err, ErrFrameTooLarge) || ctx.Err() != nil {
+			return nil, fmt.Errorf("run %s: %w", test, err) // nothing was sent
+		}
+		c.breakWith(err)
+		return nil, while(err, "sending run")
+	}
+	m, err := c.p.next(ctx)
+	if err != nil {
+		c.breakWith(err)
+		return nil, while(err, "waiting for the server to accept "+test)
+	}
+	switch m.Type {
+	case TypeAccepted:
+		s := &Session{c: c, test: test}
+		c.mu.Lock()
+		c.sess = s
+		c.mu.Unlock()
+		return s, nil
+	case TypeError:
+		se := c.serverError(m)
+		if !se.usable() {
+			c.breakWith(se)
+		}
+		return nil, se
+	}
+	return nil, c.unexpected(m, "the server to accept "+test)
+}
+
+// Close says bye and closes the connection; a test in progress is cancelled
+// on the server.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	broken := c.broken
+	c.mu.Unlock()
+	if broken == nil {
+		_ = c.p.write(context.Background(), &Message{Type: TypeBye})
+	}
+	c.p.close()
+	return nil
+}
+
+// Session is one test on a Client. Its Send and Recv carry the test's
+// exchange messages, so workloads.NewLink(session) is the client's Link;
+// Send may run concurrently with Recv, but Recv and Finish are for one
+// goroutine at a time.
+type Session struct {
+	c    *Client
+	test string
+
+	mu   sync.Mutex
+	done bool
+	err  error // the server's verdict, once done
+}
+
+func (s *Session) ended() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.done
+}
+
+// end records the end of the test: the server's verdict (nil: success).
+func (s *Session) end(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.done {
+		s.done, s.err = true, err
+	}
+}
+
+// endedErr is what Send and Recv return once the test has ended.
+func (s *Session) endedErr() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return s.err
+	}
+	return fmt.Errorf("%w: server %s finished %s", ErrTestEnded, s.c.addr, s.test)
+}
+
+// Send sends one exchange message to the server's end of the test.
+func (s *Session) Send(ctx context.Context, msg []byte) error {
+	if s.ended() {
+		return s.endedErr()
+	}
+	err := s.c.p.write(ctx, &Message{Type: TypeExchange, Body: msg})
+	if err != nil && ctx.Err() == nil && !errors.Is(err, ErrFrameTooLarge) {
+		s.end(err)
+		s.c.breakWith(err)
+		return while(err, "sending a message of "+s.test)
+	}
+	return err
+}
+
+// Recv returns the next exchange message from the server's end of the test.
+// When the server's end returned instead, Recv returns its error (a
+// *ServerError) or ErrTestEnded; Finish then returns the same verdict.
+func (s *Session) Recv(ctx context.Context) ([]byte, error) {
+	if s.ended() {
+		return nil, s.endedErr()
+	}
+	m, err := s.c.p.next(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		s.end(err)
+		s.c.breakWith(err)
+		return nil, while(err, "waiting for a message of "+s.test+" from the server")
+	}
+	switch m.Type {
+	case TypeExchange:
+		if m.Body == nil {
+			m.Body = []byte{}
+		}
+		return m.Body, nil
+	case TypeDone, TypeError:
+		s.verdict(m)
+		return nil, s.endedErr()
+	}
+	err = s.c.unexpected(m, "a message of "+s.test)
+	s.end(err)
+	return nil, err
+}
+
+// verdict ends the session on a done or error frame.
+func (s *Session) verdict(m *Message) {
+	if m.Type == TypeDone {
+		if m.Err != "" {
+			s.end(&ServerError{Addr: s.c.addr, Code: CodeRun, Msg: m.Err})
+		} else {
+			s.end(nil)
+		}
+		return
+	}
+	se := s.c.serverError(m)
+	s.end(se)
+	if !se.usable() {
+		s.c.breakWith(se)
+	}
+}
+
+// Finish waits for the server's end of the test to return and returns its
+// error (a *ServerError), nil if it succeeded. Exchange messages still
+// arriving are dropped. A cancelled ctx closes the client.
+func (s *Session) Finish(ctx context.Context) error {
+	for !s.ended() {
+		m, err := s.c.p.next(ctx)
+		if err != nil {
+			s.end(err)
+			s.c.breakWith(err)
+			return while(err, "waiting for the server to finish "+s.test)
+		}
+		switch m.Type {
+		case TypeExchange:
+		case TypeDone, TypeError:
+			s.verdict(m)
+		default:
+			s.end(s.c.unexpected(m, "the end of "+s.test))
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// A Session is the client's workloads.Transport.
+var _ Transport = (*Session)(nil)

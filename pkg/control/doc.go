@@ -1,0 +1,43 @@
+// Package control is the out-of-band TCP protocol between an rdmabench
+// client (`rdmabench <test> HOST`) and a persistent server (`rdmabench
+// serve`): the client sends the whole test spec, the server runs the test's
+// server end through an injected [Handler], and the two ends exchange the
+// workloads package's messages (endpoints, barriers, results) as opaque
+// "exchange" frames. The package does not import pkg/workloads: a spec travels
+// as json.RawMessage and a [Session] (client side) or [Transport] (server
+// side) carries the exchange messages, so workloads.NewLink(session) is the
+// test's Link. It is pure Go and builds with CGO_ENABLED=0.
+//
+// # Wire format
+//
+// Every frame is a 4-byte big-endian length followed by that many bytes of a
+// JSON object whose "type" names the message ([Message]). A frame longer
+// than the reader's limit (default [DefaultMaxFrame], 1 MiB) is refused
+// ([ErrFrameTooLarge]) before its body is read; a zero length, a body that is
+// not a JSON object, or an unknown type is [ErrBadFrame]. Every read and
+// write has a deadline.
+//
+// A connection goes:
+//
+//	server -> client  {"type":"hello","protocol":1,"version":"v1.3.0","hostname":"node2","nonce":"<64 hex>","token_required":true}
+//	client -> server  {"type":"hello","protocol":1,"version":"v1.3.0"}
+//	client -> server  {"type":"auth","mac":"<hex HMAC-SHA256(key=token, msg=nonce bytes)>"}   (only if token_required)
+//	server -> client  {"type":"accepted"}  or  {"type":"error","code":"version"|"auth"|"protocol"|"limit","message":"..."} and close
+//
+// then, any number of times:
+//
+//	client -> server  {"type":"run","test":"write-bw","spec":{...}}
+//	server -> client  {"type":"accepted"}  or  {"type":"error","code":"busy"|"spec"|"limit","message":"..."} (the connection stays usable)
+//	both ways         {"type":"exchange","body":"<base64 of the workloads envelope>"}
+//	server -> client  {"type":"done"}  or  {"type":"done","error":"..."} when the server's end of the test returned
+//
+// and finally client -> server {"type":"bye"} (the server says bye too when
+// it shuts down). After the handshake both ends send {"type":"ping"} every
+// keepalive interval (default 1s) and each end fails the connection when
+// nothing arrived for its timeout (default 10s): [ErrPeerSilent]. A client
+// that disconnects, goes silent or misbehaves during a test makes the server
+// cancel the test's context and wait for the handler to return; the server
+// runs one test at a time and answers a second client's run with "busy".
+// An "error" frame with code "protocol", "version" or "auth" is followed by
+// the sender closing the connection.
+package control

@@ -1,0 +1,161 @@
+package report
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// Figure names one number of a result: what summaries, comparisons, gates
+// and limits look at. Latency figures are in nanoseconds; bandwidth figures
+// are those of [Result.Headline].
+type Figure string
+
+// The figures of a result.
+const (
+	FigMin     Figure = "min"
+	FigP50     Figure = "p50"
+	FigMean    Figure = "mean"
+	FigStdev   Figure = "stdev"
+	FigP90     Figure = "p90"
+	FigP99     Figure = "p99"
+	FigP999    Figure = "p99.9"
+	FigP9999   Figure = "p99.99"
+	FigMax     Figure = "max"
+	FigGbps    Figure = "bw"       // Gbit/s (10^9 bit/s)
+	FigMiBps   Figure = "bw-mib"   // MiB/s (2^20 byte/s)
+	FigMsgRate Figure = "msg-rate" // Mmsg/s (10^6 messages/s)
+)
+
+// LatencyFigures and BandwidthFigures are every figure of each kind, in
+// the order tables show them.
+var (
+	LatencyFigures   = []Figure{FigMin, FigP50, FigMean, FigStdev, FigP90, FigP99, FigP999, FigP9999, FigMax}
+	BandwidthFigures = []Figure{FigGbps, FigMiBps, FigMsgRate}
+)
+
+// IsLatency reports whether f is a latency figure (nanoseconds, lower is
+// better).
+func (f Figure) IsLatency() bool {
+	switch f {
+	case FigGbps, FigMiBps, FigMsgRate:
+		return false
+	}
+	return true
+}
+
+// HigherIsBetter reports whether a larger value of f is an improvement
+// (bandwidth, message rate) rather than a regression (latency).
+func (f Figure) HigherIsBetter() bool { return !f.IsLatency() }
+
+// Unit is the unit of f's values: "ns", "Gbit/s", "MiB/s" or "Mmsg/s".
+func (f Figure) Unit() string {
+	switch f {
+	case FigGbps:
+		return "Gbit/s"
+	case FigMiBps:
+		return "MiB/s"
+	case FigMsgRate:
+		return "Mmsg/s"
+	}
+	return "ns"
+}
+
+// Label is how tables name f: "p99", "Gbit/s", "Mmsg/s".
+func (f Figure) Label() string {
+	if f.IsLatency() {
+		return string(f)
+	}
+	return f.Unit()
+}
+
+// Format writes v (in f's unit) for a person: latencies in µs with up to
+// three decimals ("23.4 µs"), rates with their unit ("98.53 Gbit/s").
+func (f Figure) Format(v float64) string {
+	if f.IsLatency() {
+		return num(v/1e3) + " µs"
+	}
+	if f == FigMsgRate {
+		return strconv.FormatFloat(v, 'f', 4, 64) + " " + f.Unit()
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64) + " " + f.Unit()
+}
+
+// Of returns the value of f in r, and false when r has no such figure (a
+// latency figure of a bandwidth test, a latency without samples, a test
+// that measured nothing).
+func (f Figure) Of(r *Result) (float64, bool) {
+	if f.IsLatency() {
+		l := r.Latency
+		if l == nil || l.Count == 0 {
+			return 0, false
+		}
+		switch f {
+		case FigMin:
+			return l.MinNs, true
+		case FigP50:
+			return l.P50Ns, true
+		case FigMean:
+			return l.MeanNs, true
+		case FigStdev:
+			return l.StdevNs, true
+		case FigP90:
+			return l.P90Ns, true
+		case FigP99:
+			return l.P99Ns, true
+		case FigP999:
+			return l.P999Ns, true
+		case FigP9999:
+			return l.P9999Ns, true
+		case FigMax:
+			return l.MaxNs, true
+		}
+		return 0, false
+	}
+	b := r.Headline()
+	if b == nil {
+		return 0, false
+	}
+	switch f {
+	case FigGbps:
+		return b.Gbps, true
+	case FigMiBps:
+		return b.MiBps, true
+	case FigMsgRate:
+		return b.Mmsgps, true
+	}
+	return 0, false
+}
+
+// Headline returns the bandwidth that stands for r in summaries,
+// comparisons, limits, CSV and the Go benchmark format: in a bidirectional
+// test both directions summed ([Result.Total], or the sum of the two), else
+// this side's [Result.Bandwidth]. It is nil when r has no bandwidth.
+func (r *Result) Headline() *Bandwidth {
+	if r.Bidirectional() {
+		if r.Total != nil {
+			return r.Total
+		}
+		return Sum(r.Bandwidth, r.Reverse)
+	}
+	return r.Bandwidth
+}
+
+// Key identifies a test at a message size across runs and documents: the
+// results of repeated runs share a key, and compare matches results by it.
+type Key struct {
+	Test       string `json:"test"`
+	Connection string `json:"connection,omitempty"`
+	Size       int    `json:"size"`
+}
+
+// KeyOf returns r's key.
+func KeyOf(r *Result) Key { return Key{Test: r.Test, Connection: r.Connection, Size: r.Size} }
+
+// String is the key as messages show it: "write-lat RC 2 B".
+func (k Key) String() string {
+	s := clean(k.Test)
+	if k.Connection != "" {
+		s += " " + clean(k.Connection)
+	}
+	return s + fmt.Sprintf(" %d B", k.Size)
+}

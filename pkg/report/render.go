@@ -1,0 +1,166 @@
+package report
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+)
+
+// Output formats of a results document.
+const (
+	FormatTable    = "table"
+	FormatJSON     = "json"
+	FormatCSV      = "csv"
+	FormatMarkdown = "markdown"
+	FormatGobench  = "gobench"
+)
+
+// Formats lists every output format, in the order help texts give them.
+var Formats = []string{FormatTable, FormatJSON, FormatCSV, FormatMarkdown, FormatGobench}
+
+// CheckFormat returns nil if format is one of [Formats], else an error
+// naming the known ones (for a usage error).
+func CheckFormat(format string) error {
+	for _, f := range Formats {
+		if f == format {
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown output format %q (want %s)", format, strings.Join(Formats, ", "))
+}
+
+// FormatForPath returns the format a results file should be written in,
+// from its extension: ".txt" table, ".csv" csv, ".md" markdown, ".bench"
+// gobench, anything else JSON (the form `rdmabench report` and `compare`
+// read back).
+func FormatForPath(path string) string {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".txt":
+		return FormatTable
+	case ".csv":
+		return FormatCSV
+	case ".md":
+		return FormatMarkdown
+	case ".bench":
+		return FormatGobench
+	}
+	return FormatJSON
+}
+
+// Write writes doc in format, one of [Formats].
+func Write(w io.Writer, format string, doc *Document) error {
+	switch format {
+	case FormatTable:
+		return WriteTable(w, doc)
+	case FormatJSON:
+		return WriteJSON(w, doc)
+	case FormatCSV:
+		return WriteCSV(w, doc)
+	case FormatMarkdown:
+		return WriteMarkdown(w, doc)
+	case FormatGobench:
+		return WriteGobench(w, doc)
+	}
+	return fmt.Errorf("report: %w", CheckFormat(format))
+}
+
+// Source is a document with the name it is known by (its file name).
+type Source struct {
+	Name string
+	Doc  *Document
+}
+
+// WriteSources writes several documents together in format, as `rdmabench
+// report FILE...` prints them. One source is written exactly as [Write]
+// would. Several:
+//   - table and markdown: one section per source, each headed by its name
+//     ("==> base.json <==" in a table, a "### base.json" heading in
+//     Markdown), each with its own header block, since hosts, devices and
+//     parameters may differ;
+//   - csv: one table, with a first column "source" holding each row's
+//     source name;
+//   - json: a JSON array of the documents, each unchanged (not merged:
+//     their hosts and parameters may differ); each element is a document
+//     ReadJSON reads;
+//   - gobench: the documents one after another, each starting with a
+//     comment line naming its source, so that benchstat pools the results
+//     of the same benchmark across sources as repeated runs.
+func WriteSources(w io.Writer, format string, srcs []Source) error {
+	if err := CheckFormat(format); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	for _, s := range srcs {
+		if s.Doc == nil {
+			return fmt.Errorf("report: %s: nil document", s.Name)
+		}
+	}
+	switch {
+	case len(srcs) == 0:
+		return errors.New("report: no documents to write")
+	case len(srcs) == 1:
+		return Write(w, format, srcs[0].Doc)
+	case format == FormatCSV:
+		return writeCSV(w, srcs, true)
+	case format == FormatJSON:
+		return writeJSONArray(w, srcs)
+	}
+	var out bytes.Buffer
+	for i, s := range srcs {
+		switch format {
+		case FormatTable:
+			if i > 0 {
+				out.WriteByte('\n')
+			}
+			fmt.Fprintf(&out, "==> %s <==\n", clean(s.Name))
+		case FormatMarkdown:
+			if i > 0 {
+				out.WriteByte('\n')
+			}
+			fmt.Fprintf(&out, "### %s\n\n", mdEscape(s.Name))
+		case FormatGobench:
+			if i > 0 {
+				out.WriteByte('\n')
+			}
+			fmt.Fprintf(&out, "# source: %s\n", clean(s.Name))
+		}
+		if err := Write(&out, format, s.Doc); err != nil {
+			return fmt.Errorf("%s: %w", s.Name, err)
+		}
+	}
+	if _, err := w.Write(out.Bytes()); err != nil {
+		return fmt.Errorf("report: write %s: %w", format, err)
+	}
+	return nil
+}
+
+// writeJSONArray writes the documents as one indented JSON array.
+func writeJSONArray(w io.Writer, srcs []Source) error {
+	var out bytes.Buffer
+	out.WriteString("[\n")
+	for i, s := range srcs {
+		var one bytes.Buffer
+		if err := WriteJSON(&one, s.Doc); err != nil {
+			return fmt.Errorf("%s: %w", s.Name, err)
+		}
+		// Indent the document one level inside the array.
+		lines := strings.Split(strings.TrimSuffix(one.String(), "\n"), "\n")
+		for j, l := range lines {
+			out.WriteString("  " + l)
+			if j < len(lines)-1 {
+				out.WriteByte('\n')
+			}
+		}
+		if i < len(srcs)-1 {
+			out.WriteByte(',')
+		}
+		out.WriteByte('\n')
+	}
+	out.WriteString("]\n")
+	if _, err := w.Write(out.Bytes()); err != nil {
+		return fmt.Errorf("report: write json: %w", err)
+	}
+	return nil
+}

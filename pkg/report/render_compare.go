@@ -1,0 +1,290 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/olekukonko/tablewriter/tw"
+)
+
+// CompareFormats are the output formats of a comparison.
+var CompareFormats = []string{FormatTable, FormatMarkdown, FormatJSON}
+
+// WriteComparison writes c in format (table, markdown or json), with the
+// verdict of its gates when gates is not nil.
+//
+// The table and Markdown forms have one row per figure of each test and
+// size: each side's median over its runs with the 95% confidence interval
+// ("±2%"; "±∞" with too few runs for one), the change of the medians with
+// the U test's p-value and run counts, and "~" where the change is not
+// significant, as benchstat prints it. Footnotes follow: rows with too
+// few runs for a significance test, failed runs, tests on one side only,
+// differences of environment and parameters, then the gates: each failure
+// ("gate failed: ..."), and each change beyond a threshold that does not
+// fail it because it is not significant.
+//
+// The JSON form is the Comparison itself with "schema"
+// ([CompareSchema]) and "gates" fields.
+func WriteComparison(w io.Writer, format string, c *Comparison, gates *GateResult) error {
+	if c == nil {
+		return errors.New("report: write comparison: nil comparison")
+	}
+	var out bytes.Buffer
+	switch format {
+	case FormatTable:
+		if err := compareTable(&out, c, gates); err != nil {
+			return err
+		}
+	case FormatMarkdown:
+		compareMarkdown(&out, c, gates)
+	case FormatJSON:
+		v := struct {
+			Schema string `json:"schema"`
+			*Comparison
+			Gates *GateResult `json:"gates,omitempty"`
+		}{CompareSchema, c, gates}
+		b, err := json.MarshalIndent(v, "", "  ")
+		if err != nil {
+			return fmt.Errorf("report: write comparison: %w", err)
+		}
+		out.Write(append(b, '\n'))
+	default:
+		return fmt.Errorf("report: unknown comparison format %q (want %s)", format, strings.Join(CompareFormats, ", "))
+	}
+	if _, err := w.Write(out.Bytes()); err != nil {
+		return fmt.Errorf("report: write comparison: %w", err)
+	}
+	return nil
+}
+
+const compareLegend = "median of the runs ± 95%% confidence interval; delta of the medians, " +
+	"~ if not significant (Mann-Whitney U, alpha %g)"
+
+var compareLabels = []string{"test", "conn", "bytes", "figure", "base", "new", "delta", "U test"}
+
+// compareCells returns the rows of the comparison table as cells, with
+// their footnote references, and the footnotes.
+func compareCells(c *Comparison) (rows []row, notes []string) {
+	noteNum := map[string]int{}
+	ref := func(text string) string {
+		n, ok := noteNum[text]
+		if !ok {
+			notes = append(notes, text)
+			n = len(notes)
+			noteNum[text] = n
+		}
+		return "[" + strconv.Itoa(n) + "]"
+	}
+	need := MinRunsForTest(c.Alpha)
+	for _, r := range c.Rows {
+		for i, fc := range r.Figures {
+			cells := make([]string, 4, len(compareLabels))
+			if i == 0 {
+				cells[0], cells[1], cells[2] = clean(r.Test), orDefault(clean(r.Connection), "-"), strconv.Itoa(r.Size)
+			}
+			label := fc.Figure.Label()
+			if fc.Figure.IsLatency() {
+				label += " µs"
+			}
+			cells[3] = label
+			cells = append(cells, spreadCell(fc.Figure, fc.Base), spreadCell(fc.Figure, fc.New), fc.Delta(), fc.Test())
+			var refs []string
+			if fc.TooFewRuns {
+				refs = append(refs, ref(fmt.Sprintf("need at least %d runs on each side for a significance test (alpha %g): the change is not tested", need, c.Alpha)))
+			}
+			if fc.Base.N == 0 || fc.New.N == 0 {
+				refs = append(refs, ref(fmt.Sprintf("%s: no measurement on one side", r.Key)))
+			}
+			for _, w := range fc.Warnings {
+				refs = append(refs, ref(w))
+			}
+			if i == 0 {
+				for _, n := range r.Notes {
+					refs = append(refs, ref(r.Key.String()+": "+n))
+				}
+			}
+			rows = append(rows, row{cells: cells, suffix: strings.Join(refs, "")})
+		}
+	}
+	return rows, notes
+}
+
+func spreadCell(f Figure, s Spread) string {
+	if s.N == 0 {
+		return "-"
+	}
+	return tableValue(f, s.Median) + " " + s.PctRange()
+}
+
+// compareTrailer returns the lines after the numbered footnotes: the
+// interval note, tests on one side only, warnings, gates.
+func compareTrailer(c *Comparison, gates *GateResult) []string {
+	var lines []string
+	unbounded := false
+	for _, r := range c.Rows {
+		for _, fc := range r.Figures {
+			if (fc.Base.N > 0 && !fc.Base.Bounded()) || (fc.New.N > 0 && !fc.New.Bounded()) {
+				unbounded = true
+			}
+		}
+	}
+	if unbounded {
+		lines = append(lines, fmt.Sprintf("±∞: a %g%% confidence interval of the median needs at least %d runs", 100*c.Confidence, MinRunsForInterval))
+	}
+	keys := func(ks []Key) string {
+		s := make([]string, len(ks))
+		for i, k := range ks {
+			s[i] = k.String()
+		}
+		return strings.Join(s, ", ")
+	}
+	if len(c.OnlyBase) > 0 {
+		lines = append(lines, "only in base: "+keys(c.OnlyBase))
+	}
+	if len(c.OnlyNew) > 0 {
+		lines = append(lines, "only in new: "+keys(c.OnlyNew))
+	}
+	for _, w := range c.Warnings {
+		lines = append(lines, "warning: "+w)
+	}
+	if gates != nil && len(gates.Gates) > 0 {
+		verdict := "passed"
+		if gates.Failed() {
+			verdict = fmt.Sprintf("%d failed", len(gates.Failures))
+		}
+		lines = append(lines, fmt.Sprintf("gates: %s: %s", strings.Join(gates.Gates, ", "), verdict))
+		for _, f := range gates.Failures {
+			lines = append(lines, f.String())
+		}
+		for _, f := range gates.NotSignificant {
+			lines = append(lines, f.String())
+		}
+	}
+	return lines
+}
+
+// sideLine describes one side of a comparison.
+func sideLine(s *Side) string {
+	parts := []string{orDefault(s.Tool.Name, "rdmabench") + " " + orDefault(s.Tool.Version, "devel")}
+	if s.Tool.Commit != "" {
+		parts[0] += " (" + s.Tool.Commit + ")"
+	}
+	if !s.Start.IsZero() {
+		parts = append(parts, s.Start.UTC().Format(time.RFC3339))
+	}
+	runs := "1 run"
+	if s.Runs != 1 {
+		runs = fmt.Sprintf("%d runs", s.Runs)
+	}
+	parts = append(parts, runs)
+	hosts := orDefault(s.Hosts.Local.Hostname, "(unknown host)")
+	if s.Hosts.Remote != nil {
+		hosts += " -> " + orDefault(s.Hosts.Remote.Hostname, "(unknown host)")
+	} else {
+		hosts += " (loopback)"
+	}
+	parts = append(parts, hosts)
+	if d := s.Hosts.Local.Device; d != nil {
+		dev := orDefault(d.Name, "(unknown device)")
+		var facts []string
+		if d.LinkLayer != "" {
+			facts = append(facts, d.LinkLayer)
+		}
+		if d.ActiveMTU > 0 {
+			facts = append(facts, fmt.Sprintf("MTU %d", d.ActiveMTU))
+		}
+		if d.Firmware != "" {
+			facts = append(facts, "fw "+d.Firmware)
+		}
+		if len(facts) > 0 {
+			dev += " (" + strings.Join(facts, ", ") + ")"
+		}
+		parts = append(parts, dev)
+	}
+	return clean(s.Name) + ": " + clean(strings.Join(parts, ", "))
+}
+
+func compareTable(b *bytes.Buffer, c *Comparison, gates *GateResult) error {
+	kv(b, "base", sideLine(&c.Base))
+	kv(b, "new", sideLine(&c.New))
+	b.WriteByte('\n')
+	if len(c.Rows) == 0 {
+		b.WriteString("no test and size in common\n")
+	} else {
+		cells, notes := compareCells(c)
+		rows := []row{
+			{kind: rowTitle, text: fmt.Sprintf(compareLegend, c.Alpha)},
+			{cells: compareLabels},
+			{kind: rowRule},
+		}
+		rows = append(rows, cells...)
+		aligns := []tw.Align{tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft}
+		lines, err := layoutGrid(rows, aligns)
+		if err != nil {
+			return err
+		}
+		for _, l := range lines {
+			b.WriteString(l + "\n")
+		}
+		if len(notes) > 0 {
+			b.WriteByte('\n')
+		}
+		for i, n := range notes {
+			fmt.Fprintf(b, "[%d] %s\n", i+1, clean(n))
+		}
+	}
+	if trailer := compareTrailer(c, gates); len(trailer) > 0 {
+		b.WriteByte('\n')
+		for _, l := range trailer {
+			b.WriteString(clean(l) + "\n")
+		}
+	}
+	return nil
+}
+
+func compareMarkdown(b *bytes.Buffer, c *Comparison, gates *GateResult) {
+	b.WriteString("**rdmabench compare**\n\n")
+	fmt.Fprintf(b, "- base: %s\n", mdEscape(sideLine(&c.Base)))
+	fmt.Fprintf(b, "- new: %s\n", mdEscape(sideLine(&c.New)))
+	b.WriteByte('\n')
+	var notes []string
+	if len(c.Rows) == 0 {
+		b.WriteString("no test and size in common\n")
+	} else {
+		var cells []row
+		cells, notes = compareCells(c)
+		b.WriteString(mdEscape(fmt.Sprintf(compareLegend, c.Alpha)) + "\n\n")
+		b.WriteString(mdLine(compareLabels))
+		b.WriteString(mdLine([]string{":---", ":---", "---:", ":---", "---:", "---:", "---:", ":---"}))
+		for _, r := range cells {
+			cs := make([]string, len(r.cells))
+			for i, c := range r.cells {
+				cs[i] = mdEscape(c)
+			}
+			if r.suffix != "" {
+				cs[len(cs)-1] += " " + r.suffix
+			}
+			if cs[6] != "~" && cs[6] != "-" && cs[6] != "?" {
+				cs[6] = "**" + cs[6] + "**"
+			}
+			b.WriteString(mdLine(cs))
+		}
+	}
+	lines := make([]string, 0, len(notes))
+	for i, n := range notes {
+		lines = append(lines, fmt.Sprintf("[%d] %s", i+1, n))
+	}
+	lines = append(lines, compareTrailer(c, gates)...)
+	if len(lines) > 0 {
+		b.WriteByte('\n')
+	}
+	for _, l := range lines {
+		fmt.Fprintf(b, "- %s\n", mdEscape(l))
+	}
+}

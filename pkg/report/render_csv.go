@@ -1,0 +1,90 @@
+package report
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// CSVHeader is the header row of WriteCSV: units are in the column names
+// (nanoseconds, Gbit/s = 10^9 bit/s, MiB/s = 2^20 byte/s, 10^6 messages/s).
+var CSVHeader = []string{
+	"test", "connection", "size_bytes", "run", "iterations", "warmup", "qps", "bidirectional", "basis",
+	"min_ns", "p50_ns", "mean_ns", "stdev_ns", "p90_ns", "p99_ns", "p99_9_ns", "p99_99_ns", "max_ns",
+	"bw_gbps", "bw_mibps", "msg_rate_mpps", "bytes", "messages", "duration_ns",
+	"warnings", "error",
+}
+
+// WriteCSV writes doc as CSV (RFC 4180, as encoding/csv reads it): the
+// header [CSVHeader], then one row per result: per test and size, and per
+// run in a document of repeated runs (run is 1 in a document of one run).
+// Figures a result does not have are empty cells. The bandwidth columns
+// hold [Result.Headline]: both directions summed in a bidirectional test.
+// Numbers are written exactly (shortest representation that reads back the
+// same float64). warnings holds a result's warnings joined by "; ".
+// Intervals are not written; the JSON form has them.
+func WriteCSV(w io.Writer, doc *Document) error {
+	if doc == nil {
+		return errors.New("report: write csv: nil document")
+	}
+	return writeCSV(w, []Source{{Doc: doc}}, false)
+}
+
+// writeCSV writes the results of every source in one table; withSource
+// adds a first column "source" holding each source's name.
+func writeCSV(w io.Writer, srcs []Source, withSource bool) error {
+	cw := csv.NewWriter(w)
+	header := CSVHeader
+	if withSource {
+		header = append([]string{"source"}, header...)
+	}
+	if err := cw.Write(header); err != nil {
+		return fmt.Errorf("report: write csv: %w", err)
+	}
+	for _, src := range srcs {
+		for i := range src.Doc.Results {
+			rec := csvRecord(&src.Doc.Results[i])
+			if withSource {
+				rec = append([]string{src.Name}, rec...)
+			}
+			if err := cw.Write(rec); err != nil {
+				return fmt.Errorf("report: write csv: %w", err)
+			}
+		}
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return fmt.Errorf("report: write csv: %w", err)
+	}
+	return nil
+}
+
+func csvRecord(r *Result) []string {
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	run := max(r.Run, 1)
+	rec := []string{r.Test, r.Connection, strconv.Itoa(r.Size), strconv.Itoa(run), strconv.Itoa(r.Iterations),
+		strconv.Itoa(r.Warmup), strconv.Itoa(r.QPs), strconv.FormatBool(r.Bidirectional())}
+	if l := r.Latency; l != nil {
+		rec = append(rec, l.Basis)
+		if l.Count > 0 {
+			for _, fig := range LatencyFigures {
+				v, _ := fig.Of(r)
+				rec = append(rec, f(v))
+			}
+		} else {
+			rec = append(rec, make([]string, len(LatencyFigures))...)
+		}
+	} else {
+		rec = append(rec, make([]string, 1+len(LatencyFigures))...)
+	}
+	if b := r.Headline(); b != nil {
+		rec = append(rec, f(b.Gbps), f(b.MiBps), f(b.Mmsgps),
+			strconv.FormatUint(b.Bytes, 10), strconv.FormatUint(b.Messages, 10), strconv.FormatInt(b.DurationNs, 10))
+	} else {
+		rec = append(rec, make([]string, 6)...)
+	}
+	return append(rec, strings.Join(r.Warnings, "; "), r.Error)
+}

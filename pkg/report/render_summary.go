@@ -1,0 +1,187 @@
+package report
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// The table of a document of repeated runs: one row per test, connection
+// and size with the median of each figure over the runs, and under it the
+// confidence interval of each median.
+
+const (
+	summaryLatencyTitle   = "Latency, µs: median of the runs, under it ± its 95% confidence interval (rtt/2: one-way; rtt: round trip)"
+	summaryBandwidthTitle = "Bandwidth, payload only: median of the runs, under it ± its 95% confidence interval (Gbit/s: 10^9 bit/s)"
+)
+
+var (
+	summaryLatencyLabels   = []string{"test", "conn", "bytes", "runs", "basis", "min", "p50", "mean", "stdev", "p90", "p99", "p99.9", "p99.99", "max"}
+	summaryBandwidthLabels = []string{"test", "conn", "bytes", "runs", "dir", "QPs", "Gbit/s", "MiB/s", "Mmsg/s"}
+)
+
+func summarySection(s *Summary) section {
+	switch {
+	case s.Latency != nil:
+		return sectionLatency
+	case s.Bandwidth != nil:
+		return sectionBandwidth
+	case strings.HasSuffix(s.Test, "-bw"):
+		return sectionBandwidth
+	}
+	return sectionLatency
+}
+
+// buildSummaryRows makes two rows per summary (medians, then intervals;
+// only the medians with too few runs for an interval), in sections like
+// buildRows.
+func buildSummaryRows(doc *Document, sums []Summary, notes *footnotes) []row {
+	groups := groupResults(doc) // in the order of sums
+	var rows []row
+	cur := sectionNone
+	for i := range sums {
+		s := &sums[i]
+		sec := summarySection(s)
+		if sec != cur {
+			if cur != sectionNone {
+				rows = append(rows, row{kind: rowBlank})
+			}
+			title, labels := summaryLatencyTitle, summaryLatencyLabels
+			if sec == sectionBandwidth {
+				title, labels = summaryBandwidthTitle, summaryBandwidthLabels
+			}
+			rows = append(rows,
+				row{kind: rowTitle, text: title},
+				row{cells: labels},
+				row{kind: rowRule})
+			cur = sec
+		}
+		note := notes.refs(i)
+		first := []string{clean(s.Test), orDefault(clean(s.Connection), "-"), strconv.Itoa(s.Size), strconv.Itoa(s.Runs - s.Failed)}
+		figs, kind := LatencyFigures, ""
+		if sec == sectionLatency && s.Latency != nil {
+			kind = basisLabel(s.Latency.Basis)
+		}
+		var lead []string
+		if sec == sectionBandwidth {
+			figs = BandwidthFigures
+			kind, lead = "->", []string{"-"}
+			if r := firstMeasured(groups[i].results); r != nil {
+				if r.Bidirectional() {
+					kind = "<->"
+					notes.bidir = true
+				}
+				if r.QPs > 0 {
+					lead[0] = strconv.Itoa(r.QPs)
+				}
+			}
+		}
+		if _, ok := s.Spread(figs[0]); !ok {
+			msg := fmt.Sprintf("every run failed (%d)", s.Runs)
+			if s.Failed == 0 {
+				msg = "no run measured anything"
+			}
+			rows = append(rows, errorRow(first, msg, note))
+			continue
+		}
+		medians := append([]string{kind}, lead...)
+		ranges := append([]string{""}, make([]string, len(lead))...)
+		bounded := false
+		for _, f := range figs {
+			sp, _ := s.Spread(f)
+			medians = append(medians, tableValue(f, sp.Median))
+			ranges = append(ranges, sp.PctRange())
+			bounded = bounded || sp.Bounded()
+		}
+		rows = append(rows, row{cells: append(first, medians...), suffix: note})
+		if bounded {
+			rows = append(rows, row{cells: append([]string{"", "", "", ""}, ranges...)})
+		} else {
+			// A line of "±∞" says nothing: the footnote says why.
+			notes.unbounded = true
+		}
+	}
+	return rows
+}
+
+// tableValue formats a figure the way the per-run table does.
+func tableValue(f Figure, v float64) string {
+	switch {
+	case f.IsLatency():
+		return strconv.FormatFloat(v/1e3, 'f', 2, 64)
+	case f == FigMsgRate:
+		return strconv.FormatFloat(v, 'f', 4, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
+}
+
+func firstMeasured(rs []*Result) *Result {
+	for _, r := range rs {
+		if r.Error == "" {
+			return r
+		}
+	}
+	if len(rs) > 0 {
+		return rs[0]
+	}
+	return nil
+}
+
+// newSummaryFootnotes numbers, per summary, the warnings of its runs (each
+// text once, with the runs it came from) and the errors of its failed runs.
+func newSummaryFootnotes(doc *Document) *footnotes {
+	f := &footnotes{byResult: map[int][]int{}}
+	groups := groupResults(doc)
+	for i := range groups {
+		g := &groups[i]
+		add := func(text string) {
+			f.texts = append(f.texts, text)
+			f.byResult[i] = append(f.byResult[i], len(f.texts))
+		}
+		var order []string
+		runs := map[string][]int{}
+		for _, r := range g.results {
+			for _, w := range r.Warnings {
+				w = clean(w)
+				if _, ok := runs[w]; !ok {
+					order = append(order, w)
+				}
+				runs[w] = append(runs[w], r.Run)
+			}
+		}
+		for _, w := range order {
+			add(fmt.Sprintf("%s %d B: %s (%s)", clean(g.key.Test), g.key.Size, w, runsLabel(runs[w], len(g.results))))
+		}
+		for _, r := range g.results {
+			if r.Error != "" {
+				add(fmt.Sprintf("%s %d B, run %d: error: %s", clean(g.key.Test), g.key.Size, r.Run, clean(r.Error)))
+			}
+		}
+	}
+	return f
+}
+
+// runsLabel says which runs a warning came from: "every run", "run 2",
+// "runs 1-3, 5".
+func runsLabel(runs []int, total int) string {
+	if len(runs) == total && total > 1 {
+		return "every run"
+	}
+	var parts []string
+	for i := 0; i < len(runs); {
+		j := i
+		for j+1 < len(runs) && runs[j+1] == runs[j]+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, fmt.Sprintf("%d-%d", runs[i], runs[j]))
+		} else {
+			parts = append(parts, strconv.Itoa(runs[i]))
+		}
+		i = j + 1
+	}
+	if len(runs) == 1 {
+		return "run " + parts[0]
+	}
+	return "runs " + strings.Join(parts, ", ")
+}
