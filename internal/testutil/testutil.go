@@ -37,7 +37,7 @@ func Device(t testing.TB) string {
 	}
 	if err != nil {
 		if errors.Is(err, verbs.ErrNotSupported) || errors.Is(err, verbs.ErrNoDevice) {
-			t.Skipf("no RDMA device: %v (set %s, or run under scripts/vm.sh)", err, EnvDevice)
+			t.Skipf("%v (set %s, or run under scripts/vm.sh)", err, EnvDevice)
 		}
 		t.Fatalf("list devices: %v", err)
 	}

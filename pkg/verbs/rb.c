@@ -191,6 +191,29 @@ static int wc_fail(struct rb_loop *l, struct ibv_wc *wc)
 	return RB_EWC;
 }
 
+/* While waiting for the peer, looks at the send CQ: a send that failed
+ * (the peer is gone: IBV_WC_RETRY_EXC_ERR) completes in error even when
+ * unsignalled, and ends the wait at once instead of at the idle timeout. A
+ * successful signalled completion found here is accounted for. */
+static int check_sends(struct rb_loop *l)
+{
+	if (l->pending_sig == 0 && l->kind != RB_LAT_WRITE && l->kind != RB_LAT_SEND)
+		return 0;
+	struct ibv_wc wc;
+	int n = ibv_poll_cq(l->scq, 1, &wc);
+	if (n < 0) {
+		l->err = n == -1 ? errno : -n;
+		return RB_EPOLL;
+	}
+	if (n == 1) {
+		if (wc.status != IBV_WC_SUCCESS)
+			return wc_fail(l, &wc);
+		if (l->pending_sig > 0)
+			l->pending_sig--;
+	}
+	return 0;
+}
+
 /* Polls cq for up to max completions into l->wcs. In event mode, an empty
  * CQ is armed and the channel waited on (100 ms at a time, so stop and the
  * idle timeout still apply). Returns the count, 0 when nothing arrived in
@@ -252,6 +275,8 @@ static int rb_wait_one(struct rb_loop *l, struct ibv_cq *cq, struct ibv_comp_cha
 			w.spins = RB_CHECK_EVERY - 1; /* a channel wait is long: check every time */
 		int rc = watch_check(l, &w);
 		if (rc)
+			return rc;
+		if (w.spins == 0 && cq != l->scq && (rc = check_sends(l)))
 			return rc;
 	}
 }
@@ -399,6 +424,8 @@ static inline int spin_byte(struct rb_loop *l, uint8_t want)
 	while (*p != want) {
 		int rc = watch_check(l, &w);
 		if (rc)
+			return rc;
+		if (w.spins == 0 && (rc = check_sends(l)))
 			return rc;
 	}
 	return 0;

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rdmabench/rdmabench/internal/testutil"
+	"github.com/rdmabench/rdmabench/pkg/report"
+)
+
+// syncBuffer is a bytes.Buffer safe for the server's log writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startServer runs `rdmabench serve` on a free loopback port until the test
+// ends, and returns the port and the server's log.
+func startServer(t *testing.T, args ...string) (string, *syncBuffer) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	ln.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	log := &syncBuffer{}
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, append([]string{"serve", "--listen", "127.0.0.1:" + port}, args...), &bytes.Buffer{}, log)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("serve returned %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Error("serve did not stop")
+		}
+	})
+	for i := 0; i < 200; i++ {
+		if c, err := net.Dial("tcp", "127.0.0.1:"+port); err == nil {
+			c.Close()
+			return port, log
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("serve did not listen: %s", log.String())
+	return "", nil
+}
+
+func TestServeTCPTests(t *testing.T) {
+	port, log := startServer(t)
+	for _, test := range []string{"tcp-lat", "tcp-bw"} {
+		out, stderr, code := cli(t, test, "127.0.0.1", "-p", port, "-s", "2,4K", "-n", "20", "-o", "json")
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", test, code, stderr)
+		}
+		doc, err := report.ReadJSON(strings.NewReader(out))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(doc.Results) != 2 || doc.Hosts.Remote == nil || doc.Params.Server != "127.0.0.1" || doc.Params.Loopback {
+			t.Fatalf("%s: document %+v", test, doc)
+		}
+	}
+	if got := log.String(); strings.Count(got, " ok ") != 2 || !strings.Contains(got, "tcp-lat ok") {
+		t.Fatalf("server log should have one line per test:\n%s", got)
+	}
+}
+
+func TestServeToken(t *testing.T) {
+	port, log := startServer(t, "--token", "s3cret")
+	_, stderr, code := cli(t, "tcp-lat", "127.0.0.1", "-p", port, "-n", "5")
+	if code != exitError || !strings.Contains(stderr, "server 127.0.0.1:"+port) || !strings.Contains(stderr, "authentication failed") {
+		t.Fatalf("no token: exit %d, %q", code, stderr)
+	}
+	_, stderr, code = cli(t, "tcp-lat", "127.0.0.1", "-p", port, "-n", "5", "--token", "wrong")
+	if code != exitError || !strings.Contains(stderr, "authentication failed") {
+		t.Fatalf("wrong token: exit %d, %q", code, stderr)
+	}
+	t.Setenv(EnvToken, "s3cret")
+	_, stderr, code = cli(t, "tcp-lat", "127.0.0.1", "-p", port, "-n", "5")
+	if code != 0 {
+		t.Fatalf("right token from the environment: exit %d, %q", code, stderr)
+	}
+	if strings.Contains(log.String(), "s3cret") {
+		t.Fatal("the server logged the token")
+	}
+}
+
+func TestServeMaxMem(t *testing.T) {
+	port, _ := startServer(t, "--max-mem", "1M")
+	_, stderr, code := cli(t, "write-bw", "127.0.0.1", "-p", port, "-s", "1M", "-n", "5")
+	if code != exitError || !strings.Contains(stderr, "this server allows 1048576") || !strings.Contains(stderr, "server 127.0.0.1:"+port) {
+		t.Fatalf("over --max-mem: exit %d, %q", code, stderr)
+	}
+}
+
+func TestServeNobodyListening(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	ln.Close()
+	_, stderr, code := cli(t, "tcp-lat", "127.0.0.1", "-p", port, "-n", "5")
+	if code != exitError || !strings.Contains(stderr, "127.0.0.1:"+port) {
+		t.Fatalf("no server: exit %d, %q", code, stderr)
+	}
+}
+
+// TestServeRDMA runs RDMA tests against a server in this process (both on
+// the same device): the same path two hosts take, over loopback TCP.
+func TestServeRDMA(t *testing.T) {
+	dev := testutil.Device(t)
+	testutil.NoLeaks(t)
+	port, log := startServer(t, "-d", dev)
+	out, stderr, code := cli(t, "suite", "127.0.0.1", "-p", port, "-d", dev, "-n", "20", "-o", "json")
+	if code != 0 {
+		t.Fatalf("suite against the server: exit %d: %s", code, stderr)
+	}
+	doc, err := report.ReadJSON(strings.NewReader(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Results) != len(suiteOrder) || doc.Hosts.Remote == nil || doc.Hosts.Remote.Device == nil {
+		t.Fatalf("document: %d results, remote %+v", len(doc.Results), doc.Hosts.Remote)
+	}
+	_, stderr, code = cli(t, "send-bw", "127.0.0.1", "-p", port, "-b", "-s", "4K", "-n", "20")
+	if code != 0 {
+		t.Fatalf("bidirectional against the server: exit %d: %s", code, stderr)
+	}
+	// A device the server does not have: the client prints the server's
+	// error with its address.
+	_, stderr, code = cli(t, "write-lat", "127.0.0.1", "-p", port, "-n", "5", "--server-dev", "mlx5_9")
+	if code != exitError || !strings.Contains(stderr, "server 127.0.0.1:"+port) || !strings.Contains(stderr, "mlx5_9") {
+		t.Fatalf("missing server device: exit %d, %q", code, stderr)
+	}
+	if !strings.Contains(log.String(), "write-lat failed") {
+		t.Fatalf("server log:\n%s", log.String())
+	}
+}
