@@ -260,18 +260,30 @@ func runBench(ctx context.Context, cmd *cobra.Command, f *benchFlags, args []str
 		doc.Params.Loopback = true
 	}
 	var firstErr error
+	prog := newProgress(stderr, f, specs)
+	defer prog.finish()
+	opt := workloads.Options{Progress: prog.callback(), PeerHost: host}
 	for rep := 1; rep <= f.repeat; rep++ {
 		for _, s := range specs {
 			if ctx.Err() != nil {
 				break
 			}
+			prog.start(map[bool]int{true: rep, false: 0}[f.repeat > 1], s)
 			var res *workloads.EndResult
 			var err error
 			if client == nil {
-				res, err = workloads.RunLoopback(ctx, s, workloads.Options{})
+				res, err = workloads.RunLoopback(ctx, s, opt)
 			} else {
-				res, err = runRemote(ctx, client, s, host)
+				res, err = runRemote(ctx, client, s, opt)
 			}
+			done := 0
+			if res != nil {
+				done = len(res.Results)
+				if err != nil && done > 0 {
+					done-- // the failed size was not counted as done
+				}
+			}
+			prog.skip(len(s.Sizes) - done)
 			if res != nil {
 				for _, r := range res.Results {
 					if f.repeat > 1 {
@@ -302,6 +314,7 @@ func runBench(ctx context.Context, cmd *cobra.Command, f *benchFlags, args []str
 			}
 		}
 	}
+	prog.finish()
 	if doc.Hosts.Local.Hostname == "" {
 		doc.Hosts.Local = workloads.LocalHost()
 	}
@@ -333,7 +346,7 @@ func runBench(ctx context.Context, cmd *cobra.Command, f *benchFlags, args []str
 }
 
 // runRemote runs the client end of s against the server behind c.
-func runRemote(ctx context.Context, c *control.Client, s workloads.Spec, host string) (*workloads.EndResult, error) {
+func runRemote(ctx context.Context, c *control.Client, s workloads.Spec, opt workloads.Options) (*workloads.EndResult, error) {
 	raw, err := json.Marshal(s)
 	if err != nil {
 		return nil, err
@@ -342,7 +355,7 @@ func runRemote(ctx context.Context, c *control.Client, s workloads.Spec, host st
 	if err != nil {
 		return nil, err
 	}
-	res, rerr := workloads.Run(ctx, s, workloads.Client, workloads.NewLink(sess), workloads.Options{PeerHost: host})
+	res, rerr := workloads.Run(ctx, s, workloads.Client, workloads.NewLink(sess), opt)
 	ferr := sess.Finish(ctx)
 	var pe *workloads.PeerError
 	switch {
