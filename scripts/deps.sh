@@ -15,6 +15,8 @@ packages=(
 	gcc pkg-config ca-certificates libibverbs-dev librdmacm-dev
 	# RDMA user space: providers (rxe), tools, perftest for comparisons
 	rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest iproute2
+	# scripts/vs-perftest.sh parses rdmabench's JSON
+	jq
 	# the Soft-RoCE VM: emulator, guest initramfs tools
 	qemu-system-x86 busybox-static kmod cpio xz-utils
 )

@@ -136,7 +136,7 @@ run_perftest() { # TEST SIZE RUN
 	[[ $test == atomic-* ]] || args+=(-s "$size")
 	echo "$bin ${args[*]}" >"$log_s"
 	echo "$bin ${args[*]} $server" >"$log_c"
-	timeout 300 "$bin" "${args[@]}" >>"$log_s" 2>&1 &
+	timeout 120 "$bin" "${args[@]}" >>"$log_s" 2>&1 &
 	spid=$!
 	if ! wait_listen "$p" "$spid"; then
 		rb_log "perftest $test $size run $run: the server did not listen on port $p (see $log_s)"
@@ -145,7 +145,7 @@ run_perftest() { # TEST SIZE RUN
 		tsv "$test" "$size" "$run" perftest fail - - - - - - - - "$(basename "$log_s")"
 		return 1
 	fi
-	timeout 300 "$bin" "${args[@]}" "$server" >>"$log_c" 2>&1 || rc=$?
+	timeout 120 "$bin" "${args[@]}" "$server" >>"$log_c" 2>&1 || rc=$?
 	if ((rc != 0)); then
 		kill "$spid" 2>/dev/null || true
 	fi
@@ -167,7 +167,7 @@ run_rdmabench() { # TEST SIZE RUN
 	local log=$logs/rdmabench-$test-$size-run$run.log
 	local args=("$test" -d "$dev" -x "$gid" -s "$size" -n "$iters" -o json)
 	echo "rdmabench ${args[*]}" >"$log"
-	timeout 300 "$rb" "${args[@]}" >"$json" 2>>"$log" || rc=$?
+	timeout 120 "$rb" "${args[@]}" >"$json" 2>>"$log" || rc=$?
 	local fig
 	fig=$(jq -r '
 		def f: if . == null then "-" else tostring end;
@@ -337,6 +337,7 @@ rb_need jq jq
 rb_log "building rdmabench into $out"
 go build -o "$out/rdmabench" ./cmd/rdmabench
 
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
 start=$SECONDS
 inner_args=(--inner -o "$out")
 [[ -n $gid ]] && inner_args+=(-x "$gid")
@@ -358,6 +359,7 @@ vm)
 *) rb_die "RDMABENCH_RDMA_MODE must be vm or host" ;;
 esac
 [[ -s $out/results.tsv ]] || rb_die "no results (exit $rc)"
+echo "host: $(nproc) CPUs, load average (1/5/15 min) $load0 at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end; $((SECONDS - start)) s" >>"$out/env.txt"
 render | tee "$out/table.md"
 rb_log "took $((SECONDS - start)) s; raw logs in $out/logs, figures in $out/results.tsv, table in $out/table.md"
 exit $rc
