@@ -256,6 +256,10 @@ func runBench(ctx context.Context, cmd *cobra.Command, f *benchFlags, args []str
 		defer c.Close()
 		client = c
 		doc.Params.Server = args[0]
+		if v := c.Server().Version; v != buildinfo.Version {
+			doc.Warnings = append(doc.Warnings, fmt.Sprintf("the server runs rdmabench %s, this client %s (same protocol %d)",
+				v, buildinfo.Version, buildinfo.ProtocolVersion))
+		}
 	} else {
 		doc.Params.Loopback = true
 	}

@@ -4,6 +4,7 @@ package buildinfo
 
 import (
 	"runtime"
+	"strconv"
 	"runtime/debug"
 
 	"github.com/rdmabench/rdmabench/pkg/verbs"
@@ -13,7 +14,20 @@ import (
 var Version = "dev"
 
 // ProtocolVersion is the control protocol's version; peers must agree on it.
-const ProtocolVersion = 1
+var ProtocolVersion = protocolVersion()
+
+// protocol is the protocol version as text, so that a test build can claim
+// another one (-ldflags "-X .../internal/buildinfo.protocol=2") and prove
+// that a mismatch is refused by name.
+var protocol = "1"
+
+func protocolVersion() int {
+	n, err := strconv.Atoi(protocol)
+	if err != nil || n < 1 {
+		return 1
+	}
+	return n
+}
 
 // Info describes this build.
 type Info struct {
