@@ -15,10 +15,6 @@ ko() { echo "--- FAIL: two-host/$1: $2"; fail=$((fail + 1)); }
 
 # Servers on host A may take a moment to listen.
 for _ in $(seq 1 100); do
-	(exec 3<>"/dev/tcp/$peer/19517") 2>/dev/null && break
-	sleep 0.1
-done
-for _ in $(seq 1 100); do
 	(exec 3<>"/dev/tcp/$peer/19515") 2>/dev/null && break
 	sleep 0.1
 done

@@ -20,16 +20,29 @@
 #   -v, --verbose       print boot timings
 #   -h, --help          this text
 #
+# Two-VM options (scripts/vm-pair.sh uses them; see docs/two-vm.md):
+#   --net NETDEV        a virtio NIC (eth0 in the guest) on the qemu -netdev
+#                       backend NETDEV (e.g. "dgram,local.type=unix,...",
+#                       without id=) instead of dummy0; rxe0 is on it
+#   --ip IP             the guest's address (default 10.0.0.1, prefix /24)
+#   --mac MAC           its MAC (default 02:00:0a:00:00:01)
+#   --peer IP           before the command, wait until IP answers ping
+#                       (RDMABENCH_VM_PEER_WAIT seconds, default 60); this
+#                       guest answers pings only once its rxe0 is ready
+#   --status-file FILE  write "exit N" there when the command ran and exited
+#                       with N, "error N" when vm.sh failed otherwise
+#
 # The command runs as root in the host's current directory (same path), with
 # the host's PATH, HOME, TERM, TMPDIR, locale, GO*, CGO_*, RDMABENCH_* and a
-# few build variables, plus RDMABENCH_IN_VM=1, RDMABENCH_VM_IP=10.0.0.1 and
-# RDMABENCH_TEST_DEVICE=rxe0 (unless set). `ulimit -l` is unlimited. The guest
-# device is rxe0 on dummy0 (10.0.0.1/24); a server and a client in the same
-# VM talk through it. The command's stdin is /dev/null; its stdout and stderr
-# go to the host's stdout and stderr (as terminals when the host's are),
-# live, through emulated serial ports (about 0.5 MB/s): write bulky output to
-# a --share folder. Compile on the host (go test -c) rather than in the guest:
-# it is emulated, and GOCACHE writes land in the guest's tmpfs.
+# few build variables, plus RDMABENCH_IN_VM=1, RDMABENCH_VM_IP=10.0.0.1 (or
+# --ip), RDMABENCH_PEER_IP (with --peer) and RDMABENCH_TEST_DEVICE=rxe0
+# (unless set). `ulimit -l` is unlimited. The guest device is rxe0 on dummy0
+# (10.0.0.1/24); a server and a client in the same VM talk through it. The
+# command's stdin is /dev/null; its stdout and stderr go to the host's stdout
+# and stderr (as terminals when the host's are), live, through emulated
+# serial ports (about 0.5 MB/s): write bulky output to a --share folder.
+# Compile on the host (go test -c) rather than in the guest: it is emulated,
+# and GOCACHE writes land in the guest's tmpfs.
 # Exit status: the command's; 1 with a message when the VM failed or timed out.
 #
 # First use downloads the Debian kernel package (apt-get download, needs the
@@ -50,8 +63,8 @@ rb_prog=vm.sh
 
 # Root modules, in load order; their dependencies are resolved at build time
 # with modprobe --show-depends. crc32_generic: rxe needs a crc32 algorithm.
-# For a two-VM mode add virtio_net (and drop dummy if unused).
-GUEST_MODULES="crc32_generic rdma_rxe ib_uverbs rdma_ucm ib_umad 9pnet_virtio 9p virtio_pci overlay dummy"
+# virtio_net: the NIC of the two-VM mode (--net).
+GUEST_MODULES="crc32_generic rdma_rxe ib_uverbs rdma_ucm ib_umad 9pnet_virtio 9p virtio_pci overlay dummy virtio_net"
 # Module parameters, "name:params".
 GUEST_MODULE_PARAMS="dummy:numdummies=0"
 # Bump when the way the cache is built changes.
@@ -155,6 +168,19 @@ rxe_up() {
 	return 1
 }
 
+# peer_wait IP SECONDS: wait until IP answers ping. A ping every 0.2 s, each
+# in the background (busybox ping waits whole seconds for a lost reply).
+peer_wait() {
+	rm -f /peer.ok
+	i=0
+	while [ ! -e /peer.ok ]; do
+		[ "$i" -lt $(($2 * 5)) ] || return 1
+		{ ping -c 1 -W 1 "$1" >/dev/null 2>&1 && : >/peer.ok; } &
+		sleep 0.2
+		i=$((i + 1))
+	done
+}
+
 stamp "stage 2"
 ulimit -l unlimited || fail "cannot set ulimit -l unlimited"
 ulimit -n 65536 2>/dev/null || true
@@ -185,11 +211,19 @@ stamp "file systems mounted"
 
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 ip link set lo up || fail "cannot bring lo up"
+# With a peer: answer its pings only once rxe is ready (see peer_wait).
+[ -z "$VM_PEER_IP" ] || echo 1 >/proc/sys/net/ipv4/icmp_echo_ignore_all
 net_up "$VM_NETDEV" "$VM_IP/$VM_PREFIX" "$VM_MAC" "$VM_NETKIND" ||
 	fail "cannot set up $VM_NETDEV ($VM_IP/$VM_PREFIX)"
 rxe_up "$VM_RXE" "$VM_NETDEV" "$VM_IP" ||
 	fail "Soft-RoCE device $VM_RXE on $VM_NETDEV did not become ready (port ACTIVE with GID ::ffff:$VM_IP)"
 stamp "$VM_RXE ready"
+if [ -n "$VM_PEER_IP" ]; then
+	echo 0 >/proc/sys/net/ipv4/icmp_echo_ignore_all
+	peer_wait "$VM_PEER_IP" "$VM_PEER_WAIT" ||
+		fail "the peer $VM_PEER_IP does not answer ping after ${VM_PEER_WAIT}s (its VM did not boot, or its $VM_RXE is not ready)"
+	stamp "peer $VM_PEER_IP answers ping"
+fi
 
 # The guest terminals: no output post-processing (no LF -> CRLF).
 stty -F /dev/ttyS0 -opost 2>/dev/null
@@ -245,6 +279,7 @@ cpus=2
 timeout=1800
 rebuild=0
 verbose=${RDMABENCH_VM_VERBOSE:-0}
+net='' ip=10.0.0.1 mac=02:00:0a:00:00:01 peer='' status_file=''
 
 while [[ $# -gt 0 ]]; do
 	case $1 in
@@ -258,6 +293,12 @@ while [[ $# -gt 0 ]]; do
 	--timeout=*) timeout=${1#*=}; shift ;;
 	-e | --env) [[ $# -ge 2 ]] || rb_die "$1 needs NAME[=VALUE]"; extra_env+=("$2"); shift 2 ;;
 	--env=*) extra_env+=("${1#*=}"); shift ;;
+	--net | --ip | --mac | --peer | --status-file)
+		[[ $# -ge 2 ]] || rb_die "$1 needs a value"
+		opt=${1#--}
+		printf -v "${opt/-/_}" '%s' "$2" # net, ip, mac, peer, status_file
+		shift 2
+		;;
 	--rebuild) rebuild=1; shift ;;
 	-v | --verbose) verbose=1; shift ;;
 	-h | --help) usage; exit 0 ;;
@@ -270,9 +311,14 @@ if [[ $# -eq 0 ]]; then
 	rb_log "usage: scripts/vm.sh [--share DIR]... [--mem MB] [--timeout SECONDS] [--] CMD [ARGS...]"
 	exit 2
 fi
-for n in "$mem" "$cpus" "$timeout"; do
+peer_wait=${RDMABENCH_VM_PEER_WAIT:-60}
+for n in "$mem" "$cpus" "$timeout" "$peer_wait"; do
 	[[ $n =~ ^[1-9][0-9]*$ ]] || { rb_log "not a positive number: $n"; exit 2; }
 done
+for a in "$ip" ${peer:+"$peer"}; do
+	[[ $a =~ ^([0-9]{1,3}\.){3}[0-9]{1,3}$ ]] || { rb_log "not an IPv4 address: $a"; exit 2; }
+done
+[[ $mac =~ ^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$ ]] || { rb_log "not a MAC address: $mac"; exit 2; }
 
 now() { printf '%s' "${EPOCHREALTIME/[,.]/}"; } # microseconds
 t_start=$(now)
@@ -464,6 +510,9 @@ cleanup() {
 	done
 	[[ -z $build_tmp ]] || rm -rf "$build_tmp"
 	[[ -z $run_dir ]] || rm -rf "$run_dir"
+	if [[ -n $status_file && ! -s $status_file ]]; then
+		echo "error $rc" >"$status_file" || true
+	fi
 	exit "$rc"
 }
 trap cleanup EXIT
@@ -492,10 +541,14 @@ virtfs=(-virtfs "local,path=/,mount_tag=hostroot,security_model=none,multidevs=r
 	printf 'VM_CWD=%s\n' "$(rb_sq "$PWD")"
 	printf 'VM_VERBOSE=%s\n' "$verbose"
 	printf 'VM_STDOUT_TTY=%s\nVM_STDERR_TTY=%s\n' "$stdout_tty" "$stderr_tty"
-	# The guest network; a two-VM mode would use netdev eth0 (virtio-net,
-	# KIND nic) with its own IP and MAC in each guest.
-	printf 'VM_NETDEV=dummy0\nVM_NETKIND=dummy\nVM_IP=10.0.0.1\nVM_PREFIX=24\n'
-	printf 'VM_MAC=02:00:0a:00:00:01\nVM_RXE=rxe0\n'
+	# The guest network: dummy0, or eth0 (virtio-net) joined to a peer VM.
+	if [[ -n $net ]]; then
+		printf 'VM_NETDEV=eth0\nVM_NETKIND=nic\n'
+	else
+		printf 'VM_NETDEV=dummy0\nVM_NETKIND=dummy\n'
+	fi
+	printf 'VM_IP=%s\nVM_PREFIX=24\nVM_MAC=%s\nVM_RXE=rxe0\n' "$ip" "$mac"
+	printf 'VM_PEER_IP=%s\nVM_PEER_WAIT=%s\n' "$peer" "$peer_wait"
 	printf 'VM_NSHARES=%s\n' "${#shares[@]}"
 	i=0
 	for d in "${shares[@]}"; do
@@ -536,7 +589,8 @@ printf '%s\n' "$STAGE2_INIT" >"$x/init.sh"
 	done
 	# shellcheck disable=SC2016 # expanded in the guest
 	printf 'export RDMABENCH_TEST_DEVICE="${RDMABENCH_TEST_DEVICE:-rxe0}"\n'
-	printf 'export RDMABENCH_IN_VM=1 RDMABENCH_VM_IP=10.0.0.1\n'
+	printf 'export RDMABENCH_IN_VM=1 RDMABENCH_VM_IP=%s\n' "$ip"
+	[[ -z $peer ]] || printf 'export RDMABENCH_PEER_IP=%s\n' "$peer"
 } >"$x/env.sh"
 
 # Console (ttyS0, kernel messages and the command's stderr) -> our stderr;
@@ -552,6 +606,8 @@ relay_pids+=($!)
 
 bios=()
 [[ -f /usr/share/qemu/qboot.rom ]] && bios=(-bios /usr/share/qemu/qboot.rom)
+nic=()
+[[ -z $net ]] || nic=(-netdev "$net,id=n0" -device "virtio-net-pci,netdev=n0,mac=$mac")
 accel=${RDMABENCH_VM_ACCEL:-tcg,thread=multi}
 cpu=qemu64
 [[ $accel == kvm* ]] && cpu=host
@@ -563,7 +619,7 @@ timeout --foreground -k 10 "$timeout" \
 	-kernel "$cache/vmlinux" -initrd "$cache/initramfs.cpio" -append "$KERNEL_CMDLINE" \
 	-chardev "file,id=ttyS0,path=$(qarg "$run_dir/ttyS0")" -serial chardev:ttyS0 \
 	-chardev "file,id=ttyS1,path=$(qarg "$run_dir/ttyS1")" -serial chardev:ttyS1 \
-	"${virtfs[@]}" </dev/null {hold0}>&- {hold1}>&- &
+	"${virtfs[@]}" "${nic[@]}" </dev/null {hold0}>&- {hold1}>&- &
 qemu_pid=$!
 qrc=0
 wait "$qemu_pid" || qrc=$?
@@ -578,6 +634,7 @@ vlog "qemu exited ($qrc)"
 if [[ -f $x/status ]]; then
 	st=$(<"$x/status")
 	[[ $st =~ ^[0-9]+$ ]] || rb_die "the guest wrote a bad exit status: $st"
+	[[ -z $status_file ]] || echo "exit $st" >"$status_file"
 	exit "$st"
 fi
 if [[ -f $x/error ]]; then

@@ -14,11 +14,12 @@
 # Each tool runs with its own defaults otherwise (inline, CQ moderation,
 # outstanding reads...); perftest's are recorded in the table notes.
 #
-# Usage: scripts/vs-perftest.sh [-d DEV] [-x GID_INDEX] [-o OUTDIR]
+# Usage: scripts/vs-perftest.sh [-d DEV] [-x GID_INDEX] [-o OUTDIR] [--table]
 #   -d DEV        RDMA device (default: RDMABENCH_TEST_DEVICE, else the VM's rxe0)
 #   -x INDEX      GID index (default: what `rdmabench devices` auto-selects)
 #   -o OUTDIR     where the binary, raw logs, results.tsv and table.md go
 #                 (default ./out/vs-perftest)
+#   --table       only print the tables of the run already in OUTDIR
 #
 # Where it runs: on this host when RDMABENCH_TEST_DEVICE names a device (or
 # Soft-RoCE can be set up on this kernel), else the script re-runs itself
@@ -28,7 +29,9 @@
 #   RDMABENCH_VS_LAT_ITERS   latency iterations (default 2000)
 #   RDMABENCH_VS_BW_ITERS    bandwidth iterations (default 2000)
 #   RDMABENCH_VS_RUNS        runs per tool and row (default 2)
-#   RDMABENCH_VS_ROWS        rows as TEST:SIZE,... (default: every test; see below)
+#   RDMABENCH_VS_ROWS        rows as TEST:SIZE,... (default: each latency test at 2 B,
+#                            atomic 8 B; each bandwidth test at 64 KiB, atomic 8 B;
+#                            plus write-lat:4096 and write-bw:4096)
 #   RDMABENCH_VS_PORT        first perftest TCP port (default 18600; one per pair)
 #   RDMABENCH_VS_SERVER      address perftest's client connects to (default: the
 #                            IPv4 address in the selected GID, else RDMABENCH_VM_IP,
@@ -51,14 +54,16 @@ dev=${RDMABENCH_TEST_DEVICE:-}
 gid=''
 out=./out/vs-perftest
 inner=0
+table_only=0
 while [[ $# -gt 0 ]]; do
 	case $1 in
 	-d) [[ $# -ge 2 ]] || rb_die "-d needs a device"; dev=$2; shift 2 ;;
 	-x) [[ $# -ge 2 ]] || rb_die "-x needs a GID index"; gid=$2; shift 2 ;;
 	-o) [[ $# -ge 2 ]] || rb_die "-o needs a folder"; out=$2; shift 2 ;;
 	--inner) inner=1; shift ;; # internal: measure here (host or inside the VM)
+	--table) table_only=1; shift ;;
 	-h | --help) usage; exit 0 ;;
-	*) rb_log "usage: scripts/vs-perftest.sh [-d DEV] [-x GID_INDEX] [-o OUTDIR]"; exit 2 ;;
+	*) rb_log "usage: scripts/vs-perftest.sh [-d DEV] [-x GID_INDEX] [-o OUTDIR] [--table]"; exit 2 ;;
 	esac
 done
 [[ -z $gid || $gid =~ ^[0-9]+$ ]] || rb_die "-x: not a GID index: $gid"
@@ -266,16 +271,7 @@ render() {
 		function ratio(a, b) { return (num(a) && num(b) && b + 0 > 0) ? sprintf("%.2f", a / b) : "-" }
 		function f2(x) { return num(x) ? sprintf("%.2f", x) : (x == "" ? "-" : x) }
 		function f6(x) { return num(x) ? sprintf("%.6f", x) : (x == "" ? "-" : x) }
-		{
-			key = $1 SUBSEP $2 SUBSEP $3
-			if (!(key in seen)) { seen[key] = 1; order[++n] = key }
-			st[key, $4] = $5; mn[key, $4] = $6; ty[key, $4] = $7; av[key, $4] = $8
-			p99[key, $4] = $9; bw[key, $4] = $10; mr[key, $4] = $11
-			if ($4 == "perftest" && $5 == "ok" && !(($1, $2) in inl)) {
-				inl[$1, $2] = $12; cqm[$1, $2] = $13; sorder[++m] = $1 SUBSEP $2
-			}
-		}
-		END {
+		function lat_table(	i, k, a, P, R) {
 			print "Latency, µs (write/send: one-way = RTT/2; read/atomic: full RTT). ratio = rdmabench / perftest (> 1: rdmabench reports slower)."
 			print ""
 			print "| test | bytes | run | perftest t_typical | rdmabench p50 | ratio | perftest t_min | rdmabench min | ratio | perftest t_avg | rdmabench mean | ratio |"
@@ -292,6 +288,8 @@ render() {
 					f2(av[P]), f2(av[R]), ratio(av[R], av[P])
 			}
 			print ""
+		}
+		function bw_table(	i, k, a, P, R) {
 			print "Bandwidth (sender side, payload bytes): MiB/s (perftest \"MB/sec\" is 2^20 bytes/s) and million messages/s. ratio = rdmabench / perftest (< 1: rdmabench reports less)."
 			print ""
 			print "| test | bytes | run | perftest MiB/s | rdmabench MiB/s | ratio | perftest Mpps | rdmabench Mmsg/s | ratio |"
@@ -307,6 +305,20 @@ render() {
 					f6(mr[P]), f6(mr[R]), ratio(mr[R], mr[P])
 			}
 			print ""
+		}
+		{
+			key = $1 SUBSEP $2 SUBSEP $3
+			if (!(key in seen)) { seen[key] = 1; order[++n] = key }
+			st[key, $4] = $5; mn[key, $4] = $6; ty[key, $4] = $7; av[key, $4] = $8
+			p99[key, $4] = $9; bw[key, $4] = $10; mr[key, $4] = $11
+			if ($4 == "perftest" && $5 == "ok" && !(($1, $2) in inl)) {
+				inl[$1, $2] = $12; cqm[$1, $2] = $13; sorder[++m] = $1 SUBSEP $2
+			}
+		}
+		END {
+			for (i = 1; i <= n; i++) { split(order[i], a, SUBSEP); if (a[1] ~ /-lat$/) nlat++; else nbw++ }
+			if (nlat) lat_table()
+			if (nbw) bw_table()
 			s = ""
 			for (i = 1; i <= m; i++) {
 				k = sorder[i]; split(k, a, SUBSEP)
@@ -323,6 +335,12 @@ if ((inner)); then
 	out=$(cd "$out" && pwd)
 	measure
 	exit $?
+fi
+
+if ((table_only)); then
+	[[ -s $out/results.tsv && -f $out/env.txt ]] || rb_die "no earlier run in $out"
+	render
+	exit 0
 fi
 
 cd "$here/.."
@@ -359,6 +377,9 @@ vm)
 *) rb_die "RDMABENCH_RDMA_MODE must be vm or host" ;;
 esac
 [[ -s $out/results.tsv ]] || rb_die "no results (exit $rc)"
+src=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+[[ -n $(git status --porcelain -- cmd pkg internal go.mod go.sum 2>/dev/null) ]] && src="$src + uncommitted changes"
+echo "source: commit $src" >>"$out/env.txt"
 echo "host: $(nproc) CPUs, load average (1/5/15 min) $load0 at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end; $((SECONDS - start)) s" >>"$out/env.txt"
 render | tee "$out/table.md"
 rb_log "took $((SECONDS - start)) s; raw logs in $out/logs, figures in $out/results.tsv, table in $out/table.md"

@@ -359,7 +359,21 @@ func runRemote(ctx context.Context, c *control.Client, s workloads.Spec, opt wor
 	if err != nil {
 		return nil, err
 	}
-	res, rerr := workloads.Run(ctx, s, workloads.Client, workloads.NewLink(sess), opt)
+	// A server that dies mid-test must stop this end's timed loops at once,
+	// not at their idle timeout.
+	tctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() {
+		select {
+		case <-sess.Lost():
+			cancel(fmt.Errorf("lost the server mid-test: %w", sess.LostErr()))
+		case <-tctx.Done():
+		}
+	}()
+	res, rerr := workloads.Run(tctx, s, workloads.Client, workloads.NewLink(sess), opt)
+	if cause := context.Cause(tctx); rerr != nil && ctx.Err() == nil && cause != nil && cause != context.Canceled {
+		return res, cause
+	}
 	ferr := sess.Finish(ctx)
 	var pe *workloads.PeerError
 	switch {

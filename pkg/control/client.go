@@ -369,3 +369,18 @@ func (s *Session) Finish(ctx context.Context) error {
 
 // A Session is the client's workloads.Transport.
 var _ Transport = (*Session)(nil)
+
+// Lost is closed when the connection to the server fails (the server died,
+// the network went down, or it went silent past the timeout); LostErr then
+// says why. A test in progress should stop at once: its peer is gone.
+func (s *Session) Lost() <-chan struct{} { return s.c.p.dead }
+
+// LostErr says why the connection failed, once Lost is closed.
+func (s *Session) LostErr() error {
+	select {
+	case <-s.c.p.dead:
+		return s.c.p.err
+	default:
+		return nil
+	}
+}

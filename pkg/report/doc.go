@@ -160,6 +160,9 @@ type Result struct {
 	Iterations int `json:"iterations"` // measured iterations (warm-up excluded)
 	Warmup     int `json:"warmup"`     // warm-up iterations run and excluded
 	QPs        int `json:"qps,omitempty"`
+	// Inline says the payload was sent inline (posted with the work
+	// request, not read by DMA), as -I allows up to the device's limit.
+	Inline bool `json:"inline,omitempty"`
 	// DurationS is the requested duration in duration mode.
 	DurationS float64  `json:"duration_s,omitempty"`
 	Latency   *Latency `json:"latency,omitempty"`

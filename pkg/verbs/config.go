@@ -65,7 +65,7 @@ type QPConfig struct {
 	// QKey is the UD queue key; 0 means DefaultQKey.
 	QKey uint32
 	// MaxRdAtomic is the number of outstanding RDMA READs and atomics the QP
-	// may issue and accept; 0 means the device maximum, capped at 16.
+	// may issue and accept; 0 means the device maximum (max_qp_rd_atom).
 	MaxRdAtomic int
 	// Timeout is the local ACK timeout exponent (4.096 us * 2^Timeout); 0 means 14.
 	Timeout int

@@ -104,8 +104,9 @@ func (pd *PD) CreateQP(cfg QPConfig) (*QP, error) {
 	}
 	maxRd := cfg.MaxRdAtomic
 	if maxRd == 0 {
-		maxRd = min(ctx.info.MaxQPRdAtom, 16)
+		maxRd = ctx.info.MaxQPRdAtom // the device maximum, as perftest uses
 	}
+	maxRd = max(1, min(maxRd, 255)) // the attribute is 8 bits
 	q.local = Endpoint{
 		QPN:         uint32(qp.qp_num),
 		PSN:         psn,

@@ -122,6 +122,7 @@ struct rb_loop {
 	uint64_t iter;           /* latency iterations done */
 	int pending_sig;         /* signalled sends not yet polled */
 	uint64_t first_ns, last_ns; /* bandwidth: first post, last completion */
+	uint64_t progress_ns;    /* bandwidth: last progress, across calls (idle timeout) */
 	uint64_t total_completed;
 	uint64_t total_recv_bytes;
 

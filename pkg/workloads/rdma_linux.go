@@ -237,11 +237,18 @@ func (e *rdmaEnd) newLoop(cfg verbs.LoopConfig) (*verbs.Loop, error) {
 	cfg.IdleTimeout = e.spec.IdleTimeout
 	cfg.RxDepth = e.spec.RxDepth
 	cfg.RecvSize = uint32(e.maxSize)
-	cfg.Inline = e.inline > 0 && int(cfg.Size) <= e.inline && cfg.Opcode != verbs.OpRead && !cfg.Opcode.IsAtomic()
+	cfg.Inline = e.usesInline(int(cfg.Size), cfg.Opcode)
 	if cfg.Opcode == verbs.OpFetchAdd {
 		cfg.SwapAdd = 1
 	}
 	return verbs.NewLoop(cfg, verbs.Buf{MR: e.mr}, verbs.Buf{MR: e.mr, Offset: e.half}, e.loopQPs())
+}
+
+// usesInline tells whether size-byte messages of op go inline: up to the
+// inline size the QP was granted, and never for READ and atomics (their
+// local buffer is written, not read).
+func (e *rdmaEnd) usesInline(size int, op verbs.Opcode) bool {
+	return e.inline > 0 && size <= e.inline && op != verbs.OpRead && !op.IsAtomic()
 }
 
 func (e *rdmaEnd) opcodeFor(k verbs.LoopKind) verbs.Opcode {
@@ -275,6 +282,7 @@ func (e *rdmaEnd) runSize(ctx context.Context, i, size int) (report.Result, erro
 	clear(buf[:size])
 	clear(buf[e.half : e.half+uint64(size)])
 	var err error
+	r.Inline = e.usesInline(size, e.opcode())
 	if e.spec.Info().Metric == Latency {
 		err = e.latency(ctx, i, size, &r)
 	} else {

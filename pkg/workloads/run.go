@@ -78,10 +78,22 @@ func Run(ctx context.Context, spec Spec, role Role, link Link, opt Options) (*En
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
+	run := runTCP
 	if spec.Info().IsRDMA() {
-		return runRDMA(ctx, spec, role, link, opt)
+		run = runRDMA
 	}
-	return runTCP(ctx, spec, role, link, opt)
+	res, err := run(ctx, spec, role, link, opt)
+	// A run stopped from outside (the peer lost, an interrupt) says why,
+	// rather than "aborted".
+	if err != nil && ctx.Err() != nil {
+		if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() {
+			err = cause
+			if res != nil && len(res.Results) > 0 && res.Results[len(res.Results)-1].Error != "" {
+				res.Results[len(res.Results)-1].Error = cause.Error()
+			}
+		}
+	}
+	return res, err
 }
 
 // RunLoopback runs both ends of spec in this process, on the local device
