@@ -74,11 +74,21 @@ vm)
 esac
 rb_log "RDMA tests took $((SECONDS - start)) s"
 
-tally() { # LOG... -> "P F S"
+: >"$out/two-host.log"
+if [[ $mode == vm ]]; then
+	step "two hosts: two VMs, a server in one, the suite and the failure cases from the other"
+	start=$SECONDS
+	"$here/two-host-test.sh" "$out/two-host" 2>&1 | tee "$out/two-host.log" || failed=1
+	rb_log "two-host tests took $((SECONDS - start)) s"
+else
+	rb_log "two-host tests need two VMs; they run when this script uses the Soft-RoCE VM (RDMABENCH_RDMA_MODE=vm)"
+fi
+
+tally() { # LOG... -> "P F S" (two-host lines carry a "[b] " prefix)
 	local p f s
-	p=$(cat "$@" | grep -cE '^\s*--- PASS:' || true)
-	f=$(cat "$@" | grep -cE '^\s*--- FAIL:' || true)
-	s=$(cat "$@" | grep -cE '^\s*--- SKIP:' || true)
+	p=$(cat "$@" | grep -cE '^(\[b\] )?\s*--- PASS:' || true)
+	f=$(cat "$@" | grep -cE '^(\[b\] )?\s*--- FAIL:' || true)
+	s=$(cat "$@" | grep -cE '^(\[b\] )?\s*--- SKIP:' || true)
 	echo "$p $f $s"
 }
 read -r rp rf rs < <(tally "$out/rdma.log")
@@ -88,7 +98,12 @@ if ((rp == 0)); then
 fi
 echo
 echo "RDMA on ${RDMABENCH_TEST_DEVICE:-rxe0} ($mode): $rp passed, $rf failed, $rs skipped"
-read -r p f s < <(tally "$out/nocgo.log" "$out/host.log" "$out/rdma.log")
+if [[ $mode == vm ]]; then
+	read -r tp tf ts < <(tally "$out/two-host.log")
+	echo "two hosts (two VMs): $tp passed, $tf failed"
+	((tp > 0)) || failed=1
+fi
+read -r p f s < <(tally "$out/nocgo.log" "$out/host.log" "$out/rdma.log" "$out/two-host.log")
 if ((failed)) && ((f == 0)); then
 	f=1 # a build, vet or format failure counts as one
 fi
