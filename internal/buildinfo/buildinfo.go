@@ -4,8 +4,8 @@ package buildinfo
 
 import (
 	"runtime"
-	"strconv"
 	"runtime/debug"
+	"strconv"
 
 	"github.com/rdmabench/rdmabench/pkg/verbs"
 )

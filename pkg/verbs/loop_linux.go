@@ -23,7 +23,9 @@ type Loop struct {
 	cfg  LoopConfig
 	qps  []LoopQP
 	id   int
-	once sync.Once
+	// mu orders Stop, which may come from any goroutine (a cancelled
+	// context), against Close. The timed calls do not take it.
+	mu sync.Mutex
 }
 
 // NewLoop prepares a timed loop. Every QP must share the send CQ and the
@@ -201,7 +203,13 @@ func (lp *Loop) RunReceiver(untilNs uint64) (done bool, err error) {
 
 // Stop asks the loop, possibly running in another goroutine, to return.
 // A latency or bandwidth loop returns ErrAborted; a receiver returns done.
-func (lp *Loop) Stop() { C.rb_loop_stop(lp.l) }
+func (lp *Loop) Stop() {
+	lp.mu.Lock()
+	defer lp.mu.Unlock()
+	if lp.l != nil {
+		C.rb_loop_stop(lp.l)
+	}
+}
 
 // ResetCounters clears the bandwidth counters and timestamps (after a
 // warm-up), keeping the QPs' posted/completed positions.
@@ -241,14 +249,18 @@ func (lp *Loop) err(code C.int64_t) error {
 }
 
 // Close frees the loop's C state. The QPs and MRs stay open.
+// It must not be called while a Run method is executing; Stop may be.
 func (lp *Loop) Close() error {
-	lp.once.Do(func() {
-		C.rb_loop_destroy(lp.l)
-		C.free(unsafe.Pointer(lp.l.qps))
-		C.free(unsafe.Pointer(lp.l))
-		lp.l = nil
-		untrack(lp.id)
-	})
+	lp.mu.Lock()
+	defer lp.mu.Unlock()
+	if lp.l == nil {
+		return nil
+	}
+	C.rb_loop_destroy(lp.l)
+	C.free(unsafe.Pointer(lp.l.qps))
+	C.free(unsafe.Pointer(lp.l))
+	lp.l = nil
+	untrack(lp.id)
 	return nil
 }
 

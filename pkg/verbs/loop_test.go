@@ -319,6 +319,9 @@ func TestLoopStop(t *testing.T) {
 	if !errors.Is(err, verbs.ErrAborted) {
 		t.Fatalf("stopped loop returned %v, want ErrAborted", err)
 	}
+	// A cancelled context may call Stop after the loop was closed.
+	l.Close()
+	l.Stop()
 }
 
 func TestLoopIdleTimeout(t *testing.T) {
