@@ -19,10 +19,10 @@ import (
 // it once per batch of iterations (latency) or per interval (bandwidth); no
 // cgo call, allocation or lock happens per work request.
 type Loop struct {
-	l    *C.struct_rb_loop
-	cfg  LoopConfig
-	qps  []LoopQP
-	id   int
+	l   *C.struct_rb_loop
+	cfg LoopConfig
+	qps []LoopQP
+	id  int
 	// mu orders Stop, which may come from any goroutine (a cancelled
 	// context), against Close. The timed calls do not take it.
 	mu sync.Mutex
