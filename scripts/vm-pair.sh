@@ -28,8 +28,9 @@
 #   -h, --help          this text
 #
 # Each guest gets eth0 (virtio-net, MAC 02:00:0a:00:00:01 or :02, 10.0.0.x/24)
-# on a qemu dgram netdev (unix datagram sockets in a private folder: no ports,
-# no clash between concurrent pairs), and rxe0 on eth0. Before its command
+# on a qemu stream netdev (A's qemu listens on a unix socket in a private
+# folder, B's connects: no ports, no clash between concurrent pairs), and
+# rxe0 on eth0. Before its command
 # runs, each guest waits until rxe0 is ACTIVE with its IPv4-mapped GID and
 # until the other guest answers ping (a guest answers only once its own rxe0
 # is ready): when B's command starts, A's rxe0 is ready, but A's command may
@@ -158,10 +159,17 @@ if [[ -n $listen_port ]]; then
 	run=("$here/vm-pair.sh" --guest-half)
 fi
 
-# start_vm NAME PEER IP PEER_IP MAC CMD: boot VM NAME in the background,
-# its stdout and stderr prefixed with "[NAME] ".
+# status_of NAME: "exit N" (its command exited with N), "error N" (its VM
+# failed before or instead of that), or empty.
+status_of() {
+	cat "$pair_dir/$1.status" 2>/dev/null || true
+}
+
+# start_vm NAME SERVER IP PEER_IP MAC CMD: boot VM NAME in the background,
+# its stdout and stderr prefixed with "[NAME] ". SERVER: on (its qemu listens
+# on the network socket) or off (it connects).
 start_vm() {
-	local name=$1 peer=$2 ip=$3 peer_ip=$4 mac=$5 cmd=(bash -c "$6")
+	local name=$1 server=$2 ip=$3 peer_ip=$4 mac=$5 cmd=(bash -c "$6")
 	[[ -z $listen_port ]] || cmd=("${run[@]}" "$name" "$listen_port" "$pair_dir/sync" "$6")
 	local d=${pair_dir//,/,,} # qemu option values double their commas
 	local fd
@@ -175,21 +183,24 @@ start_vm() {
 		pfx_pids+=($!)
 	done
 	"$here/vm.sh" "${vm_opts[@]}" \
-		--net "dgram,local.type=unix,local.path=$d/$name.sock,remote.type=unix,remote.path=$d/$peer.sock" \
+		--net "stream,server=$server,addr.type=unix,addr.path=$d/net.sock" \
 		--ip "$ip" --peer "$peer_ip" --mac "$mac" --status-file "$pair_dir/$name.status" \
 		-- "${cmd[@]}" >"$pair_dir/$name.out" 2>"$pair_dir/$name.err" &
 	vm_pid[$name]=$!
 }
 
 t0=$SECONDS
-start_vm a b 10.0.0.1 10.0.0.2 02:00:0a:00:00:01 "$cmd_a"
-start_vm b a 10.0.0.2 10.0.0.1 02:00:0a:00:00:02 "$cmd_b"
-
-# status_of NAME: "exit N" (its command exited with N), "error N" (its VM
-# failed before or instead of that), or empty.
-status_of() {
-	cat "$pair_dir/$1.status" 2>/dev/null || true
-}
+start_vm a on 10.0.0.1 10.0.0.2 02:00:0a:00:00:01 "$cmd_a"
+# B's qemu connects to A's: wait for A's socket (A may first build the cache).
+until [[ -S $pair_dir/net.sock ]]; do
+	if ! kill -0 "${vm_pid[a]}" 2>/dev/null; then
+		wait "${vm_pid[a]}" || true
+		unset 'vm_pid[a]'
+		rb_die "VM a failed to start ($(status_of a))"
+	fi
+	sleep 0.05
+done
+start_vm b off 10.0.0.2 10.0.0.1 02:00:0a:00:00:02 "$cmd_b"
 
 a_note=
 while :; do

@@ -10,6 +10,8 @@ import "C"
 
 import (
 	"fmt"
+	"os"
+	"strings"
 	"sync"
 	"syscall"
 	"unsafe"
@@ -34,6 +36,7 @@ func NewLoop(cfg LoopConfig, tx, rx Buf, qps []LoopQP) (*Loop, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	initClock()
 	if len(qps) == 0 {
 		return nil, fmt.Errorf("loop: no queue pairs")
 	}
@@ -265,7 +268,35 @@ func (lp *Loop) Close() error {
 }
 
 // Now reads the clock the timed loops use, in ns.
-func Now() uint64 { return uint64(C.rb_now_ns()) }
+func Now() uint64 {
+	initClock()
+	return uint64(C.rb_now_ns())
+}
+
+var clockInit struct {
+	sync.Once
+	source string
+	tickNs float64 // the TSC's tick, when it is the clock
+}
+
+// initClock picks the loops' clock once: the TSC when the kernel's own
+// clocksource is the TSC (so it is invariant and synchronised across CPUs),
+// else CLOCK_MONOTONIC.
+func initClock() {
+	clockInit.Do(func() {
+		b, _ := os.ReadFile("/sys/devices/system/clocksource/clocksource0/current_clocksource")
+		want := 0
+		if strings.TrimSpace(string(b)) == "tsc" {
+			want = 1
+		}
+		if ghz := float64(C.rb_clock_init(C.int(want))); ghz > 0 {
+			clockInit.source = fmt.Sprintf("TSC (rdtsc, %.4f GHz, scaled against CLOCK_MONOTONIC)", ghz)
+			clockInit.tickNs = 1 / ghz
+		} else {
+			clockInit.source = "CLOCK_MONOTONIC (clock_gettime)"
+		}
+	})
+}
 
 var clockOnce struct {
 	sync.Once
@@ -273,13 +304,17 @@ var clockOnce struct {
 }
 
 // Clock measures the loops' clock once (about 20 ms) and returns its
-// resolution and read cost.
+// source, resolution and read cost.
 func Clock() ClockInfo {
+	initClock()
 	clockOnce.Do(func() {
 		var rep, obs, cost C.double
 		C.rb_clock_measure(&rep, &obs, &cost)
+		if clockInit.tickNs > 0 {
+			rep = C.double(clockInit.tickNs)
+		}
 		clockOnce.info = ClockInfo{
-			Source:               "CLOCK_MONOTONIC (clock_gettime)",
+			Source:               clockInit.source,
 			ReportedResolutionNs: float64(rep),
 			ResolutionNs:         max(float64(obs), float64(rep)),
 			ReadCostNs:           float64(cost),

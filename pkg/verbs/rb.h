@@ -54,6 +54,10 @@ int rb_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *scratch, struct rb_wc *o
 /* ---- clock ------------------------------------------------------------- */
 
 uint64_t rb_now_ns(void);
+/* Chooses the clock: the TSC when want_tsc (scaled against CLOCK_MONOTONIC
+ * over 50 ms; returns its rate in GHz), else CLOCK_MONOTONIC (returns 0).
+ * Called once, before any loop runs. */
+double rb_clock_init(int want_tsc);
 /* Measures the clock: reported resolution, smallest observed step, mean read
  * cost, all in ns. */
 void rb_clock_measure(double *reported, double *observed, double *cost);
