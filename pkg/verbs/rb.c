@@ -32,6 +32,35 @@ int rb_alloc(size_t len, void **out)
 
 void rb_free(void *p) { free(p); }
 
+/* Fills the part of wr that names its target: the remote buffer of WRITE,
+ * READ and atomics (with the atomic operands), or the address handle of a UD
+ * SEND (ah NULL: a connected QP). */
+static void set_target(struct ibv_send_wr *wr, int opcode, uint64_t raddr, uint32_t rkey, uint64_t compare,
+		       uint64_t swap_add, struct ibv_ah *ah, uint32_t remote_qpn, uint32_t remote_qkey)
+{
+	switch (opcode) {
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+	case IBV_WR_RDMA_READ:
+		wr->wr.rdma.remote_addr = raddr;
+		wr->wr.rdma.rkey = rkey;
+		break;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		wr->wr.atomic.remote_addr = raddr;
+		wr->wr.atomic.rkey = rkey;
+		wr->wr.atomic.compare_add = opcode == IBV_WR_ATOMIC_CMP_AND_SWP ? compare : swap_add;
+		wr->wr.atomic.swap = swap_add;
+		break;
+	default:
+		if (ah) {
+			wr->wr.ud.ah = ah;
+			wr->wr.ud.remote_qpn = remote_qpn;
+			wr->wr.ud.remote_qkey = remote_qkey;
+		}
+	}
+}
+
 int rb_post_send(struct ibv_qp *qp, struct rb_wr_desc *descs, int n, struct ibv_sge *sges,
 		 struct ibv_send_wr *wrs, struct ibv_ah *ah, uint32_t remote_qpn, uint32_t remote_qkey,
 		 int *bad_index)
@@ -52,27 +81,7 @@ int rb_post_send(struct ibv_qp *qp, struct rb_wr_desc *descs, int n, struct ibv_
 			wr->imm_data = htobe32(d->imm);
 			break;
 		}
-		switch (d->opcode) {
-		case IBV_WR_RDMA_WRITE:
-		case IBV_WR_RDMA_WRITE_WITH_IMM:
-		case IBV_WR_RDMA_READ:
-			wr->wr.rdma.remote_addr = d->raddr;
-			wr->wr.rdma.rkey = d->rkey;
-			break;
-		case IBV_WR_ATOMIC_CMP_AND_SWP:
-		case IBV_WR_ATOMIC_FETCH_AND_ADD:
-			wr->wr.atomic.remote_addr = d->raddr;
-			wr->wr.atomic.rkey = d->rkey;
-			wr->wr.atomic.compare_add = d->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ? d->compare : d->swap_add;
-			wr->wr.atomic.swap = d->swap_add;
-			break;
-		default:
-			if (ah) {
-				wr->wr.ud.ah = ah;
-				wr->wr.ud.remote_qpn = remote_qpn;
-				wr->wr.ud.remote_qkey = remote_qkey;
-			}
-		}
+		set_target(wr, d->opcode, d->raddr, d->rkey, d->compare, d->swap_add, ah, remote_qpn, remote_qkey);
 	}
 	struct ibv_send_wr *bad = NULL;
 	int rc = ibv_post_send(qp, wrs, &bad);
@@ -347,27 +356,8 @@ static int drain_sends(struct rb_loop *l)
 
 static void fill_remote(struct rb_loop *l, struct rb_qp *q, struct ibv_send_wr *wr)
 {
-	switch (l->opcode) {
-	case IBV_WR_RDMA_WRITE:
-	case IBV_WR_RDMA_WRITE_WITH_IMM:
-	case IBV_WR_RDMA_READ:
-		wr->wr.rdma.remote_addr = q->raddr;
-		wr->wr.rdma.rkey = q->rkey;
-		break;
-	case IBV_WR_ATOMIC_CMP_AND_SWP:
-	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-		wr->wr.atomic.remote_addr = q->raddr;
-		wr->wr.atomic.rkey = q->rkey;
-		wr->wr.atomic.compare_add = l->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ? l->cmp : l->swap_add;
-		wr->wr.atomic.swap = l->swap_add;
-		break;
-	default:
-		if (l->is_ud) {
-			wr->wr.ud.ah = q->ah;
-			wr->wr.ud.remote_qpn = q->remote_qpn;
-			wr->wr.ud.remote_qkey = q->remote_qkey;
-		}
-	}
+	set_target(wr, l->opcode, q->raddr, q->rkey, l->cmp, l->swap_add, l->is_ud ? q->ah : NULL, q->remote_qpn,
+		   q->remote_qkey);
 }
 
 int rb_loop_init(struct rb_loop *l)
