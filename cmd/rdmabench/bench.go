@@ -234,7 +234,9 @@ var suiteOrder = []string{"write-lat", "read-lat", "send-lat", "atomic-lat", "tc
 func runBench(ctx context.Context, cmd *cobra.Command, f *benchFlags, args []string, specs []workloads.Spec) error {
 	stderr := cmd.ErrOrStderr()
 	doc := newDocument(specs)
-	doc.Params.Repeat = f.repeat
+	if f.repeat > 1 {
+		doc.Params.Repeat = f.repeat
+	}
 	var client *control.Client
 	var host string
 	if len(args) == 1 && !f.loopback {
