@@ -69,8 +69,10 @@ type QPConfig struct {
 	MaxRdAtomic int
 	// Timeout is the local ACK timeout exponent (4.096 us * 2^Timeout); 0 means 14.
 	Timeout int
-	// RetryCnt and RNRRetry are the transport and RNR retry counts; 0 means 7
-	// (RNRRetry 7 retries forever).
+	// RetryCnt is the transport retry count; 0 means 6 (Soft-RoCE treats
+	// 7 as unlimited, which would hide a dead peer). RNRRetry is the RNR
+	// retry count; 0 means 7, retry forever (a slow receiver is not an
+	// error).
 	RetryCnt int
 	RNRRetry int
 }

@@ -238,7 +238,9 @@ func (q *QP) Connect(remote Endpoint) error {
 	mask = C.IBV_QP_STATE | C.IBV_QP_SQ_PSN
 	if q.cfg.Type == RC {
 		a.timeout = C.uint8_t(orDefault(q.cfg.Timeout, 14))
-		a.retry_cnt = C.uint8_t(orDefault(q.cfg.RetryCnt, 7))
+		// 6, not 7: Soft-RoCE treats 7 as "retry forever", and a peer
+		// that died must end in IBV_WC_RETRY_EXC_ERR, not a hang.
+		a.retry_cnt = C.uint8_t(orDefault(q.cfg.RetryCnt, 6))
 		a.rnr_retry = C.uint8_t(orDefault(q.cfg.RNRRetry, 7))
 		a.max_rd_atomic = C.uint8_t(min(q.local.MaxRdAtomic, max(remote.MaxRdAtomic, 1)))
 		mask |= C.IBV_QP_TIMEOUT | C.IBV_QP_RETRY_CNT | C.IBV_QP_RNR_RETRY | C.IBV_QP_MAX_QP_RD_ATOMIC
