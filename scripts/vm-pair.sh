@@ -206,22 +206,26 @@ done
 start_vm b off 10.0.0.2 10.0.0.1 02:00:0a:00:00:02 "$cmd_b"
 
 a_note=
+# Poll rather than `wait -n`: bash's `wait -n` can miss a job that ends
+# while it is being set up, and then waits forever.
 while :; do
-	done_pid='' st=0
-	wait -n -p done_pid "${vm_pid[@]}" || st=$?
-	if [[ $done_pid == "${vm_pid[b]}" ]]; then
+	if ! kill -0 "${vm_pid[b]}" 2>/dev/null; then
+		b_st=0
+		wait "${vm_pid[b]}" || b_st=$?
 		unset 'vm_pid[b]'
-		b_st=$st
 		break
 	fi
-	[[ $done_pid == "${vm_pid[a]}" ]] || continue # not ours: wait again
-	unset 'vm_pid[a]'
-	a_st=$(status_of a)
-	if [[ $a_st != exit* ]]; then
-		rb_log "error: VM a failed (${a_st:-no status}) before its command ran: stopping VM b"
-		exit 1
+	if [[ -n ${vm_pid[a]:-} ]] && ! kill -0 "${vm_pid[a]}" 2>/dev/null; then
+		wait "${vm_pid[a]}" || true
+		unset 'vm_pid[a]'
+		a_st=$(status_of a)
+		if [[ $a_st != exit* ]]; then
+			rb_log "error: VM a failed (${a_st:-no status}) before its command ran: stopping VM b"
+			exit 1
+		fi
+		a_note="exited with status ${a_st#exit } before b finished"
 	fi
-	a_note="exited with status ${a_st#exit } before b finished"
+	sleep 0.2
 done
 
 if [[ -n ${vm_pid[a]:-} ]]; then
