@@ -89,41 +89,55 @@ func (f Figure) Of(r *Result) (float64, bool) {
 		if l == nil || l.Count == 0 {
 			return 0, false
 		}
-		switch f {
-		case FigMin:
-			return l.MinNs, true
-		case FigP50:
-			return l.P50Ns, true
-		case FigMean:
-			return l.MeanNs, true
-		case FigStdev:
-			return l.StdevNs, true
-		case FigP90:
-			return l.P90Ns, true
-		case FigP99:
-			return l.P99Ns, true
-		case FigP999:
-			return l.P999Ns, true
-		case FigP9999:
-			return l.P9999Ns, true
-		case FigMax:
-			return l.MaxNs, true
-		}
-		return 0, false
+		return pickLatency(f, l.MinNs, l.P50Ns, l.MeanNs, l.StdevNs, l.P90Ns, l.P99Ns, l.P999Ns, l.P9999Ns, l.MaxNs)
 	}
 	b := r.Headline()
 	if b == nil {
 		return 0, false
 	}
+	return pickBandwidth(f, b.Gbps, b.MiBps, b.Mmsgps)
+}
+
+// pickLatency returns, of the latency figures given in their fixed order,
+// the one f names: the one place that maps a Figure to a latency field,
+// whatever the fields hold (a value, a spread over runs).
+func pickLatency[T any](f Figure, min, p50, mean, stdev, p90, p99, p999, p9999, max T) (T, bool) {
+	switch f {
+	case FigMin:
+		return min, true
+	case FigP50:
+		return p50, true
+	case FigMean:
+		return mean, true
+	case FigStdev:
+		return stdev, true
+	case FigP90:
+		return p90, true
+	case FigP99:
+		return p99, true
+	case FigP999:
+		return p999, true
+	case FigP9999:
+		return p9999, true
+	case FigMax:
+		return max, true
+	}
+	var zero T
+	return zero, false
+}
+
+// pickBandwidth is pickLatency for the bandwidth figures.
+func pickBandwidth[T any](f Figure, gbps, mibps, msgRate T) (T, bool) {
 	switch f {
 	case FigGbps:
-		return b.Gbps, true
+		return gbps, true
 	case FigMiBps:
-		return b.MiBps, true
+		return mibps, true
 	case FigMsgRate:
-		return b.Mmsgps, true
+		return msgRate, true
 	}
-	return 0, false
+	var zero T
+	return zero, false
 }
 
 // Headline returns the bandwidth that stands for r in summaries,

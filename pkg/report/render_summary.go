@@ -43,17 +43,7 @@ func buildSummaryRows(doc *Document, sums []Summary, notes *footnotes) []row {
 		s := &sums[i]
 		sec := summarySection(s)
 		if sec != cur {
-			if cur != sectionNone {
-				rows = append(rows, row{kind: rowBlank})
-			}
-			title, labels := summaryLatencyTitle, summaryLatencyLabels
-			if sec == sectionBandwidth {
-				title, labels = summaryBandwidthTitle, summaryBandwidthLabels
-			}
-			rows = append(rows,
-				row{kind: rowTitle, text: title},
-				row{cells: labels},
-				row{kind: rowRule})
+			rows = startSection(rows, cur, sec, summaryLatencyTitle, summaryLatencyLabels, summaryBandwidthTitle, summaryBandwidthLabels)
 			cur = sec
 		}
 		note := notes.refs(i)

@@ -317,17 +317,7 @@ func buildRows(doc *Document, notes *footnotes) []row {
 		r := &doc.Results[i]
 		sec := resultSection(r)
 		if sec != cur {
-			if cur != sectionNone {
-				rows = append(rows, row{kind: rowBlank})
-			}
-			title, labels := latencyTitle, latencyLabels
-			if sec == sectionBandwidth {
-				title, labels = bandwidthTitle, bandwidthLabels
-			}
-			rows = append(rows,
-				row{kind: rowTitle, text: title},
-				row{cells: labels},
-				row{kind: rowRule})
+			rows = startSection(rows, cur, sec, latencyTitle, latencyLabels, bandwidthTitle, bandwidthLabels)
 			cur = sec
 		}
 		note := notes.refs(i)
@@ -338,6 +328,20 @@ func buildRows(doc *Document, notes *footnotes) []row {
 		}
 	}
 	return rows
+}
+
+// startSection appends the head of a new section (latency or bandwidth)
+// after the rows of the previous one: a blank line, its title, its column
+// labels and a rule.
+func startSection(rows []row, prev, sec section, latTitle string, latLabels []string, bwTitle string, bwLabels []string) []row {
+	if prev != sectionNone {
+		rows = append(rows, row{kind: rowBlank})
+	}
+	title, labels := latTitle, latLabels
+	if sec == sectionBandwidth {
+		title, labels = bwTitle, bwLabels
+	}
+	return append(rows, row{kind: rowTitle, text: title}, row{cells: labels}, row{kind: rowRule})
 }
 
 // lead returns the first four cells of a result's main row.

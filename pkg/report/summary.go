@@ -275,39 +275,11 @@ func (s *Summary) Spread(f Figure) (Spread, bool) {
 		if l == nil {
 			return Spread{}, false
 		}
-		switch f {
-		case FigMin:
-			return l.MinNs, true
-		case FigP50:
-			return l.P50Ns, true
-		case FigMean:
-			return l.MeanNs, true
-		case FigStdev:
-			return l.StdevNs, true
-		case FigP90:
-			return l.P90Ns, true
-		case FigP99:
-			return l.P99Ns, true
-		case FigP999:
-			return l.P999Ns, true
-		case FigP9999:
-			return l.P9999Ns, true
-		case FigMax:
-			return l.MaxNs, true
-		}
-		return Spread{}, false
+		return pickLatency(f, l.MinNs, l.P50Ns, l.MeanNs, l.StdevNs, l.P90Ns, l.P99Ns, l.P999Ns, l.P9999Ns, l.MaxNs)
 	}
 	b := s.Bandwidth
 	if b == nil {
 		return Spread{}, false
 	}
-	switch f {
-	case FigGbps:
-		return b.Gbps, true
-	case FigMiBps:
-		return b.MiBps, true
-	case FigMsgRate:
-		return b.Mmsgps, true
-	}
-	return Spread{}, false
+	return pickBandwidth(f, b.Gbps, b.MiBps, b.Mmsgps)
 }
