@@ -274,7 +274,11 @@ func runBench(ctx context.Context, cmd *cobra.Command, f *benchFlags, args []str
 			if ctx.Err() != nil {
 				break
 			}
-			prog.start(map[bool]int{true: rep, false: 0}[f.repeat > 1], s)
+			label := 0 // the run number, shown only when runs repeat
+			if f.repeat > 1 {
+				label = rep
+			}
+			prog.start(label, s)
 			var res *workloads.EndResult
 			var err error
 			if client == nil {

@@ -56,8 +56,12 @@ With a token (--token or $` + EnvToken + `), clients must prove they know it
 			host, _, _ := net.SplitHostPort(ln.Addr().String())
 			h := &serveHandler{device: device, maxMem: capBytes, listenHost: host}
 			log := cmd.ErrOrStderr()
+			auth := "none"
+			if token != "" {
+				auth = "required"
+			}
 			fmt.Fprintf(log, "rdmabench serve: listening on %s (device %s, token %s, max-mem %s)\n", ln.Addr(),
-				orDefault(device, "first"), map[bool]string{true: "required", false: "none"}[token != ""], orDefault(maxMem, "none"))
+				orDefault(device, "first"), auth, orDefault(maxMem, "none"))
 			srv := control.NewServer(h, control.ServerOptions{Token: token, Timeout: timeout, Log: log, Once: once})
 			return srv.Serve(cmd.Context(), ln)
 		},
