@@ -404,14 +404,14 @@ func newDocument(specs []workloads.Spec) *report.Document {
 	doc.Command = append([]string{"rdmabench"}, os.Args[1:]...)
 	doc.Start = time.Now().UTC()
 	c := verbs.Clock()
-	doc.Clock = &report.Clock{Source: c.Source, ResolutionNs: c.ResolutionNs, ReportedResolutionNs: c.ReportedResolutionNs, ReadCostNs: c.ReadCostNs}
+	doc.Clocks = map[string]report.Clock{"loops": {Source: c.Source, ResolutionNs: c.ResolutionNs, ReportedResolutionNs: c.ReportedResolutionNs, ReadCostNs: c.ReadCostNs}}
 	s := specs[0]
 	doc.Params = report.Params{Device: s.Device, Port: s.Port, GIDIndex: s.GIDIndex, Connection: s.Connection, MTU: s.MTU,
 		Sizes: s.Sizes, TxDepth: s.TxDepth, RxDepth: s.RxDepth, QPs: s.QPs, CQMod: s.CQMod, PostList: s.PostList,
 		Events: s.Events, Bidirectional: s.Bidirectional, AtomicType: s.AtomicType, Iterations: s.Iterations,
-		DurationS: s.Duration.Seconds(), Warmup: max(s.Warmup, 0)}
+		DurationS: s.Duration.Seconds()}
 	if s.Inline >= 0 {
-		doc.Params.Inline = s.Inline
+		doc.Params.Inline = &s.Inline
 	}
 	if len(specs) > 1 {
 		// A suite: per-test values differ; each result carries its own.

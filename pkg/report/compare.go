@@ -237,7 +237,21 @@ func compareRow(b, n *group, alpha float64) CompareRow {
 	if bq, nq := qpsOf(b), qpsOf(n); bq != nq {
 		row.Notes = append(row.Notes, fmt.Sprintf("QPs differ: base %s, new %s", bq, nq))
 	}
+	if be, ne := firstEffective(b.results), firstEffective(n.results); be != nil && ne != nil {
+		if d := settingsDiff(be, ne); len(d) > 0 {
+			row.Notes = append(row.Notes, "ran with different settings: "+strings.Join(d, "; "))
+		}
+	}
 	return row
+}
+
+func firstEffective(rs []*Result) *Effective {
+	for _, r := range rs {
+		if r.Effective != nil {
+			return r.Effective
+		}
+	}
+	return nil
 }
 
 func firstError(rs []*Result) string {
@@ -386,8 +400,14 @@ var paramKeys = []string{"connection", "mtu", "gid-index", "tx-depth", "rx-depth
 func paramMap(p *Params) map[string]string {
 	m := map[string]string{
 		"connection": p.Connection, "mtu": itoaOr(p.MTU), "tx-depth": itoaOr(p.TxDepth), "rx-depth": itoaOr(p.RxDepth),
-		"qps": itoaOr(p.QPs), "inline": itoaOr(p.Inline), "cq-mod": itoaOr(p.CQMod), "post-list": itoaOr(p.PostList),
-		"atomic": p.AtomicType, "iterations": itoaOr(p.Iterations), "warm-up": itoaOr(p.Warmup),
+		"qps": itoaOr(p.QPs), "cq-mod": itoaOr(p.CQMod), "post-list": itoaOr(p.PostList),
+		"atomic": p.AtomicType, "iterations": itoaOr(p.Iterations),
+	}
+	if p.Inline != nil {
+		m["inline"] = strconv.Itoa(*p.Inline)
+	}
+	if p.Warmup != nil {
+		m["warm-up"] = strconv.Itoa(*p.Warmup)
 	}
 	if p.GIDIndex >= 0 {
 		m["gid-index"] = strconv.Itoa(p.GIDIndex)

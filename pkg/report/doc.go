@@ -41,15 +41,21 @@ type Document struct {
 	Start   time.Time `json:"start"`
 	End     time.Time `json:"end"`
 	Hosts   Hosts     `json:"hosts"`
-	Clock   *Clock    `json:"clock,omitempty"`
-	Params  Params    `json:"params"`
-	Results []Result  `json:"results"`
+	// Clocks are the clocks the results were timed with, by name; each
+	// result names its own ([Result.Clock]): the RDMA loops read one, the
+	// TCP baseline another.
+	Clocks  map[string]Clock `json:"clocks,omitempty"`
+	Params  Params           `json:"params"`
+	Results []Result         `json:"results"`
 	// Summaries are, in a document of repeated runs, the spread of each
 	// figure per test, connection and size over its runs; see [Summarize].
 	Summaries []Summary `json:"summaries,omitempty"`
 	Warnings  []string  `json:"warnings,omitempty"`
 	// Error is a run-level error: the run stopped there.
 	Error string `json:"error,omitempty"`
+	// Partial marks a document written while the run was still going: the
+	// results so far, rewritten after each measurement.
+	Partial bool `json:"partial,omitempty"`
 }
 
 // NewDocument returns a Document with Schema set and empty, non-nil Command
@@ -105,10 +111,10 @@ type Device struct {
 	Netdev    string `json:"netdev,omitempty"`
 }
 
-// Clock is the timestamp source of the timed loops and its measured
+// Clock is a timestamp source of the timed loops and its measured
 // properties.
 type Clock struct {
-	Source string `json:"source"` // e.g. "clock_gettime(CLOCK_MONOTONIC_RAW)"
+	Source string `json:"source"` // e.g. "TSC (rdtsc, 2.4000 GHz, scaled against CLOCK_MONOTONIC)"
 	// ResolutionNs is the smallest non-zero difference between two
 	// consecutive reads, as measured.
 	ResolutionNs float64 `json:"resolution_ns"`
@@ -118,12 +124,14 @@ type Clock struct {
 	ReadCostNs float64 `json:"read_cost_ns,omitempty"`
 }
 
-// Params are the parameters common to every test of a run, as requested.
-// What was actually used per end (active MTU, chosen GID) is in
-// [Hosts]; what differs per test (size, connection) is in each [Result].
+// Params are what the command line asked for, common to every test of a
+// run: a zero (or absent) field asked for nothing and left the test its
+// default. What each test ran with, as it reached the device or the socket,
+// is in its [Result.Effective]; the device and GID each end used are in
+// [Hosts].
 type Params struct {
 	Server     string `json:"server,omitempty"` // HOST as given; empty on loopback
-	Device     string `json:"device,omitempty"` // -d; empty: first active
+	Device     string `json:"device,omitempty"` // -d; empty: the first device
 	Port       int    `json:"port,omitempty"`   // -i
 	GIDIndex   int    `json:"gid_index"`        // -x; -1: selected automatically
 	Connection string `json:"connection,omitempty"`
@@ -132,7 +140,7 @@ type Params struct {
 	TxDepth    int    `json:"tx_depth,omitempty"` // -t
 	RxDepth    int    `json:"rx_depth,omitempty"` // -r
 	QPs        int    `json:"qps,omitempty"`      // -q
-	Inline     int    `json:"inline,omitempty"`   // -I, bytes
+	Inline     *int   `json:"inline,omitempty"`   // -I, bytes
 	CQMod      int    `json:"cq_mod,omitempty"`   // -Q
 	PostList   int    `json:"post_list,omitempty"`
 	Events     bool   `json:"events,omitempty"` // -e: wait on completion events instead of polling
@@ -141,12 +149,50 @@ type Params struct {
 	AtomicType    string  `json:"atomic_type,omitempty"` // -A: "FETCH_AND_ADD" or "CMP_AND_SWAP"
 	Iterations    int     `json:"iterations,omitempty"`  // -n
 	DurationS     float64 `json:"duration_s,omitempty"`  // -D; duration mode when > 0
-	Warmup        int     `json:"warmup,omitempty"`      // warm-up iterations per test
+	Warmup        *int    `json:"warmup,omitempty"`      // --warmup, iterations per size
 	Loopback      bool    `json:"loopback,omitempty"`
 	// Repeat is the number of runs requested (--repeat); 0 or 1: one.
 	Repeat int `json:"repeat,omitempty"`
 	// Extra holds parameters without a field of their own.
 	Extra map[string]string `json:"extra,omitempty"`
+}
+
+// Effective are the values one test ran with at one size, as they reached
+// the device (RDMA) or the socket (TCP): not the flags, which may leave a
+// value to its default or be adjusted by the device.
+type Effective struct {
+	// RDMA. TxDepth is the send queue depth each QP was created with, the
+	// window of outstanding sends; RxDepth the receive queue depth (SEND
+	// tests, whose receiver keeps that many receives posted).
+	TxDepth int `json:"tx_depth,omitempty"`
+	RxDepth int `json:"rx_depth,omitempty"`
+	// CQMod: one send in CQMod was signalled (1: every one).
+	CQMod int `json:"cq_mod,omitempty"`
+	// PostList: work requests per ibv_post_send call.
+	PostList int `json:"post_list,omitempty"`
+	// InlineMax is the inline size the device granted each QP, bytes;
+	// Inline says whether this size's payload went inline (posted with the
+	// work request, not read by DMA).
+	InlineMax int  `json:"inline_max,omitempty"`
+	Inline    bool `json:"inline,omitempty"`
+	// PathMTU is the MTU agreed by the two ends' QPs, bytes.
+	PathMTU int `json:"path_mtu,omitempty"`
+	// MaxRdAtomic is how many RDMA READs or atomics each QP kept
+	// outstanding at most (READ and atomic tests).
+	MaxRdAtomic int `json:"max_rd_atomic,omitempty"`
+	// Events: completions were waited for on a completion channel, not
+	// busy-polled.
+	Events     bool   `json:"events,omitempty"`
+	AtomicType string `json:"atomic_type,omitempty"` // "FETCH_AND_ADD" or "CMP_AND_SWAP"
+
+	// TCP. Connections is the number of TCP connections (two when
+	// bidirectional); NoDelay says TCP_NODELAY was set; SendBuf and RecvBuf
+	// are the client socket's SO_SNDBUF and SO_RCVBUF as the kernel set
+	// them, bytes.
+	Connections int  `json:"connections,omitempty"`
+	NoDelay     bool `json:"tcp_nodelay,omitempty"`
+	SendBuf     int  `json:"so_sndbuf,omitempty"`
+	RecvBuf     int  `json:"so_rcvbuf,omitempty"`
 }
 
 // Result is one test at one message size.
@@ -160,12 +206,14 @@ type Result struct {
 	Iterations int `json:"iterations"` // measured iterations (warm-up excluded)
 	Warmup     int `json:"warmup"`     // warm-up iterations run and excluded
 	QPs        int `json:"qps,omitempty"`
-	// Inline says the payload was sent inline (posted with the work
-	// request, not read by DMA), as -I allows up to the device's limit.
-	Inline bool `json:"inline,omitempty"`
 	// DurationS is the requested duration in duration mode.
-	DurationS float64  `json:"duration_s,omitempty"`
-	Latency   *Latency `json:"latency,omitempty"`
+	DurationS float64 `json:"duration_s,omitempty"`
+	// Clock names the clock this result was timed with, a key of
+	// [Document.Clocks].
+	Clock string `json:"clock,omitempty"`
+	// Effective holds the values this test ran with at this size.
+	Effective *Effective `json:"effective,omitempty"`
+	Latency   *Latency   `json:"latency,omitempty"`
 	// Bandwidth is this side's (the client's) direction; in a
 	// unidirectional test the only one.
 	Bandwidth *Bandwidth `json:"bandwidth,omitempty"`

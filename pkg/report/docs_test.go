@@ -13,6 +13,8 @@ func lat(basis string, count int64, minUs, p50, mean, stdev, p90, p99, p999, p99
 	}
 }
 
+func ptr(v int) *int { return &v }
+
 func bw(bytes, msgs uint64, d time.Duration) *Bandwidth { return NewBandwidth(bytes, msgs, d) }
 
 // suiteDoc is `rdmabench suite` between two hosts: all ten tests.
@@ -35,24 +37,30 @@ func suiteDoc() *Document {
 			Local:  Host{Hostname: "node-a", Kernel: "6.8.0-45-generic", OS: "Ubuntu 24.04.1 LTS", CPU: "AMD EPYC 7543 32-Core Processor", CPUs: 64, Device: dev("::ffff:192.168.10.1")},
 			Remote: &Host{Hostname: "node-b", Kernel: "6.8.0-45-generic", OS: "Ubuntu 24.04.1 LTS", CPU: "AMD EPYC 7543 32-Core Processor", CPUs: 64, Device: dev("::ffff:192.168.10.2")},
 		},
-		Clock: &Clock{Source: "clock_gettime(CLOCK_MONOTONIC_RAW)", ResolutionNs: 20, ReportedResolutionNs: 1, ReadCostNs: 19.5},
+		Clocks: map[string]Clock{
+			"tsc": {Source: "TSC (rdtsc, 2.7945 GHz, scaled against CLOCK_MONOTONIC)", ResolutionNs: 9, ReportedResolutionNs: 0.358, ReadCostNs: 13.5},
+			"go":  {Source: "Go time.Now (monotonic)", ResolutionNs: 20, ReadCostNs: 24.5},
+		},
 		Params: Params{
-			Server: "node-b", Device: "mlx5_0", Port: 1, GIDIndex: -1, Connection: "RC",
-			TxDepth: 128, RxDepth: 512, QPs: 1, CQMod: 100, Iterations: 10000, Warmup: 1000,
+			Server: "node-b", Device: "mlx5_0", GIDIndex: -1, Iterations: 10000, Warmup: ptr(1000),
 			Extra: map[string]string{"tcp-port": "19515"},
 		},
 		Results: []Result{
 			{Test: "write-lat", Connection: "RC", Size: 64, Iterations: 10000, Warmup: 1000, QPs: 1,
+				Clock: "tsc", Effective: &Effective{TxDepth: 1, CQMod: 1, InlineMax: 220, Inline: true, PathMTU: 4096},
 				Latency: lat(BasisRTTHalf, 10000, 0.98, 1.04, 1.06, 0.07, 1.09, 1.31, 2.87, 5.12, 5.12)},
 			{Test: "read-lat", Connection: "RC", Size: 64, Iterations: 10000, Warmup: 1000, QPs: 1,
+				Clock: "tsc", Effective: &Effective{TxDepth: 1, CQMod: 1, PathMTU: 4096, MaxRdAtomic: 16},
 				Latency: lat(BasisRTT, 10000, 1.91, 2.01, 2.04, 0.11, 2.09, 2.42, 4.66, 9.87, 9.87)},
 			{Test: "atomic-lat", Connection: "RC", Size: 8, Iterations: 10000, Warmup: 1000, QPs: 1,
 				Latency: lat(BasisRTT, 10000, 1.95, 2.06, 2.08, 0.09, 2.13, 2.47, 3.98, 7.21, 7.21)},
 			{Test: "send-lat", Connection: "RC", Size: 64, Iterations: 10000, Warmup: 1000, QPs: 1,
 				Latency: lat(BasisRTTHalf, 10000, 1.07, 1.13, 1.16, 0.08, 1.19, 1.44, 3.02, 6.4, 6.4)},
 			{Test: "tcp-lat", Connection: "TCP", Size: 64, Iterations: 10000, Warmup: 1000,
+				Clock: "go", Effective: &Effective{Connections: 1, NoDelay: true, SendBuf: 2626560, RecvBuf: 131072},
 				Latency: lat(BasisRTTHalf, 10000, 11.42, 12.87, 13.31, 1.96, 14.58, 19.93, 41.2, 187.35, 187.35)},
 			{Test: "write-bw", Connection: "RC", Size: 65536, Iterations: 10000, Warmup: 1000, QPs: 1,
+				Clock: "tsc", Effective: &Effective{TxDepth: 128, CQMod: 1, PostList: 1, PathMTU: 4096},
 				Bandwidth: bw(655360000, 10000, 53_210_000*time.Nanosecond)},
 			{Test: "read-bw", Connection: "RC", Size: 65536, Iterations: 10000, Warmup: 1000, QPs: 1,
 				Bandwidth: bw(655360000, 10000, 54_980_000*time.Nanosecond),
@@ -84,8 +92,8 @@ func durationDoc() *Document {
 		Hosts: Hosts{Local: Host{Hostname: "laptop", Kernel: "6.12.9", OS: "Debian GNU/Linux 13", CPUs: 8,
 			Device: &Device{Name: "rxe0", Port: 1, PortState: "ACTIVE", LinkLayer: "Ethernet", ActiveMTU: 1024,
 				GID: "fe80::5054:ff:fe12:3456", GIDIndex: 1, GIDType: "RoCE v2", Netdev: "eth0"}}},
-		Clock:  &Clock{Source: "clock_gettime(CLOCK_MONOTONIC)", ResolutionNs: 30},
-		Params: Params{Device: "rxe0", GIDIndex: 1, Bidirectional: true, DurationS: 3, Warmup: 100, Loopback: true, Sizes: []int{65536}},
+		Clocks: map[string]Clock{"monotonic": {Source: "CLOCK_MONOTONIC (clock_gettime)", ResolutionNs: 30}},
+		Params: Params{Device: "rxe0", GIDIndex: 1, Bidirectional: true, DurationS: 3, Warmup: ptr(100), Loopback: true, Sizes: []int{65536}},
 		Results: []Result{
 			{Test: "write-bw", Connection: "RC", Size: 65536, Iterations: 53341, Warmup: 100, QPs: 1, DurationS: 3,
 				Bandwidth: fwd, Reverse: rev, Total: Sum(fwd, rev),

@@ -54,8 +54,8 @@ func runsDoc(dev string, start time.Time, p50, p99, gbps []float64) *Document {
 		Hosts: Hosts{Local: Host{Hostname: "ci-runner", Kernel: "6.12.9", OS: "linux/amd64", CPU: "AMD EPYC 7543 32-Core Processor", CPUs: 8,
 			Device: &Device{Name: dev, Firmware: "20.39.1002", Port: 1, PortState: "ACTIVE", LinkLayer: "Ethernet", ActiveMTU: 4096,
 				GID: "::ffff:10.0.0.1", GIDIndex: 1, GIDType: "RoCE v2"}}},
-		Clock:   &Clock{Source: "clock_gettime(CLOCK_MONOTONIC_RAW)", ResolutionNs: 20},
-		Params:  Params{GIDIndex: -1, QPs: 1, Iterations: 10000, Warmup: 1000, Loopback: true, Repeat: len(p50)},
+		Clocks:  map[string]Clock{"tsc": {Source: "TSC (rdtsc, 2.7945 GHz, scaled against CLOCK_MONOTONIC)", ResolutionNs: 9}},
+		Params:  Params{GIDIndex: -1, QPs: 1, Iterations: 10000, Warmup: ptr(1000), Loopback: true, Repeat: len(p50)},
 		Results: []Result{},
 	}
 	if len(p50) == 1 {
@@ -68,8 +68,10 @@ func runsDoc(dev string, start time.Time, p50, p99, gbps []float64) *Document {
 		}
 		doc.Results = append(doc.Results,
 			Result{Test: "write-lat", Connection: "RC", Size: 2, Run: run, Iterations: 10000, Warmup: 1000, QPs: 1,
+				Clock: "tsc", Effective: &Effective{TxDepth: 1, CQMod: 1, InlineMax: 220, Inline: true, PathMTU: 4096},
 				Latency: latAt(BasisRTTHalf, p50[i], p99[i])},
 			Result{Test: "write-bw", Connection: "RC", Size: 65536, Run: run, Iterations: 10000, Warmup: 1000, QPs: 1,
+				Clock: "tsc", Effective: &Effective{TxDepth: 128, CQMod: 1, PostList: 1, PathMTU: 4096},
 				Bandwidth: bwAt(65536, gbps[i])},
 		)
 	}
@@ -125,6 +127,13 @@ func otherDeviceRuns() *Document {
 	d.Name, d.Firmware, d.ActiveMTU, d.GIDType = "mlx5_1", "22.41.1000", 1024, "IB/RoCE v1"
 	doc.Tool.Version, doc.Tool.Commit = "0.3.0", "5be1c2a"
 	doc.Params.TxDepth = 64
+	for i := range doc.Results {
+		if r := &doc.Results[i]; r.Test == "write-bw" {
+			e := *r.Effective
+			e.TxDepth, e.PathMTU = 64, 1024
+			r.Effective = &e
+		}
+	}
 	doc.Results = append(doc.Results, Result{Test: "read-lat", Connection: "RC", Size: 2, Run: 1, Iterations: 10000,
 		Latency: latAt(BasisRTT, 2.01, 2.42)})
 	return doc

@@ -2,12 +2,8 @@ package report
 
 import (
 	"fmt"
-	"math"
-	"slices"
 	"strconv"
-	"strings"
 	"time"
-	"unicode"
 )
 
 // Limits are absolute thresholds on the results of a run, for the simplest
@@ -155,109 +151,4 @@ func formatLimit(lim limit) string {
 		return strconv.FormatFloat(lim.value, 'f', -1, 64) + " Mmsg/s"
 	}
 	return strconv.FormatFloat(lim.value, 'f', -1, 64) + " Gbit/s"
-}
-
-// ParseLimitDuration parses a latency limit: a positive duration with a
-// unit, as Go writes them ("20us", "20µs", "1.5ms", "800ns"). A bare number
-// is refused: its unit would be a guess.
-func ParseLimitDuration(s string) (time.Duration, error) {
-	s = strings.TrimSpace(s)
-	if _, err := strconv.ParseFloat(s, 64); err == nil {
-		return 0, fmt.Errorf("latency limit %q has no unit: write e.g. %sus or %sns", s, s, s)
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return 0, fmt.Errorf("latency limit %q: want a duration such as 20us, 1.5ms or 800ns", s)
-	}
-	if d <= 0 {
-		return 0, fmt.Errorf("latency limit %q must be positive", s)
-	}
-	return d, nil
-}
-
-var (
-	bitUnits  = []string{"bps", "bit/s", "bits/s", "b/s", "bit", "bits", "b"}
-	byteUnits = []string{"Bps", "B/s", "byte/s", "bytes/s", "B"}
-	rateUnits = []string{"/s", "msg/s", "msgs/s", "pps", "mps"}
-)
-
-// ParseBandwidth parses a bandwidth limit and returns it in Gbit/s (10^9
-// bit/s). Bits: "90Gbps", "90Gbit/s", "90Gb/s", "100G" (a prefix alone
-// means bits, as link speeds are written), "800Mbps". Bytes: "12.5GB/s",
-// "11GBps", "10GiB/s" (binary prefixes Ki, Mi, Gi, Ti). A bare number is
-// refused: bits or bytes, and which prefix, would be a guess.
-func ParseBandwidth(s string) (float64, error) {
-	v, mult, unit, err := parseQuantity(s, "bandwidth")
-	if err != nil {
-		return 0, err
-	}
-	switch {
-	case unit == "" && mult == 1:
-		return 0, fmt.Errorf("bandwidth %q has no unit: write e.g. %sGbps (bits) or %sGB/s (bytes)", s, strings.TrimSpace(s), strings.TrimSpace(s))
-	case unit == "" || slices.Contains(bitUnits, unit):
-		return v * mult / 1e9, nil
-	case slices.Contains(byteUnits, unit):
-		return v * mult * 8 / 1e9, nil
-	}
-	return 0, fmt.Errorf("bandwidth %q: unknown unit %q (want bps, bit/s or B/s, with a prefix: 90Gbps, 100G, 12.5GB/s)", s, unit)
-}
-
-// ParseRate parses a message-rate limit and returns it in messages per
-// second: "10M", "10Mmsg/s", "10Mpps", "500k", "2.5e6", "2500000/s".
-func ParseRate(s string) (float64, error) {
-	v, mult, unit, err := parseQuantity(s, "message rate")
-	if err != nil {
-		return 0, err
-	}
-	if unit != "" && !slices.Contains(rateUnits, unit) {
-		return 0, fmt.Errorf("message rate %q: unknown unit %q (want a count per second: 10M, 10Mmsg/s, 10Mpps)", s, unit)
-	}
-	return v * mult, nil
-}
-
-// parseQuantity splits "12.5 GiB/s" into 12.5, 2^30 and "B/s". The unit is
-// matched before the prefix, so "10msg/s" is 10 msg/s, not 10 milli-"sg/s".
-// Prefixes are decimal (k, M, G, T, either case: there is no milli-anything
-// in a bandwidth) or binary (Ki, Mi, Gi, Ti). The value must be positive.
-func parseQuantity(s, what string) (v, mult float64, unit string, err error) {
-	t := strings.TrimSpace(s)
-	end := 0
-	for end < len(t) {
-		c := t[end]
-		if c >= '0' && c <= '9' || c == '.' || ((c == 'e' || c == 'E') && end > 0 && end+1 < len(t) && (unicode.IsDigit(rune(t[end+1])) || t[end+1] == '-' || t[end+1] == '+')) {
-			end++
-			continue
-		}
-		if (c == '-' || c == '+') && end > 0 && (t[end-1] == 'e' || t[end-1] == 'E') {
-			end++
-			continue
-		}
-		break
-	}
-	if end == 0 {
-		return 0, 0, "", fmt.Errorf("%s %q: want a number with a unit", what, s)
-	}
-	v, perr := strconv.ParseFloat(t[:end], 64)
-	if perr != nil || math.IsInf(v, 0) || math.IsNaN(v) {
-		return 0, 0, "", fmt.Errorf("%s %q: %q is not a number", what, s, t[:end])
-	}
-	if v <= 0 {
-		return 0, 0, "", fmt.Errorf("%s %q must be positive", what, s)
-	}
-	rest := strings.TrimSpace(t[end:])
-	all := append(append(append([]string{}, bitUnits...), byteUnits...), rateUnits...)
-	if rest == "" || slices.Contains(all, rest) {
-		return v, 1, rest, nil
-	}
-	exp := strings.IndexByte("kmgt", byte(unicode.ToLower(rune(rest[0]))))
-	if exp < 0 {
-		return 0, 0, "", fmt.Errorf("%s %q: unknown unit %q", what, s, rest)
-	}
-	mult = math.Pow(1000, float64(exp+1))
-	rest = rest[1:]
-	if strings.HasPrefix(rest, "i") {
-		mult = math.Pow(1024, float64(exp+1))
-		rest = rest[1:]
-	}
-	return v, mult, strings.TrimSpace(rest), nil
 }

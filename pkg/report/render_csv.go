@@ -16,6 +16,7 @@ var CSVHeader = []string{
 	"min_ns", "p50_ns", "mean_ns", "stdev_ns", "p90_ns", "p99_ns", "p99_9_ns", "p99_99_ns", "max_ns",
 	"bw_gbps", "bw_mibps", "msg_rate_mpps", "bytes", "messages", "duration_ns",
 	"warnings", "error",
+	"tx_depth", "rx_depth", "cq_mod", "post_list", "inline_max_bytes", "inline", "path_mtu_bytes", "clock",
 }
 
 // WriteCSV writes doc as CSV (RFC 4180, as encoding/csv reads it): the
@@ -25,7 +26,9 @@ var CSVHeader = []string{
 // hold [Result.Headline]: both directions summed in a bidirectional test.
 // Numbers are written exactly (shortest representation that reads back the
 // same float64). warnings holds a result's warnings joined by "; ".
-// Intervals are not written; the JSON form has them.
+// Intervals are not written; the JSON form has them. The last columns are
+// the effective RDMA settings ([Result.Effective]; empty where a test has
+// none) and the name of the clock the result was timed with.
 func WriteCSV(w io.Writer, doc *Document) error {
 	if doc == nil {
 		return errors.New("report: write csv: nil document")
@@ -86,5 +89,17 @@ func csvRecord(r *Result) []string {
 	} else {
 		rec = append(rec, make([]string, 6)...)
 	}
-	return append(rec, strings.Join(r.Warnings, "; "), r.Error)
+	rec = append(rec, strings.Join(r.Warnings, "; "), r.Error)
+	e := r.Effective
+	if e == nil {
+		return append(rec, "", "", "", "", "", "", "", r.Clock)
+	}
+	opt := func(v int) string {
+		if v == 0 {
+			return ""
+		}
+		return strconv.Itoa(v)
+	}
+	return append(rec, opt(e.TxDepth), opt(e.RxDepth), opt(e.CQMod), opt(e.PostList), opt(e.InlineMax),
+		strconv.FormatBool(e.Inline), opt(e.PathMTU), r.Clock)
 }

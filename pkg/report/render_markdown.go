@@ -35,6 +35,12 @@ func WriteMarkdown(w io.Writer, doc *Document) error {
 		out.WriteString("\nno results\n")
 	}
 	mdRows(&out, rows)
+	if lines := settingsLines(doc); len(lines) > 0 {
+		out.WriteString("\n**Ran with** (as the device or the socket took it)\n\n")
+		for _, l := range lines {
+			fmt.Fprintf(&out, "- %s\n", mdEscape(l))
+		}
+	}
 
 	var foot bytes.Buffer
 	notes.write(&foot, doc)
@@ -83,7 +89,7 @@ func mdHeader(b *bytes.Buffer, doc *Document) {
 		item("remote", "none (loopback)")
 	}
 	if p := paramsLine(&doc.Params); p != "" {
-		item("params", mdEscape(p))
+		item("asked", mdEscape(p))
 	}
 	if doc.Repeated() {
 		item("runs", fmt.Sprintf("%d; tables show the median of the runs", doc.Runs()))

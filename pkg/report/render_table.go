@@ -68,6 +68,7 @@ func WriteTable(w io.Writer, doc *Document) error {
 			out.WriteByte('\n')
 		}
 	}
+	writeSettings(&out, doc)
 	notes.write(&out, doc)
 	if _, err := w.Write(out.Bytes()); err != nil {
 		return fmt.Errorf("report: write table: %w", err)
@@ -109,18 +110,11 @@ func writeHeaderBlock(b *bytes.Buffer, doc *Document) {
 	} else {
 		kv(b, "remote", "none: loopback, both ends in this process on the local device")
 	}
-	if c := doc.Clock; c != nil {
-		s := fmt.Sprintf("%s, resolution %s ns", orDefault(c.Source, "unknown source"), num(c.ResolutionNs))
-		if c.ReportedResolutionNs > 0 {
-			s += fmt.Sprintf(" (reported %s ns)", num(c.ReportedResolutionNs))
-		}
-		if c.ReadCostNs > 0 {
-			s += fmt.Sprintf(", read cost %s ns", num(c.ReadCostNs))
-		}
-		kv(b, "clock", s)
+	for _, name := range slices.Sorted(maps.Keys(doc.Clocks)) {
+		kv(b, "clock", name+": "+clockLine(doc.Clocks[name]))
 	}
 	if p := paramsLine(&doc.Params); p != "" {
-		kv(b, "params", p)
+		kv(b, "asked", p)
 	}
 	if doc.Repeated() {
 		kv(b, "runs", fmt.Sprintf("%d; the table shows the median of the runs (-o csv or -o json: every run)", doc.Runs()))
@@ -203,6 +197,62 @@ func deviceLines(d *Device) (dev, gid string) {
 	return dev, gid
 }
 
+func clockLine(c Clock) string {
+	s := fmt.Sprintf("%s, resolution %s ns", orDefault(c.Source, "unknown source"), num(c.ResolutionNs))
+	if c.ReportedResolutionNs > 0 {
+		s += fmt.Sprintf(" (reported %s ns)", num(c.ReportedResolutionNs))
+	}
+	if c.ReadCostNs > 0 {
+		s += fmt.Sprintf(", read cost %s ns", num(c.ReadCostNs))
+	}
+	return s
+}
+
+// settingsLines says, per test and connection in document order, what its
+// results ran with (see [settingsLine]); empty when no result records it.
+func settingsLines(doc *Document) []string {
+	type key struct{ test, conn string }
+	var order []key
+	groups := map[key][]*Result{}
+	for i := range doc.Results {
+		r := &doc.Results[i]
+		if r.Run > 1 {
+			continue // the runs of a repeated document ran alike
+		}
+		k := key{r.Test, r.Connection}
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], r)
+	}
+	var lines []string
+	for _, k := range order {
+		if l := settingsLine(groups[k]); l != "" {
+			lines = append(lines, fmt.Sprintf("%s %s: %s", clean(k.test), clean(orDefault(k.conn, "-")), clean(l)))
+		}
+	}
+	return lines
+}
+
+// writeSettings writes the settings block of a table: a heading, then one
+// wrapped line per test.
+func writeSettings(b *bytes.Buffer, doc *Document) {
+	lines := settingsLines(doc)
+	if len(lines) == 0 {
+		return
+	}
+	b.WriteString("\nran with (as the device or the socket took it):\n")
+	for _, l := range lines {
+		for i, part := range wrap(l, headerWrap-2) {
+			indent := "  "
+			if i > 0 {
+				indent = "      "
+			}
+			b.WriteString(indent + part + "\n")
+		}
+	}
+}
+
 func paramsLine(p *Params) string {
 	var parts []string
 	add := func(k string, v int) {
@@ -220,7 +270,9 @@ func paramsLine(p *Params) string {
 	add("tx-depth", p.TxDepth)
 	add("rx-depth", p.RxDepth)
 	add("qps", p.QPs)
-	add("inline", p.Inline)
+	if p.Inline != nil {
+		parts = append(parts, fmt.Sprintf("inline %d", *p.Inline))
+	}
 	add("cq-mod", p.CQMod)
 	add("post-list", p.PostList)
 	if p.Events {
@@ -236,7 +288,9 @@ func paramsLine(p *Params) string {
 	if p.DurationS > 0 {
 		parts = append(parts, "duration "+num(p.DurationS)+" s")
 	}
-	add("warm-up", p.Warmup)
+	if p.Warmup != nil {
+		parts = append(parts, fmt.Sprintf("warm-up %d", *p.Warmup))
+	}
 	add("repeat", p.Repeat)
 	for _, k := range slices.Sorted(maps.Keys(p.Extra)) {
 		parts = append(parts, k+" "+p.Extra[k])

@@ -282,7 +282,7 @@ func (e *rdmaEnd) runSize(ctx context.Context, i, size int) (report.Result, erro
 	clear(buf[:size])
 	clear(buf[e.half : e.half+uint64(size)])
 	var err error
-	r.Inline = e.usesInline(size, e.opcode())
+	r.Effective = &report.Effective{Inline: e.usesInline(size, e.opcode())}
 	if e.spec.Info().Metric == Latency {
 		err = e.latency(ctx, i, size, &r)
 	} else {
