@@ -1,71 +1,13 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
 	"github.com/spf13/cobra"
 )
-
-// percentFlag is a flag holding a fraction, written as a percentage: "5%"
-// or "5" is 0.05.
-type percentFlag struct {
-	v   float64
-	set bool
-}
-
-func (p *percentFlag) String() string {
-	if !p.set {
-		return ""
-	}
-	return strconv.FormatFloat(100*p.v, 'f', -1, 64) + "%"
-}
-
-func (p *percentFlag) Type() string { return "percent" }
-
-func (p *percentFlag) Set(s string) error {
-	t := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "%"))
-	v, err := strconv.ParseFloat(t, 64)
-	if err != nil || v < 0 || math.IsNaN(v) || v > 1e6 {
-		return errors.New("want a percentage such as 5% or 2.5%")
-	}
-	p.v, p.set = v/100, true
-	return nil
-}
-
-// ratioFlag is a flag holding a ratio: "0.95" or "95%".
-type ratioFlag struct {
-	v   float64
-	set bool
-}
-
-func (r *ratioFlag) String() string {
-	if !r.set {
-		return ""
-	}
-	return strconv.FormatFloat(r.v, 'f', -1, 64)
-}
-
-func (r *ratioFlag) Type() string { return "ratio" }
-
-func (r *ratioFlag) Set(s string) error {
-	s = strings.TrimSpace(s)
-	scale := 1.0
-	if t, ok := strings.CutSuffix(s, "%"); ok {
-		s, scale = strings.TrimSpace(t), 0.01
-	}
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsNaN(v) || v*scale <= 0 || v*scale > 100 {
-		return errors.New("want a positive ratio such as 0.95 (or 95%)")
-	}
-	r.v, r.set = v*scale, true
-	return nil
-}
 
 func newCompareCmd() *cobra.Command {
 	var (

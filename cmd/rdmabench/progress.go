@@ -22,42 +22,30 @@ type progress struct {
 	w   io.Writer
 }
 
-func newProgress(stderr io.Writer, f *benchFlags, specs []workloads.Spec) *progress {
+// newProgress returns the progress of a run, or nil when nothing is shown.
+func newProgress(stderr io.Writer, f *benchFlags) *progress {
 	file, ok := stderr.(*os.File)
 	if !ok || !term.IsTerminal(int(file.Fd())) {
 		return nil
 	}
-	if f.output != "table" && f.output != "markdown" && f.outFile == "" {
+	if f.output != report.FormatTable && f.output != report.FormatMarkdown && f.outFile == "" {
 		return nil
 	}
-	steps := 0
-	for _, s := range specs {
-		steps += len(s.Sizes)
-	}
-	steps *= f.repeat
-	if steps < 2 && specs[0].Duration == 0 {
-		return nil // one short step: nothing to follow
-	}
-	bar := progressbar.NewOptions(steps, progressbar.OptionSetWriter(stderr), progressbar.OptionShowCount(),
-		progressbar.OptionClearOnFinish(), progressbar.OptionSetWidth(30), progressbar.OptionSetPredictTime(true))
-	return &progress{bar: bar, w: stderr}
+	return &progress{w: stderr}
 }
 
-// start names the step under way.
-func (p *progress) start(rep int, s workloads.Spec) {
-	if p == nil {
-		return
+// start makes the bar of a run of steps measurements.
+func (p *progress) start(steps int, specs []workloads.Spec) {
+	if p == nil || (steps < 2 && specs[0].Duration == 0) {
+		return // one short step: nothing to follow
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	d := s.Test
-	if rep > 0 {
-		d = fmt.Sprintf("run %d: %s", rep, s.Test)
-	}
-	p.bar.Describe(d)
+	p.bar = progressbar.NewOptions(steps, progressbar.OptionSetWriter(p.w), progressbar.OptionShowCount(),
+		progressbar.OptionClearOnFinish(), progressbar.OptionSetWidth(30), progressbar.OptionSetPredictTime(true))
 }
 
-// callback is the workloads.Options.Progress of every test.
+// callback is the Request's Progress.
 func (p *progress) callback() func(workloads.Progress) {
 	if p == nil {
 		return nil
@@ -65,24 +53,23 @@ func (p *progress) callback() func(workloads.Progress) {
 	return func(ev workloads.Progress) {
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		if ev.Interval != nil {
+		if p.bar == nil {
+			return
+		}
+		switch {
+		case ev.Start && ev.Run > 0:
+			p.bar.Describe(fmt.Sprintf("run %d: %s", ev.Run, ev.Test))
+		case ev.Start:
+			p.bar.Describe(ev.Test)
+		case ev.Interval != nil:
 			p.bar.Clear()
 			fmt.Fprintf(p.w, "%s %d B  %s\n", ev.Test, ev.Size, intervalLine(ev.Interval))
-		}
-		if ev.Done {
+		case ev.Done:
 			p.bar.Add(1)
+		case ev.Skipped > 0:
+			p.bar.Add(ev.Skipped)
 		}
 	}
-}
-
-// skip advances the bar past the sizes of a test that failed early.
-func (p *progress) skip(n int) {
-	if p == nil || n <= 0 {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.bar.Add(n)
 }
 
 func (p *progress) finish() {
@@ -91,8 +78,10 @@ func (p *progress) finish() {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.bar.Finish()
-	p.bar.Clear()
+	if p.bar != nil {
+		p.bar.Finish()
+		p.bar.Clear()
+	}
 }
 
 func intervalLine(iv *report.Interval) string {

@@ -47,7 +47,7 @@ func exitCode(err error) int {
 // run is the whole program: it parses args, runs the command, and returns
 // its error; main only maps that to an exit status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	root := newRoot(stdout, stderr)
+	root := newRoot(stdout, stderr, args)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err != nil && isCobraUsage(err) {
@@ -68,7 +68,7 @@ func isCobraUsage(err error) bool {
 	return false
 }
 
-func newRoot(stdout, stderr io.Writer) *cobra.Command {
+func newRoot(stdout, stderr io.Writer, args []string) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "rdmabench",
 		Short: "RDMA latency and bandwidth, measured the way perftest does, with full distributions",
@@ -81,11 +81,16 @@ baseline measured the same way. Latency is reported as a full distribution
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newVersionCmd(), newDevicesCmd(), newServeCmd(), newSuiteCmd())
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		if why := notApplicable(cmd.Name(), err); why != nil {
+			return usageError{why}
+		}
+		return usageError{err}
+	})
+	root.AddCommand(newVersionCmd(), newDevicesCmd(), newServeCmd(), newSuiteCmd(args))
 	root.AddCommand(newReportCmd(), newCompareCmd())
 	for _, t := range workloads.Tests {
-		root.AddCommand(newTestCmd(t))
+		root.AddCommand(newTestCmd(t, args))
 	}
 	return root
 }

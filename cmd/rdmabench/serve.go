@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -18,7 +19,8 @@ import (
 const EnvToken = "RDMABENCH_TOKEN"
 
 func newServeCmd() *cobra.Command {
-	var listen, device, token, maxMem string
+	var listen, token string
+	var srv workloads.Server
 	var once bool
 	var timeout time.Duration
 	cmd := &cobra.Command{
@@ -37,14 +39,6 @@ With a token (--token or $` + EnvToken + `), clients must prove they know it
 			if token == "" {
 				token = os.Getenv(EnvToken)
 			}
-			var capBytes uint64
-			if maxMem != "" {
-				sz, err := workloads.ParseSizes(maxMem)
-				if err != nil || len(sz) != 1 {
-					return usageError{fmt.Errorf("--max-mem %q: want one size such as 64M or 1G", maxMem)}
-				}
-				capBytes = uint64(sz[0])
-			}
 			addr := listen
 			if _, _, err := net.SplitHostPort(addr); err != nil {
 				addr = net.JoinHostPort(addr, strconv.Itoa(control.DefaultPort))
@@ -53,24 +47,26 @@ With a token (--token or $` + EnvToken + `), clients must prove they know it
 			if err != nil {
 				return fmt.Errorf("listen on %s: %w", addr, err)
 			}
-			host, _, _ := net.SplitHostPort(ln.Addr().String())
-			h := &serveHandler{device: device, maxMem: capBytes, listenHost: host}
+			srv.ListenHost, _, _ = net.SplitHostPort(ln.Addr().String())
 			log := cmd.ErrOrStderr()
-			auth := "none"
+			auth, maxMem := "none", "none"
 			if token != "" {
 				auth = "required"
 			}
+			if srv.MaxMem > 0 {
+				maxMem = strconv.FormatUint(srv.MaxMem, 10) + " bytes"
+			}
 			fmt.Fprintf(log, "rdmabench serve: listening on %s (device %s, token %s, max-mem %s)\n", ln.Addr(),
-				orDefault(device, "first"), auth, orDefault(maxMem, "none"))
-			srv := control.NewServer(h, control.ServerOptions{Token: token, Timeout: timeout, Log: log, Once: once})
-			return srv.Serve(cmd.Context(), ln)
+				orDefault(srv.Device, "first"), auth, maxMem)
+			s := control.NewServer(serveHandler{&srv}, control.ServerOptions{Token: token, Timeout: timeout, Log: log, Once: once})
+			return s.Serve(cmd.Context(), ln)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&listen, "listen", ":"+strconv.Itoa(control.DefaultPort), "address to listen on (HOST:PORT, or HOST for the default port)")
-	f.StringVarP(&device, "ib-dev", "d", "", "RDMA device to serve tests on (default: the first one)")
+	f.StringVarP(&srv.Device, "ib-dev", "d", "", "RDMA device to serve tests on (default: the first one)")
 	f.StringVar(&token, "token", "", "shared token clients must prove they know (default $"+EnvToken+")")
-	f.StringVar(&maxMem, "max-mem", "", "refuse tests that would register more memory than this, e.g. 256M")
+	f.Var(byteSize{&srv.MaxMem}, "max-mem", "refuse tests that would register or allocate more memory than this, e.g. 256M or 64G")
 	f.BoolVar(&once, "once", false, "serve one test, then exit (for scripts)")
 	f.DurationVar(&timeout, "timeout", control.DefaultTimeout, "drop a client silent for this long")
 	return cmd
@@ -83,44 +79,21 @@ func orDefault(s, d string) string {
 	return s
 }
 
-// serveHandler runs the server end of each test a client asks for.
-type serveHandler struct {
-	device     string
-	maxMem     uint64
-	listenHost string
-}
+// serveHandler is the workloads Server, as the control protocol drives it.
+type serveHandler struct{ srv *workloads.Server }
 
-func decodeSpec(raw json.RawMessage) (workloads.Spec, error) {
-	var s workloads.Spec
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return s, fmt.Errorf("malformed test spec: %w", err)
+func (h serveHandler) Accept(spec json.RawMessage) (control.Test, error) {
+	t, err := h.srv.Accept(spec)
+	if errors.Is(err, workloads.ErrOverLimit) {
+		return nil, &control.LimitError{Err: err}
 	}
-	s.ApplyDefaults()
-	return s, s.Validate()
-}
-
-func (h *serveHandler) Check(raw json.RawMessage) error {
-	s, err := decodeSpec(raw)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if need := s.RegisteredBytes(); h.maxMem > 0 && need > h.maxMem {
-		return &control.LimitError{Err: fmt.Errorf("%s needs %d bytes of registered memory (%d B messages); this server allows %d (--max-mem)",
-			s.Test, need, s.BufferHalf()-64, h.maxMem)}
-	}
-	return nil
+	return servedTest{t}, nil
 }
 
-func (h *serveHandler) Run(ctx context.Context, raw json.RawMessage, t control.Transport) error {
-	s, err := decodeSpec(raw)
-	if err != nil {
-		return err
-	}
-	dev := h.device
-	if s.ServerDevice != "" {
-		dev = s.ServerDevice
-	}
-	_, err = workloads.Run(ctx, s, workloads.Server, workloads.NewLink(t),
-		workloads.Options{Device: dev, MaxMem: h.maxMem, ListenHost: h.listenHost})
-	return err
-}
+// servedTest is an accepted test, run over the control connection.
+type servedTest struct{ t *workloads.ServerTest }
+
+func (s servedTest) Run(ctx context.Context, tr control.Transport) error { return s.t.Run(ctx, tr) }

@@ -6,8 +6,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strconv"
-
-	"github.com/rdmabench/rdmabench/pkg/verbs"
 )
 
 // Version is set at link time (-ldflags "-X .../internal/buildinfo.Version=v1.2.3").
@@ -41,7 +39,7 @@ type Info struct {
 
 // Get returns this build's facts.
 func Get() Info {
-	i := Info{Name: "rdmabench", Version: Version, GoVersion: runtime.Version(), Verbs: verbs.Supported}
+	i := Info{Name: "rdmabench", Version: Version, GoVersion: runtime.Version(), Verbs: verbs}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, s := range bi.Settings {
 			switch s.Key {

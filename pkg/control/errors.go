@@ -91,7 +91,7 @@ func (e *VersionError) Error() string {
 // Is matches ErrVersion.
 func (e *VersionError) Is(target error) bool { return target == ErrVersion }
 
-// LimitError, returned (or wrapped) by Handler.Check, refuses a test with
+// LimitError, returned (or wrapped) by Handler.Accept, refuses a test with
 // code "limit" instead of "spec": the spec is valid but over what this server
 // allows (e.g. its memory cap). Both LimitError and *LimitError are
 // recognised.

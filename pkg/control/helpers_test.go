@@ -49,7 +49,14 @@ func newEcho() *echoHandler {
 	return &echoHandler{release: make(chan struct{}), started: make(chan string, 16), gone: make(chan error, 16)}
 }
 
-func (h *echoHandler) Check(spec json.RawMessage) error {
+func (h *echoHandler) Accept(spec json.RawMessage) (Test, error) {
+	if err := h.check(spec); err != nil {
+		return nil, err
+	}
+	return acceptedEcho{h}, nil
+}
+
+func (h *echoHandler) check(spec json.RawMessage) error {
 	var v struct {
 		Test string `json:"test"`
 	}
@@ -67,7 +74,11 @@ func (h *echoHandler) Check(spec json.RawMessage) error {
 	return h.checkErr
 }
 
-func (h *echoHandler) Run(ctx context.Context, spec json.RawMessage, t Transport) error {
+// acceptedEcho is a test the echoHandler accepted.
+type acceptedEcho struct{ h *echoHandler }
+
+func (e acceptedEcho) Run(ctx context.Context, t Transport) error {
+	h := e.h
 	for {
 		msg, err := t.Recv(ctx)
 		if err != nil {

@@ -17,20 +17,25 @@ import (
 	"github.com/rdmabench/rdmabench/internal/buildinfo"
 )
 
-// Handler runs tests on the server. Its methods are called for one test at a
-// time.
+// Handler decides which tests the server runs. It is called for one test
+// at a time.
 type Handler interface {
-	// Check validates spec before the test is accepted (bad spec, over the
-	// memory cap, ...). Its error is sent to the client with code "spec", or
-	// "limit" when it is (or wraps) a LimitError.
-	Check(spec json.RawMessage) error
+	// Accept checks spec before the test is accepted (bad spec, over the
+	// memory cap, ...) and returns the test to run. Its error is sent to the
+	// client with code "spec", or "limit" when it is (or wraps) a
+	// LimitError.
+	Accept(spec json.RawMessage) (Test, error)
+}
+
+// Test is a test the Handler accepted.
+type Test interface {
 	// Run runs the test's server end, exchanging messages with the client
 	// through t, and returns when the test ends. ctx is cancelled when the
 	// client disconnects, goes silent or misbehaves, and when the server
 	// shuts down (context.Cause tells which): Run must then return soon,
 	// because the server waits for it before accepting the next test. Its
 	// error reaches the client in the done frame.
-	Run(ctx context.Context, spec json.RawMessage, t Transport) error
+	Run(ctx context.Context, t Transport) error
 }
 
 // Transport carries a test's exchange messages; workloads.NewLink(t) is the
@@ -394,7 +399,8 @@ func (c *serverConn) run(ctx context.Context, m *Message) {
 	}
 	s.cur = &running{test: test, client: host, since: time.Now()}
 	s.mu.Unlock()
-	if err := s.check(m.Spec); err != nil {
+	accepted, err := s.accept(m.Spec)
+	if err != nil {
 		s.release()
 		code := CodeSpec
 		var le LimitError
@@ -422,18 +428,22 @@ func (c *serverConn) run(ctx context.Context, m *Message) {
 				se.err = fmt.Errorf("the server's handler panicked: %v", r)
 			}
 		}()
-		se.err = s.h.Run(sctx, m.Spec, t)
+		se.err = accepted.Run(sctx, t)
 	}()
 }
 
-// check calls the handler's Check, turning a panic into an error.
-func (s *Server) check(spec json.RawMessage) (err error) {
+// accept calls the handler's Accept, turning a panic into an error.
+func (s *Server) accept(spec json.RawMessage) (t Test, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("the server's spec check panicked: %v", r)
 		}
 	}()
-	return s.h.Check(spec)
+	t, err = s.h.Accept(spec)
+	if err == nil && t == nil {
+		err = errors.New("the server accepted no test")
+	}
+	return t, err
 }
 
 func (s *Server) release() {

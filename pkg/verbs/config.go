@@ -77,6 +77,14 @@ type QPConfig struct {
 	RNRRetry int
 }
 
+// QPCaps are a QP's queue sizes: work requests in its send and receive
+// queues, and the inline data size.
+type QPCaps struct {
+	MaxSendWR     int `json:"max_send_wr"`
+	MaxRecvWR     int `json:"max_recv_wr"`
+	MaxInlineData int `json:"max_inline_data"`
+}
+
 // DefaultQKey is the Q_Key UD QPs use unless told otherwise (perftest's).
 const DefaultQKey = 0x11111111
 
@@ -131,6 +139,8 @@ func orDefault(v, d int) int {
 
 // ClockInfo describes the clock the timed loops read.
 type ClockInfo struct {
+	// Name is short: "tsc" or "monotonic".
+	Name   string `json:"name"`
 	Source string `json:"source"`
 	// ResolutionNs is the clock's resolution: the smallest non-zero step
 	// seen between consecutive reads, or the reported resolution if larger.

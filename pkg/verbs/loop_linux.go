@@ -100,10 +100,10 @@ func NewLoop(cfg LoopConfig, tx, rx Buf, qps []LoopQP) (*Loop, error) {
 	l.size = C.uint32_t(cfg.Size)
 	l.rx_size = C.uint32_t(rxSize)
 	if cfg.Inline {
-		if int(cfg.Size) > first.maxInline {
+		if int(cfg.Size) > first.caps.MaxInlineData {
 			C.free(unsafe.Pointer(cq))
 			C.free(unsafe.Pointer(l))
-			return nil, fmt.Errorf("loop: inline %d-byte messages exceed the QP's inline limit %d", cfg.Size, first.maxInline)
+			return nil, fmt.Errorf("loop: inline %d-byte messages exceed the QP's inline limit %d", cfg.Size, first.caps.MaxInlineData)
 		}
 		l.use_inline = 1
 	}
@@ -204,6 +204,17 @@ func (lp *Loop) RunReceiver(untilNs uint64) (done bool, err error) {
 	return r == 1, nil
 }
 
+// Expect sets the receives a receiver (BWRecv) waits for before it
+// returns done, counted since the loop was made; it may be called while
+// RunReceiver runs in another goroutine.
+func (lp *Loop) Expect(total uint64) {
+	lp.mu.Lock()
+	defer lp.mu.Unlock()
+	if lp.l != nil {
+		C.rb_loop_expect(lp.l, C.uint64_t(total))
+	}
+}
+
 // Stop asks the loop, possibly running in another goroutine, to return.
 // A latency or bandwidth loop returns ErrAborted; a receiver returns done.
 func (lp *Loop) Stop() {
@@ -275,6 +286,7 @@ func Now() uint64 {
 
 var clockInit struct {
 	sync.Once
+	name   string
 	source string
 	tickNs float64 // the TSC's tick, when it is the clock
 }
@@ -290,9 +302,11 @@ func initClock() {
 			want = 1
 		}
 		if ghz := float64(C.rb_clock_init(C.int(want))); ghz > 0 {
+			clockInit.name = "tsc"
 			clockInit.source = fmt.Sprintf("TSC (rdtsc, %.4f GHz, scaled against CLOCK_MONOTONIC)", ghz)
 			clockInit.tickNs = 1 / ghz
 		} else {
+			clockInit.name = "monotonic"
 			clockInit.source = "CLOCK_MONOTONIC (clock_gettime)"
 		}
 	})
@@ -314,6 +328,7 @@ func Clock() ClockInfo {
 			rep = C.double(clockInit.tickNs)
 		}
 		clockOnce.info = ClockInfo{
+			Name:                 clockInit.name,
 			Source:               clockInit.source,
 			ReportedResolutionNs: float64(rep),
 			ResolutionNs:         max(float64(obs), float64(rep)),

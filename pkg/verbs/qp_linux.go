@@ -15,12 +15,6 @@ import (
 	"unsafe"
 )
 
-// maxPostList bounds how many WRs one PostSend or PostRecv call takes.
-const maxPostList = 64
-
-// maxSGEPerWR bounds the SGEs of one WR in PostSend and PostRecv.
-const maxSGEPerWR = 4
-
 // QP is a queue pair. It is created unconnected (in INIT, so receives may
 // be posted), gives its Endpoint for the out-of-band exchange, and can send
 // only after Connect. Equivalent to what `rdma resource show qp` lists.
@@ -33,18 +27,13 @@ type QP struct {
 	ah        *C.struct_ibv_ah
 	ahID      int
 	connected bool
-	maxInline int
+	caps      QPCaps
+	rdAtomic  int
 	port      PortInfo
 	gid       GIDChoice
 	id        int
-
-	// C arrays reused by PostSend / PostRecv.
-	descs  *C.struct_rb_wr_desc
-	sges   *C.struct_ibv_sge
-	wrs    *C.struct_ibv_send_wr
-	rwrs   *C.struct_ibv_recv_wr
-	rids   *C.uint64_t
-	rnsges *C.int
+	// wr holds the C arrays of PostSend and PostRecv, made on first use.
+	wr *wrArrays
 }
 
 // CreateQP creates a queue pair from cfg and moves it to INIT. The local
@@ -94,9 +83,9 @@ func (pd *PD) CreateQP(cfg QPConfig) (*QP, error) {
 		return nil, fmt.Errorf("%w (type %s, send %d, recv %d, inline %d)", newError("create qp", errnoOf(err)),
 			cfg.Type, cfg.MaxSendWR, cfg.MaxRecvWR, cfg.MaxInlineData)
 	}
-	q := &QP{qp: qp, pd: pd, cfg: cfg, port: port, gid: gid, maxInline: int(ia.cap.max_inline_data)}
+	q := &QP{qp: qp, pd: pd, cfg: cfg, port: port, gid: gid, caps: QPCaps{MaxSendWR: int(ia.cap.max_send_wr),
+		MaxRecvWR: int(ia.cap.max_recv_wr), MaxInlineData: int(ia.cap.max_inline_data)}}
 	q.id = track("qp " + cfg.Type.String())
-	q.allocArrays()
 
 	psn := cfg.PSN
 	if psn == 0 {
@@ -127,15 +116,6 @@ func (pd *PD) CreateQP(cfg QPConfig) (*QP, error) {
 		return nil, err
 	}
 	return q, nil
-}
-
-func (q *QP) allocArrays() {
-	q.descs = (*C.struct_rb_wr_desc)(C.calloc(maxPostList, C.size_t(unsafe.Sizeof(C.struct_rb_wr_desc{}))))
-	q.sges = (*C.struct_ibv_sge)(C.calloc(maxPostList*maxSGEPerWR, C.size_t(unsafe.Sizeof(C.struct_ibv_sge{}))))
-	q.wrs = (*C.struct_ibv_send_wr)(C.calloc(maxPostList, C.size_t(unsafe.Sizeof(C.struct_ibv_send_wr{}))))
-	q.rwrs = (*C.struct_ibv_recv_wr)(C.calloc(maxPostList, C.size_t(unsafe.Sizeof(C.struct_ibv_recv_wr{}))))
-	q.rids = (*C.uint64_t)(C.calloc(maxPostList, 8))
-	q.rnsges = (*C.int)(C.calloc(maxPostList, C.size_t(unsafe.Sizeof(C.int(0)))))
 }
 
 func (q *QP) toInit() error {
@@ -171,7 +151,30 @@ func (q *QP) GIDChoice() GIDChoice { return q.gid }
 func (q *QP) Type() QPType { return q.cfg.Type }
 
 // MaxInline is the inline size the device granted.
-func (q *QP) MaxInline() int { return q.maxInline }
+func (q *QP) MaxInline() int { return q.caps.MaxInlineData }
+
+// Caps are the queue sizes the device granted at creation (at least those
+// asked for).
+func (q *QP) Caps() QPCaps { return q.caps }
+
+// QueryCaps asks the device for the QP's queue sizes now. Equivalent to
+// ibv_query_qp with IBV_QP_CAP.
+func (q *QP) QueryCaps() (QPCaps, error) {
+	if q.qp == nil {
+		return QPCaps{}, ErrClosed
+	}
+	var a C.struct_ibv_qp_attr
+	var ia C.struct_ibv_qp_init_attr
+	if rc := C.ibv_query_qp(q.qp, &a, C.IBV_QP_CAP, &ia); rc != 0 {
+		return QPCaps{}, newError("query qp", syscall.Errno(rc))
+	}
+	return QPCaps{MaxSendWR: int(a.cap.max_send_wr), MaxRecvWR: int(a.cap.max_recv_wr), MaxInlineData: int(a.cap.max_inline_data)}, nil
+}
+
+// MaxRdAtomic is how many RDMA READs and atomics the QP may have
+// outstanding toward its peer (after Connect; RC only): the smaller of
+// what this end and the peer accept.
+func (q *QP) MaxRdAtomic() int { return q.rdAtomic }
 
 // Connected reports whether Connect succeeded.
 func (q *QP) Connected() bool { return q.connected }
@@ -242,7 +245,8 @@ func (q *QP) Connect(remote Endpoint) error {
 		// that died must end in IBV_WC_RETRY_EXC_ERR, not a hang.
 		a.retry_cnt = C.uint8_t(orDefault(q.cfg.RetryCnt, 6))
 		a.rnr_retry = C.uint8_t(orDefault(q.cfg.RNRRetry, 7))
-		a.max_rd_atomic = C.uint8_t(min(q.local.MaxRdAtomic, max(remote.MaxRdAtomic, 1)))
+		q.rdAtomic = min(q.local.MaxRdAtomic, max(remote.MaxRdAtomic, 1))
+		a.max_rd_atomic = C.uint8_t(q.rdAtomic)
 		mask |= C.IBV_QP_TIMEOUT | C.IBV_QP_RETRY_CNT | C.IBV_QP_RNR_RETRY | C.IBV_QP_MAX_QP_RD_ATOMIC
 	}
 	if rc := C.ibv_modify_qp(q.qp, &a, C.int(mask)); rc != 0 {
@@ -263,115 +267,6 @@ func (q *QP) Connect(remote Endpoint) error {
 	}
 	q.remote = remote
 	q.connected = true
-	return nil
-}
-
-// PostSend posts wrs with one ibv_post_send. Sends are refused with
-// ErrNotConnected until Connect succeeded.
-func (q *QP) PostSend(wrs []SendWR) error {
-	if q.qp == nil {
-		return ErrClosed
-	}
-	if !q.connected {
-		return fmt.Errorf("post send on qp 0x%x: %w", q.local.QPN, ErrNotConnected)
-	}
-	if len(wrs) == 0 {
-		return nil
-	}
-	if len(wrs) > maxPostList {
-		return fmt.Errorf("post send: %d work requests exceed the post list limit %d", len(wrs), maxPostList)
-	}
-	descs := unsafe.Slice(q.descs, maxPostList)
-	sges := unsafe.Slice(q.sges, maxPostList*maxSGEPerWR)
-	off := 0
-	for i, w := range wrs {
-		if len(w.SGEs) > maxSGEPerWR {
-			return fmt.Errorf("post send: %d SGEs exceed %d", len(w.SGEs), maxSGEPerWR)
-		}
-		op, err := wrOpcode(w.Opcode)
-		if err != nil {
-			return err
-		}
-		if q.cfg.Type == UD && op != C.IBV_WR_SEND && op != C.IBV_WR_SEND_WITH_IMM {
-			return fmt.Errorf("post send: %s is not allowed on a UD QP (only SEND)", w.Opcode)
-		}
-		if q.cfg.Type == UC && (w.Opcode == OpRead || w.Opcode.IsAtomic()) {
-			return fmt.Errorf("post send: %s is not allowed on a UC QP", w.Opcode)
-		}
-		var flags C.uint
-		if w.Signaled {
-			flags |= C.IBV_SEND_SIGNALED
-		}
-		if w.Inline {
-			flags |= C.IBV_SEND_INLINE
-		}
-		descs[i] = C.struct_rb_wr_desc{
-			id: C.uint64_t(w.ID), opcode: C.int(op), flags: C.uint(flags), imm: C.uint32_t(w.Imm),
-			raddr: C.uint64_t(w.Remote.Addr), rkey: C.uint32_t(w.Remote.RKey),
-			compare: C.uint64_t(w.Compare), swap_add: C.uint64_t(w.SwapAdd),
-			nsge: C.int(len(w.SGEs)), sge_off: C.int(off),
-		}
-		for _, s := range w.SGEs {
-			if err := s.check(); err != nil {
-				return fmt.Errorf("post send: %w", err)
-			}
-			sges[off] = C.struct_ibv_sge{addr: C.uint64_t(s.MR.Addr() + s.Offset), length: C.uint32_t(s.Length), lkey: C.uint32_t(s.MR.LKey())}
-			off++
-		}
-	}
-	var bad C.int
-	var ah *C.struct_ibv_ah
-	if q.cfg.Type == UD {
-		ah = q.ah
-	}
-	rc := C.rb_post_send(q.qp, q.descs, C.int(len(wrs)), q.sges, q.wrs, ah,
-		C.uint32_t(q.remote.QPN), C.uint32_t(q.remote.QKey), &bad)
-	if rc != 0 {
-		return fmt.Errorf("%w (work request %d of %d)", newError("post send", syscall.Errno(rc)), int(bad)+1, len(wrs))
-	}
-	return nil
-}
-
-// PostRecv posts receive work requests. It is allowed before Connect.
-func (q *QP) PostRecv(wrs []RecvWR) error {
-	if q.qp == nil {
-		return ErrClosed
-	}
-	if len(wrs) > maxPostList {
-		return fmt.Errorf("post recv: %d work requests exceed the post list limit %d", len(wrs), maxPostList)
-	}
-	ids := unsafe.Slice(q.rids, maxPostList)
-	ns := unsafe.Slice(q.rnsges, maxPostList)
-	sges := unsafe.Slice(q.sges, maxPostList*maxSGEPerWR)
-	off := 0
-	for i, w := range wrs {
-		if len(w.SGEs) > maxSGEPerWR {
-			return fmt.Errorf("post recv: %d SGEs exceed %d", len(w.SGEs), maxSGEPerWR)
-		}
-		ids[i] = C.uint64_t(w.ID)
-		ns[i] = C.int(len(w.SGEs))
-		for _, s := range w.SGEs {
-			if err := s.check(); err != nil {
-				return fmt.Errorf("post recv: %w", err)
-			}
-			sges[off] = C.struct_ibv_sge{addr: C.uint64_t(s.MR.Addr() + s.Offset), length: C.uint32_t(s.Length), lkey: C.uint32_t(s.MR.LKey())}
-			off++
-		}
-	}
-	var bad C.int
-	if rc := C.rb_post_recv(q.qp, q.rids, q.rnsges, q.sges, C.int(len(wrs)), q.rwrs, &bad); rc != 0 {
-		return fmt.Errorf("%w (work request %d of %d)", newError("post recv", syscall.Errno(rc)), int(bad)+1, len(wrs))
-	}
-	return nil
-}
-
-func (s SGE) check() error {
-	if s.MR == nil || s.MR.mr == nil {
-		return fmt.Errorf("SGE without a live MR")
-	}
-	if s.Offset+uint64(s.Length) > s.MR.len {
-		return fmt.Errorf("SGE [%d, %d) is outside its MR of %d bytes", s.Offset, s.Offset+uint64(s.Length), s.MR.len)
-	}
 	return nil
 }
 
@@ -413,10 +308,8 @@ func (q *QP) Close() error {
 		first = newError("destroy qp", syscall.Errno(rc))
 	}
 	q.qp = nil
-	for _, p := range []unsafe.Pointer{unsafe.Pointer(q.descs), unsafe.Pointer(q.sges), unsafe.Pointer(q.wrs),
-		unsafe.Pointer(q.rwrs), unsafe.Pointer(q.rids), unsafe.Pointer(q.rnsges)} {
-		C.free(p)
-	}
+	q.wr.free()
+	q.wr = nil
 	untrack(q.id)
 	q.connected = false
 	return first

@@ -696,12 +696,15 @@ void rb_bw_finish(struct rb_loop *l)
 	}
 }
 
+void rb_loop_expect(struct rb_loop *l, uint64_t total) { __atomic_store_n(&l->total, total, __ATOMIC_RELEASE); }
+
 int rb_bw_recv_run(struct rb_loop *l, uint64_t until_ns)
 {
 	struct rb_watch w;
 	watch_reset(&w);
 	for (;;) {
-		if (l->total && l->total_completed >= l->total)
+		uint64_t total = __atomic_load_n(&l->total, __ATOMIC_RELAXED);
+		if (total && l->total_completed >= total)
 			return 1;
 		int n = rb_poll(l, l->rcq, l->rch, 16);
 		if (n < 0)

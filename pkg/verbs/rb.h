@@ -163,6 +163,8 @@ int rb_bw_run(struct rb_loop *l, uint64_t until_ns);
 void rb_bw_finish(struct rb_loop *l);
 /* SEND bandwidth receiver: polls, reposts and counts until total receives
  * arrived (returns 1), until_ns passed (0), or stop (1). */
+/* Sets the receives a running receiver waits for (from another thread). */
+void rb_loop_expect(struct rb_loop *l, uint64_t total);
 int rb_bw_recv_run(struct rb_loop *l, uint64_t until_ns);
 
 #endif

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 )
 
 // Link carries the few messages the two ends of a test exchange: endpoints,
@@ -113,17 +114,41 @@ func (l *transportLink) Exchange(ctx context.Context, phase string, out, in any)
 type chanTransport struct {
 	send chan<- []byte
 	recv <-chan []byte
+	// peerGone is closed when the other end has returned: nothing more
+	// will come from it.
+	peerGone <-chan struct{}
 }
+
+// errPeerEnded: the other end of an in-process link returned, and will
+// not answer.
+var errPeerEnded = errors.New("the other end has ended")
 
 // Pipe returns the two ends of an in-process Link.
 func Pipe() (Link, Link) {
-	a, b := make(chan []byte, 1), make(chan []byte, 1)
-	return NewLink(&chanTransport{send: a, recv: b}), NewLink(&chanTransport{send: b, recv: a})
+	a, b, _, _ := pipe()
+	return a, b
 }
 
+// pipe returns the two ends of an in-process Link and, for each, a hangup
+// that tells the other end this one has returned: the other's exchanges
+// then fail at once (after taking what was already sent) instead of
+// waiting for ever.
+func pipe() (a, b Link, hangupA, hangupB func()) {
+	ab, ba := make(chan []byte, 1), make(chan []byte, 1)
+	goneA, goneB := make(chan struct{}), make(chan struct{})
+	a = NewLink(&chanTransport{send: ab, recv: ba, peerGone: goneB})
+	b = NewLink(&chanTransport{send: ba, recv: ab, peerGone: goneA})
+	var onceA, onceB sync.Once
+	return a, b, func() { onceA.Do(func() { close(goneA) }) }, func() { onceB.Do(func() { close(goneB) }) }
+}
+
+// Send to an end that has returned drops msg: nobody will read it, and the
+// Recv that follows says the peer ended (after what it sent before).
 func (c *chanTransport) Send(ctx context.Context, msg []byte) error {
 	select {
 	case c.send <- msg:
+		return nil
+	case <-c.peerGone:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -134,6 +159,13 @@ func (c *chanTransport) Recv(ctx context.Context) ([]byte, error) {
 	select {
 	case m := <-c.recv:
 		return m, nil
+	case <-c.peerGone:
+		select {
+		case m := <-c.recv:
+			return m, nil
+		default:
+			return nil, errPeerEnded
+		}
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}

@@ -4,6 +4,7 @@ package workloads
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -14,11 +15,10 @@ import (
 	"github.com/rdmabench/rdmabench/pkg/verbs"
 )
 
-// rdmaSetup is what each end tells the other before an RDMA test: its host
-// and, per QP, its endpoint and the buffer the peer may target.
+// rdmaSetup is what each end of an RDMA test tells the other: per QP, its
+// endpoint and the buffer the peer may target.
 type rdmaSetup struct {
-	Host report.Host `json:"host"`
-	QPs  []qpSetup   `json:"qps"`
+	QPs []qpSetup `json:"qps"`
 }
 
 type qpSetup struct {
@@ -26,15 +26,15 @@ type qpSetup struct {
 	Buffer   verbs.RemoteBuffer `json:"buffer"`
 }
 
-// latBatch is how many latency samples one cgo call returns.
-const latBatch = 4096
+// unreliableDrain is how long a receiver of UC or UD SENDs waits, after the
+// sender is done, for what is still in flight.
+const unreliableDrain = 200 * time.Millisecond
 
-// rdmaEnd holds one end's verbs objects for one test (every size).
-type rdmaEnd struct {
+// rdmaRunner holds one end's verbs objects for one test (every size).
+type rdmaRunner struct {
 	spec *Spec
-	role Role
-	link Link
-	opt  Options
+	role role
+	o    endOptions
 
 	dev     *verbs.Context
 	pd      *verbs.PD
@@ -42,137 +42,93 @@ type rdmaEnd struct {
 	rcq     *verbs.CQ
 	mr      *verbs.MR
 	qps     []*verbs.QP
+	peer    []qpSetup
 	half    uint64 // the MR's second half is the receive/target area
 	maxSize int
-	inline  int
+	inline  int // the inline size each QP was granted
 	// recvsPosted: receives are posted once per test; every loop reposts
 	// what it consumes, so the count stays at rx-depth.
 	recvsPosted bool
-
-	host     report.Host
-	peer     rdmaSetup
-	warnings []string
-	samples  []uint64
+	// warning is a note for the first result (inline refused).
+	warning string
 }
 
-func runRDMA(ctx context.Context, spec Spec, role Role, link Link, opt Options) (*EndResult, error) {
-	e := &rdmaEnd{spec: &spec, role: role, link: link, opt: opt, host: LocalHost()}
-	defer e.close()
-	if err := e.setup(); err != nil {
-		_ = link.Exchange(ctx, "setup", Fail(err), nil)
-		return nil, err
-	}
-	local := rdmaSetup{Host: e.host}
-	for _, q := range e.qps {
-		local.QPs = append(local.QPs, qpSetup{Endpoint: q.Endpoint(),
-			Buffer: verbs.RemoteBuffer{Addr: e.mr.Addr() + e.half, Len: e.half, RKey: e.mr.RKey()}})
-	}
-	if err := link.Exchange(ctx, "setup", local, &e.peer); err != nil {
-		return nil, err
-	}
-	if len(e.peer.QPs) != len(e.qps) {
-		err := fmt.Errorf("the peer has %d QPs, this end %d", len(e.peer.QPs), len(e.qps))
-		_ = link.Exchange(ctx, "connected", Fail(err), nil)
-		return nil, err
-	}
-	for i, q := range e.qps {
-		if err := q.Connect(e.peer.QPs[i].Endpoint); err != nil {
-			err = fmt.Errorf("connect qp %d: %w", i, err)
-			_ = link.Exchange(ctx, "connected", Fail(err), nil)
-			return nil, err
-		}
-	}
-	if err := link.Exchange(ctx, "connected", nil, nil); err != nil {
-		return nil, err
-	}
-	res := &EndResult{Host: e.host, Peer: &e.peer.Host}
-	for i, size := range spec.Sizes {
-		r, err := e.runSize(ctx, i, size)
-		r.Warnings = append(r.Warnings, e.warnings...)
-		e.warnings = nil
-		if err != nil {
-			r = failResult(&spec, size, err)
-			res.Results = append(res.Results, r)
-			return res, err
-		}
-		if role == Client {
-			res.Results = append(res.Results, r)
-		}
-		if opt.Progress != nil {
-			opt.Progress(Progress{Test: spec.Test, Size: size, SizeIdx: i, Sizes: len(spec.Sizes), Done: true})
-		}
-	}
-	return res, nil
+func newRDMA(spec *Spec, role role, o endOptions) runner {
+	return &rdmaRunner{spec: spec, role: role, o: o}
 }
 
-// setup opens the device and builds the PD, CQs, MR and QPs.
-func (e *rdmaEnd) setup() error {
+func (e *rdmaRunner) now() uint64 { return verbs.Now() }
+
+func (e *rdmaRunner) clock() clockInfo {
+	c := verbs.Clock()
+	return clockInfo{c.Name, report.Clock{Source: c.Source, ResolutionNs: c.ResolutionNs,
+		ReportedResolutionNs: c.ReportedResolutionNs, ReadCostNs: c.ReadCostNs}}
+}
+
+// open opens the device and builds the PD, CQs, MR and QPs.
+func (e *rdmaRunner) open(context.Context) (any, *report.Device, error) {
 	s := e.spec
-	name := e.opt.Device
-	if name == "" && e.role == Client {
+	name := e.o.device
+	if name == "" && e.role == clientEnd {
 		name = s.Device
-	}
-	dev, err := verbs.Open(name)
-	if err != nil {
-		return err
-	}
-	e.dev = dev
-	port, err := dev.QueryPort(s.Port)
-	if err != nil {
-		return err
-	}
-	if port.State != verbs.PortActive {
-		return fmt.Errorf("port %d of %s is %s, not ACTIVE (check the link and `rdma link`)", s.Port, dev.Name(), port.State)
 	}
 	for _, z := range s.Sizes {
 		e.maxSize = max(e.maxSize, z)
 	}
 	e.half = s.BufferHalf()
 	need := s.RegisteredBytes()
-	if e.opt.MaxMem > 0 && need > e.opt.MaxMem {
-		return fmt.Errorf("the test needs %d bytes of registered memory (2 x %d B buffers for %d B messages); this end allows %d (--max-mem)",
-			need, e.half, e.maxSize, e.opt.MaxMem)
+	if e.o.maxMem > 0 && need > e.o.maxMem {
+		return nil, nil, fmt.Errorf("the test needs %d bytes of registered memory (2 x %d B buffers for %d B messages); this end allows %d (--max-mem)",
+			need, e.half, e.maxSize, e.o.maxMem)
+	}
+	dev, err := verbs.Open(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	e.dev = dev
+	port, err := dev.QueryPort(s.Port)
+	if err != nil {
+		return nil, nil, err
+	}
+	if port.State != verbs.PortActive {
+		return nil, nil, fmt.Errorf("port %d of %s is %s, not ACTIVE (check the link and `rdma link`)", s.Port, dev.Name(), port.State)
 	}
 	if e.pd, err = dev.AllocPD(); err != nil {
-		return err
+		return nil, nil, err
 	}
-	t := s.Info()
-	sendWR := s.TxDepth
-	if t.Metric == Latency {
-		sendWR = 2 * s.CQMod
+	// Receives are posted by SEND tests only; the others keep one slot.
+	recvWR := max(s.RxDepth, 1)
+	if e.scq, err = dev.CreateCQ(verbs.CQConfig{Depth: s.TxDepth * s.QPs, Events: s.Events}); err != nil {
+		return nil, nil, err
 	}
-	if e.scq, err = dev.CreateCQ(verbs.CQConfig{Depth: sendWR*s.QPs + 16, Events: s.Events}); err != nil {
-		return err
-	}
-	if e.rcq, err = dev.CreateCQ(verbs.CQConfig{Depth: s.RxDepth*s.QPs + 16, Events: s.Events}); err != nil {
-		return err
+	if e.rcq, err = dev.CreateCQ(verbs.CQConfig{Depth: recvWR * s.QPs, Events: s.Events}); err != nil {
+		return nil, nil, err
 	}
 	if e.mr, err = e.pd.RegMR(verbs.MRConfig{Length: need, Access: verbs.AccessAll}); err != nil {
-		return err
+		return nil, nil, err
 	}
 	typ, err := verbs.ParseQPType(s.Connection)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	inline, auto := s.InlineFor()
-	cfg := verbs.QPConfig{Type: typ, Port: s.Port, SendCQ: e.scq, RecvCQ: e.rcq, MaxSendWR: sendWR,
-		MaxRecvWR: s.RxDepth, MaxInlineData: inline, GIDIndex: s.GIDIndex, MTU: verbs.MTU(s.MTU)}
+	cfg := verbs.QPConfig{Type: typ, Port: s.Port, SendCQ: e.scq, RecvCQ: e.rcq, MaxSendWR: s.TxDepth,
+		MaxRecvWR: recvWR, MaxInlineData: inline, GIDIndex: s.GIDIndex, MTU: verbs.MTU(s.MTU)}
 	for i := 0; i < s.QPs; i++ {
 		q, err := e.pd.CreateQP(cfg)
 		if err != nil && i == 0 && inline > 0 && errors.Is(err, syscall.EINVAL) {
 			if !auto {
-				return fmt.Errorf("inline size %d was refused by %s (%v); lower -I", inline, dev.Name(), err)
+				return nil, nil, fmt.Errorf("inline size %d was refused by %s (%v); lower -I", inline, dev.Name(), err)
 			}
-			e.warnings = append(e.warnings, fmt.Sprintf("%s refused inline data of %d bytes; running without inline", dev.Name(), inline))
+			e.warning = fmt.Sprintf("%s refused inline data of %d bytes; running without inline", dev.Name(), inline)
 			cfg.MaxInlineData = 0
 			q, err = e.pd.CreateQP(cfg)
 		}
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		e.qps = append(e.qps, q)
 	}
-	e.inline = 0
 	if cfg.MaxInlineData > 0 {
 		e.inline = e.qps[0].MaxInline()
 	}
@@ -186,17 +142,37 @@ func (e *rdmaEnd) setup() error {
 		}
 	}
 	info := dev.Info()
-	e.host.Device = &report.Device{Name: info.Name, Firmware: info.FirmwareVer, NodeGUID: info.NodeGUID,
+	device := &report.Device{Name: info.Name, Firmware: info.FirmwareVer, NodeGUID: info.NodeGUID,
 		Transport: info.Transport, Port: s.Port, PortState: port.State.String(), LinkLayer: string(port.LinkLayer),
 		ActiveMTU: int(port.ActiveMTU), GID: gid.GID.String(), GIDIndex: gid.Index, GIDType: gid.Type,
 		GIDReason: gid.Reason, Netdev: netdev}
-	if e.role == Client {
-		e.samples = make([]uint64, latBatch)
+	var local rdmaSetup
+	for _, q := range e.qps {
+		local.QPs = append(local.QPs, qpSetup{Endpoint: q.Endpoint(),
+			Buffer: verbs.RemoteBuffer{Addr: e.mr.Addr() + e.half, Len: e.half, RKey: e.mr.RKey()}})
 	}
-	return nil
+	return local, device, nil
 }
 
-func (e *rdmaEnd) close() {
+// connect moves every QP to RTS toward the peer's.
+func (e *rdmaRunner) connect(_ context.Context, body json.RawMessage) (func() error, error) {
+	var peer rdmaSetup
+	if err := json.Unmarshal(body, &peer); err != nil {
+		return nil, fmt.Errorf("the peer's setup: %w", err)
+	}
+	if len(peer.QPs) != len(e.qps) {
+		return nil, fmt.Errorf("the peer has %d QPs, this end %d", len(peer.QPs), len(e.qps))
+	}
+	e.peer = peer.QPs
+	for i, q := range e.qps {
+		if err := q.Connect(peer.QPs[i].Endpoint); err != nil {
+			return nil, fmt.Errorf("connect qp %d: %w", i, err)
+		}
+	}
+	return nil, nil
+}
+
+func (e *rdmaRunner) close() {
 	for _, q := range e.qps {
 		q.Close()
 	}
@@ -208,16 +184,8 @@ func (e *rdmaEnd) close() {
 	e.dev.Close()
 }
 
-// loopQPs pairs each QP with the peer's target buffer.
-func (e *rdmaEnd) loopQPs() []verbs.LoopQP {
-	out := make([]verbs.LoopQP, len(e.qps))
-	for i, q := range e.qps {
-		out[i] = verbs.LoopQP{QP: q, Remote: e.peer.QPs[i].Buffer}
-	}
-	return out
-}
-
-func (e *rdmaEnd) opcode() verbs.Opcode {
+// opcode is the operation the test times.
+func (e *rdmaRunner) opcode() verbs.Opcode {
 	switch e.spec.Info().Op {
 	case OpWrite:
 		return verbs.OpWrite
@@ -232,8 +200,19 @@ func (e *rdmaEnd) opcode() verbs.Opcode {
 	return verbs.OpFetchAdd
 }
 
-func (e *rdmaEnd) newLoop(cfg verbs.LoopConfig) (*verbs.Loop, error) {
-	cfg.Opcode = e.opcodeFor(cfg.Kind)
+// usesInline tells whether size-byte messages of op go inline: up to the
+// inline size the QP was granted, and never for READ and atomics (their
+// local buffer is written, not read).
+func (e *rdmaRunner) usesInline(size int, op verbs.Opcode) bool {
+	return e.inline > 0 && size <= e.inline && op != verbs.OpRead && !op.IsAtomic()
+}
+
+func (e *rdmaRunner) newLoop(cfg verbs.LoopConfig) (*verbs.Loop, error) {
+	if cfg.Kind == verbs.BWRecv {
+		cfg.Opcode = verbs.OpSend
+	} else {
+		cfg.Opcode = e.opcode()
+	}
 	cfg.IdleTimeout = e.spec.IdleTimeout
 	cfg.RxDepth = e.spec.RxDepth
 	cfg.RecvSize = uint32(e.maxSize)
@@ -241,398 +220,235 @@ func (e *rdmaEnd) newLoop(cfg verbs.LoopConfig) (*verbs.Loop, error) {
 	if cfg.Opcode == verbs.OpFetchAdd {
 		cfg.SwapAdd = 1
 	}
-	return verbs.NewLoop(cfg, verbs.Buf{MR: e.mr}, verbs.Buf{MR: e.mr, Offset: e.half}, e.loopQPs())
-}
-
-// usesInline tells whether size-byte messages of op go inline: up to the
-// inline size the QP was granted, and never for READ and atomics (their
-// local buffer is written, not read).
-func (e *rdmaEnd) usesInline(size int, op verbs.Opcode) bool {
-	return e.inline > 0 && size <= e.inline && op != verbs.OpRead && !op.IsAtomic()
-}
-
-func (e *rdmaEnd) opcodeFor(k verbs.LoopKind) verbs.Opcode {
-	if k == verbs.BWRecv {
-		return verbs.OpSend
+	qps := make([]verbs.LoopQP, len(e.qps))
+	for i, q := range e.qps {
+		qps[i] = verbs.LoopQP{QP: q, Remote: e.peer[i].Buffer}
 	}
-	return e.opcode()
-}
-
-// postRecvsOnce posts rx-depth receives on every QP the first time a loop
-// needs them.
-func (e *rdmaEnd) postRecvsOnce(l *verbs.Loop) error {
-	if e.recvsPosted {
-		return nil
+	l, err := verbs.NewLoop(cfg, verbs.Buf{MR: e.mr}, verbs.Buf{MR: e.mr, Offset: e.half}, qps)
+	if err == nil && (cfg.Kind == verbs.LatSend || cfg.Kind == verbs.BWRecv) && !e.recvsPosted {
+		// Receives are posted once per test, the first time a loop needs
+		// them.
+		e.recvsPosted = true
+		if err = l.PostRecvs(e.spec.RxDepth); err != nil {
+			l.Close()
+		}
 	}
-	e.recvsPosted = true
-	return l.PostRecvs(e.spec.RxDepth)
+	return l, err
 }
 
-func (e *rdmaEnd) runSize(ctx context.Context, i, size int) (report.Result, error) {
-	r := baseResult(e.spec, size)
-	if e.spec.Connection == "UD" {
+// prepare readies the loops of one size.
+func (e *rdmaRunner) prepare(size int) (*stage, error) {
+	s := e.spec
+	t := s.Info()
+	if s.Connection == "UD" {
 		if mtu := int(e.qps[0].PathMTU()); size > mtu {
-			err := fmt.Errorf("UD send is limited to the path MTU (%d bytes); size %d is larger", mtu, size)
-			_ = e.link.Exchange(ctx, phase("ready", i), Fail(err), nil)
-			return r, err
+			return nil, fmt.Errorf("UD send is limited to the path MTU (%d bytes); size %d is larger", mtu, size)
 		}
 	}
 	// Fresh buffers: the write ping-pong spins on the last byte.
 	buf := e.mr.Buf()
 	clear(buf[:size])
 	clear(buf[e.half : e.half+uint64(size)])
-	var err error
-	r.Effective = &report.Effective{Inline: e.usesInline(size, e.opcode())}
-	if e.spec.Info().Metric == Latency {
-		err = e.latency(ctx, i, size, &r)
+
+	st := &stage{effective: e.effective(size)}
+	if e.warning != "" {
+		st.warnings, e.warning = []string{e.warning}, ""
+	}
+	var loops []*verbs.Loop
+	st.abort = func() {
+		for _, l := range loops {
+			l.Stop()
+		}
+	}
+	st.release = func() {
+		for _, l := range loops {
+			l.Close()
+		}
+	}
+	add := func(cfg verbs.LoopConfig) (*verbs.Loop, error) {
+		l, err := e.newLoop(cfg)
+		if err != nil {
+			st.release()
+			return nil, err
+		}
+		loops = append(loops, l)
+		return l, nil
+	}
+	warm, iters := s.WarmupFor(size), s.ItersFor(size)
+	if t.Metric == Latency {
+		kind := verbs.LatPost
+		switch t.Op {
+		case OpWrite:
+			kind = verbs.LatWrite
+		case OpSend:
+			kind = verbs.LatSend
+		}
+		total := uint64(warm + iters)
+		if s.Duration > 0 {
+			total = 1 << 62
+		}
+		cfg := verbs.LoopConfig{Kind: kind, Size: uint32(size), CQMod: 1, Total: total}
+		switch {
+		case e.role == clientEnd:
+			l, err := add(cfg)
+			if err != nil {
+				return nil, err
+			}
+			st.ping = rdmaPing{l}
+		case kind != verbs.LatPost: // READ and atomics have no responder
+			cfg.Role = verbs.Responder
+			l, err := add(cfg)
+			if err != nil {
+				return nil, err
+			}
+			e.responder(st, l)
+		}
 	} else {
-		err = e.bandwidth(ctx, i, size, &r)
-	}
-	return r, err
-}
-
-// exchangeResult swaps the ends' outcomes for size i.
-func (e *rdmaEnd) exchangeResult(ctx context.Context, i int, mine sizeOutcome) (sizeOutcome, error) {
-	var peer sizeOutcome
-	if err := e.link.Exchange(ctx, phase("result", i), mine, &peer); err != nil {
-		return peer, err
-	}
-	if peer.Err != "" {
-		return peer, &PeerError{Phase: phase("result", i), Msg: peer.Err}
-	}
-	return peer, nil
-}
-
-// finish tells the peer this end is done with size i (or failed), and
-// waits for the peer to be done too.
-func (e *rdmaEnd) finish(ctx context.Context, i int, runErr error) error {
-	if runErr != nil {
-		_ = e.link.Exchange(ctx, phase("finished", i), Fail(runErr), nil)
-		return runErr
-	}
-	return e.link.Exchange(ctx, phase("finished", i), nil, nil)
-}
-
-func (e *rdmaEnd) latency(ctx context.Context, i, size int, r *report.Result) error {
-	s := e.spec
-	t := s.Info()
-	kind := verbs.LatPost
-	switch t.Op {
-	case OpWrite:
-		kind = verbs.LatWrite
-	case OpSend:
-		kind = verbs.LatSend
-	}
-	warm, iters := s.WarmupFor(size), s.ItersFor(size)
-	total := uint64(warm + iters)
-	if s.Duration > 0 {
-		total = 1 << 62
-	}
-	var loop *verbs.Loop
-	var err error
-	if e.role == Client || kind != verbs.LatPost {
-		role := verbs.Initiator
-		if e.role == Server {
-			role = verbs.Responder
-		}
-		loop, err = e.newLoop(verbs.LoopConfig{Kind: kind, Role: role, Size: uint32(size), CQMod: s.CQMod, Total: total})
-		if err == nil && kind == verbs.LatSend {
-			err = e.postRecvsOnce(loop)
-		}
-		if err != nil {
-			_ = e.link.Exchange(ctx, phase("ready", i), Fail(err), nil)
-			return err
-		}
-		defer loop.Close()
-		defer context.AfterFunc(ctx, loop.Stop)()
-	}
-	if err := e.link.Exchange(ctx, phase("ready", i), nil, nil); err != nil {
-		return err
-	}
-
-	if e.role == Server {
-		var wg sync.WaitGroup
-		var lerr error
-		if loop != nil {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				_, lerr = loop.RunLatency(nil)
-			}()
-		}
-		ferr := e.finish(ctx, i, nil)
-		if loop != nil && (ferr != nil || s.Duration > 0) {
-			loop.Stop()
-		}
-		wg.Wait()
-		if ferr != nil {
-			return ferr
-		}
-		if errors.Is(lerr, verbs.ErrAborted) && s.Duration > 0 {
-			lerr = nil
-		}
-		mine := sizeOutcome{}
-		if lerr != nil {
-			mine.Err = lerr.Error()
-		}
-		_, err := e.exchangeResult(ctx, i, mine)
-		if lerr != nil {
-			return lerr
-		}
-		return err
-	}
-
-	rec := report.NewLatencyRecorder(t.Basis)
-	runErr := e.runLatencyClient(ctx, loop, warm, iters, rec, r)
-	if err := e.finish(ctx, i, runErr); err != nil {
-		return err
-	}
-	if _, err := e.exchangeResult(ctx, i, sizeOutcome{}); err != nil {
-		return err
-	}
-	r.Latency = rec.Snapshot()
-	r.Iterations = int(rec.Count())
-	e.clockWarning(r)
-	return nil
-}
-
-// runLatencyClient runs the warm-up (discarded), then the measured
-// iterations or duration, in batches: each cgo call returns up to latBatch
-// samples, so memory does not grow with the count, and a sample never spans
-// two calls.
-func (e *rdmaEnd) runLatencyClient(ctx context.Context, loop *verbs.Loop, warm, iters int, rec *report.LatencyRecorder, r *report.Result) error {
-	batch := e.samples
-	for done := 0; done < warm; {
-		n, err := loop.RunLatency(batch[:min(len(batch), warm-done)])
-		if err != nil {
-			return fmt.Errorf("warm-up: %w", err)
-		}
-		done += n
-	}
-	s := e.spec
-	if s.Duration == 0 {
-		for done := 0; done < iters; {
-			n, err := loop.RunLatency(batch[:min(len(batch), iters-done)])
+		if e.role == clientEnd || s.Bidirectional {
+			l, err := add(verbs.LoopConfig{Kind: verbs.BWSend, Size: uint32(size), TxDepth: s.TxDepth, CQMod: s.CQMod, PostList: s.PostList})
 			if err != nil {
-				return err
+				return nil, err
 			}
-			rec.RecordBatch(batch[:n])
-			done += n
+			st.stream = &rdmaStream{l: l, qps: uint64(len(e.qps))}
 		}
-		return nil
-	}
-	// Duration mode: each call returns at the first sample that ends past
-	// the interval's end, so intervals are as long as asked whatever the
-	// latency.
-	iv := report.NewLatencyRecorder(rec.Basis())
-	start := verbs.Now()
-	end := start + uint64(s.Duration)
-	ivStart := start
-	for {
-		ivEnd := min(ivStart+uint64(s.Interval), end)
-		n, err := loop.RunLatencyUntil(batch, ivEnd)
-		if err != nil {
-			return err
-		}
-		rec.RecordBatch(batch[:n])
-		iv.RecordBatch(batch[:n])
-		now := verbs.Now()
-		if now < ivEnd {
-			continue // the batch filled up first
-		}
-		interval := report.Interval{StartS: float64(ivStart-start) / 1e9, DurationS: float64(now-ivStart) / 1e9, Latency: iv.Snapshot()}
-		r.Intervals = append(r.Intervals, interval)
-		if e.opt.Progress != nil {
-			e.opt.Progress(Progress{Test: s.Test, Size: r.Size, Interval: &interval})
-		}
-		iv.Reset()
-		ivStart = now
-		if now >= end {
-			return nil
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-	}
-}
-
-// clockWarning flags latencies too close to the clock's resolution.
-func (e *rdmaEnd) clockWarning(r *report.Result) {
-	c := verbs.Clock()
-	if r.Latency != nil && r.Latency.Count > 0 && r.Latency.MinNs < 20*c.ResolutionNs {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("the minimum latency %.0f ns is within 20x the clock resolution %.0f ns",
-			r.Latency.MinNs, c.ResolutionNs))
-	}
-}
-
-func (e *rdmaEnd) bandwidth(ctx context.Context, i, size int, r *report.Result) error {
-	s := e.spec
-	t := s.Info()
-	sending := e.role == Client || s.Bidirectional
-	receiving := t.Op == OpSend && (e.role == Server || s.Bidirectional)
-	warm, iters := s.WarmupFor(size), s.ItersFor(size)
-	reliable := s.Connection == "RC"
-
-	var snd, rcv *verbs.Loop
-	setupErr := func() error {
-		var err error
-		if sending {
-			snd, err = e.newLoop(verbs.LoopConfig{Kind: verbs.BWSend, Size: uint32(size), TxDepth: s.TxDepth,
-				CQMod: s.CQMod, PostList: s.PostList})
-			if err != nil {
-				return err
-			}
-		}
-		if receiving {
+		if t.Op == OpSend && (e.role == serverEnd || s.Bidirectional) {
 			var total uint64
-			if reliable && s.Duration == 0 {
+			if s.Connection == "RC" && s.Duration == 0 {
 				total = uint64(warm+iters) * uint64(s.QPs)
 			}
-			rcv, err = e.newLoop(verbs.LoopConfig{Kind: verbs.BWRecv, Size: uint32(size), Total: total})
+			l, err := add(verbs.LoopConfig{Kind: verbs.BWRecv, Size: uint32(size), Total: total})
 			if err != nil {
-				return err
+				return nil, err
 			}
-			return e.postRecvsOnce(rcv)
-		}
-		return nil
-	}()
-	for _, l := range []*verbs.Loop{snd, rcv} {
-		if l != nil {
-			defer l.Close()
-			defer context.AfterFunc(ctx, l.Stop)()
+			e.receiver(st, l)
 		}
 	}
-	if setupErr != nil {
-		_ = e.link.Exchange(ctx, phase("ready", i), Fail(setupErr), nil)
-		return setupErr
-	}
-	if err := e.link.Exchange(ctx, phase("ready", i), nil, nil); err != nil {
-		return err
-	}
-
-	var wg sync.WaitGroup
-	var rerr error
-	if rcv != nil {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_, rerr = rcv.RunReceiver(0)
-		}()
-	}
-	var mine sizeOutcome
-	var sent uint64
-	var runErr error
-	if snd != nil {
-		mine.Bandwidth, sent, runErr = e.runSender(ctx, snd, size, warm, iters, r)
-	}
-	ferr := e.finish(ctx, i, runErr)
-	if rcv != nil {
-		if ferr != nil || !reliable || s.Duration > 0 {
-			if ferr == nil {
-				time.Sleep(200 * time.Millisecond) // let what is in flight land
-			}
-			rcv.Stop()
-		}
-		wg.Wait()
-		mine.Received = rcv.Stats().Completed
-		if rerr != nil {
-			mine.Err = rerr.Error()
-		}
-	}
-	if ferr != nil {
-		return ferr
-	}
-	peer, err := e.exchangeResult(ctx, i, mine)
-	if rerr != nil {
-		return rerr
-	}
-	if err != nil {
-		return err
-	}
-	if e.role == Server {
-		return nil
-	}
-	r.Bandwidth = mine.Bandwidth
-	if s.Duration == 0 {
-		r.Iterations = iters
-	} else if mine.Bandwidth != nil {
-		r.Iterations = int(mine.Bandwidth.Messages)
-	}
-	if s.Bidirectional {
-		r.Reverse = peer.Bandwidth
-		r.Total = report.Sum(r.Bandwidth, r.Reverse)
-	}
-	if t.Op == OpSend && peer.Received < sent {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("%d of %d messages arrived (%s does not retransmit; %.2f%% lost)",
-			peer.Received, sent, s.Connection, 100*float64(sent-peer.Received)/float64(sent)))
-	}
-	return nil
+	return st, nil
 }
 
-// runSender runs the warm-up, then the measured part (iterations or
-// duration with intervals), and returns the measured bandwidth and the
-// total messages sent including warm-up.
-func (e *rdmaEnd) runSender(ctx context.Context, l *verbs.Loop, size, warm, iters int, r *report.Result) (*report.Bandwidth, uint64, error) {
+// responder makes l, the answering side of a ping-pong, the stage's
+// passive part: it runs the iterations the client runs, or until the
+// client is done (duration mode).
+func (e *rdmaRunner) responder(st *stage, l *verbs.Loop) {
+	var stopped sync.Once
+	st.passive = func() error {
+		_, err := l.RunLatency(nil)
+		if errors.Is(err, verbs.ErrAborted) {
+			err = nil // settled or aborted: the driver knows which
+		}
+		return e.loopErr(err)
+	}
+	st.settle = func(peerOK bool, _ uint64) {
+		if !peerOK || e.spec.Duration > 0 {
+			stopped.Do(l.Stop)
+		}
+	}
+}
+
+// receiver makes l, the receiving side of SEND bandwidth, the stage's
+// passive part: it counts until every message the peer sent arrived (RC),
+// or a moment after the peer is done (UC and UD lose messages).
+func (e *rdmaRunner) receiver(st *stage, l *verbs.Loop) {
+	st.passive = func() error {
+		_, err := l.RunReceiver(0)
+		return e.loopErr(err)
+	}
+	st.settle = func(peerOK bool, peerSent uint64) {
+		switch {
+		case !peerOK:
+			l.Stop()
+		case e.spec.Connection == "RC":
+			l.Expect(peerSent)
+		default:
+			time.Sleep(unreliableDrain)
+			l.Stop()
+		}
+	}
+	st.received = func() uint64 { return l.Stats().Completed }
+}
+
+// loopErr marks a loop's idle timeout as the peer's silence.
+func (e *rdmaRunner) loopErr(err error) error {
+	if errors.Is(err, verbs.ErrTimeout) {
+		return fmt.Errorf("%w: %w", errPeerSilent, err)
+	}
+	return err
+}
+
+// effective are the values a size runs with, as the QPs were made.
+func (e *rdmaRunner) effective(size int) report.Effective {
 	s := e.spec
-	nqp := uint64(len(e.qps))
-	untilDone := func() error {
-		for {
-			done, err := l.RunBandwidth(verbs.Now() + uint64(time.Second))
-			if err != nil {
-				return err
-			}
-			if done {
-				return nil
-			}
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-		}
+	t := s.Info()
+	eff := report.Effective{TxDepth: s.TxDepth, RxDepth: s.RxDepth, CQMod: s.CQMod, InlineMax: e.inline,
+		Inline: e.usesInline(size, e.opcode()), PathMTU: int(e.qps[0].PathMTU()), Events: s.Events}
+	if t.Metric == Bandwidth {
+		eff.PostList = s.PostList
 	}
-	l.SetTarget(uint64(warm))
-	if err := untilDone(); err != nil {
-		return nil, 0, fmt.Errorf("warm-up: %w", err)
+	if t.Op == OpRead || t.Op == OpAtomic {
+		eff.MaxRdAtomic = e.qps[0].MaxRdAtomic()
 	}
-	l.ResetCounters()
-	if s.Duration == 0 {
-		l.SetTarget(uint64(warm + iters))
-		if err := untilDone(); err != nil {
-			return nil, 0, err
-		}
-		st := l.Stats()
-		return report.NewBandwidth(st.Completed*uint64(size), st.Completed, time.Duration(st.LastNs-st.FirstNs)), st.Completed + uint64(warm)*nqp, nil
+	if t.Op == OpAtomic {
+		eff.AtomicType = s.AtomicType
 	}
-	l.SetTarget(1 << 46)
-	start := verbs.Now()
-	end := start + uint64(s.Duration)
-	ivStart, prev := start, uint64(0)
-	for {
-		next := min(ivStart+uint64(s.Interval), end)
-		if _, err := l.RunBandwidth(next); err != nil {
-			return nil, 0, err
-		}
-		now := verbs.Now()
-		if now >= next {
-			c := l.Stats().Completed
-			iv := report.Interval{StartS: float64(ivStart-start) / 1e9, DurationS: float64(now-ivStart) / 1e9,
-				Bandwidth: report.NewBandwidth((c-prev)*uint64(size), c-prev, time.Duration(now-ivStart))}
-			r.Intervals = append(r.Intervals, iv)
-			if e.opt.Progress != nil {
-				e.opt.Progress(Progress{Test: s.Test, Size: size, Interval: &iv})
-			}
-			ivStart, prev = now, c
-		}
-		if now >= end {
-			break
-		}
-		if ctx.Err() != nil {
-			return nil, 0, ctx.Err()
-		}
-	}
-	l.FinishBandwidth()
-	if err := untilDone(); err != nil {
-		return nil, 0, err
-	}
-	st := l.Stats()
-	return report.NewBandwidth(st.Completed*uint64(size), st.Completed, time.Duration(st.LastNs-st.FirstNs)), st.Completed + uint64(warm)*nqp, nil
+	return eff
 }
+
+// rdmaPing is the initiator of an RDMA latency loop.
+type rdmaPing struct{ l *verbs.Loop }
+
+func (p rdmaPing) ping(samples []uint64, until uint64) (int, error) {
+	n, err := p.l.RunLatencyUntil(samples, until)
+	if errors.Is(err, verbs.ErrTimeout) {
+		err = fmt.Errorf("%w: %w", errPeerSilent, err)
+	}
+	return n, err
+}
+
+func (rdmaPing) done() error { return nil }
+
+// rdmaStream is the sender of RDMA bandwidth.
+type rdmaStream struct {
+	l    *verbs.Loop
+	qps  uint64
+	warm uint64 // per QP
+}
+
+// runTo posts until every QP reached target (cumulative) or until passed.
+func (b *rdmaStream) runTo(target, until uint64) (bool, error) {
+	b.l.SetTarget(target)
+	done, err := b.l.RunBandwidth(until)
+	if errors.Is(err, verbs.ErrTimeout) {
+		err = fmt.Errorf("%w: %w", errPeerSilent, err)
+	}
+	return done, err
+}
+
+func (b *rdmaStream) warmup(n int) error {
+	b.warm = uint64(n)
+	for {
+		done, err := b.runTo(b.warm, 0)
+		if err != nil || done {
+			b.l.ResetCounters()
+			return err
+		}
+	}
+}
+
+func (b *rdmaStream) send(n, until uint64) (bool, error) { return b.runTo(b.warm+n, until) }
+
+func (b *rdmaStream) finish() error {
+	b.l.FinishBandwidth()
+	for {
+		done, err := b.l.RunBandwidth(0)
+		if err != nil || done {
+			return err
+		}
+	}
+}
+
+func (b *rdmaStream) measured() (uint64, uint64, uint64) {
+	st := b.l.Stats()
+	return st.Completed, st.FirstNs, st.LastNs
+}
+
+func (b *rdmaStream) sent() uint64 { return b.l.Stats().Completed + b.warm*b.qps }

@@ -4,14 +4,25 @@ package workloads
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
+	"github.com/rdmabench/rdmabench/pkg/report"
 	"github.com/rdmabench/rdmabench/pkg/verbs"
 )
 
-func runRDMA(ctx context.Context, spec Spec, role Role, link Link, opt Options) (*EndResult, error) {
-	err := fmt.Errorf("%w: built without libibverbs (RDMA tests need Linux and cgo; TCP tests, report and compare still work)",
+// newRDMA returns a runner that cannot open: this build has no verbs.
+func newRDMA(*Spec, role, endOptions) runner { return noRDMA{} }
+
+type noRDMA struct{}
+
+func (noRDMA) open(context.Context) (any, *report.Device, error) {
+	return nil, nil, fmt.Errorf("%w: built without libibverbs (RDMA tests need Linux and cgo; TCP tests, report and compare still work)",
 		verbs.ErrNotSupported)
-	_ = link.Exchange(ctx, "setup", Fail(err), nil)
-	return nil, err
 }
+
+func (noRDMA) connect(context.Context, json.RawMessage) (func() error, error) { return nil, nil }
+func (noRDMA) prepare(int) (*stage, error)                                    { return nil, nil }
+func (noRDMA) now() uint64                                                    { return 0 }
+func (noRDMA) clock() clockInfo                                               { return clockInfo{} }
+func (noRDMA) close()                                                         {}

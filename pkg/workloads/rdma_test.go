@@ -20,13 +20,13 @@ import (
 	"github.com/rdmabench/rdmabench/pkg/report"
 )
 
-func loopback(t *testing.T, s Spec) (*EndResult, error) {
+func loopback(t *testing.T, s Spec) (*endResult, error) {
 	t.Helper()
 	s.Device = testutil.Device(t)
 	testutil.NoLeaks(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	return RunLoopback(ctx, s, Options{})
+	return runLoopback(ctx, &s, endOptions{})
 }
 
 func rdmaSpec(test string, mutate func(*Spec)) Spec {
@@ -36,7 +36,9 @@ func rdmaSpec(test string, mutate func(*Spec)) Spec {
 	if mutate != nil {
 		mutate(&s)
 	}
-	s.ApplyDefaults()
+	if err := s.Normalize(); err != nil {
+		panic(err)
+	}
 	return s
 }
 
@@ -227,9 +229,9 @@ func TestDurationMode(t *testing.T) {
 				t.Fatalf("%d intervals cover %.3f s of a 0.4 s run", len(r.Intervals), covered)
 			}
 			if test == "write-bw" {
-				// The total also counts the WRs reaped after the last
-				// interval (up to one moderation window).
-				if r.Bandwidth.Messages < sum || r.Bandwidth.Messages > sum+uint64(r.QPs*128) {
+				// The last interval ends at the last completion: the
+				// intervals hold every message.
+				if r.Bandwidth.Messages != sum {
 					t.Fatalf("total %d messages, intervals %d", r.Bandwidth.Messages, sum)
 				}
 			} else if uint64(r.Latency.Count) != sum {
@@ -263,13 +265,13 @@ func TestMissingDeviceAndGID(t *testing.T) {
 	testutil.NoLeaks(t)
 	ctx := context.Background()
 	s := rdmaSpec("write-lat", func(s *Spec) { s.Device = "mlx5_9" })
-	_, err := RunLoopback(ctx, s, Options{})
+	_, err := runLoopback(ctx, &s, endOptions{})
 	if err == nil || !strings.Contains(err.Error(), `"mlx5_9"`) || !strings.Contains(err.Error(), "this host has") {
 		t.Fatalf("missing device: %v", err)
 	}
 	s = rdmaSpec("write-lat", func(s *Spec) { s.GIDIndex = 42 })
 	s.Device = testutil.Device(t)
-	_, err = RunLoopback(ctx, s, Options{})
+	_, err = runLoopback(ctx, &s, endOptions{})
 	if err == nil || !strings.Contains(err.Error(), "GID index 42 does not exist") {
 		t.Fatalf("missing GID index: %v", err)
 	}
@@ -279,7 +281,7 @@ func TestMaxMem(t *testing.T) {
 	s := rdmaSpec("write-bw", func(s *Spec) { s.Sizes = []int{1 << 20} })
 	s.Device = testutil.Device(t)
 	testutil.NoLeaks(t)
-	_, err := RunLoopback(context.Background(), s, Options{MaxMem: 1 << 20})
+	_, err := runLoopback(context.Background(), &s, endOptions{maxMem: 1 << 20})
 	if err == nil || !strings.Contains(err.Error(), "--max-mem") {
 		t.Fatalf("over --max-mem: %v", err)
 	}
@@ -293,11 +295,87 @@ func TestCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(300*time.Millisecond, cancel)
 	start := time.Now()
-	_, err := RunLoopback(ctx, s, Options{})
+	_, err := runLoopback(ctx, &s, endOptions{})
 	if !errors.Is(err, context.Canceled) && !strings.Contains(fmt.Sprint(err), "canceled") && !strings.Contains(fmt.Sprint(err), "aborted") {
 		t.Fatalf("cancelled run: %v", err)
 	}
 	if d := time.Since(start); d > 30*time.Second {
 		t.Fatalf("cancelled run took %s to stop", d)
 	}
+}
+
+// TestEffectiveValues: every result records what reached the device, not
+// the flags: the queue depths each QP was made with, the signalling, the
+// inline size granted, the path MTU agreed and the outstanding reads.
+func TestEffectiveValues(t *testing.T) {
+	dev := testutil.Device(t)
+	cases := []struct {
+		test   string
+		mutate func(*Spec)
+		want   func(e report.Effective, mtu int) string // "" when right
+	}{
+		{"write-lat", func(s *Spec) { s.TxDepth = 4 }, func(e report.Effective, mtu int) string {
+			if e.TxDepth != 4 || e.CQMod != 1 || e.RxDepth != 0 || e.PostList != 0 || e.PathMTU != mtu || !e.Inline || e.InlineMax < DefaultLatInline {
+				return "want tx-depth 4, every operation signalled, no receive queue, 2 B inline, the path MTU"
+			}
+			return ""
+		}},
+		{"send-bw", func(s *Spec) { s.RxDepth = 64; s.CQMod = 8; s.PostList = 2 }, func(e report.Effective, mtu int) string {
+			if e.TxDepth != DefaultTxDepth || e.RxDepth != 64 || e.CQMod != 8 || e.PostList != 2 || e.Inline || e.PathMTU != mtu {
+				return "want tx-depth 128, rx-depth 64, cq-mod 8, post list 2, nothing inline"
+			}
+			return ""
+		}},
+		{"read-lat", nil, func(e report.Effective, mtu int) string {
+			if e.TxDepth != 1 || e.MaxRdAtomic < 1 || e.InlineMax != 0 || e.Inline || e.RxDepth != 0 {
+				return "want tx-depth 1, outstanding reads recorded, no inline"
+			}
+			return ""
+		}},
+		{"atomic-bw", func(s *Spec) { s.AtomicType = CmpSwap }, func(e report.Effective, mtu int) string {
+			if e.AtomicType != CmpSwap || e.MaxRdAtomic < 1 || e.CQMod != DefaultCQMod {
+				return "want CMP_AND_SWAP, outstanding atomics recorded, cq-mod 100"
+			}
+			return ""
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.test, func(t *testing.T) {
+			res, err := loopback(t, rdmaSpec(c.test, c.mutate))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := res.Results[0]
+			mtu := res.Host.Device.ActiveMTU
+			if r.Effective == nil || r.Clock == "" {
+				t.Fatalf("no effective values or clock: %+v", r)
+			}
+			if msg := c.want(*r.Effective, mtu); msg != "" {
+				t.Errorf("%s on %s: %+v: %s", c.test, dev, *r.Effective, msg)
+			}
+		})
+	}
+}
+
+// TestTxDepthReachesTheQP: -t sizes the send queue of a latency test's QP,
+// as the device reports it back.
+func TestTxDepthReachesTheQP(t *testing.T) {
+	s := rdmaSpec("write-lat", func(s *Spec) { s.TxDepth = 4 })
+	testutil.NoLeaks(t)
+	e := newRDMA(&s, clientEnd, endOptions{device: testutil.Device(t)}).(*rdmaRunner)
+	defer e.close()
+	if _, _, err := e.open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	caps, err := e.qps[0].QueryCaps()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if caps.MaxSendWR < 4 || e.qps[0].Caps().MaxSendWR < 4 {
+		t.Fatalf("the QP's send queue holds %d (created %d), want at least 4", caps.MaxSendWR, e.qps[0].Caps().MaxSendWR)
+	}
+	if eff := e.effective(2); eff.TxDepth != 4 {
+		t.Fatalf("recorded tx-depth %d, want 4", eff.TxDepth)
+	}
+	t.Logf("write-lat -t 4: the device made a send queue of %d", caps.MaxSendWR)
 }

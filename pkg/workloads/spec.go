@@ -9,9 +9,10 @@ import (
 	"fmt"
 	"math/bits"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/rdmabench/rdmabench/pkg/report"
 )
 
 // Metric is what a test measures.
@@ -81,10 +82,17 @@ const (
 
 // Defaults, as perftest's where it has one.
 const (
-	DefaultLatIters    = 1000
-	DefaultBWIters     = 5000
-	DefaultTxDepth     = 128
-	DefaultRxDepth     = 512
+	DefaultLatIters = 1000
+	DefaultBWIters  = 5000
+	// DefaultTxDepth is the send queue depth of bandwidth tests; latency
+	// tests keep one operation outstanding and use 1, as perftest does.
+	DefaultTxDepth = 128
+	// DefaultRxDepth is the receive queue depth of SEND bandwidth tests;
+	// SEND latency tests use DefaultLatRxDepth.
+	DefaultRxDepth    = 512
+	DefaultLatRxDepth = 16
+	// DefaultCQMod signals one send in this many in bandwidth tests
+	// (capped at the send queue depth); latency tests signal every one.
 	DefaultCQMod       = 100
 	DefaultLatInline   = 220
 	DefaultIdleTimeout = 10 * time.Second
@@ -100,6 +108,11 @@ const (
 
 // Spec is a plain description of one test: it validates and serializes
 // with no device, travels to the server as is, and both ends run from it.
+//
+// A Spec as the user asks for it leaves a field zero (-1 for Warmup,
+// Inline and GIDIndex) to mean "the test's default"; [Spec.Normalize] fills
+// in every default once, before the test runs, and both ends then run the
+// same normalized Spec.
 type Spec struct {
 	Test       string `json:"test"`
 	Connection string `json:"connection"`
@@ -111,15 +124,19 @@ type Spec struct {
 	Duration time.Duration `json:"duration_ns,omitempty"`
 	Interval time.Duration `json:"interval_ns,omitempty"`
 	// Warmup iterations run before measuring and are excluded; -1 picks the
-	// default (a tenth of the iterations, 10 to 1000).
-	Warmup        int    `json:"warmup"`
-	TxDepth       int    `json:"tx_depth,omitempty"`
-	RxDepth       int    `json:"rx_depth,omitempty"`
-	QPs           int    `json:"qps,omitempty"`
-	Inline        int    `json:"inline"` // -1: default (220 for write and send latency, else 0)
-	CQMod         int    `json:"cq_mod,omitempty"`
-	PostList      int    `json:"post_list,omitempty"`
-	Events        bool   `json:"events,omitempty"`
+	// default (a tenth of the iterations, 10 to 1000); 0 is no warm-up.
+	Warmup int `json:"warmup"`
+	// TxDepth is the send queue depth of each QP: the window of
+	// outstanding sends of a bandwidth test.
+	TxDepth int `json:"tx_depth,omitempty"`
+	// RxDepth is the receive queue depth of SEND tests.
+	RxDepth  int `json:"rx_depth,omitempty"`
+	QPs      int `json:"qps,omitempty"`
+	Inline   int `json:"inline"` // -1: default (220 for write and send latency, else 0)
+	CQMod    int `json:"cq_mod,omitempty"`
+	PostList int `json:"post_list,omitempty"`
+	Events   bool `json:"events,omitempty"`
+	// Bidirectional: both ends send at once (bandwidth tests).
 	Bidirectional bool   `json:"bidirectional,omitempty"`
 	AtomicType    string `json:"atomic_type,omitempty"`
 	MTU           int    `json:"mtu,omitempty"`
@@ -132,10 +149,10 @@ type Spec struct {
 	IdleTimeout  time.Duration `json:"idle_timeout_ns,omitempty"`
 }
 
-// NewSpec returns a Spec for test with every default applied.
+// NewSpec returns the Spec of test with every default applied.
 func NewSpec(test string) Spec {
 	s := Spec{Test: test, Warmup: -1, Inline: -1, GIDIndex: -1}
-	s.ApplyDefaults()
+	s.applyDefaults()
 	return s
 }
 
@@ -145,45 +162,27 @@ func (s *Spec) Info() TestInfo {
 	return t
 }
 
-// ApplyDefaults fills every zero field with its default.
-func (s *Spec) ApplyDefaults() {
+// Normalize fills every field left to its default and checks the result
+// (see [Spec.Validate]). It is done once per test, where the test is
+// planned (NewRun) or accepted (Server.Accept).
+func (s *Spec) Normalize() error {
+	s.applyDefaults()
+	return s.Validate()
+}
+
+// applyDefaults fills every field left to its default.
+func (s *Spec) applyDefaults() {
 	t, ok := LookupTest(s.Test)
 	if !ok {
 		return
 	}
+	s.Connection = strings.ToUpper(s.Connection)
+	s.AtomicType = strings.ToUpper(s.AtomicType)
 	if s.Connection == "" {
 		s.Connection = t.Connections[0]
 	}
-	s.Connection = strings.ToUpper(s.Connection)
 	if len(s.Sizes) == 0 {
 		s.Sizes = []int{t.DefaultSize}
-	}
-	if s.TxDepth == 0 {
-		s.TxDepth = DefaultTxDepth
-		if t.Metric == Latency {
-			s.TxDepth = 1
-		}
-	}
-	if s.RxDepth == 0 {
-		s.RxDepth = DefaultRxDepth
-		if t.Metric == Latency {
-			s.RxDepth = 16
-		}
-	}
-	if s.QPs == 0 {
-		s.QPs = 1
-	}
-	if s.CQMod == 0 {
-		s.CQMod = min(DefaultCQMod, s.TxDepth)
-		if t.Metric == Latency {
-			s.CQMod = 64
-		}
-	}
-	if s.PostList == 0 {
-		s.PostList = 1
-	}
-	if s.AtomicType == "" && t.Op == OpAtomic {
-		s.AtomicType = FetchAdd
 	}
 	if s.Port == 0 {
 		s.Port = 1
@@ -193,6 +192,36 @@ func (s *Spec) ApplyDefaults() {
 	}
 	if s.IdleTimeout == 0 {
 		s.IdleTimeout = DefaultIdleTimeout
+	}
+	if !t.IsRDMA() {
+		return // the rest are RDMA settings
+	}
+	if s.TxDepth == 0 {
+		s.TxDepth = DefaultTxDepth
+		if t.Metric == Latency {
+			s.TxDepth = 1
+		}
+	}
+	if s.RxDepth == 0 && t.Op == OpSend {
+		s.RxDepth = DefaultRxDepth
+		if t.Metric == Latency {
+			s.RxDepth = DefaultLatRxDepth
+		}
+	}
+	if s.QPs == 0 {
+		s.QPs = 1
+	}
+	if s.CQMod == 0 {
+		s.CQMod = 1
+		if t.Metric == Bandwidth {
+			s.CQMod = min(DefaultCQMod, s.TxDepth)
+		}
+	}
+	if s.PostList == 0 {
+		s.PostList = 1
+	}
+	if s.AtomicType == "" && t.Op == OpAtomic {
+		s.AtomicType = FetchAdd
 	}
 }
 
@@ -254,8 +283,10 @@ func (s *Spec) RegisteredBytes() uint64 {
 	return 2 * s.BufferHalf()
 }
 
-// Validate checks the spec with no device. Limits that depend on the device
-// (inline size, path MTU for UD) are checked when the test starts.
+// Validate checks a normalized spec with no device: the values, and how
+// they fit together. Which settings a user may ask for at all is checked
+// before, on the spec as asked (see [Knob]). Limits that depend on the
+// device (inline size, path MTU for UD) are checked when the test starts.
 func (s *Spec) Validate() error {
 	t, ok := LookupTest(s.Test)
 	if !ok {
@@ -296,13 +327,42 @@ func (s *Spec) Validate() error {
 	if s.Duration < 0 || (s.Duration > 0 && s.Duration < 100*time.Millisecond) {
 		bad("duration %s must be at least 100ms", s.Duration)
 	}
-	if s.Duration > 0 && s.Interval > s.Duration {
-		bad("interval %s is longer than the duration %s", s.Interval, s.Duration)
+	if s.Interval <= 0 || (s.Duration > 0 && s.Interval > s.Duration) {
+		bad("interval %s must be positive and no longer than the duration %s", s.Interval, s.Duration)
 	}
-	if s.TxDepth < 1 || s.RxDepth < 1 {
-		bad("tx-depth %d and rx-depth %d must be positive", s.TxDepth, s.RxDepth)
+	if s.Warmup < -1 {
+		bad("warm-up %d must not be negative", s.Warmup)
 	}
-	if s.CQMod < 1 || (t.Metric == Bandwidth && s.CQMod > s.TxDepth) {
+	if s.IdleTimeout <= 0 {
+		bad("idle timeout %s must be positive", s.IdleTimeout)
+	}
+	if t.Metric == Latency && s.Bidirectional {
+		bad("bidirectional (-b) is for bandwidth tests")
+	}
+	if t.IsRDMA() {
+		s.validateRDMA(t, bad)
+	}
+	if len(errs) > 0 {
+		return errors.New(strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// validateRDMA checks the RDMA settings of a normalized spec.
+func (s *Spec) validateRDMA(t TestInfo, bad func(string, ...any)) {
+	if s.TxDepth < 1 {
+		bad("tx-depth %d must be positive", s.TxDepth)
+	}
+	if t.Op == OpSend && s.RxDepth < 1 {
+		bad("rx-depth %d must be positive", s.RxDepth)
+	}
+	if t.Metric == Latency && (s.CQMod != 1 || s.PostList != 1) {
+		bad("latency tests post one operation at a time and signal each (cq-mod %d and post list %d do not apply)", s.CQMod, s.PostList)
+	}
+	if t.Op != OpSend && s.RxDepth != 0 {
+		bad("rx-depth %d applies to SEND tests only", s.RxDepth)
+	}
+	if s.CQMod < 1 || s.CQMod > s.TxDepth {
 		bad("completion moderation (-Q) %d must be within 1..tx-depth %d", s.CQMod, s.TxDepth)
 	}
 	if s.PostList < 1 || s.PostList > s.TxDepth {
@@ -313,9 +373,6 @@ func (s *Spec) Validate() error {
 	}
 	if t.Metric == Latency && s.QPs != 1 {
 		bad("latency tests use one QP, not %d", s.QPs)
-	}
-	if t.Metric == Latency && s.Bidirectional {
-		bad("bidirectional (-b) is for bandwidth tests")
 	}
 	if s.Inline < -1 || s.Inline > 65536 {
 		bad("inline size %d is outside 0..65536", s.Inline)
@@ -334,10 +391,6 @@ func (s *Spec) Validate() error {
 	if s.GIDIndex < -1 {
 		bad("GID index %d must be 0 or more", s.GIDIndex)
 	}
-	if len(errs) > 0 {
-		return errors.New(strings.Join(errs, "; "))
-	}
-	return nil
 }
 
 // ParseSizes parses perftest-style sizes: a comma-separated list of sizes
@@ -393,26 +446,15 @@ func AllSizes() []int {
 	return out
 }
 
-// parseSize parses "4096", "4K", "4KiB", "8M", "1G".
+// parseSize parses one message size ("4096", "4K", "4KiB", "8M", "1G")
+// with report.ParseBytes, within 1 B..1 GiB.
 func parseSize(s string) (int, error) {
-	t := strings.TrimSpace(s)
-	u := strings.ToUpper(t)
-	u = strings.TrimSuffix(strings.TrimSuffix(u, "IB"), "B")
-	mult := 1
-	switch {
-	case strings.HasSuffix(u, "K"):
-		mult, u = 1<<10, u[:len(u)-1]
-	case strings.HasSuffix(u, "M"):
-		mult, u = 1<<20, u[:len(u)-1]
-	case strings.HasSuffix(u, "G"):
-		mult, u = 1<<30, u[:len(u)-1]
+	v, err := report.ParseBytes(s)
+	if err != nil {
+		return 0, err
 	}
-	v, err := strconv.Atoi(u)
-	if err != nil || v < 1 {
-		return 0, fmt.Errorf("invalid size %q (want a positive number, optionally with K, M or G)", s)
+	if v > MaxSize {
+		return 0, fmt.Errorf("size %q exceeds 1 GiB, the largest message", s)
 	}
-	if v > MaxSize/mult {
-		return 0, fmt.Errorf("size %q exceeds 1 GiB", s)
-	}
-	return v * mult, nil
+	return int(v), nil
 }

@@ -24,6 +24,7 @@ func TestParseSizes(t *testing.T) {
 		"8..8":       {8},
 		"100..300":   {100, 128, 256},
 		"2,2..4,512": {2, 4, 512},
+		"1.5K":       {1536},
 	}
 	for in, want := range cases {
 		got, err := ParseSizes(in)
@@ -31,7 +32,7 @@ func TestParseSizes(t *testing.T) {
 			t.Errorf("ParseSizes(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{"", "0", "-4", "x", "4Q", "2..", "16..2", "2,,4", "2G", "1.5K"} {
+	for _, bad := range []string{"", "0", "-4", "x", "4Q", "2..", "16..2", "2,,4", "2G", "1.5", "4Kbps"} {
 		if got, err := ParseSizes(bad); err == nil {
 			t.Errorf("ParseSizes(%q) = %v, want an error", bad, got)
 		}

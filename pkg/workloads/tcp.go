@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -23,14 +24,11 @@ import (
 // same size: every message is exactly size bytes of payload with no header,
 // one write per message, TCP_NODELAY on, socket buffers left to the kernel.
 //
-// The Link coordinates, TCP carries the data:
-//
-//	tcp-setup    server -> client: its host, the port it listens on and a
-//	             random token; client -> server: its host
-//	             the client dials and writes the token (token+k on the k-th
-//	             connection) so that the server accepts only this client
-//	tcp-connect  barrier: the client has connected (or tells why not)
-//	per size i:  ready/i, the data phase, finished/i, result/i (sizeOutcome)
+// The driver's Link coordinates (driver.go), TCP carries the data: at
+// "setup" the server gives the port it listens on and a random token; the
+// client dials and writes the token (token+k on the k-th connection) so
+// that the server accepts only this client, which it does during the
+// "connected" barrier.
 //
 // End of a size is marked in band, in the first byte of a message (the
 // payload is otherwise zero):
@@ -59,9 +57,6 @@ const (
 	// tcpIOChunk bounds one read or write call, so that the idle deadline
 	// is re-armed during huge messages.
 	tcpIOChunk = 4 << 20
-	// tcpLatBatch is how many round trips are buffered before they go to
-	// the latency recorder.
-	tcpLatBatch = 1024
 	// tcpClockBytes: a tcp-bw sender reads the clock about once per this
 	// many bytes (every message for large ones, every 64th at most), for
 	// intervals, the duration and the idle deadline.
@@ -69,181 +64,198 @@ const (
 	// tcpTokenWait is how long an accepted connection has to present the
 	// token before it is dropped as a stray.
 	tcpTokenWait = 3 * time.Second
-	// tcpPeerWait is how long an end that saw the peer close the connection
-	// waits on the Link for the peer's reason.
-	tcpPeerWait = 2 * time.Second
 )
 
-// errPeerClosed marks a connection the other end closed or reset.
-var errPeerClosed = errors.New("the peer closed the connection")
-
-// tcpSetup is what the ends exchange at "tcp-setup".
+// tcpSetup is what a TCP server tells the client at "setup".
 type tcpSetup struct {
-	Host report.Host `json:"host"`
-	// Port and Token are the server's.
 	Port  int    `json:"port,omitempty"`
 	Token uint64 `json:"token,omitempty"`
 }
 
-// tcpRun is one end of a TCP test.
-type tcpRun struct {
-	ctx   context.Context
-	spec  *Spec
-	role  Role
-	link  Link
-	opt   Options
-	idle  time.Duration
-	cl    closers
+// tcpEpoch is the origin of tcpNow.
+var tcpEpoch = time.Now()
+
+// tcpNow reads the clock the TCP loops time with (Go's monotonic clock),
+// in ns.
+func tcpNow() uint64 { return uint64(time.Since(tcpEpoch)) }
+
+var tcpClock = sync.OnceValue(measureGoClock)
+
+// measureGoClock measures Go's monotonic clock: its smallest step and the
+// mean cost of a read.
+func measureGoClock() report.Clock {
+	best := uint64(1 << 62)
+	for range 20000 {
+		a := tcpNow()
+		b := tcpNow()
+		for b == a {
+			b = tcpNow()
+		}
+		best = min(best, b-a)
+	}
+	const n = 1000000
+	t0 := tcpNow()
+	for range n {
+		_ = tcpNow()
+	}
+	return report.Clock{Source: "Go time.Now (monotonic)", ResolutionNs: float64(best), ReadCostNs: float64(tcpNow()-t0) / n}
+}
+
+// tcpRunner is one end of a TCP test.
+type tcpRunner struct {
+	spec *Spec
+	role role
+	o    endOptions
+	idle time.Duration
+	cl   closers
+	// stop ends the closing of everything when the context is cancelled.
+	stop func() bool
+	// ln and token are a server's listener and the token it gave.
+	ln    *net.TCPListener
+	token uint64
 	conns []*tcpConn
 	// sbuf is the send buffer (the largest size), rbuf the receive buffer
 	// (the largest size for tcp-lat, tcpRecvChunk for tcp-bw).
 	sbuf, rbuf []byte
-	// total and iv are the client's tcp-lat recorders, reused across sizes.
-	total, iv *report.LatencyRecorder
 }
 
-func runTCP(ctx context.Context, spec Spec, role Role, link Link, opt Options) (*EndResult, error) {
-	r := &tcpRun{ctx: ctx, spec: &spec, role: role, link: link, opt: opt, idle: spec.IdleTimeout}
-	if r.idle <= 0 {
-		r.idle = DefaultIdleTimeout
+func newTCP(spec *Spec, role role, o endOptions) runner {
+	return &tcpRunner{spec: spec, role: role, o: o, idle: spec.IdleTimeout}
+}
+
+func (r *tcpRunner) now() uint64      { return tcpNow() }
+func (r *tcpRunner) clock() clockInfo { return clockInfo{"go", tcpClock()} }
+
+func (r *tcpRunner) latency() bool { return r.spec.Info().Metric == Latency }
+
+func (r *tcpRunner) bidi() bool { return r.spec.Bidirectional && !r.latency() }
+
+// conns is how many connections the test uses: one per direction.
+func (r *tcpRunner) connCount() int {
+	if r.bidi() {
+		return 2
 	}
-	res := &EndResult{Host: LocalHost()}
+	return 1
+}
+
+// open allocates the buffers and, on the server, listens.
+func (r *tcpRunner) open(ctx context.Context) (any, *report.Device, error) {
 	// Cancelling ctx closes the listener and connections, which unblocks
 	// any read, write or accept.
-	stop := context.AfterFunc(ctx, r.cl.closeAll)
-	defer stop()
-	defer r.cl.closeAll()
-
-	if err := r.setup(res); err != nil {
-		if len(spec.Sizes) > 0 {
-			res.Results = append(res.Results, failResult(&spec, spec.Sizes[0], err))
-		}
-		return res, fmt.Errorf("%s: %w", spec.Test, err)
-	}
-	for i, size := range spec.Sizes {
-		rr, err := r.runSize(i, size)
-		if err != nil {
-			res.Results = append(res.Results, failResult(&spec, size, err))
-			return res, fmt.Errorf("%s at %d B: %w", spec.Test, size, err)
-		}
-		if rr != nil {
-			res.Results = append(res.Results, *rr)
-		}
-		if opt.Progress != nil {
-			opt.Progress(Progress{Test: spec.Test, Size: size, SizeIdx: i, Sizes: len(spec.Sizes), Done: true})
-		}
-	}
-	return res, nil
-}
-
-func (r *tcpRun) latency() bool { return r.spec.Info().Metric == Latency }
-
-func (r *tcpRun) bidi() bool { return r.spec.Bidirectional && !r.latency() }
-
-// setup allocates the buffers and connects the two ends.
-func (r *tcpRun) setup(res *EndResult) error {
+	r.stop = context.AfterFunc(ctx, r.cl.closeAll)
 	maxSize := 0
 	for _, s := range r.spec.Sizes {
 		maxSize = max(maxSize, s)
 	}
 	var need uint64
 	switch {
-	case r.latency() && r.role == Client:
+	case r.latency() && r.role == clientEnd:
 		need = 2 * uint64(maxSize)
 	case r.latency():
 		need = uint64(maxSize)
-	case r.role == Client || r.bidi():
+	case r.role == clientEnd || r.bidi():
 		need = uint64(maxSize) + tcpRecvChunk
 	default:
 		need = tcpRecvChunk
 	}
-	if r.opt.MaxMem > 0 && need > r.opt.MaxMem {
-		return r.fail("tcp-setup", fmt.Errorf("%s needs %d bytes of buffers on the %s, more than its limit of %d (--max-mem)",
-			r.spec.Test, need, r.role, r.opt.MaxMem))
+	if r.o.maxMem > 0 && need > r.o.maxMem {
+		return nil, nil, fmt.Errorf("%s needs %d bytes of buffers on the %s, more than its limit of %d (--max-mem)",
+			r.spec.Test, need, r.role, r.o.maxMem)
 	}
 	if r.latency() {
 		r.rbuf = make([]byte, maxSize)
-		if r.role == Client {
+		if r.role == clientEnd {
 			r.sbuf = make([]byte, maxSize)
-			r.total = report.NewLatencyRecorder(r.spec.Info().Basis)
-			r.iv = report.NewLatencyRecorder(r.spec.Info().Basis)
 		}
 	} else {
 		r.rbuf = make([]byte, tcpRecvChunk)
-		if r.role == Client || r.bidi() {
+		if r.role == clientEnd || r.bidi() {
 			r.sbuf = make([]byte, maxSize)
 		}
 	}
-	n := 1
-	if r.bidi() {
-		n = 2
+	if r.role == clientEnd {
+		return tcpSetup{}, nil, nil
 	}
-	if r.role == Server {
-		return r.serverSetup(res, n)
-	}
-	return r.clientSetup(res, n)
-}
-
-func (r *tcpRun) serverSetup(res *EndResult, n int) error {
-	ln, err := net.Listen("tcp", net.JoinHostPort(r.opt.ListenHost, "0"))
+	ln, err := net.Listen("tcp", net.JoinHostPort(r.o.listenHost, "0"))
 	if err != nil {
-		return r.fail("tcp-setup", fmt.Errorf("tcp listen: %w", err))
+		return nil, nil, fmt.Errorf("tcp listen: %w", err)
 	}
-	tl := ln.(*net.TCPListener)
-	r.cl.add(tl)
+	r.ln = ln.(*net.TCPListener)
+	r.cl.add(r.ln)
 	var tb [8]byte
 	if _, err := rand.Read(tb[:]); err != nil {
-		return r.fail("tcp-setup", fmt.Errorf("tcp token: %w", err))
+		return nil, nil, fmt.Errorf("tcp token: %w", err)
 	}
-	token := binary.BigEndian.Uint64(tb[:])
-	out := tcpSetup{Host: res.Host, Port: tl.Addr().(*net.TCPAddr).Port, Token: token}
-	var peer tcpSetup
-	if err := r.link.Exchange(r.ctx, "tcp-setup", out, &peer); err != nil {
-		return r.fail("tcp-setup", err)
-	}
-	res.Peer = &peer.Host
+	r.token = binary.BigEndian.Uint64(tb[:])
+	return tcpSetup{Port: r.ln.Addr().(*net.TCPAddr).Port, Token: r.token}, nil, nil
+}
 
-	// Accept while waiting for the client to say it connected (or why it
-	// could not): a client that fails does not leave the server waiting
-	// for the accept deadline.
-	type accepted struct {
-		conns []*net.TCPConn
-		err   error
+// connect dials the server (client), or starts accepting the client's
+// connections, which wait completes after the "connected" barrier (server):
+// a client that fails to connect says so at the barrier, and the server
+// does not wait for its accept deadline.
+func (r *tcpRunner) connect(ctx context.Context, body json.RawMessage) (func() error, error) {
+	n := r.connCount()
+	if r.role == serverEnd {
+		type accepted struct {
+			conns []*net.TCPConn
+			err   error
+		}
+		ch := make(chan accepted, 1)
+		go func() {
+			c, err := r.accept(n)
+			ch <- accepted{c, err}
+		}()
+		return func() error {
+			a := <-ch
+			_ = r.ln.Close()
+			if a.err != nil {
+				return a.err
+			}
+			return r.useConns(a.conns)
+		}, nil
 	}
-	ch := make(chan accepted, 1)
-	go func() {
-		c, err := r.accept(tl, token, n)
-		ch <- accepted{c, err}
-	}()
-	if err := r.link.Exchange(r.ctx, "tcp-connect", nil, nil); err != nil {
-		r.cl.closeAll() // the listener, and any connection being checked
-		<-ch
-		return r.fail("tcp-connect", err)
+	var srv tcpSetup
+	if err := json.Unmarshal(body, &srv); err != nil {
+		return nil, fmt.Errorf("the server's setup: %w", err)
 	}
-	a := <-ch
-	_ = tl.Close()
-	if a.err != nil {
-		return r.fail(phase("ready", 0), a.err)
+	if srv.Port < 1 || srv.Port > 65535 {
+		return nil, fmt.Errorf("the server gave an invalid TCP port %d", srv.Port)
 	}
-	return r.useConns(a.conns)
+	addr := net.JoinHostPort(dialHost(r.o.peerHost), strconv.Itoa(srv.Port))
+	d := net.Dialer{Timeout: r.idle}
+	conns := make([]*net.TCPConn, n)
+	var buf [8]byte
+	for k := range conns {
+		c, err := d.DialContext(ctx, "tcp", addr)
+		if err != nil {
+			return nil, fmt.Errorf("tcp dial %s: %w", addr, err)
+		}
+		tc := c.(*net.TCPConn)
+		r.cl.add(tc)
+		binary.BigEndian.PutUint64(buf[:], srv.Token+uint64(k))
+		_ = tc.SetWriteDeadline(time.Now().Add(r.idle))
+		if _, err := tc.Write(buf[:]); err != nil {
+			return nil, fmt.Errorf("tcp connect %s: %w", addr, err)
+		}
+		conns[k] = tc
+	}
+	return nil, r.useConns(conns)
 }
 
 // accept accepts the client's n connections: the k-th presents token+k.
 // Connections that present anything else are closed; accepting stops at the
 // idle deadline.
-func (r *tcpRun) accept(ln *net.TCPListener, token uint64, n int) ([]*net.TCPConn, error) {
+func (r *tcpRunner) accept(n int) ([]*net.TCPConn, error) {
 	deadline := time.Now().Add(r.idle)
-	if err := ln.SetDeadline(deadline); err != nil {
+	if err := r.ln.SetDeadline(deadline); err != nil {
 		return nil, fmt.Errorf("tcp accept: %w", err)
 	}
 	conns := make([]*net.TCPConn, n)
 	var buf [8]byte
 	for got := 0; got < n; {
-		c, err := ln.AcceptTCP()
+		c, err := r.ln.AcceptTCP()
 		if err != nil {
-			if r.ctx.Err() != nil {
-				return nil, fmt.Errorf("tcp accept: %w", r.ctx.Err())
-			}
 			if errors.Is(err, os.ErrDeadlineExceeded) {
 				return nil, fmt.Errorf("tcp accept: the client did not connect within %s (firewall? wrong address?): %w", r.idle, err)
 			}
@@ -252,7 +264,7 @@ func (r *tcpRun) accept(ln *net.TCPListener, token uint64, n int) ([]*net.TCPCon
 		r.cl.add(c)
 		_ = c.SetReadDeadline(minTime(deadline, time.Now().Add(tcpTokenWait)))
 		_, err = io.ReadFull(c, buf[:])
-		k := binary.BigEndian.Uint64(buf[:]) - token
+		k := binary.BigEndian.Uint64(buf[:]) - r.token
 		if err != nil || k >= uint64(n) || conns[k] != nil {
 			_ = c.Close() // a stray connection
 			continue
@@ -261,39 +273,6 @@ func (r *tcpRun) accept(ln *net.TCPListener, token uint64, n int) ([]*net.TCPCon
 		got++
 	}
 	return conns, nil
-}
-
-func (r *tcpRun) clientSetup(res *EndResult, n int) error {
-	var srv tcpSetup
-	if err := r.link.Exchange(r.ctx, "tcp-setup", tcpSetup{Host: res.Host}, &srv); err != nil {
-		return r.fail("tcp-setup", err)
-	}
-	res.Peer = &srv.Host
-	if srv.Port < 1 || srv.Port > 65535 {
-		return r.fail("tcp-connect", fmt.Errorf("the server gave an invalid TCP port %d", srv.Port))
-	}
-	addr := net.JoinHostPort(dialHost(r.opt.PeerHost), strconv.Itoa(srv.Port))
-	d := net.Dialer{Timeout: r.idle}
-	conns := make([]*net.TCPConn, n)
-	var buf [8]byte
-	for k := range conns {
-		c, err := d.DialContext(r.ctx, "tcp", addr)
-		if err != nil {
-			return r.fail("tcp-connect", fmt.Errorf("tcp dial %s: %w", addr, err))
-		}
-		tc := c.(*net.TCPConn)
-		r.cl.add(tc)
-		binary.BigEndian.PutUint64(buf[:], srv.Token+uint64(k))
-		_ = tc.SetWriteDeadline(time.Now().Add(r.idle))
-		if _, err := tc.Write(buf[:]); err != nil {
-			return r.fail("tcp-connect", fmt.Errorf("tcp connect %s: %w", addr, err))
-		}
-		conns[k] = tc
-	}
-	if err := r.link.Exchange(r.ctx, "tcp-connect", nil, nil); err != nil {
-		return r.fail("tcp-connect", err)
-	}
-	return r.useConns(conns)
 }
 
 // dialHost is the host part of h, 127.0.0.1 if empty.
@@ -308,228 +287,122 @@ func dialHost(h string) string {
 	return h
 }
 
-func (r *tcpRun) useConns(cs []*net.TCPConn) error {
+func (r *tcpRunner) useConns(cs []*net.TCPConn) error {
 	for _, c := range cs {
 		if err := c.SetNoDelay(true); err != nil {
-			return r.fail(phase("ready", 0), fmt.Errorf("tcp: set TCP_NODELAY: %w", err))
+			return fmt.Errorf("tcp: set TCP_NODELAY: %w", err)
 		}
 		r.conns = append(r.conns, &tcpConn{c: c, idle: r.idle})
 	}
 	return nil
 }
 
-// runSize runs one size: ready, the data phase, finished, result. It
-// returns the client's result, or the server's when it measured something
-// (its own sending in bidirectional tcp-bw), else nil.
-func (r *tcpRun) runSize(i, size int) (*report.Result, error) {
-	if err := r.link.Exchange(r.ctx, phase("ready", i), nil, nil); err != nil {
-		return nil, r.fail(phase("ready", i), err)
+func (r *tcpRunner) close() {
+	if r.stop != nil {
+		r.stop()
 	}
-	res := baseResult(r.spec, size)
-	var mine sizeOutcome
-	var sent, got uint64 // client: messages sent; messages received from the server (bidirectional)
-	var err error
-	switch {
-	case r.latency() && r.role == Client:
-		sent, err = r.latClient(i, size, &res)
-	case r.latency():
-		mine.Received, err = r.latServer(size)
-	case r.role == Client:
-		send := func() error {
-			var e error
-			res.Bandwidth, res.Intervals, e = r.sendStream(r.conns[0], size, r.onInterval(i, size))
-			if e == nil {
-				sent = res.Bandwidth.Messages
-				res.Iterations = int(sent)
-			}
-			return e
+	r.cl.closeAll()
+}
+
+// prepare gives each connection its part at one size: the client pings or
+// streams on the first; the server echoes or receives there; in
+// bidirectional tcp-bw the second carries the server's stream.
+func (r *tcpRunner) prepare(size int) (*stage, error) {
+	for _, c := range r.conns {
+		c.armed = 0
+	}
+	st := &stage{abort: r.cl.closeAll, release: func() {}, effective: r.effective()}
+	var got uint64
+	count := func(f func() (uint64, error)) func() error {
+		return func() error {
+			n, err := f()
+			got = n
+			return err
 		}
+	}
+	st.received = func() uint64 { return got }
+	first := r.conns[0]
+	switch {
+	case r.latency() && r.role == clientEnd:
+		st.ping = &tcpPing{r: r, c: first, size: size, prev: tcpNow()}
+		st.received = nil
+	case r.latency():
+		st.passive = count(func() (uint64, error) { return r.echo(first, size) })
+	case r.role == clientEnd:
+		st.stream = &tcpStream{r: r, c: first, size: size, every: max(1, min(64, tcpClockBytes/size))}
 		if r.bidi() {
-			err = r.together(send, func() (e error) {
-				got, e = r.recvStream(r.conns[1], size)
-				return e
-			})
-			mine.Received = got
+			st.passive = count(func() (uint64, error) { return r.receive(r.conns[1], size) })
 		} else {
-			err = send()
+			st.received = nil
 		}
 	default:
-		recv := func() (e error) {
-			mine.Received, e = r.recvStream(r.conns[0], size)
-			return e
-		}
+		st.passive = count(func() (uint64, error) { return r.receive(first, size) })
 		if r.bidi() {
-			err = r.together(recv, func() (e error) {
-				mine.Bandwidth, _, e = r.sendStream(r.conns[1], size, nil)
-				return e
-			})
-		} else {
-			err = recv()
+			st.stream = &tcpStream{r: r, c: r.conns[1], size: size, every: max(1, min(64, tcpClockBytes/size))}
 		}
 	}
-	if err != nil {
-		return nil, r.fail(phase("finished", i), err)
-	}
-	if err := r.link.Exchange(r.ctx, phase("finished", i), nil, nil); err != nil {
-		return nil, r.fail(phase("finished", i), err)
-	}
-	var peer sizeOutcome
-	if err := r.link.Exchange(r.ctx, phase("result", i), mine, &peer); err != nil {
-		return nil, r.fail(phase("result", i), err)
-	}
-	if r.role == Server {
-		if mine.Bandwidth == nil {
-			return nil, nil
-		}
-		res.Bandwidth, res.Iterations = mine.Bandwidth, int(mine.Bandwidth.Messages)
-		return &res, nil
-	}
-	// The client checks that both ends saw the same traffic.
-	var err2 error
-	switch {
-	case peer.Err != "":
-		err2 = &PeerError{Phase: phase("result", i), Msg: peer.Err}
-	case peer.Received != sent:
-		err2 = fmt.Errorf("the server received %d messages, the client sent %d", peer.Received, sent)
-	case r.bidi() && peer.Bandwidth == nil:
-		err2 = errors.New("the server reported no bandwidth for its direction")
-	case r.bidi() && peer.Bandwidth.Messages != got:
-		err2 = fmt.Errorf("the client received %d messages, the server sent %d", got, peer.Bandwidth.Messages)
-	}
-	if err2 != nil {
-		return nil, r.fail(phase("result", i), err2)
-	}
-	if r.bidi() {
-		res.Reverse = peer.Bandwidth
-		res.Total = report.Sum(res.Bandwidth, res.Reverse)
-	}
-	return &res, nil
+	return st, nil
 }
 
-// onInterval returns the client's per-interval progress callback.
-func (r *tcpRun) onInterval(i, size int) func(report.Interval) {
-	if r.opt.Progress == nil || r.role != Client {
-		return nil
-	}
-	return func(iv report.Interval) {
-		r.opt.Progress(Progress{Test: r.spec.Test, Size: size, SizeIdx: i, Sizes: len(r.spec.Sizes), Interval: &iv})
-	}
+// effective are the client socket's settings, as the kernel set them.
+func (r *tcpRunner) effective() report.Effective {
+	snd, rcv := socketBuffers(r.conns[0].c)
+	return report.Effective{Connections: len(r.conns), NoDelay: true, SendBuf: snd, RecvBuf: rcv}
 }
 
-// latClient runs tcp-lat's ping-pong: warm-up, then measured round trips
-// (a number or for the duration), then the terminator. It fills res and
-// returns the messages sent, warm-up included and terminator excluded.
-func (r *tcpRun) latClient(i, size int, res *report.Result) (uint64, error) {
-	c := r.conns[0]
-	sb, rb := r.sbuf[:size], r.rbuf[:size]
+// tcpPing is the client's ping-pong on c.
+type tcpPing struct {
+	r    *tcpRunner
+	c    *tcpConn
+	size int
+	prev uint64 // the end of the last sample, which arms the deadline
+}
+
+func (p *tcpPing) ping(samples []uint64, until uint64) (int, error) {
+	c := p.c
+	sb, rb := p.r.sbuf[:p.size], p.r.rbuf[:p.size]
 	sb[0] = markData
-	c.armed = time.Time{}
-	prev := time.Now()
-	warm := r.spec.WarmupFor(size)
-	for k := 0; k < warm; k++ {
-		if err := c.arm(prev); err != nil {
-			return 0, r.ioErr("warm-up", err)
-		}
-		if err := c.write(sb); err != nil {
-			return 0, r.ioErr("warm-up: send", err)
-		}
-		if err := c.readFull(rb); err != nil {
-			return 0, r.ioErr("warm-up: receive", err)
-		}
-		prev = time.Now()
-	}
-
-	total, iv := r.total, r.iv
-	total.Reset()
-	iv.Reset()
-	batch := make([]uint64, 0, tcpLatBatch)
-	flush := func() {
-		total.RecordBatch(batch)
-		if r.spec.Duration > 0 {
-			iv.RecordBatch(batch)
-		}
-		batch = batch[:0]
-	}
-	onInterval := r.onInterval(i, size)
-	iters := r.spec.ItersFor(size)
-	dur, step := r.spec.Duration, r.spec.Interval
-	if step <= 0 {
-		step = time.Second
-	}
-	start := time.Now()
-	end, next, ivStart := start.Add(dur), start.Add(step), start
-	prev = start
-	var n int
-	for {
+	for k := range samples {
 		// The deadline is armed from the previous sample's clock, outside
 		// the timed part.
-		if err := c.arm(prev); err != nil {
-			return 0, r.ioErr("send", err)
+		if err := c.arm(p.prev); err != nil {
+			return k, p.r.ioErr("send", err)
 		}
-		t1 := time.Now()
-		if (dur > 0 && !t1.Before(end)) || (dur == 0 && n == iters) {
-			break
-		}
+		t1 := tcpNow()
 		if err := c.write(sb); err != nil {
-			return 0, r.ioErr("send", err)
+			return k, p.r.ioErr("send", err)
 		}
 		if err := c.readFull(rb); err != nil {
-			return 0, r.ioErr("receive", err)
+			return k, p.r.ioErr("receive", err)
 		}
-		t2 := time.Now()
-		batch = append(batch, uint64(t2.Sub(t1)))
-		n++
-		if len(batch) == cap(batch) {
-			flush()
+		t2 := tcpNow()
+		samples[k] = t2 - t1
+		p.prev = t2
+		if until > 0 && t2 >= until {
+			return k + 1, nil
 		}
-		if dur > 0 && !t2.Before(next) {
-			flush()
-			res.Intervals = append(res.Intervals, latInterval(start, ivStart, t2, iv, onInterval))
-			ivStart = t2
-			for !next.After(t2) {
-				next = next.Add(step)
-			}
-		}
-		prev = t2
 	}
-	flush()
-	if dur > 0 && iv.Count() > 0 {
-		// The samples after the last interval boundary.
-		res.Intervals = append(res.Intervals, latInterval(start, ivStart, prev, iv, onInterval))
-	}
+	return len(samples), nil
+}
+
+// done sends the terminator, which the server neither echoes nor counts.
+func (p *tcpPing) done() error {
+	sb := p.r.sbuf[:p.size]
 	sb[0] = markEnd
-	err := c.write(sb)
+	err := p.c.write(sb)
 	sb[0] = markData
 	if err != nil {
-		return 0, r.ioErr("send end of test", err)
+		return p.r.ioErr("send end of test", err)
 	}
-	res.Latency = total.Snapshot()
-	res.Iterations = n
-	return uint64(warm + n), nil
+	return nil
 }
 
-// latInterval closes an interval of the latency recorder iv (then reset).
-func latInterval(start, from, to time.Time, iv *report.LatencyRecorder, progress func(report.Interval)) report.Interval {
-	out := report.Interval{
-		StartS:    from.Sub(start).Seconds(),
-		DurationS: to.Sub(from).Seconds(),
-		Latency:   iv.Snapshot(),
-	}
-	iv.Reset()
-	if progress != nil {
-		progress(out)
-	}
-	return out
-}
-
-// latServer echoes tcp-lat messages until the terminator and returns how
+// echo echoes tcp-lat messages on c until the terminator and returns how
 // many it echoed.
-func (r *tcpRun) latServer(size int) (uint64, error) {
-	c := r.conns[0]
+func (r *tcpRunner) echo(c *tcpConn, size int) (uint64, error) {
 	b := r.rbuf[:size]
-	c.armed = time.Time{}
 	var n uint64
-	for now := time.Now(); ; now = time.Now() {
+	for now := tcpNow(); ; now = tcpNow() {
 		if err := c.arm(now); err != nil {
 			return n, r.ioErr("receive", err)
 		}
@@ -550,112 +423,105 @@ func (r *tcpRun) latServer(size int) (uint64, error) {
 	}
 }
 
-// sendStream sends tcp-bw messages on c: the warm-up (acked, excluded),
-// then the measured part, a number of messages or for the duration. The
-// bandwidth is the payload over first write -> ack of the last message.
-// In duration mode, the intervals partition that period and its bytes: the
-// last one ends at the ack.
-func (r *tcpRun) sendStream(c *tcpConn, size int, onInterval func(report.Interval)) (*report.Bandwidth, []report.Interval, error) {
-	buf := r.sbuf[:size]
-	buf[0] = markData
-	c.armed = time.Time{}
-	if warm := r.spec.WarmupFor(size); warm > 0 {
-		for k := 0; k < warm; k++ {
-			if k == warm-1 {
-				buf[0] = markAck
-			}
-			if err := c.arm(time.Now()); err != nil {
-				return nil, nil, r.ioErr("warm-up", err)
-			}
-			if err := c.write(buf); err != nil {
-				buf[0] = markData
-				return nil, nil, r.ioErr("warm-up: send", err)
-			}
-		}
-		buf[0] = markData
-		if err := c.readAck(uint64(warm) * uint64(size)); err != nil {
-			return nil, nil, r.ioErr("warm-up: read ack", err)
-		}
-	}
-
-	iters := uint64(r.spec.ItersFor(size))
-	dur, step := r.spec.Duration, r.spec.Interval
-	if step <= 0 {
-		step = time.Second
-	}
-	every := max(1, min(64, tcpClockBytes/size))
-	var ivs []report.Interval
-	var msgs, ivMsgs uint64
-	start := time.Now()
-	end, next, ivStart := start.Add(dur), start.Add(step), start
-	interval := func(to time.Time) {
-		d := to.Sub(ivStart)
-		iv := report.Interval{
-			StartS:    ivStart.Sub(start).Seconds(),
-			DurationS: d.Seconds(),
-			Bandwidth: report.NewBandwidth(ivMsgs*uint64(size), ivMsgs, d),
-		}
-		ivs = append(ivs, iv)
-		if onInterval != nil {
-			onInterval(iv)
-		}
-		ivStart, ivMsgs = to, 0
-	}
-	countdown := 1
-	for last := false; !last; {
-		if countdown--; countdown == 0 {
-			countdown = every
-			now := time.Now()
-			if err := c.arm(now); err != nil {
-				return nil, nil, r.ioErr("send", err)
-			}
-			if dur > 0 {
-				// At the end, the current interval runs on to the ack.
-				if !now.Before(end) {
-					last = true
-				} else if !now.Before(next) {
-					interval(now)
-					for !next.After(now) {
-						next = next.Add(step)
-					}
-				}
-			}
-		}
-		if dur == 0 && msgs+1 == iters {
-			last = true
-		}
-		if last {
-			buf[0] = markEnd
-		}
-		if err := c.write(buf); err != nil {
-			buf[0] = markData
-			return nil, nil, r.ioErr("send", err)
-		}
-		msgs++
-		ivMsgs++
-	}
-	buf[0] = markData
-	bytes := msgs * uint64(size)
-	if err := c.readAck(bytes); err != nil {
-		return nil, nil, r.ioErr("read ack", err)
-	}
-	done := time.Now()
-	if dur > 0 {
-		interval(done)
-	}
-	return report.NewBandwidth(bytes, msgs, done.Sub(start)), ivs, nil
+// tcpStream is a tcp-bw sender on c. Bandwidth is timed from the first
+// measured write to the ack of the last measured message.
+type tcpStream struct {
+	r     *tcpRunner
+	c     *tcpConn
+	size  int
+	every int // messages between clock reads
+	// countdown counts messages down to the next clock read.
+	countdown   int
+	warm, msgs  uint64
+	first, last uint64
 }
 
-// recvStream receives tcp-bw messages on c, acking each marked message,
-// until the end-of-test message. It returns the measured messages.
-func (r *tcpRun) recvStream(c *tcpConn, size int) (uint64, error) {
+func (s *tcpStream) warmup(n int) error {
+	buf := s.r.sbuf[:s.size]
+	buf[0] = markData
+	defer func() { buf[0] = markData }()
+	for k := 0; k < n; k++ {
+		if k == n-1 {
+			buf[0] = markAck
+		}
+		if err := s.c.arm(tcpNow()); err != nil {
+			return s.r.ioErr("send", err)
+		}
+		if err := s.c.write(buf); err != nil {
+			return s.r.ioErr("send", err)
+		}
+	}
+	s.warm = uint64(n)
+	if err := s.c.readAck(uint64(n) * uint64(s.size)); err != nil {
+		return s.r.ioErr("read ack", err)
+	}
+	return nil
+}
+
+// send writes until the n-th measured message, marked as the last and
+// acked, or until the clock (read every few messages) passes until.
+func (s *tcpStream) send(n, until uint64) (bool, error) {
+	if s.first == 0 {
+		s.first = tcpNow()
+	}
+	buf := s.r.sbuf[:s.size]
+	for s.msgs < n {
+		if s.countdown--; s.countdown <= 0 {
+			s.countdown = s.every
+			now := tcpNow()
+			if err := s.c.arm(now); err != nil {
+				return false, s.r.ioErr("send", err)
+			}
+			if until > 0 && now >= until {
+				return false, nil
+			}
+		}
+		if s.msgs+1 == n {
+			return true, s.end()
+		}
+		if err := s.c.write(buf); err != nil {
+			return false, s.r.ioErr("send", err)
+		}
+		s.msgs++
+	}
+	return true, nil
+}
+
+// finish sends the last message, marked, and waits for its ack.
+func (s *tcpStream) finish() error { return s.end() }
+
+// end writes one more message marked as the last, and reads the ack of
+// every measured byte.
+func (s *tcpStream) end() error {
+	buf := s.r.sbuf[:s.size]
+	buf[0] = markEnd
+	err := s.c.write(buf)
+	buf[0] = markData
+	if err != nil {
+		return s.r.ioErr("send", err)
+	}
+	s.msgs++
+	if err := s.c.readAck(s.msgs * uint64(s.size)); err != nil {
+		return s.r.ioErr("read ack", err)
+	}
+	s.last = tcpNow()
+	return nil
+}
+
+func (s *tcpStream) measured() (uint64, uint64, uint64) { return s.msgs, s.first, s.last }
+
+func (s *tcpStream) sent() uint64 { return s.warm + s.msgs }
+
+// receive receives tcp-bw messages on c, acking each marked message,
+// until the end-of-test message. It returns every message it received,
+// warm-up included.
+func (r *tcpRunner) receive(c *tcpConn, size int) (uint64, error) {
 	buf := r.rbuf
 	var ack [8]byte
 	var pos int
 	var mark byte
-	var bytes, msgs uint64 // since the last ack
-	c.armed = time.Time{}
-	for now := time.Now(); ; now = time.Now() {
+	var bytes, msgs uint64 // bytes since the last ack; every message
+	for now := tcpNow(); ; now = tcpNow() {
 		if err := c.arm(now); err != nil {
 			return msgs, r.ioErr("receive", err)
 		}
@@ -689,7 +555,7 @@ func (r *tcpRun) recvStream(c *tcpConn, size int) (uint64, error) {
 			if mark == markEnd {
 				return msgs, nil
 			}
-			bytes, msgs = 0, 0 // the end of the warm-up
+			bytes = 0 // the end of the warm-up
 		}
 		if rerr != nil {
 			return msgs, r.ioErr("receive", rerr)
@@ -697,70 +563,16 @@ func (r *tcpRun) recvStream(c *tcpConn, size int) (uint64, error) {
 	}
 }
 
-// together runs a and b at once (the two directions of a bidirectional
-// test). When one fails, the connections are closed so that the other
-// returns too; the first error is returned.
-func (r *tcpRun) together(a, b func() error) error {
-	var mu sync.Mutex
-	var first error
-	run := func(f func() error) {
-		if err := f(); err != nil {
-			mu.Lock()
-			if first == nil {
-				first = err
-			}
-			mu.Unlock()
-			r.cl.closeAll()
-		}
-	}
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		run(b)
-	}()
-	run(a)
-	wg.Wait()
-	return first
-}
-
 // ioErr says what a failed network operation means.
-func (r *tcpRun) ioErr(op string, err error) error {
+func (r *tcpRunner) ioErr(op string, err error) error {
 	switch {
-	case r.ctx.Err() != nil:
-		return fmt.Errorf("%s: %w", op, r.ctx.Err())
 	case errors.Is(err, os.ErrDeadlineExceeded):
-		return fmt.Errorf("%s: no progress for %s (idle timeout): %w", op, r.idle, err)
+		return fmt.Errorf("%s: %w: no progress for %s (idle timeout): %w", op, errPeerSilent, r.idle, err)
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
 		errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
 		return fmt.Errorf("%s: %w: %w", op, errPeerClosed, err)
 	}
 	return fmt.Errorf("%s: %w", op, err)
-}
-
-// fail makes sure the peer learns about err, and returns the error to
-// report: a failure the peer reported is not told back; when the peer
-// closed the connection, its reason (sent over the Link before it closed)
-// is waited for a little and returned instead; otherwise err is told.
-func (r *tcpRun) fail(ph string, err error) error {
-	var pe *PeerError
-	if errors.As(err, &pe) || r.ctx.Err() != nil {
-		return err
-	}
-	if errors.Is(err, errPeerClosed) {
-		// The peer has ended: nothing waits on us, but it may have told why.
-		ctx, cancel := context.WithTimeout(r.ctx, min(r.idle, tcpPeerWait))
-		perr := r.link.Exchange(ctx, ph, nil, nil)
-		cancel()
-		if errors.As(perr, &pe) {
-			return perr
-		}
-		return err
-	}
-	ctx, cancel := context.WithTimeout(r.ctx, r.idle)
-	_ = r.link.Exchange(ctx, ph, Fail(err), nil)
-	cancel()
-	return err
 }
 
 // tcpConn is a connection with an idle deadline, re-armed lazily: arm sets
@@ -769,15 +581,16 @@ func (r *tcpRun) fail(ph string, err error) error {
 type tcpConn struct {
 	c     *net.TCPConn
 	idle  time.Duration
-	armed time.Time // when the deadline was last set; zero forces arm
+	armed uint64 // when the deadline was last set (tcpNow); 0 forces arm
 }
 
-func (c *tcpConn) arm(now time.Time) error {
-	if !c.armed.IsZero() && now.Sub(c.armed) < c.idle/4 {
+// arm re-arms the idle deadline if due; now is tcpNow's reading.
+func (c *tcpConn) arm(now uint64) error {
+	if c.armed != 0 && now-c.armed < uint64(c.idle/4) {
 		return nil
 	}
 	c.armed = now
-	return c.c.SetDeadline(now.Add(c.idle))
+	return c.c.SetDeadline(time.Now().Add(c.idle))
 }
 
 // write writes b, in chunks that each re-arm the deadline.
@@ -787,7 +600,7 @@ func (c *tcpConn) write(b []byte) error {
 			return err
 		}
 		b = b[tcpIOChunk:]
-		if err := c.arm(time.Now()); err != nil {
+		if err := c.arm(tcpNow()); err != nil {
 			return err
 		}
 	}
@@ -803,7 +616,7 @@ func (c *tcpConn) readFull(b []byte) error {
 			return err
 		}
 		b = b[tcpIOChunk:]
-		if err := c.arm(time.Now()); err != nil {
+		if err := c.arm(tcpNow()); err != nil {
 			return err
 		}
 	}

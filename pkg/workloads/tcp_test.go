@@ -3,12 +3,14 @@ package workloads
 import (
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"io"
 	"math"
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -30,13 +32,13 @@ func tcpTestSpec(test string, sizes []int, iters, warmup int) Spec {
 	return s
 }
 
-func tcpLoopback(t *testing.T, spec Spec, opt Options) *EndResult {
+func tcpLoopback(t *testing.T, spec Spec, opt endOptions) *endResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), tcpHangGuard)
 	defer cancel()
-	res, err := RunLoopback(ctx, spec, opt)
+	res, err := runLoopback(ctx, &spec, opt)
 	if err != nil {
-		t.Fatalf("RunLoopback(%s): %v", spec.Test, err)
+		t.Fatalf("runLoopback(%s): %v", spec.Test, err)
 	}
 	if len(res.Results) != len(spec.Sizes) {
 		t.Fatalf("%d results for %d sizes", len(res.Results), len(spec.Sizes))
@@ -76,7 +78,7 @@ func checkTCPLatency(t *testing.T, l *report.Latency, count int64) {
 
 func TestTCPLatency(t *testing.T) {
 	spec := tcpTestSpec("tcp-lat", []int{2, 4096}, 50, 5)
-	res := tcpLoopback(t, spec, Options{})
+	res := tcpLoopback(t, spec, endOptions{})
 	for _, r := range res.Results {
 		if r.Iterations != 50 || r.Warmup != 5 {
 			t.Errorf("%d B: iterations %d warm-up %d, want 50 and 5", r.Size, r.Iterations, r.Warmup)
@@ -86,13 +88,18 @@ func TestTCPLatency(t *testing.T) {
 		if r.Bandwidth != nil || r.Intervals != nil {
 			t.Errorf("%d B: bandwidth or intervals in a latency test", r.Size)
 		}
+		// A TCP result records TCP's settings and the clock it was timed
+		// with, and none of RDMA's.
+		if e := r.Effective; e == nil || e.Connections != 1 || !e.NoDelay || e.SendBuf <= 0 || e.RecvBuf <= 0 || e.TxDepth != 0 || e.CQMod != 0 || r.Clock != "go" {
+			t.Errorf("%d B: settings %+v, clock %q; want one TCP_NODELAY connection with its socket buffers, timed by Go's clock", r.Size, e, r.Clock)
+		}
 	}
 }
 
 func TestTCPBandwidth(t *testing.T) {
 	const size, iters = 65536, 200
 	spec := tcpTestSpec("tcp-bw", []int{size}, iters, 10)
-	r := tcpLoopback(t, spec, Options{}).Results[0]
+	r := tcpLoopback(t, spec, endOptions{}).Results[0]
 	b := r.Bandwidth
 	if b == nil {
 		t.Fatal("no bandwidth")
@@ -118,7 +125,7 @@ func TestTCPSweep(t *testing.T) {
 		t.Run(test, func(t *testing.T) {
 			var mu sync.Mutex
 			var done []int
-			opt := Options{Progress: func(p Progress) {
+			opt := endOptions{progress: func(p Progress) {
 				mu.Lock()
 				defer mu.Unlock()
 				if p.Done {
@@ -156,7 +163,7 @@ func TestTCPDuration(t *testing.T) {
 			spec.Interval = 100 * time.Millisecond
 			var mu sync.Mutex
 			var progress []report.Interval
-			opt := Options{Progress: func(p Progress) {
+			opt := endOptions{progress: func(p Progress) {
 				mu.Lock()
 				defer mu.Unlock()
 				if p.Interval != nil {
@@ -239,7 +246,7 @@ func TestTCPBidirectional(t *testing.T) {
 	t.Run("iterations", func(t *testing.T) {
 		spec := tcpTestSpec("tcp-bw", []int{4096, 65536}, 300, 10)
 		spec.Bidirectional = true
-		for _, r := range tcpLoopback(t, spec, Options{}).Results {
+		for _, r := range tcpLoopback(t, spec, endOptions{}).Results {
 			check(t, r)
 			if r.Bandwidth.Messages != 300 || r.Reverse.Messages != 300 {
 				t.Errorf("%d B: %d and %d messages, want 300 each way", r.Size, r.Bandwidth.Messages, r.Reverse.Messages)
@@ -251,7 +258,7 @@ func TestTCPBidirectional(t *testing.T) {
 		spec.Bidirectional = true
 		spec.Duration = 200 * time.Millisecond
 		spec.Interval = 100 * time.Millisecond
-		r := tcpLoopback(t, spec, Options{}).Results[0]
+		r := tcpLoopback(t, spec, endOptions{}).Results[0]
 		check(t, r)
 		if len(r.Intervals) == 0 {
 			t.Error("no intervals")
@@ -266,14 +273,14 @@ type tcpPair struct {
 	clientLink func(Link) Link
 	serverLink func(Link) Link
 	serverCtx  context.Context
-	clientOpt  Options
+	clientOpt  endOptions
 }
 
-func (p tcpPair) run(t *testing.T) (cres *EndResult, cerr, serr error) {
+func (p tcpPair) run(t *testing.T) (cres *endResult, cerr, serr error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), tcpHangGuard)
 	defer cancel()
-	a, b := Pipe()
+	a, b, hangupA, hangupB := pipe()
 	if p.clientLink != nil {
 		a = p.clientLink(a)
 	}
@@ -284,15 +291,17 @@ func (p tcpPair) run(t *testing.T) (cres *EndResult, cerr, serr error) {
 	if p.serverCtx != nil {
 		sctx = p.serverCtx
 	}
-	p.clientOpt.PeerHost = "127.0.0.1"
+	p.clientOpt.peerHost = "127.0.0.1"
 	sdone, cdone := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(sdone)
-		_, serr = Run(sctx, p.spec, Server, b, Options{ListenHost: "127.0.0.1"})
+		defer hangupB()
+		_, serr = runEnd(sctx, &p.spec, serverEnd, b, endOptions{listenHost: "127.0.0.1"})
 	}()
 	go func() {
 		defer close(cdone)
-		cres, cerr = Run(ctx, p.spec, Client, a, p.clientOpt)
+		defer hangupA()
+		cres, cerr = runEnd(ctx, &p.spec, clientEnd, a, p.clientOpt)
 	}()
 	guard := time.After(tcpHangGuard / 2)
 	for _, ch := range []chan struct{}{cdone, sdone} {
@@ -362,11 +371,12 @@ func TestTCPDialFails(t *testing.T) {
 		spec: spec,
 		clientLink: func(l Link) Link {
 			return tcpHookLink{l, func(ctx context.Context, l Link, phase string, out, in any) (bool, error) {
-				if phase != "tcp-setup" {
+				if phase != "setup" {
 					return false, nil
 				}
 				err := l.Exchange(ctx, phase, out, in)
-				in.(*tcpSetup).Port = closed
+				msg := in.(*setupMsg)
+				msg.Body, _ = json.Marshal(tcpSetup{Port: closed, Token: 1})
 				return true, err
 			}}
 		},
@@ -393,7 +403,7 @@ func TestTCPPeerDies(t *testing.T) {
 			spec.IdleTimeout = time.Minute
 			sctx, kill := context.WithCancel(context.Background())
 			defer kill()
-			p := tcpPair{spec: spec, serverCtx: sctx, clientOpt: Options{Progress: func(p Progress) {
+			p := tcpPair{spec: spec, serverCtx: sctx, clientOpt: endOptions{progress: func(p Progress) {
 				if p.Interval != nil {
 					kill() // the client is in the data phase
 				}
@@ -423,10 +433,14 @@ func TestTCPSkipsStrayConnections(t *testing.T) {
 	sdone := make(chan struct{})
 	go func() {
 		defer close(sdone)
-		_, serr = Run(ctx, spec, Server, b, Options{ListenHost: "127.0.0.1"})
+		_, serr = runEnd(ctx, &spec, serverEnd, b, endOptions{listenHost: "127.0.0.1"})
 	}()
+	var msg0 setupMsg
+	if err := a.Exchange(ctx, "setup", setupMsg{Host: LocalHost()}, &msg0); err != nil {
+		t.Fatal(err)
+	}
 	var srv tcpSetup
-	if err := a.Exchange(ctx, "tcp-setup", tcpSetup{Host: LocalHost()}, &srv); err != nil {
+	if err := json.Unmarshal(msg0.Body, &srv); err != nil {
 		t.Fatal(err)
 	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(srv.Port))
@@ -448,7 +462,7 @@ func TestTCPSkipsStrayConnections(t *testing.T) {
 	wrong := dial(srv.Token+1, true) // a one-connection test has only token+0
 	dial(0, false).Close()
 	c := dial(srv.Token, true)
-	for _, ph := range []string{"tcp-connect", "ready/0"} {
+	for _, ph := range []string{"connected", "ready/0"} {
 		if err := a.Exchange(ctx, ph, nil, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -467,14 +481,14 @@ func TestTCPSkipsStrayConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out sizeOutcome
-	if err := a.Exchange(ctx, "finished/0", nil, nil); err != nil {
+	if err := a.Exchange(ctx, "finished/0", finishedMsg{Sent: 3}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := a.Exchange(ctx, "result/0", sizeOutcome{}, &out); err != nil {
 		t.Fatal(err)
 	}
-	if out.Received != 3 {
-		t.Errorf("server echoed %d messages, want 3", out.Received)
+	if out.Received == nil || *out.Received != 3 {
+		t.Errorf("server echoed %v messages, want 3", out.Received)
 	}
 	<-sdone
 	if serr != nil {
@@ -504,10 +518,11 @@ func TestTCPIdleTimeout(t *testing.T) {
 	cdone := make(chan struct{})
 	go func() {
 		defer close(cdone)
-		_, cerr = Run(ctx, spec, Client, a, Options{PeerHost: "127.0.0.1"})
+		_, cerr = runEnd(ctx, &spec, clientEnd, a, endOptions{peerHost: "127.0.0.1"})
 	}()
 	const token = 42
-	if err := b.Exchange(ctx, "tcp-setup", tcpSetup{Host: LocalHost(), Port: ln.Addr().(*net.TCPAddr).Port, Token: token}, nil); err != nil {
+	body, _ := json.Marshal(tcpSetup{Port: ln.Addr().(*net.TCPAddr).Port, Token: token})
+	if err := b.Exchange(ctx, "setup", setupMsg{Host: LocalHost(), Body: body}, nil); err != nil {
 		t.Fatal(err)
 	}
 	c, err := ln.Accept()
@@ -519,18 +534,22 @@ func TestTCPIdleTimeout(t *testing.T) {
 	if _, err := io.ReadFull(c, buf[:]); err != nil || binary.BigEndian.Uint64(buf[:]) != token {
 		t.Fatalf("token %x, %v; want %x", buf, err, token)
 	}
-	for _, ph := range []string{"tcp-connect", "ready/0"} {
+	for _, ph := range []string{"connected", "ready/0"} {
 		if err := b.Exchange(ctx, ph, nil, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
-	<-cdone // the server never answers
-	if !errors.Is(cerr, os.ErrDeadlineExceeded) {
-		t.Errorf("client error %v, want the idle timeout", cerr)
+	// The server never answers a ping: the client fails, and tells why.
+	var fin finishedMsg
+	if err := b.Exchange(ctx, "finished/0", finishedMsg{}, &fin); err != nil || !fin.Failed {
+		t.Errorf("finished: %+v, %v; want the client's failure", fin, err)
 	}
-	// The client told why it stopped.
-	var pe *PeerError
-	if err := b.Exchange(ctx, "finished/0", nil, nil); !errors.As(err, &pe) {
-		t.Errorf("after the client failed, the link gave %v, want its PeerError", err)
+	var out sizeOutcome
+	if err := b.Exchange(ctx, "result/0", sizeOutcome{}, &out); err != nil || !strings.Contains(out.Err, "idle timeout") {
+		t.Errorf("result: %+v, %v; want the client's idle timeout", out, err)
+	}
+	<-cdone
+	if !errors.Is(cerr, os.ErrDeadlineExceeded) || !errors.Is(cerr, errPeerSilent) {
+		t.Errorf("client error %v, want the idle timeout", cerr)
 	}
 }

@@ -1,0 +1,647 @@
+package workloads
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/rdmabench/rdmabench/pkg/report"
+)
+
+// The driver runs one end of one test, whatever its transport: it connects
+// the two ends, then for each size readies the loops, runs the warm-up and
+// the measured iterations (or the duration, in intervals), and exchanges
+// the outcome with the other end. The runners (rdma_linux.go, tcp.go)
+// implement only their loops.
+//
+// The two ends exchange, over the Link:
+//
+//	setup        each end's host, and what its runner needs to connect
+//	connected    barrier: both are connected (or one tells why not)
+//	per size i:
+//	ready/i      barrier: both have readied size i (or one tells why not)
+//	finished/i   each end's own sending is over: how many messages it sent,
+//	             and whether it failed
+//	result/i     each end's outcome: its bandwidth, what it received, its
+//	             error
+//
+// Errors of the loops travel in result/i, so that each end learns the
+// other's reason; only a failure to set up or ready a size is told at once
+// (Fail), at the phase the peer is waiting in.
+
+// role is the part an end plays. The client drives the test and measures;
+// the server answers (ping-pong responder, receiver, passive target) and
+// measures its own sending in bidirectional tests.
+type role int
+
+// Roles.
+const (
+	clientEnd role = iota
+	serverEnd
+)
+
+func (r role) String() string {
+	if r == serverEnd {
+		return "server"
+	}
+	return "client"
+}
+
+// endOptions are one end's local settings, not part of the Spec.
+type endOptions struct {
+	// device overrides the spec's device on this end (the server's own -d).
+	device string
+	// maxMem caps the memory this end registers or allocates for a test
+	// (the server's --max-mem); 0 means no cap.
+	maxMem uint64
+	// peerHost is the host the client dials for TCP tests (the server's
+	// address); empty means 127.0.0.1.
+	peerHost string
+	// listenHost is the address a server's TCP listener binds; empty means
+	// every address.
+	listenHost string
+	// run is the run number to report in progress events.
+	run int
+	// progress, when set, hears of each interval and finished size.
+	progress func(Progress)
+	// onHosts, when set, gets both ends' hosts once they are connected.
+	onHosts func(local report.Host, peer *report.Host)
+	// onResult, when set, gets each size's result as soon as it is known
+	// (the client's), with the clock it was timed with.
+	onResult func(report.Result, clockInfo)
+}
+
+// endResult is what one end measured.
+type endResult struct {
+	Host report.Host
+	// Peer describes the other end, as it reported itself.
+	Peer *report.Host
+	// Results holds one entry per size run (the client's; a server's has
+	// none).
+	Results []report.Result
+}
+
+// clockInfo names a clock and says what it is.
+type clockInfo struct {
+	name string
+	report.Clock
+}
+
+// runner is one end of one test on one transport.
+type runner interface {
+	// open makes this end's resources: device objects and buffers, a
+	// listener. It returns what the peer needs to connect (JSON-encodable)
+	// and the RDMA device this end uses (nil for TCP).
+	open(ctx context.Context) (local any, dev *report.Device, err error)
+	// connect connects to the peer, given its open message. It may return
+	// wait, which completes the connection after the "connected" barrier (a
+	// TCP server accepts during it).
+	connect(ctx context.Context, peer json.RawMessage) (wait func() error, err error)
+	// prepare readies one size and returns this end's part in it.
+	prepare(size int) (*stage, error)
+	// now reads the clock the loops time with, in ns.
+	now() uint64
+	clock() clockInfo
+	close()
+}
+
+// stage is one end's part in one size of a test. Any of ping, stream and
+// passive may be nil.
+type stage struct {
+	// ping is the client's timed loop of a latency test.
+	ping pingLoop
+	// stream is the sending side of a bandwidth test.
+	stream streamLoop
+	// passive runs until its traffic ends or settle ends it: the ping-pong
+	// responder, the receiver of a stream.
+	passive func() error
+	// settle ends passive once the peer's sending is over: peerOK tells
+	// whether the peer's sending went well, peerSent how many messages it
+	// sent in all. Nil when there is nothing to settle.
+	settle func(peerOK bool, peerSent uint64)
+	// received counts the messages passive received, warm-up included
+	// (nil when it does not count them).
+	received func() uint64
+	// abort stops every loop of the stage at once, from any goroutine.
+	abort func()
+	// release frees what prepare made.
+	release func()
+	// effective are the values the size runs with.
+	effective report.Effective
+	// warnings are notes for the size's result.
+	warnings []string
+}
+
+// pingLoop is the timed loop of a latency test.
+type pingLoop interface {
+	// ping runs up to len(samples) iterations and stores each one's time
+	// in ns. It returns how many ran, and returns early after the first
+	// sample that ends at or after until (0: no deadline).
+	ping(samples []uint64, until uint64) (int, error)
+	// done tells the peer the ping-pong is over (after the last sample).
+	done() error
+}
+
+// streamLoop is the sending side of a bandwidth test.
+type streamLoop interface {
+	// warmup sends n messages (per QP) and waits for all of them; they are
+	// not measured.
+	warmup(n int) error
+	// send sends until n measured messages (per QP) are complete (done), or
+	// the clock passes until.
+	send(n, until uint64) (done bool, err error)
+	// finish sends no more (duration mode) and waits for what is in flight.
+	finish() error
+	// measured are the measured messages complete so far (every QP), the
+	// clock at the first one's start and at the last one's completion.
+	measured() (msgs, firstNs, lastNs uint64)
+	// sent counts every message sent, warm-up included.
+	sent() uint64
+}
+
+// latBatch is how many latency samples one loop call returns at most.
+const latBatch = 4096
+
+// streamSlice is how long one call of a stream loop runs at most, so that
+// the driver looks at the context and the intervals.
+const streamSlice = uint64(time.Second)
+
+// errPeerClosed marks a connection the other end closed or reset, and
+// errPeerSilent a peer that stopped answering: both are usually the
+// consequence of a failure the peer reports itself.
+var (
+	errPeerClosed = errors.New("the peer closed the connection")
+	errPeerSilent = errors.New("the peer stopped answering")
+)
+
+// setupMsg is what each end tells the other at "setup".
+type setupMsg struct {
+	Host report.Host     `json:"host"`
+	Body json.RawMessage `json:"body,omitempty"`
+}
+
+// finishedMsg is what each end tells the other at "finished/i".
+type finishedMsg struct {
+	// Sent counts the messages this end sent at this size, warm-up
+	// included.
+	Sent   uint64 `json:"sent,omitempty"`
+	Failed bool   `json:"failed,omitempty"`
+}
+
+// sizeOutcome is what each end reports at "result/i".
+type sizeOutcome struct {
+	// Bandwidth is this end's sending, in a bandwidth test.
+	Bandwidth *report.Bandwidth `json:"bandwidth,omitempty"`
+	// Received counts the messages this end received, warm-up included,
+	// where it counts them (SENDs, TCP).
+	Received *uint64 `json:"received,omitempty"`
+	Err      string  `json:"error,omitempty"`
+}
+
+func phase(name string, i int) string { return fmt.Sprintf("%s/%d", name, i) }
+
+// runEnd runs the normalized spec on this end, talking to the other end
+// through link. On a failure, the results of the sizes before it are
+// returned with the error, and the failing size's result records it.
+func runEnd(ctx context.Context, spec *Spec, role role, link Link, o endOptions) (*endResult, error) {
+	var r runner
+	if spec.Info().IsRDMA() {
+		r = newRDMA(spec, role, o)
+	} else {
+		r = newTCP(spec, role, o)
+	}
+	defer r.close()
+	d := &driver{spec: spec, role: role, link: link, o: o, r: r}
+	return d.run(ctx)
+}
+
+// runLoopback runs both ends of the normalized spec in this process, on
+// the local device (or over loopback TCP), and returns the client's
+// result.
+func runLoopback(ctx context.Context, spec *Spec, o endOptions) (*endResult, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	a, b, hangupA, hangupB := pipe()
+	so := endOptions{device: spec.ServerDevice, maxMem: o.maxMem, listenHost: "127.0.0.1"}
+	if so.device == "" {
+		so.device = spec.Device
+	}
+	if o.peerHost == "" {
+		o.peerHost = "127.0.0.1"
+	}
+	var wg sync.WaitGroup
+	var serr error
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer hangupB()
+		_, serr = runEnd(ctx, spec, serverEnd, b, so)
+	}()
+	res, err := runEnd(ctx, spec, clientEnd, a, o)
+	hangupA()
+	if err != nil {
+		cancel()
+	}
+	wg.Wait()
+	if err == nil && serr != nil {
+		err = fmt.Errorf("server side: %w", serr)
+	}
+	// The client's error is the more telling one, unless the server failed
+	// first and the client only carries its message.
+	var pe *PeerError
+	if errors.As(err, &pe) && serr != nil && !errors.As(serr, &pe) {
+		err = fmt.Errorf("server side: %w", serr)
+	}
+	return res, err
+}
+
+type driver struct {
+	spec    *Spec
+	role    role
+	link    Link
+	o       endOptions
+	r       runner
+	samples []uint64 // the client's latency batch
+}
+
+func (d *driver) run(ctx context.Context) (*endResult, error) {
+	host := LocalHost()
+	local, dev, err := d.r.open(ctx)
+	if err != nil {
+		return nil, d.told(ctx, "setup", err)
+	}
+	host.Device = dev
+	body, err := json.Marshal(local)
+	if err != nil {
+		return nil, d.told(ctx, "setup", err)
+	}
+	var peer setupMsg
+	if err := d.link.Exchange(ctx, "setup", setupMsg{Host: host, Body: body}, &peer); err != nil {
+		return nil, d.cause(ctx, err)
+	}
+	res := &endResult{Host: host, Peer: &peer.Host}
+	wait, err := d.r.connect(ctx, peer.Body)
+	if err != nil {
+		return res, d.told(ctx, "connected", err)
+	}
+	if err := d.link.Exchange(ctx, "connected", nil, nil); err != nil {
+		return res, d.cause(ctx, err)
+	}
+	if wait != nil {
+		if err := wait(); err != nil {
+			return res, d.told(ctx, phase("ready", 0), err)
+		}
+	}
+	if d.o.onHosts != nil {
+		d.o.onHosts(host, res.Peer)
+	}
+	for i, size := range d.spec.Sizes {
+		r, err := d.size(ctx, i, size)
+		if d.role == clientEnd {
+			res.Results = append(res.Results, r)
+			if d.o.onResult != nil {
+				d.o.onResult(r, d.r.clock())
+			}
+		}
+		if err != nil {
+			return res, err
+		}
+		if d.o.progress != nil {
+			d.o.progress(Progress{Run: d.o.run, Test: d.spec.Test, Size: size, Done: true})
+		}
+	}
+	return res, nil
+}
+
+// told tells the peer, waiting at phase, that this end failed with err, and
+// returns err (or why this end was stopped).
+func (d *driver) told(ctx context.Context, phase string, err error) error {
+	var pe *PeerError
+	if !errors.As(err, &pe) && ctx.Err() == nil {
+		tctx, cancel := context.WithTimeout(ctx, d.spec.IdleTimeout)
+		_ = d.link.Exchange(tctx, phase, Fail(err), nil)
+		cancel()
+	}
+	return d.cause(ctx, err)
+}
+
+// cause returns, for an end stopped from outside (the server lost, an
+// interrupt), why it was stopped rather than the error that followed.
+func (d *driver) cause(ctx context.Context, err error) error {
+	if err != nil && ctx.Err() != nil {
+		if c := context.Cause(ctx); c != nil && c != ctx.Err() {
+			return c
+		}
+	}
+	return err
+}
+
+func (d *driver) baseResult(size int) report.Result {
+	s := d.spec
+	r := report.Result{Test: s.Test, Connection: s.Connection, Size: size, Iterations: s.ItersFor(size),
+		Warmup: s.WarmupFor(size), Clock: d.r.clock().name}
+	if s.Info().IsRDMA() {
+		r.QPs = s.QPs
+	}
+	if s.Duration > 0 {
+		r.DurationS = s.Duration.Seconds()
+		r.Iterations = 0
+	}
+	return r
+}
+
+// size runs size i on this end and returns its result (the client's).
+func (d *driver) size(ctx context.Context, i, size int) (res report.Result, err error) {
+	res = d.baseResult(size)
+	defer func() {
+		if err != nil {
+			err = d.cause(ctx, err)
+			res.Error = err.Error()
+		}
+	}()
+	st, err := d.r.prepare(size)
+	if err != nil {
+		return res, d.told(ctx, phase("ready", i), err)
+	}
+	defer st.release()
+	eff := st.effective
+	res.Effective = &eff
+	res.Warnings = append(res.Warnings, st.warnings...)
+	defer context.AfterFunc(ctx, st.abort)()
+	if err := d.link.Exchange(ctx, phase("ready", i), nil, nil); err != nil {
+		return res, err
+	}
+
+	passiveDone := make(chan error, 1)
+	if st.passive != nil {
+		go func() {
+			err := st.passive()
+			if err != nil {
+				st.abort() // the other direction stops too
+			}
+			passiveDone <- err
+		}()
+	} else {
+		passiveDone <- nil
+	}
+	var mine sizeOutcome
+	var sent uint64
+	var runErr error
+	switch {
+	case st.ping != nil:
+		res.Latency, sent, runErr = d.measurePing(st.ping, size, &res)
+	case st.stream != nil:
+		mine.Bandwidth, runErr = d.measureStream(ctx, st.stream, size, &res)
+		sent = st.stream.sent()
+	}
+	if runErr != nil {
+		st.abort()
+	}
+
+	var peerFin finishedMsg
+	ferr := d.link.Exchange(ctx, phase("finished", i), finishedMsg{Sent: sent, Failed: runErr != nil}, &peerFin)
+	peerOK := ferr == nil && !peerFin.Failed
+	if st.settle != nil {
+		st.settle(peerOK, peerFin.Sent)
+	}
+	if !peerOK {
+		st.abort()
+	}
+	passiveErr := <-passiveDone
+	if !peerOK {
+		passiveErr = nil // stopped because the peer failed: its error tells
+	}
+	if ferr != nil {
+		// This end's own failure, if any, says more than the lost link.
+		return res, firstErr(runErr, ferr)
+	}
+	if st.received != nil {
+		n := st.received()
+		mine.Received = &n
+	}
+	myErr := firstErr(runErr, passiveErr)
+	if myErr != nil {
+		mine.Err = myErr.Error()
+	}
+	var peer sizeOutcome
+	if err := d.link.Exchange(ctx, phase("result", i), mine, &peer); err != nil {
+		return res, firstErr(myErr, err)
+	}
+	if err := pickError(myErr, peer.Err, phase("result", i)); err != nil {
+		return res, err
+	}
+	if d.role == serverEnd {
+		return res, nil
+	}
+	return res, d.compose(&res, mine, peer, sent, peerFin.Sent)
+}
+
+// firstErr returns the first of errs that is not nil.
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pickError chooses what to report when this end (mine) or the peer
+// (peerErr) failed: this end's error, unless it is only the consequence
+// of the peer's (the peer closed the connection or went silent).
+func pickError(mine error, peerErr, ph string) error {
+	switch {
+	case peerErr == "":
+		return mine
+	case mine == nil, errors.Is(mine, errPeerClosed), errors.Is(mine, errPeerSilent):
+		return &PeerError{Phase: ph, Msg: peerErr}
+	}
+	return mine
+}
+
+// compose completes the client's result with the server's outcome, and
+// checks that each direction delivered what it sent.
+func (d *driver) compose(r *report.Result, mine, peer sizeOutcome, sent, peerSent uint64) error {
+	s := d.spec
+	r.Bandwidth = mine.Bandwidth
+	if s.Bidirectional {
+		if peer.Bandwidth == nil {
+			return errors.New("the server reported no bandwidth for its direction")
+		}
+		r.Reverse = peer.Bandwidth
+		r.Total = report.Sum(r.Bandwidth, r.Reverse)
+	}
+	reliable := s.Connection == "RC" || s.Connection == "TCP"
+	for _, dir := range []struct {
+		got        *uint64
+		sent       uint64
+		from, to   string
+		sentByThis bool
+	}{{peer.Received, sent, "client", "server", true}, {mine.Received, peerSent, "server", "client", false}} {
+		if dir.got == nil || *dir.got == dir.sent {
+			continue
+		}
+		if reliable {
+			return fmt.Errorf("the %s received %d messages, the %s sent %d", dir.to, *dir.got, dir.from, dir.sent)
+		}
+		if *dir.got < dir.sent {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("%d of %d messages from the %s arrived (%s does not retransmit; %.2f%% lost)",
+				*dir.got, dir.sent, dir.from, s.Connection, 100*float64(dir.sent-*dir.got)/float64(dir.sent)))
+		}
+	}
+	return nil
+}
+
+// measurePing runs the client's latency loop: the warm-up (discarded),
+// then the measured iterations or the duration, in batches of at most
+// latBatch samples, so memory does not grow with the count and a sample
+// never spans two calls. It returns the latency, and how many iterations
+// ran in all.
+func (d *driver) measurePing(l pingLoop, size int, r *report.Result) (*report.Latency, uint64, error) {
+	s := d.spec
+	if d.samples == nil {
+		d.samples = make([]uint64, latBatch)
+	}
+	batch := d.samples
+	warm, iters := s.WarmupFor(size), s.ItersFor(size)
+	var ran uint64
+	for done := 0; done < warm; {
+		n, err := l.ping(batch[:min(len(batch), warm-done)], 0)
+		ran += uint64(n)
+		if err != nil {
+			return nil, ran, fmt.Errorf("warm-up: %w", err)
+		}
+		done += n
+	}
+	rec := report.NewLatencyRecorder(s.Info().Basis)
+	if s.Duration == 0 {
+		for done := 0; done < iters; {
+			n, err := l.ping(batch[:min(len(batch), iters-done)], 0)
+			ran += uint64(n)
+			if err != nil {
+				return nil, ran, err
+			}
+			rec.RecordBatch(batch[:n])
+			done += n
+		}
+	} else {
+		// Each call returns at the first sample that ends past the
+		// interval's end, so intervals are as long as asked whatever the
+		// latency.
+		iv := report.NewLatencyRecorder(rec.Basis())
+		start := d.r.now()
+		end := start + uint64(s.Duration)
+		for ivStart := start; ; {
+			ivEnd := min(ivStart+uint64(s.Interval), end)
+			n, err := l.ping(batch, ivEnd)
+			ran += uint64(n)
+			if err != nil {
+				return nil, ran, err
+			}
+			rec.RecordBatch(batch[:n])
+			iv.RecordBatch(batch[:n])
+			now := d.r.now()
+			if now < ivEnd {
+				continue // the batch filled up first
+			}
+			d.interval(r, report.Interval{StartS: float64(ivStart-start) / 1e9, DurationS: float64(now-ivStart) / 1e9,
+				Latency: iv.Snapshot()})
+			iv.Reset()
+			ivStart = now
+			if now >= end {
+				break
+			}
+		}
+	}
+	if err := l.done(); err != nil {
+		return nil, ran, err
+	}
+	lat := rec.Snapshot()
+	r.Iterations = int(rec.Count())
+	if c := d.r.clock(); lat.Count > 0 && lat.MinNs < 20*c.ResolutionNs {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("the minimum latency %.0f ns is within 20x the clock resolution %.0f ns",
+			lat.MinNs, c.ResolutionNs))
+	}
+	return lat, ran, nil
+}
+
+// measureStream runs the sending side of a bandwidth test: the warm-up,
+// then the measured messages or the duration, whose intervals tile the
+// measured period (the last one ends at the last completion).
+func (d *driver) measureStream(ctx context.Context, l streamLoop, size int, r *report.Result) (*report.Bandwidth, error) {
+	s := d.spec
+	warm, iters := s.WarmupFor(size), s.ItersFor(size)
+	if warm > 0 {
+		if err := l.warmup(warm); err != nil {
+			return nil, fmt.Errorf("warm-up: %w", err)
+		}
+	}
+	if s.Duration == 0 {
+		for {
+			done, err := l.send(uint64(iters), d.r.now()+streamSlice)
+			if err != nil {
+				return nil, err
+			}
+			if done {
+				break
+			}
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+		}
+	} else {
+		const unbounded = 1 << 46
+		start := d.r.now()
+		end := start + uint64(s.Duration)
+		ivStart, prev := start, uint64(0)
+		closeInterval := func(at, msgs uint64) {
+			d.interval(r, report.Interval{StartS: float64(ivStart-start) / 1e9, DurationS: float64(at-ivStart) / 1e9,
+				Bandwidth: report.NewBandwidth((msgs-prev)*uint64(size), msgs-prev, time.Duration(at-ivStart))})
+			ivStart, prev = at, msgs
+		}
+		for {
+			next := min(ivStart+uint64(s.Interval), end)
+			if _, err := l.send(unbounded, next); err != nil {
+				return nil, err
+			}
+			now := d.r.now()
+			if now >= end {
+				break
+			}
+			if now >= next {
+				msgs, _, _ := l.measured()
+				closeInterval(now, msgs)
+			}
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+		}
+		if err := l.finish(); err != nil {
+			return nil, err
+		}
+		msgs, _, last := l.measured()
+		closeInterval(max(last, ivStart), msgs)
+	}
+	msgs, first, last := l.measured()
+	if s.Duration == 0 {
+		r.Iterations = iters
+	} else {
+		r.Iterations = int(msgs)
+	}
+	return report.NewBandwidth(msgs*uint64(size), msgs, time.Duration(last-first)), nil
+}
+
+// interval records a finished interval of the client's result and reports
+// it.
+func (d *driver) interval(r *report.Result, iv report.Interval) {
+	if d.role != clientEnd {
+		return
+	}
+	r.Intervals = append(r.Intervals, iv)
+	if d.o.progress != nil {
+		d.o.progress(Progress{Run: d.o.run, Test: d.spec.Test, Size: r.Size, Interval: &iv})
+	}
+}

@@ -1,0 +1,333 @@
+package workloads
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/rdmabench/rdmabench/internal/buildinfo"
+	"github.com/rdmabench/rdmabench/pkg/report"
+)
+
+// Request is what a user asks to run: which tests, with which settings,
+// how many times.
+type Request struct {
+	// Tests run in this order, each at every size.
+	Tests []string
+	// Spec holds the settings as asked: a zero field (-1 for Warmup,
+	// Inline and GIDIndex) leaves each test its default. Its Test is not
+	// used.
+	Spec Spec
+	// Suite runs Tests as a suite: a setting that does not apply to one of
+	// them is left out for it rather than refused, and sizes asked for do
+	// not apply to the atomic tests (their messages are 8 bytes).
+	Suite bool
+	// Baseline adds, after each RDMA test, the TCP test of its kind at the
+	// same sizes.
+	Baseline bool
+	// Repeat runs everything this many times (0 or 1: once), in one
+	// document.
+	Repeat int
+	// Command is the command line, recorded in the document.
+	Command []string
+	// Progress, when set, hears about each step as it happens.
+	Progress func(Progress)
+	// Checkpoint, when set, gets the document after each measurement,
+	// marked partial, so that a run killed midway keeps what it measured.
+	// Its error stops the run.
+	Checkpoint func(*report.Document) error
+}
+
+// Progress reports how far a run is.
+type Progress struct {
+	Run  int // the run, 1-based, when runs repeat; 0 otherwise
+	Test string
+	Size int
+	// Start: Test begins (Size is its first size).
+	Start bool
+	// Interval: a duration-mode interval of Size ended.
+	Interval *report.Interval
+	// Done: Size finished.
+	Done bool
+	// Skipped counts sizes of Test that will not run (it failed).
+	Skipped int
+}
+
+// Run is a validated Request, ready to execute.
+type Run struct {
+	req   Request
+	specs []Spec // normalized
+}
+
+// NewRun checks req and plans its tests: every mistake in it (an unknown
+// test, a setting that does not apply, an impossible size) is an error here,
+// before anything runs.
+func NewRun(req Request) (*Run, error) {
+	if len(req.Tests) == 0 {
+		return nil, errors.New("no test to run")
+	}
+	if req.Repeat < 0 {
+		return nil, fmt.Errorf("repeat %d must be at least 1", req.Repeat)
+	}
+	req.Repeat = max(req.Repeat, 1)
+	r := &Run{req: req}
+	for _, name := range req.Tests {
+		s, err := specFor(req.Spec, name, req.Suite)
+		if err != nil {
+			return nil, err
+		}
+		if req.Suite && s.Info().Op == OpAtomic {
+			s.Sizes = nil // atomics stay at 8 bytes
+		}
+		if err := s.Normalize(); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		r.specs = append(r.specs, s)
+		if req.Baseline && s.Info().IsRDMA() {
+			b, err := tcpBaseline(req.Spec, s)
+			if err != nil {
+				return nil, err
+			}
+			r.specs = append(r.specs, b)
+		}
+	}
+	return r, nil
+}
+
+// tcpBaseline is the TCP test that matches the RDMA test s, at its sizes,
+// with the settings asked that apply to TCP.
+func tcpBaseline(asked, s Spec) (Spec, error) {
+	name := "tcp-lat"
+	if s.Info().Metric == Bandwidth {
+		name = "tcp-bw"
+	}
+	b, _ := specFor(asked, name, true)
+	b.Sizes = s.Sizes
+	if err := b.Normalize(); err != nil {
+		return b, fmt.Errorf("%s: %w", name, err)
+	}
+	return b, nil
+}
+
+// Specs are the tests the run executes, normalized, in order (once per
+// repeat).
+func (r *Run) Specs() []Spec { return r.specs }
+
+// Steps is the number of measurements the run makes: every size of every
+// test, every repeat.
+func (r *Run) Steps() int {
+	n := 0
+	for _, s := range r.specs {
+		n += len(s.Sizes)
+	}
+	return n * r.req.Repeat
+}
+
+// Target is where the other end of each test runs.
+type Target struct {
+	// Remote runs it, when set: an `rdmabench serve` reached through the
+	// control protocol. Nil runs both ends in this process (loopback).
+	Remote Remote
+	// Host is the server's address as given: recorded in the document,
+	// and dialled by the TCP tests.
+	Host string
+}
+
+// Remote is a server that runs the other end of tests: pkg/control's
+// Client, seen through what a run needs of it.
+type Remote interface {
+	// Start asks the server to run the server end of the test spec
+	// describes (the JSON of a normalized Spec).
+	Start(ctx context.Context, test string, spec json.RawMessage) (RemoteTest, error)
+	// Version is the server's rdmabench version.
+	Version() string
+}
+
+// RemoteTest is one test in progress on a Remote.
+type RemoteTest interface {
+	// Transport carries the test's exchanges.
+	Transport
+	// Lost is closed when the server is lost mid-test; LostErr says why.
+	Lost() <-chan struct{}
+	LostErr() error
+	// Finish waits for the server's end to return, and returns its error.
+	Finish(ctx context.Context) error
+}
+
+// Execute runs every test (every repeat) against target and returns one
+// complete document. A test that fails records its error and the run goes
+// on with the next; the first error is returned with the document. An
+// interrupted run (ctx) returns what it measured, marked with the cause.
+func (r *Run) Execute(ctx context.Context, target Target) (*report.Document, error) {
+	e := &execution{run: r, target: target, doc: r.newDocument(target)}
+	var firstErr error
+	for rep := 1; rep <= r.req.Repeat && ctx.Err() == nil; rep++ {
+		e.rep = 0
+		if r.req.Repeat > 1 {
+			e.rep = rep
+		}
+		for i := range r.specs {
+			if ctx.Err() != nil {
+				break
+			}
+			if err := e.test(ctx, &r.specs[i]); err != nil && firstErr == nil {
+				firstErr = err
+			}
+		}
+	}
+	doc := e.doc
+	if doc.Hosts.Local.Hostname == "" {
+		doc.Hosts.Local = LocalHost()
+	}
+	if ctx.Err() != nil {
+		doc.Error = "interrupted: " + context.Cause(ctx).Error()
+		if firstErr == nil {
+			firstErr = ctx.Err()
+		}
+	} else if firstErr != nil {
+		doc.Error = firstErr.Error()
+	}
+	if r.req.Repeat > 1 {
+		doc.Summaries = report.Summarize(doc)
+	}
+	doc.End = time.Now().UTC()
+	doc.Partial = false
+	return doc, firstErr
+}
+
+// newDocument starts the document of a run: what ran it, and what was asked.
+func (r *Run) newDocument(target Target) *report.Document {
+	doc := report.NewDocument()
+	bi := buildinfo.Get()
+	doc.Tool = report.Tool{Name: bi.Name, Version: bi.Version, Commit: bi.Commit, GoVersion: bi.GoVersion, Verbs: bi.Verbs}
+	if r.req.Command != nil {
+		doc.Command = r.req.Command
+	}
+	doc.Start = time.Now().UTC()
+	doc.Clocks = map[string]report.Clock{}
+	doc.Params = r.req.Spec.requested()
+	if r.req.Repeat > 1 {
+		doc.Params.Repeat = r.req.Repeat
+	}
+	if target.Remote != nil {
+		doc.Params.Server = target.Host
+		if v := target.Remote.Version(); v != buildinfo.Version {
+			doc.Warnings = append(doc.Warnings, fmt.Sprintf("the server runs rdmabench %s, this client %s (same protocol %d)",
+				v, buildinfo.Version, buildinfo.ProtocolVersion))
+		}
+	} else {
+		doc.Params.Loopback = true
+	}
+	doc.Partial = true
+	return doc
+}
+
+// execution is the state of one Execute.
+type execution struct {
+	run    *Run
+	target Target
+	doc    *report.Document
+	rep    int // the run under way when runs repeat, else 0
+}
+
+// test runs one test (every size) and adds its results to the document.
+func (e *execution) test(ctx context.Context, s *Spec) error {
+	progress := e.run.req.Progress
+	if progress != nil {
+		progress(Progress{Run: e.rep, Test: s.Test, Size: s.Sizes[0], Start: true})
+	}
+	done, recorded := 0, false // sizes measured; a failure recorded in a result
+	var checkErr error
+	o := endOptions{
+		progress: progress,
+		run:      e.rep,
+		onHosts:  e.hosts,
+		onResult: func(res report.Result, c clockInfo) {
+			res.Run = e.rep
+			e.doc.Clocks[c.name] = c.Clock
+			e.doc.Results = append(e.doc.Results, res)
+			if res.Error == "" {
+				done++
+			} else {
+				recorded = true
+			}
+			if cp := e.run.req.Checkpoint; cp != nil && checkErr == nil {
+				checkErr = cp(e.doc)
+			}
+		},
+	}
+	var err error
+	if e.target.Remote == nil {
+		_, err = runLoopback(ctx, s, o)
+	} else {
+		o.peerHost = e.target.Host
+		_, err = runRemote(ctx, e.target.Remote, s, o)
+	}
+	if err == nil {
+		err = checkErr
+	}
+	if err == nil {
+		return nil
+	}
+	err = fmt.Errorf("%s: %w", s.Test, err)
+	if !recorded {
+		// It failed before any size began: its first size says why.
+		e.doc.Results = append(e.doc.Results, report.Result{Test: s.Test, Connection: s.Connection, Size: s.Sizes[0],
+			Run: e.rep, Error: err.Error()})
+	}
+	if progress != nil {
+		progress(Progress{Run: e.rep, Test: s.Test, Skipped: len(s.Sizes) - done})
+	}
+	return err
+}
+
+// hosts records both ends as a test found them: the first test that names a
+// device fills in the devices.
+func (e *execution) hosts(local report.Host, peer *report.Host) {
+	h := &e.doc.Hosts
+	if h.Local.Hostname == "" || (h.Local.Device == nil && local.Device != nil) {
+		h.Local = local
+	}
+	if e.target.Remote != nil && peer != nil && (h.Remote == nil || (h.Remote.Device == nil && peer.Device != nil)) {
+		p := *peer
+		h.Remote = &p
+	}
+}
+
+// runRemote runs the client end of s against the server behind remote.
+func runRemote(ctx context.Context, remote Remote, s *Spec, o endOptions) (*endResult, error) {
+	raw, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	rt, err := remote.Start(ctx, s.Test, raw)
+	if err != nil {
+		return nil, err
+	}
+	// A server that dies mid-test must stop this end's timed loops at once,
+	// not at their idle timeout.
+	tctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() {
+		select {
+		case <-rt.Lost():
+			cancel(fmt.Errorf("lost the server mid-test: %w", rt.LostErr()))
+		case <-tctx.Done():
+		}
+	}()
+	res, rerr := runEnd(tctx, s, clientEnd, NewLink(rt), o)
+	if cause := context.Cause(tctx); rerr != nil && ctx.Err() == nil && cause != nil && cause != context.Canceled {
+		return res, cause
+	}
+	ferr := rt.Finish(ctx)
+	var pe *PeerError
+	switch {
+	case rerr != nil && errors.As(rerr, &pe) && ferr != nil:
+		return res, ferr // the server's own account of what went wrong
+	case rerr != nil:
+		return res, rerr
+	}
+	return res, ferr
+}

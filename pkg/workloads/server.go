@@ -1,0 +1,68 @@
+package workloads
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Server runs the server end of the tests clients send (`rdmabench serve`):
+// pkg/control carries the spec and the exchanges, Server decides and runs.
+type Server struct {
+	// Device is the RDMA device tests run on, unless a client names one
+	// (Spec.ServerDevice); empty means the first.
+	Device string
+	// MaxMem caps the memory a test may register or allocate here; 0 means
+	// no cap.
+	MaxMem uint64
+	// ListenHost is the address TCP tests listen on (the control
+	// listener's); empty means every address.
+	ListenHost string
+}
+
+// ErrOverLimit marks a test refused because it asks for more than the
+// server allows.
+var ErrOverLimit = errors.New("over this server's limit")
+
+// ServerTest is a test a Server accepted: its spec, decoded and normalized
+// once.
+type ServerTest struct {
+	srv  *Server
+	spec Spec
+}
+
+// Accept decodes and checks a client's spec before the test runs: a
+// malformed or invalid spec is an error, and so is a test over the memory
+// cap (wrapping ErrOverLimit).
+func (sv *Server) Accept(raw json.RawMessage) (*ServerTest, error) {
+	var s Spec
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, fmt.Errorf("malformed test spec: %w", err)
+	}
+	if err := s.Normalize(); err != nil {
+		return nil, err
+	}
+	if need := s.RegisteredBytes(); sv.MaxMem > 0 && need > sv.MaxMem {
+		largest := 0
+		for _, z := range s.Sizes {
+			largest = max(largest, z)
+		}
+		return nil, fmt.Errorf("%w: %s needs %d bytes of registered memory (%d B messages); this server allows %d (--max-mem)",
+			ErrOverLimit, s.Test, need, largest, sv.MaxMem)
+	}
+	return &ServerTest{srv: sv, spec: s}, nil
+}
+
+// Name is the test's name, for logs.
+func (t *ServerTest) Name() string { return t.spec.Test }
+
+// Run runs the test's server end, exchanging with the client through tr.
+func (t *ServerTest) Run(ctx context.Context, tr Transport) error {
+	o := endOptions{device: t.srv.Device, maxMem: t.srv.MaxMem, listenHost: t.srv.ListenHost}
+	if t.spec.ServerDevice != "" {
+		o.device = t.spec.ServerDevice
+	}
+	_, err := runEnd(ctx, &t.spec, serverEnd, NewLink(tr), o)
+	return err
+}
