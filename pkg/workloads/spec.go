@@ -130,11 +130,11 @@ type Spec struct {
 	// outstanding sends of a bandwidth test.
 	TxDepth int `json:"tx_depth,omitempty"`
 	// RxDepth is the receive queue depth of SEND tests.
-	RxDepth  int `json:"rx_depth,omitempty"`
-	QPs      int `json:"qps,omitempty"`
-	Inline   int `json:"inline"` // -1: default (220 for write and send latency, else 0)
-	CQMod    int `json:"cq_mod,omitempty"`
-	PostList int `json:"post_list,omitempty"`
+	RxDepth  int  `json:"rx_depth,omitempty"`
+	QPs      int  `json:"qps,omitempty"`
+	Inline   int  `json:"inline"` // -1: default (220 for write and send latency, else 0)
+	CQMod    int  `json:"cq_mod,omitempty"`
+	PostList int  `json:"post_list,omitempty"`
 	Events   bool `json:"events,omitempty"`
 	// Bidirectional: both ends send at once (bandwidth tests).
 	Bidirectional bool   `json:"bidirectional,omitempty"`
