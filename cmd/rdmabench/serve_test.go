@@ -124,6 +124,18 @@ func TestServeMaxMem(t *testing.T) {
 	}
 }
 
+// TestServeMaxMemAnySize: --max-mem takes any byte size, well above the
+// largest message.
+func TestServeMaxMemAnySize(t *testing.T) {
+	port, log := startServer(t, "--max-mem", "64G")
+	if !strings.Contains(log.String(), "max-mem 68719476736 bytes") {
+		t.Fatalf("serve --max-mem 64G logged %q", log.String())
+	}
+	if _, stderr, code := cli(t, "tcp-lat", "127.0.0.1", "-p", port, "-n", "5"); code != 0 {
+		t.Fatalf("a test under the cap: exit %d, %q", code, stderr)
+	}
+}
+
 func TestServeNobodyListening(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
