@@ -15,7 +15,8 @@ import (
 // tests it applies to; in a suite it is left out for those tests.
 type Knob struct {
 	Name string
-	// why says, when set, why the knob does not apply to some tests.
+	// why says, when set, why the knob does not apply to the RDMA tests it
+	// does not apply to (for TCP, the list of tests says enough).
 	why     string
 	applies func(TestInfo) bool
 	set     func(*Spec) bool // the spec as asked sets it
@@ -39,7 +40,7 @@ func (k Knob) Tests() []string {
 // NotFor is the error of a knob asked for test, which it does not apply to.
 func (k Knob) NotFor(test string) error {
 	why := ""
-	if k.why != "" {
+	if t, _ := LookupTest(test); k.why != "" && t.IsRDMA() {
 		why = " (" + k.why + ")"
 	}
 	tests := k.Tests()
