@@ -84,6 +84,7 @@ baseline measured the same way. Latency is reported as a full distribution
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newVersionCmd(), newDevicesCmd(), newServeCmd(), newSuiteCmd())
 	root.AddCommand(newReportCmd(), newCompareCmd())
+	root.AddCommand(newPlotCmd())
 	for _, t := range workloads.Tests {
 		root.AddCommand(newTestCmd(t))
 	}
