@@ -492,7 +492,7 @@ func linearAxis(label string, top float64) axis {
 	a := axis{label: label, lo: 0, hi: float64(n) * step}
 	for i := 0; i <= n; i++ {
 		v := float64(i) * step
-		a.ticks = append(a.ticks, tick{v, num(v)})
+		a.ticks = append(a.ticks, tick{v, tickNum(v)})
 	}
 	return a
 }
@@ -519,11 +519,22 @@ func logAxis(label string, lo, hi float64) axis {
 	for d := d0; d <= d1; d++ {
 		for _, m := range mults {
 			if v := m * math.Pow(10, float64(d)); v <= a.hi*(1+1e-9) {
-				a.ticks = append(a.ticks, tick{v, num(v)})
+				a.ticks = append(a.ticks, tick{v, tickNum(v)})
 			}
 		}
 	}
 	return a
+}
+
+// tickNum labels a tick: "0.5", "200", "20k", "1M".
+func tickNum(v float64) string {
+	switch {
+	case v >= 1e6:
+		return num(v/1e6) + "M"
+	case v >= 1e4:
+		return num(v/1e3) + "k"
+	}
+	return num(v)
 }
 
 // sizeAxis is a log2 axis over the message sizes, a tick at each size when

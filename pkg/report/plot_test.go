@@ -116,6 +116,11 @@ func TestPlotAxes(t *testing.T) {
 			t.Errorf("sizeLabel(%d) = %q, want %q", n, got, want)
 		}
 	}
+	for v, want := range map[float64]string{0.5: "0.5", 200: "200", 5000: "5000", 20000: "20k", 1e6: "1M", 2.5e6: "2.5M"} {
+		if got := tickNum(v); got != want {
+			t.Errorf("tickNum(%v) = %q, want %q", v, got, want)
+		}
+	}
 	a := linearAxis("", 98.4)
 	if a.hi != 100 || len(a.ticks) != 6 || a.ticks[1].label != "20" {
 		t.Errorf("linear axis to 98.4: %+v", a)
