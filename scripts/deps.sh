@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install the Debian packages needed to build rdmabench and to run its tests,
-# including the Soft-RoCE VM harness (scripts/vm.sh).
+# including the Soft-RoCE VM harness (scripts/vm.sh) and the headless
+# browser that tests the plots.
 #
 # Usage: scripts/deps.sh
 #
@@ -17,6 +18,9 @@ packages=(
 	rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest iproute2
 	# scripts/vs-perftest.sh parses rdmabench's JSON
 	jq
+	# the browser test of `rdmabench plot` (headless, driven by chromedp) and
+	# a font for its screenshots
+	chromium fonts-dejavu-core
 	# the Soft-RoCE VM: emulator, guest initramfs tools
 	qemu-system-x86 busybox-static kmod cpio xz-utils
 )
@@ -24,7 +28,7 @@ packages=(
 if [[ $# -gt 0 ]]; then
 	case $1 in
 	-h | --help)
-		sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
+		sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
 		exit 0
 		;;
 	*)

@@ -47,42 +47,42 @@ var benchFlagDefs = []benchFlag{
 		fs.StringVarP(&f.spec.Device, "ib-dev", "d", "", "RDMA device (default: the first one)")
 	}},
 	{knob: "ib-port", add: func(fs *pflag.FlagSet, f *benchFlags) {
-		fs.VarP(positiveInt{&f.spec.Port}, "ib-port", "i", "device port (default 1)")
+		fs.VarP(positiveInt(&f.spec.Port), "ib-port", "i", "device port (default 1)")
 	}},
 	{knob: "gid-index", add: func(fs *pflag.FlagSet, f *benchFlags) {
-		fs.VarP(autoInt{&f.spec.GIDIndex}, "gid-index", "x", "GID index (default: chosen automatically, as rdmabench devices shows)")
+		fs.VarP(autoInt(&f.spec.GIDIndex), "gid-index", "x", "GID index (default: chosen automatically, as rdmabench devices shows)")
 	}},
 	{knob: "connection", add: func(fs *pflag.FlagSet, f *benchFlags) {
 		fs.StringVarP(&f.spec.Connection, "connection", "c", "", "connection type: RC, UC or UD (default RC)")
 	}},
 	{knob: "mtu", add: func(fs *pflag.FlagSet, f *benchFlags) {
-		fs.VarP(positiveInt{&f.spec.MTU}, "mtu", "m", "path MTU: 256, 512, 1024, 2048 or 4096 (default: the port's active MTU)")
+		fs.VarP(positiveInt(&f.spec.MTU), "mtu", "m", "path MTU: 256, 512, 1024, 2048 or 4096 (default: the port's active MTU)")
 	}},
 	{add: func(fs *pflag.FlagSet, f *benchFlags) {
 		fs.VarP((*sizesFlag)(&f.spec.Sizes), "size", "s", "message sizes: a list and/or ranges of powers of two, e.g. 2,64,4K or 2..8M")
 		fs.BoolVarP(&f.all, "all", "a", false, "every power of two from 2 B to 8 MiB")
-		fs.VarP(positiveInt{&f.spec.Iterations}, "iters", "n", "measured iterations per size (default 1000 for latency, 5000 for bandwidth, fewer for large sizes)")
-		fs.Var(autoInt{&f.spec.Warmup}, "warmup", "warm-up iterations per size, excluded from the results; 0 for none (default: a tenth of the iterations, 10..1000)")
-		fs.VarP(secondsFlag{&f.spec.Duration}, "duration", "D", "run each size for this many seconds instead of -n, reporting every interval")
-		fs.Var(positiveDuration{&f.spec.Interval}, "interval", "interval length in duration mode (default 1s)")
+		fs.VarP(positiveInt(&f.spec.Iterations), "iters", "n", "measured iterations per size (default 1000 for latency, 5000 for bandwidth, fewer for large sizes)")
+		fs.Var(autoInt(&f.spec.Warmup), "warmup", "warm-up iterations per size, excluded from the results; 0 for none (default: a tenth of the iterations, 10..1000)")
+		fs.VarP(seconds(&f.spec.Duration), "duration", "D", "run each size for this many seconds instead of -n, reporting every interval")
+		fs.Var(positiveDuration(&f.spec.Interval), "interval", "interval length in duration mode (default 1s)")
 	}},
 	{knob: "tx-depth", add: func(fs *pflag.FlagSet, f *benchFlags) {
-		fs.VarP(positiveInt{&f.spec.TxDepth}, "tx-depth", "t", "send queue depth of each QP, the outstanding sends of a bandwidth test (default 128 for bandwidth, 1 for latency)")
+		fs.VarP(positiveInt(&f.spec.TxDepth), "tx-depth", "t", "send queue depth of each QP, the outstanding sends of a bandwidth test (default 128 for bandwidth, 1 for latency)")
 	}},
 	{knob: "rx-depth", add: func(fs *pflag.FlagSet, f *benchFlags) {
-		fs.VarP(positiveInt{&f.spec.RxDepth}, "rx-depth", "r", "receive queue depth: receives kept posted (default 512 for bandwidth, 16 for latency)")
+		fs.VarP(positiveInt(&f.spec.RxDepth), "rx-depth", "r", "receive queue depth: receives kept posted (default 512 for bandwidth, 16 for latency)")
 	}},
 	{knob: "qp", add: func(fs *pflag.FlagSet, f *benchFlags) {
-		fs.VarP(positiveInt{&f.spec.QPs}, "qp", "q", "number of QPs (default 1)")
+		fs.VarP(positiveInt(&f.spec.QPs), "qp", "q", "number of QPs (default 1)")
 	}},
 	{knob: "cq-mod", add: func(fs *pflag.FlagSet, f *benchFlags) {
-		fs.VarP(positiveInt{&f.spec.CQMod}, "cq-mod", "Q", "signal one send in this many (default 100, at most the tx-depth)")
+		fs.VarP(positiveInt(&f.spec.CQMod), "cq-mod", "Q", "signal one send in this many (default 100, at most the tx-depth)")
 	}},
 	{knob: "post-list", add: func(fs *pflag.FlagSet, f *benchFlags) {
-		fs.VarP(positiveInt{&f.spec.PostList}, "post-list", "l", "work requests per post call (default 1)")
+		fs.VarP(positiveInt(&f.spec.PostList), "post-list", "l", "work requests per post call (default 1)")
 	}},
 	{knob: "inline-size", add: func(fs *pflag.FlagSet, f *benchFlags) {
-		fs.VarP(autoInt{&f.spec.Inline}, "inline-size", "I", "inline data size in bytes; 0 for none (default 220 for latency, where the device allows it, else 0)")
+		fs.VarP(autoInt(&f.spec.Inline), "inline-size", "I", "inline data size in bytes; 0 for none (default 220 for latency, where the device allows it, else 0)")
 	}},
 	{knob: "events", add: func(fs *pflag.FlagSet, f *benchFlags) {
 		fs.BoolVarP(&f.spec.Events, "events", "e", false, "wait for completion events instead of busy polling")
@@ -97,24 +97,24 @@ var benchFlagDefs = []benchFlag{
 		fs.StringVar(&f.spec.ServerDevice, "server-dev", "", "device the server uses (default: its own -d, or its first device)")
 	}},
 	{add: func(fs *pflag.FlagSet, f *benchFlags) {
-		fs.Var(positiveDuration{&f.spec.IdleTimeout}, "idle-timeout", "give up when the peer makes no progress for this long (default 10s)")
+		fs.Var(positiveDuration(&f.spec.IdleTimeout), "idle-timeout", "give up when the peer makes no progress for this long (default 10s)")
 		fs.BoolVar(&f.loopback, "loopback", false, "run both ends in this process on the local device (the default when no HOST is given)")
 		fs.IntVarP(&f.ctlPort, "port", "p", control.DefaultPort, "the server's control port (with HOST)")
 		fs.StringVar(&f.token, "token", "", "token the server requires (default $"+EnvToken+")")
-		fs.VarP(formatFlag{&f.output}, "output", "o", "output format: "+strings.Join(report.Formats, ", "))
-		fs.StringVar(&f.outFile, "out", "", "also write the results document to FILE, atomically, after each measurement (format by extension: .txt table, .csv, .md, .bench gobench, else JSON)")
-		fs.Var(positiveInt{&f.repeat}, "repeat", "run everything N times, in one document with the median and spread of each figure (default 1)")
+		fs.VarP(outputFormat(&f.output), "output", "o", "output format: "+strings.Join(report.Formats, ", "))
+		fs.StringVar(&f.outFile, "out", "", "also write the results document to FILE, atomically, after each measurement (format by extension: .txt table, .csv, .md, .bench gobench, .prom openmetrics, else JSON)")
+		fs.Var(positiveInt(&f.repeat), "repeat", "run everything N times, in one document with the median and spread of each figure (default 1)")
 	}},
 	{metric: workloads.Latency, add: func(fs *pflag.FlagSet, f *benchFlags) {
-		fs.Var(limitDuration{&f.limits.P50}, "limit-p50", "exit 3 unless every latency p50 is at most this (e.g. 5us)")
-		fs.Var(limitDuration{&f.limits.P99}, "limit-p99", "exit 3 unless every latency p99 is at most this (e.g. 20us)")
-		fs.Var(limitDuration{&f.limits.P999}, "limit-p999", "exit 3 unless every latency p99.9 is at most this")
-		fs.Var(limitDuration{&f.limits.Mean}, "limit-mean", "exit 3 unless every latency mean is at most this")
-		fs.Var(limitDuration{&f.limits.Max}, "limit-max", "exit 3 unless every latency max is at most this")
+		fs.Var(latencyLimit(&f.limits.P50), "limit-p50", "exit 3 unless every latency p50 is at most this (e.g. 5us)")
+		fs.Var(latencyLimit(&f.limits.P99), "limit-p99", "exit 3 unless every latency p99 is at most this (e.g. 20us)")
+		fs.Var(latencyLimit(&f.limits.P999), "limit-p999", "exit 3 unless every latency p99.9 is at most this")
+		fs.Var(latencyLimit(&f.limits.Mean), "limit-mean", "exit 3 unless every latency mean is at most this")
+		fs.Var(latencyLimit(&f.limits.Max), "limit-max", "exit 3 unless every latency max is at most this")
 	}},
 	{metric: workloads.Bandwidth, add: func(fs *pflag.FlagSet, f *benchFlags) {
-		fs.Var(limitFloat{&f.limits.MinGbps, report.ParseBandwidth}, "limit-bw", "exit 3 unless every bandwidth is at least this (e.g. 90Gbps, 12GB/s)")
-		fs.Var(limitFloat{&f.limits.MinMsgRate, report.ParseRate}, "limit-msg-rate", "exit 3 unless every message rate is at least this (e.g. 10M messages/s)")
+		fs.Var(rateLimit(&f.limits.MinGbps, report.ParseBandwidth), "limit-bw", "exit 3 unless every bandwidth is at least this (e.g. 90Gbps, 12GB/s)")
+		fs.Var(rateLimit(&f.limits.MinMsgRate, report.ParseRate), "limit-msg-rate", "exit 3 unless every message rate is at least this (e.g. 10M messages/s)")
 	}},
 }
 
@@ -128,7 +128,7 @@ func (f *benchFlags) register(fs *pflag.FlagSet, tests []workloads.TestInfo) {
 		}
 	}
 	if len(tests) == 1 && tests[0].IsRDMA() {
-		fs.Var(baselineFlag{&f.baseline}, "baseline", "add the matching TCP test at the same sizes (\"tcp\")")
+		fs.Var(baseline(&f.baseline), "baseline", "add the matching TCP test at the same sizes (\"tcp\")")
 	}
 }
 

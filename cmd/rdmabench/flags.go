@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -12,58 +13,114 @@ import (
 )
 
 // Flag values that refuse what has no meaning while the command line is
-// parsed, so that a mistake is a usage error naming the flag. Where the
-// zero value means "the test's default", help shows no default.
+// parsed, so that a mistake is a usage error naming the flag.
 
-// positiveInt is an int flag that must be at least 1; unset (0) leaves the
-// default.
-type positiveInt struct{ p *int }
-
-func (v positiveInt) String() string {
-	if v.p == nil || *v.p == 0 {
-		return ""
-	}
-	return strconv.Itoa(*v.p)
+// valueFlag is a flag whose text parse turns into *p. While *p holds unset
+// ("the test's default"), help shows no default.
+type valueFlag[T comparable] struct {
+	p     *T
+	unset T
+	typ   string
+	parse func(string) (T, error)
 }
 
-func (v positiveInt) Set(s string) error {
-	n, err := strconv.Atoi(strings.TrimSpace(s))
+func (v valueFlag[T]) String() string {
+	if v.p == nil || *v.p == v.unset {
+		return ""
+	}
+	return fmt.Sprint(*v.p)
+}
+
+func (v valueFlag[T]) Set(s string) error {
+	x, err := v.parse(strings.TrimSpace(s))
 	if err != nil {
-		return errors.New("want a whole number")
+		return err
 	}
-	if n < 1 {
-		return errors.New("must be at least 1")
-	}
-	*v.p = n
+	*v.p = x
 	return nil
 }
 
-func (positiveInt) Type() string { return "int" }
+func (v valueFlag[T]) Type() string { return v.typ }
 
-// autoInt is an int flag that must not be negative; unset (-1) leaves the
-// default, and 0 is a real value (no warm-up, no inline data, GID 0).
-type autoInt struct{ p *int }
+// positiveInt must be at least 1; unset (0) leaves the default.
+func positiveInt(p *int) valueFlag[int] { return valueFlag[int]{p, 0, "int", atLeast(1)} }
 
-func (v autoInt) String() string {
-	if v.p == nil || *v.p < 0 {
-		return ""
+// autoInt must not be negative; unset (-1) leaves the default, and 0 is a
+// real value (no warm-up, no inline data, GID index 0).
+func autoInt(p *int) valueFlag[int] { return valueFlag[int]{p, -1, "int", atLeast(0)} }
+
+func atLeast(lo int) func(string) (int, error) {
+	return func(s string) (int, error) {
+		n, err := strconv.Atoi(s)
+		switch {
+		case err != nil:
+			return 0, errors.New("want a whole number")
+		case n < lo && lo == 1:
+			return 0, errors.New("must be at least 1")
+		case n < lo:
+			return 0, errors.New("must not be negative")
+		}
+		return n, nil
 	}
-	return strconv.Itoa(*v.p)
 }
 
-func (v autoInt) Set(s string) error {
-	n, err := strconv.Atoi(strings.TrimSpace(s))
-	if err != nil {
-		return errors.New("want a whole number")
-	}
-	if n < 0 {
-		return errors.New("must not be negative")
-	}
-	*v.p = n
-	return nil
+// seconds is -D: a positive duration in seconds, as perftest takes it.
+func seconds(p *time.Duration) valueFlag[time.Duration] {
+	return valueFlag[time.Duration]{p, 0, "seconds", func(s string) (time.Duration, error) {
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			return 0, errors.New("want a number of seconds, such as 5 or 0.5")
+		}
+		if f <= 0 {
+			return 0, errors.New("must be positive")
+		}
+		return time.Duration(f * float64(time.Second)), nil
+	}}
 }
 
-func (autoInt) Type() string { return "int" }
+// positiveDuration must be positive; unset (0) leaves the default.
+func positiveDuration(p *time.Duration) valueFlag[time.Duration] {
+	return valueFlag[time.Duration]{p, 0, "duration", func(s string) (time.Duration, error) {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return 0, errors.New("want a duration such as 500ms or 2s")
+		}
+		if d <= 0 {
+			return 0, errors.New("must be positive")
+		}
+		return d, nil
+	}}
+}
+
+// outputFormat is -o: one of report.Formats.
+func outputFormat(p *string) valueFlag[string] {
+	return valueFlag[string]{p, "", "format", func(s string) (string, error) { return s, report.CheckFormat(s) }}
+}
+
+// latencyLimit is --limit-p99 20us and its kind.
+func latencyLimit(p *time.Duration) valueFlag[time.Duration] {
+	return valueFlag[time.Duration]{p, 0, "latency", report.ParseLimitDuration}
+}
+
+// rateLimit is --limit-bw 90Gbps or --limit-msg-rate 10M, parsed by parse.
+func rateLimit(p *float64, parse func(string) (float64, error)) valueFlag[float64] {
+	return valueFlag[float64]{p, 0, "rate", parse}
+}
+
+// byteSize is a size in bytes with a unit: --max-mem 4G.
+func byteSize(p *uint64) valueFlag[uint64] {
+	return valueFlag[uint64]{p, 0, "bytes", report.ParseBytes}
+}
+
+// baseline is --baseline tcp, the only baseline.
+func baseline(p *bool) valueFlag[bool] {
+	return valueFlag[bool]{p, false, "string", func(s string) (bool, error) {
+		if s != "tcp" {
+			return false, errors.New(`the only baseline is "tcp"`)
+		}
+		return true, nil
+	}}
+}
 
 // sizesFlag is -s: message sizes as perftest writes them.
 type sizesFlag []int
@@ -86,161 +143,6 @@ func (v *sizesFlag) Set(s string) error {
 }
 
 func (*sizesFlag) Type() string { return "sizes" }
-
-// secondsFlag is -D: a duration in seconds, as perftest takes it.
-type secondsFlag struct{ p *time.Duration }
-
-func (v secondsFlag) String() string {
-	if v.p == nil || *v.p == 0 {
-		return ""
-	}
-	return strconv.FormatFloat(v.p.Seconds(), 'f', -1, 64)
-}
-
-func (v secondsFlag) Set(s string) error {
-	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-		return errors.New("want a number of seconds, such as 5 or 0.5")
-	}
-	if f <= 0 {
-		return errors.New("must be positive")
-	}
-	*v.p = time.Duration(f * float64(time.Second))
-	return nil
-}
-
-func (secondsFlag) Type() string { return "seconds" }
-
-// positiveDuration is a duration flag that must be positive; unset (0)
-// leaves the default.
-type positiveDuration struct{ p *time.Duration }
-
-func (v positiveDuration) String() string {
-	if v.p == nil || *v.p == 0 {
-		return ""
-	}
-	return v.p.String()
-}
-
-func (v positiveDuration) Set(s string) error {
-	d, err := time.ParseDuration(strings.TrimSpace(s))
-	if err != nil {
-		return errors.New("want a duration such as 500ms or 2s")
-	}
-	if d <= 0 {
-		return errors.New("must be positive")
-	}
-	*v.p = d
-	return nil
-}
-
-func (positiveDuration) Type() string { return "duration" }
-
-// formatFlag is -o: one of report.Formats.
-type formatFlag struct{ p *string }
-
-func (v formatFlag) String() string {
-	if v.p == nil {
-		return ""
-	}
-	return *v.p
-}
-
-func (v formatFlag) Set(s string) error {
-	if err := report.CheckFormat(s); err != nil {
-		return err
-	}
-	*v.p = s
-	return nil
-}
-
-func (formatFlag) Type() string { return "format" }
-
-// limitDuration is a latency limit: --limit-p99 20us.
-type limitDuration struct{ p *time.Duration }
-
-func (v limitDuration) String() string {
-	if v.p == nil || *v.p == 0 {
-		return ""
-	}
-	return v.p.String()
-}
-
-func (v limitDuration) Set(s string) error {
-	d, err := report.ParseLimitDuration(s)
-	if err != nil {
-		return err
-	}
-	*v.p = d
-	return nil
-}
-
-func (limitDuration) Type() string { return "latency" }
-
-// limitFloat is a bandwidth or message-rate limit, parsed by parse.
-type limitFloat struct {
-	p     *float64
-	parse func(string) (float64, error)
-}
-
-func (v limitFloat) String() string {
-	if v.p == nil || *v.p == 0 {
-		return ""
-	}
-	return strconv.FormatFloat(*v.p, 'f', -1, 64)
-}
-
-func (v limitFloat) Set(s string) error {
-	f, err := v.parse(s)
-	if err != nil {
-		return err
-	}
-	*v.p = f
-	return nil
-}
-
-func (limitFloat) Type() string { return "rate" }
-
-// baselineFlag is --baseline tcp.
-type baselineFlag struct{ p *bool }
-
-func (v baselineFlag) String() string {
-	if v.p != nil && *v.p {
-		return "tcp"
-	}
-	return ""
-}
-
-func (v baselineFlag) Set(s string) error {
-	if s != "tcp" {
-		return errors.New(`the only baseline is "tcp"`)
-	}
-	*v.p = true
-	return nil
-}
-
-func (baselineFlag) Type() string { return "string" }
-
-// byteSize is a size in bytes with a unit: --max-mem 4G.
-type byteSize struct{ p *uint64 }
-
-func (v byteSize) String() string {
-	if v.p == nil || *v.p == 0 {
-		return ""
-	}
-	return strconv.FormatUint(*v.p, 10)
-}
-
-func (v byteSize) Set(s string) error {
-	n, err := report.ParseBytes(s)
-	if err != nil {
-		return err
-	}
-	*v.p = n
-	return nil
-}
-
-func (byteSize) Type() string { return "bytes" }
 
 // percentFlag is a flag holding a fraction, written as a percentage: "5%"
 // or "5" is 0.05.

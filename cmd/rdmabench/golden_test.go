@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/rdmabench/rdmabench/internal/testutil"
+	"github.com/rdmabench/rdmabench/pkg/report"
 	"golang.org/x/tools/txtar"
 )
 
@@ -54,6 +55,11 @@ func TestGolden(t *testing.T) {
 				args = append(args, "-d", testutil.Device(t))
 			}
 			stdout, stderr, code := cli(t, args...)
+			if strings.HasPrefix(stdout, "{") {
+				if err := report.ValidateJSON([]byte(stdout)); err != nil {
+					t.Errorf("the document does not follow the schema: %v", err)
+				}
+			}
 			got := map[string]string{
 				"stdout": normalise(stdout),
 				"stderr": normalise(stderr),

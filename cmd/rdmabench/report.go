@@ -13,20 +13,24 @@ func newReportCmd() *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
 		Use:   "report FILE...",
-		Short: "Render saved results documents: table, json, csv, markdown or gobench",
+		Short: "Render saved results documents in any output format (-o)",
 		Long: `Render results documents saved with -o json or --out, without a device.
 
 Several files are shown together: a table or Markdown section per file,
 headed by its name; one CSV table with a first column "source"; a JSON
 array of the documents, each unchanged; Go benchmark lines one file after
-another, so that benchstat pools the runs of all of them. "-" reads a
+another, so that benchstat pools the runs of all of them; one
+github-action-benchmark array, each name starting with its file's; one
+OpenMetrics exposition, each sample labelled source="FILE". "-" reads a
 document from standard input.
 
 A file of another schema version, a truncated or hand-broken file is an
 error naming the file and what is wrong with it (exit status 1).`,
 		Example: `  rdmabench report results.json
   rdmabench report base.json new.json -o csv > results.csv
-  rdmabench report runs.json -o gobench > new.txt && benchstat old.txt new.txt`,
+  rdmabench report runs.json -o gobench > new.txt && benchstat old.txt new.txt
+  rdmabench report runs.json -o github-action-benchmark-latency > latency.json
+  rdmabench report runs.json -o openmetrics > rdmabench.prom`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageError{errors.New("report: name at least one results file (or - for standard input)")}

@@ -66,7 +66,7 @@ With a token (--token or $` + EnvToken + `), clients must prove they know it
 	f.StringVar(&listen, "listen", ":"+strconv.Itoa(control.DefaultPort), "address to listen on (HOST:PORT, or HOST for the default port)")
 	f.StringVarP(&srv.Device, "ib-dev", "d", "", "RDMA device to serve tests on (default: the first one)")
 	f.StringVar(&token, "token", "", "shared token clients must prove they know (default $"+EnvToken+")")
-	f.Var(byteSize{&srv.MaxMem}, "max-mem", "refuse tests that would register or allocate more memory than this, e.g. 256M or 64G")
+	f.Var(byteSize(&srv.MaxMem), "max-mem", "refuse tests that would register or allocate more memory than this, e.g. 256M or 64G")
 	f.BoolVar(&once, "once", false, "serve one test, then exit (for scripts)")
 	f.DurationVar(&timeout, "timeout", control.DefaultTimeout, "drop a client silent for this long")
 	return cmd

@@ -19,7 +19,8 @@ const (
 )
 
 // Formats lists every output format, in the order help texts give them.
-var Formats = []string{FormatTable, FormatJSON, FormatCSV, FormatMarkdown, FormatGobench}
+var Formats = []string{FormatTable, FormatJSON, FormatCSV, FormatMarkdown, FormatGobench,
+	FormatBenchActionLatency, FormatBenchActionBandwidth, FormatOpenMetrics}
 
 // CheckFormat returns nil if format is one of [Formats], else an error
 // naming the known ones (for a usage error).
@@ -34,8 +35,9 @@ func CheckFormat(format string) error {
 
 // FormatForPath returns the format a results file should be written in,
 // from its extension: ".txt" table, ".csv" csv, ".md" markdown, ".bench"
-// gobench, anything else JSON (the form `rdmabench report` and `compare`
-// read back).
+// gobench, ".prom" openmetrics (the extension node_exporter's textfile
+// collector reads), anything else JSON (the form `rdmabench report` and
+// `compare` read back).
 func FormatForPath(path string) string {
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".txt":
@@ -46,6 +48,8 @@ func FormatForPath(path string) string {
 		return FormatMarkdown
 	case ".bench":
 		return FormatGobench
+	case ".prom":
+		return FormatOpenMetrics
 	}
 	return FormatJSON
 }
@@ -63,6 +67,10 @@ func Write(w io.Writer, format string, doc *Document) error {
 		return WriteMarkdown(w, doc)
 	case FormatGobench:
 		return WriteGobench(w, doc)
+	case FormatBenchActionLatency, FormatBenchActionBandwidth:
+		return WriteBenchAction(w, doc, format == FormatBenchActionBandwidth)
+	case FormatOpenMetrics:
+		return WriteOpenMetrics(w, doc)
 	}
 	return fmt.Errorf("report: %w", CheckFormat(format))
 }
@@ -87,7 +95,11 @@ type Source struct {
 //     ReadJSON reads;
 //   - gobench: the documents one after another, each starting with a
 //     comment line naming its source, so that benchstat pools the results
-//     of the same benchmark across sources as repeated runs.
+//     of the same benchmark across sources as repeated runs;
+//   - github-action-benchmark-*: one JSON array, each entry's name
+//     starting with its source's name;
+//   - openmetrics: one exposition, each sample with a label source naming
+//     its source.
 func WriteSources(w io.Writer, format string, srcs []Source) error {
 	if err := CheckFormat(format); err != nil {
 		return fmt.Errorf("report: %w", err)
@@ -106,6 +118,10 @@ func WriteSources(w io.Writer, format string, srcs []Source) error {
 		return writeCSV(w, srcs, true)
 	case format == FormatJSON:
 		return writeJSONArray(w, srcs)
+	case format == FormatBenchActionLatency || format == FormatBenchActionBandwidth:
+		return writeBenchAction(w, srcs, format == FormatBenchActionBandwidth)
+	case format == FormatOpenMetrics:
+		return writeOpenMetrics(w, srcs)
 	}
 	var out bytes.Buffer
 	for i, s := range srcs {

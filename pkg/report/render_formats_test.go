@@ -13,6 +13,8 @@ import (
 
 var formatExt = map[string]string{
 	FormatTable: "txt", FormatJSON: "json", FormatCSV: "csv", FormatMarkdown: "md", FormatGobench: "bench",
+	FormatBenchActionLatency: "benchaction-latency.json", FormatBenchActionBandwidth: "benchaction-bandwidth.json",
+	FormatOpenMetrics: "prom",
 }
 
 func render(t *testing.T, format string, doc *Document) []byte {
@@ -61,6 +63,7 @@ func TestWriteUnknownFormat(t *testing.T) {
 func TestFormatForPath(t *testing.T) {
 	for path, want := range map[string]string{
 		"res.json": "json", "res": "json", "dir/res.TXT": "table", "r.csv": "csv", "r.md": "markdown", "new.bench": "gobench",
+		"rdmabench.prom": "openmetrics",
 	} {
 		if got := FormatForPath(path); got != want {
 			t.Errorf("FormatForPath(%q) = %q, want %q", path, got, want)

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rdmabench/rdmabench/pkg/report"
+)
+
+// TestPlot: the command writes exactly the page report.WritePlot makes of
+// the documents, to a file or to standard output; its mistakes have the
+// usual exit statuses. (The page itself is tested in a browser in
+// pkg/report.)
+func TestPlot(t *testing.T) {
+	dir := t.TempDir()
+	base := writeDoc(t, dir, "base.json", runsDoc("mlx5_0", []float64{1.31, 1.30, 1.33}, []float64{98.5, 98.4, 98.6}))
+	newer := writeDoc(t, dir, "new.json", runsDoc("mlx5_0", []float64{1.97, 1.95, 1.99}, []float64{88.6, 88.7, 88.5}))
+	page := filepath.Join(dir, "page.html")
+
+	stdout, stderr, code := cli(t, "plot", base, newer, "-o", page)
+	if code != 0 || stdout != "" || stderr != "plot: wrote "+page+"\n" {
+		t.Fatalf("plot: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	var want bytes.Buffer
+	var srcs []report.Source
+	for _, f := range []string{base, newer} {
+		doc, err := report.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srcs = append(srcs, report.Source{Name: f, Doc: doc})
+	}
+	if err := report.WritePlot(&want, srcs); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(page)
+	if err != nil || string(got) != want.String() {
+		t.Errorf("plot wrote %d bytes (%v), want the %d of report.WritePlot", len(got), err, want.Len())
+	}
+	if !strings.HasPrefix(string(got), "<!DOCTYPE html>") {
+		t.Errorf("not an HTML page: %.60q", got)
+	}
+
+	stdout, _, code = cli(t, "plot", base, newer, "-o", "-")
+	if code != 0 || stdout != want.String() {
+		t.Errorf("plot -o -: exit %d, %d bytes", code, len(stdout))
+	}
+
+	for _, tc := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"plot"}, exitUsage, "name at least one results file"},
+		{[]string{"plot", base, "-o", ""}, exitUsage, "-o needs a file name"},
+		{[]string{"plot", filepath.Join(dir, "missing.json"), "-o", page}, exitError, "missing.json"},
+		{[]string{"plot", base, "-o", filepath.Join(dir, "no-such-dir", "p.html")}, exitError, "no-such-dir"},
+	} {
+		_, stderr, code := cli(t, tc.args...)
+		if code != tc.code || !strings.Contains(stderr, tc.msg) {
+			t.Errorf("%v: exit %d, %q; want exit %d mentioning %q", tc.args, code, stderr, tc.code, tc.msg)
+		}
+	}
+}

@@ -1,0 +1,802 @@
+package report
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"html"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Plot kinds: the data-kind attribute of each chart of [WritePlot]'s page,
+// in page order.
+const (
+	// PlotSpectrum is the latency percentile spectrum of each latency
+	// result, decoded from its histogram: HdrHistogram's percentile plot,
+	// x = percentile on a 1/(1-p) log axis, y = latency in µs.
+	PlotSpectrum = "spectrum"
+	// PlotLatencyBySize is p50 and p99 against message size, per latency
+	// test run at two sizes or more (the median over repeated runs).
+	PlotLatencyBySize = "latency-by-size"
+	// PlotBandwidthBySize is Gbit/s against message size, per bandwidth
+	// test run at two sizes or more (the median over repeated runs).
+	PlotBandwidthBySize = "bandwidth-by-size"
+	// PlotBandwidthIntervals is Gbit/s over time, per duration-mode (-D)
+	// bandwidth result.
+	PlotBandwidthIntervals = "bandwidth-intervals"
+	// PlotLatencyIntervals is p50 and p99 over time, per duration-mode
+	// latency result.
+	PlotLatencyIntervals = "latency-intervals"
+)
+
+// PlotKinds lists the kinds of chart, in page order.
+var PlotKinds = []string{PlotSpectrum, PlotLatencyBySize, PlotBandwidthBySize, PlotBandwidthIntervals, PlotLatencyIntervals}
+
+// spectrumTicks is the number of percentile points per halving of the
+// distance to 100%, as HdrHistogram's own percentile output prints them.
+const spectrumTicks = 5
+
+// WritePlot writes the documents as one self-contained HTML page of SVG
+// charts, as `rdmabench plot FILE...` prints it: no script, no network (its
+// Content-Security-Policy forbids both), viewable offline and attachable to
+// a CI run. The page has, in this order:
+//   - the percentile spectrum ([PlotSpectrum]) of each test and size that
+//     has latency histograms, one line per result: each source and, in a
+//     document of repeated runs, each run;
+//   - latency and bandwidth against message size ([PlotLatencyBySize],
+//     [PlotBandwidthBySize]) for each test a source ran at two sizes or
+//     more, one line per source (and figure);
+//   - bandwidth and latency over time ([PlotBandwidthIntervals],
+//     [PlotLatencyIntervals]) for each duration-mode result.
+//
+// Several sources are overlaid, each in its own colour, as `compare` reads
+// base and new. Results that failed are left out; results whose histogram
+// is missing or cannot be decoded are listed under the charts. Each chart
+// is an <svg> inside a <figure class="chart"> whose data-kind,
+// data-test, data-connection, data-size and data-series attributes say what
+// it shows, and each line a <g class="series"> with data-source, data-run,
+// data-figure and data-points, so that tests and scripts can check a page
+// without reading pixels.
+func WritePlot(w io.Writer, srcs []Source) error {
+	if len(srcs) == 0 {
+		return errors.New("report: plot: no documents")
+	}
+	for _, s := range srcs {
+		if s.Doc == nil {
+			return fmt.Errorf("report: plot: %s: nil document", s.Name)
+		}
+	}
+	p := &plotter{srcs: srcs}
+	charts := p.charts()
+	var b bytes.Buffer
+	writePage(&b, srcs, charts, p.notes)
+	if _, err := w.Write(b.Bytes()); err != nil {
+		return fmt.Errorf("report: write plot: %w", err)
+	}
+	return nil
+}
+
+// chart is one plot: axes and lines.
+type chart struct {
+	kind   string
+	title  string
+	key    Key  // the test, connection and size shown; Size 0 for a sweep
+	sweep  bool // a chart against message size: no data-size
+	x, y   axis
+	series []series
+}
+
+// axis is one axis of a chart: its range, scale and labelled ticks.
+type axis struct {
+	label  string
+	log    bool    // logarithmic (any base: positions are ratios of logarithms)
+	lo, hi float64 // the range shown
+	ticks  []tick
+}
+
+type tick struct {
+	v     float64
+	label string
+}
+
+// series is one line.
+type series struct {
+	name   string // what the line is, for its tooltip
+	legend string // the legend entry it belongs to
+	source string
+	run    int
+	figure string // "p50", "p99", "Gbit/s", or "" for a whole spectrum
+	color  string
+	dashed bool
+	points []point
+	// marks: draw a dot at each point, with its value as a tooltip.
+	marks bool
+}
+
+type point struct {
+	x, y float64
+	tip  string
+}
+
+// palette is a colour-blind-safe set (Okabe and Ito), without its yellow,
+// too pale on white.
+var palette = []string{"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000"}
+
+// plotter gathers the charts of a set of sources.
+type plotter struct {
+	srcs  []Source
+	notes []string
+}
+
+// seriesName names the line of result r of source si: the source when
+// there are several, the run in a document of repeated runs.
+func (p *plotter) seriesName(si int, r *Result) string {
+	var parts []string
+	if len(p.srcs) > 1 {
+		parts = append(parts, p.srcs[si].Name)
+	}
+	if r.Run > 0 && p.srcs[si].Doc.Repeated() {
+		parts = append(parts, "run "+strconv.Itoa(r.Run))
+	}
+	if len(parts) == 0 {
+		return p.srcs[si].Name
+	}
+	return strings.Join(parts, " ")
+}
+
+// colorOf gives sources their own colour when there are several (every
+// run of a source in its colour), else each line its own.
+func (p *plotter) colorOf(si, line int) string {
+	if len(p.srcs) > 1 {
+		return palette[si%len(palette)]
+	}
+	return palette[line%len(palette)]
+}
+
+// legendOf is the legend entry of line name of source si: the source when
+// there are several, else the line itself.
+func (p *plotter) legendOf(si int, name string) string {
+	if len(p.srcs) > 1 {
+		return p.srcs[si].Name
+	}
+	return name
+}
+
+func (p *plotter) note(si int, r *Result, msg string) {
+	p.notes = append(p.notes, fmt.Sprintf("%s: %s%s: %s", p.srcs[si].Name, KeyOf(r), runSuffix(r), msg))
+}
+
+func runSuffix(r *Result) string {
+	if r.Run > 0 {
+		return " run " + strconv.Itoa(r.Run)
+	}
+	return ""
+}
+
+// keys returns the keys of every result of every source, in order of first
+// appearance.
+func (p *plotter) keys() []Key {
+	var keys []Key
+	seen := map[Key]bool{}
+	for _, s := range p.srcs {
+		for i := range s.Doc.Results {
+			if k := KeyOf(&s.Doc.Results[i]); !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	return keys
+}
+
+// each calls f for every result of key k without an error, source by
+// source, in document order.
+func (p *plotter) each(k Key, f func(si int, r *Result)) {
+	for si, s := range p.srcs {
+		for i := range s.Doc.Results {
+			if r := &s.Doc.Results[i]; KeyOf(r) == k && r.Error == "" {
+				f(si, r)
+			}
+		}
+	}
+}
+
+func (p *plotter) charts() []*chart {
+	keys := p.keys()
+	var out []*chart
+	for _, k := range keys {
+		if c := p.spectrum(k); c != nil {
+			out = append(out, c)
+		}
+	}
+	out = append(out, p.sweeps(keys)...)
+	for _, k := range keys {
+		out = append(out, p.intervals(k)...)
+	}
+	return out
+}
+
+// spectrum is the percentile spectrum chart of key k, or nil when no
+// result of k has a histogram.
+func (p *plotter) spectrum(k Key) *chart {
+	c := &chart{kind: PlotSpectrum, key: k, title: k.String() + ": latency by percentile"}
+	maxCount := int64(1)
+	basis := ""
+	p.each(k, func(si int, r *Result) {
+		l := r.Latency
+		if l == nil || l.Count == 0 {
+			return
+		}
+		if l.Histogram == "" {
+			p.note(si, r, "no latency histogram to plot")
+			return
+		}
+		h, err := DecodeHistogram(l.Histogram)
+		if err != nil {
+			p.note(si, r, err.Error())
+			return
+		}
+		if h.TotalCount() == 0 {
+			p.note(si, r, "empty latency histogram")
+			return
+		}
+		basis = l.Basis
+		name := p.seriesName(si, r)
+		s := series{legend: p.legendOf(si, name), source: p.srcs[si].Name, run: r.Run,
+			color: p.colorOf(si, len(c.series)), points: spectrumPoints(h, l)}
+		s.name = fmt.Sprintf("%s: p50 %s µs, p99 %s µs, p99.9 %s µs, max %s µs, %d samples", name,
+			num(l.P50Ns/1e3), num(l.P99Ns/1e3), num(l.P999Ns/1e3), num(l.MaxNs/1e3), l.Count)
+		c.series = append(c.series, s)
+		maxCount = max(maxCount, h.TotalCount())
+	})
+	if len(c.series) == 0 {
+		return nil
+	}
+	decades := max(1, int(math.Ceil(math.Log10(float64(maxCount))-1e-9)))
+	c.x = axis{label: "percentile", log: true, lo: 1, hi: math.Pow(10, float64(decades))}
+	for d := 0; d <= decades; d++ {
+		c.x.ticks = append(c.x.ticks, tick{math.Pow(10, float64(d)), percentileLabel(d)})
+	}
+	// A tail far above the body would flatten the body on a linear axis.
+	if lo, hi := seriesRange(c.series); hi > 20*lo {
+		c.y = logAxis(latencyLabel(basis)+", log scale", lo, hi)
+	} else {
+		c.y = linearAxis(latencyLabel(basis), hi)
+	}
+	return c
+}
+
+// spectrumPoints are the points of h's percentile spectrum: x = 1/(1-p),
+// y = µs. Values are clamped to the result's exact min and max, as its
+// percentiles are, and the 0th percentile is the min; the 100th percentile (x infinite) is drawn at x = the
+// sample count, where the largest of N samples stands.
+func spectrumPoints(h *hdrhistogram.Histogram, l *Latency) []point {
+	n := float64(h.TotalCount())
+	var pts []point
+	for _, b := range h.CumulativeDistributionWithTicks(spectrumTicks) {
+		x := n
+		if b.Quantile < 100 {
+			x = min(100/(100-b.Quantile), n)
+		}
+		y := min(max(float64(b.ValueAt), l.MinNs), l.MaxNs) / 1e3
+		if b.Quantile == 0 {
+			y = l.MinNs / 1e3 // the lowest sample, not its bucket's top
+		}
+		if len(pts) > 0 && x <= pts[len(pts)-1].x {
+			pts[len(pts)-1].y = max(pts[len(pts)-1].y, y)
+			continue
+		}
+		pts = append(pts, point{x: x, y: y})
+	}
+	return pts
+}
+
+// percentileLabel labels x = 10^d on a 1/(1-p) axis: "0%", "90%", "99%",
+// "99.9%", ...
+func percentileLabel(d int) string {
+	if d == 0 {
+		return "0%"
+	}
+	return strconv.FormatFloat(100-100/math.Pow(10, float64(d)), 'f', max(d-2, 0), 64) + "%"
+}
+
+func latencyLabel(basis string) string {
+	switch basis {
+	case BasisRTTHalf:
+		return "latency, µs (one-way: rtt/2)"
+	case BasisRTT:
+		return "latency, µs (round trip)"
+	}
+	return "latency, µs"
+}
+
+// sweeps are the charts against message size: one per test and
+// connection that a source ran at two sizes or more.
+func (p *plotter) sweeps(keys []Key) []*chart {
+	type tc struct{ test, conn string }
+	var order []tc
+	sizes := map[tc][]int{}
+	for _, k := range keys {
+		t := tc{k.Test, k.Connection}
+		if _, ok := sizes[t]; !ok {
+			order = append(order, t)
+		}
+		sizes[t] = append(sizes[t], k.Size)
+	}
+	var out []*chart
+	for _, t := range order {
+		if len(sizes[t]) < 2 {
+			continue
+		}
+		slices.Sort(sizes[t])
+		name := t.test
+		if t.conn != "" {
+			name += " " + t.conn
+		}
+		lat := &chart{kind: PlotLatencyBySize, sweep: true, key: Key{Test: t.test, Connection: t.conn},
+			title: name + ": latency by message size"}
+		bw := &chart{kind: PlotBandwidthBySize, sweep: true, key: lat.key, title: name + ": bandwidth by message size"}
+		basis := ""
+		for si, s := range p.srcs {
+			// The median over runs of each figure, per size.
+			sums := map[int]Summary{}
+			for _, sum := range Summarize(s.Doc) {
+				if sum.Test == t.test && sum.Connection == t.conn {
+					sums[sum.Size] = sum
+				}
+			}
+			line := func(c *chart, f Figure, scale float64, unit string, dashed bool) {
+				var pts []point
+				for _, size := range sizes[t] {
+					sum, ok := sums[size]
+					if !ok {
+						continue
+					}
+					sp, ok := sum.Spread(f)
+					if !ok || sp.N == 0 {
+						continue
+					}
+					v := sp.Median / scale
+					tip := fmt.Sprintf("%s: %s %s %s", sizeLabel(size), f.Label(), num(v), unit)
+					if sp.N > 1 {
+						tip += fmt.Sprintf(" (median of %d runs)", sp.N)
+					}
+					pts = append(pts, point{x: float64(size), y: v, tip: tip})
+				}
+				if len(pts) < 2 {
+					return
+				}
+				label := s.Name + " " + f.Label()
+				c.series = append(c.series, series{name: label, legend: label, source: s.Name, figure: f.Label(),
+					color: palette[si%len(palette)], dashed: dashed, points: pts, marks: true})
+			}
+			line(lat, FigP50, 1e3, "µs", false)
+			line(lat, FigP99, 1e3, "µs", true)
+			line(bw, FigGbps, 1, "Gbit/s", false)
+			if basis == "" {
+				for _, sum := range sums {
+					if sum.Latency != nil {
+						basis = sum.Latency.Basis
+					}
+				}
+			}
+		}
+		if len(lat.series) > 0 {
+			lat.x = sizeAxis(sizes[t])
+			lo, hi := seriesRange(lat.series)
+			lat.y = logAxis(latencyLabel(basis), lo, hi)
+			out = append(out, lat)
+		}
+		if len(bw.series) > 0 {
+			bw.x = sizeAxis(sizes[t])
+			_, hi := seriesRange(bw.series)
+			bw.y = linearAxis("bandwidth, Gbit/s", hi)
+			out = append(out, bw)
+		}
+	}
+	return out
+}
+
+// intervals are the over-time charts of key k: bandwidth and latency per
+// interval of each duration-mode result.
+func (p *plotter) intervals(k Key) []*chart {
+	name := k.String()
+	bw := &chart{kind: PlotBandwidthIntervals, key: k, title: name + ": bandwidth per interval"}
+	lat := &chart{kind: PlotLatencyIntervals, key: k, title: name + ": latency per interval"}
+	end, basis := 0.0, ""
+	lines := 0
+	p.each(k, func(si int, r *Result) {
+		if len(r.Intervals) == 0 {
+			return
+		}
+		sname := p.seriesName(si, r)
+		var bwPts, p50, p99 []point
+		for _, iv := range r.Intervals {
+			x := iv.StartS + iv.DurationS/2
+			end = max(end, iv.StartS+iv.DurationS)
+			span := fmt.Sprintf("%s-%s s", num(iv.StartS), num(iv.StartS+iv.DurationS))
+			if b := iv.Bandwidth; b != nil {
+				bwPts = append(bwPts, point{x: x, y: b.Gbps, tip: fmt.Sprintf("%s: %s Gbit/s", span, num(b.Gbps))})
+			}
+			if l := iv.Latency; l != nil && l.Count > 0 {
+				basis = l.Basis
+				p50 = append(p50, point{x: x, y: l.P50Ns / 1e3, tip: fmt.Sprintf("%s: p50 %s µs", span, num(l.P50Ns/1e3))})
+				p99 = append(p99, point{x: x, y: l.P99Ns / 1e3, tip: fmt.Sprintf("%s: p99 %s µs", span, num(l.P99Ns/1e3))})
+			}
+		}
+		color := p.colorOf(si, lines)
+		lines++
+		src := p.srcs[si].Name
+		if len(bwPts) > 0 {
+			bw.series = append(bw.series, series{name: sname, legend: p.legendOf(si, sname), source: src, run: r.Run,
+				figure: "Gbit/s", color: color, points: bwPts, marks: true})
+		}
+		if len(p50) > 0 {
+			lat.series = append(lat.series,
+				series{name: sname + " p50", legend: p.legendOf(si, sname) + " p50", source: src, run: r.Run,
+					figure: "p50", color: color, points: p50, marks: true},
+				series{name: sname + " p99", legend: p.legendOf(si, sname) + " p99", source: src, run: r.Run,
+					figure: "p99", color: color, dashed: true, points: p99, marks: true})
+		}
+	})
+	var out []*chart
+	for _, c := range []*chart{bw, lat} {
+		if len(c.series) == 0 {
+			continue
+		}
+		c.x = linearAxis("time since the end of warm-up, s", end)
+		label := "bandwidth, Gbit/s"
+		if c == lat {
+			label = latencyLabel(basis)
+		}
+		_, hi := seriesRange(c.series)
+		c.y = linearAxis(label, hi)
+		out = append(out, c)
+	}
+	return out
+}
+
+// seriesRange is the smallest and largest y of the lines.
+func seriesRange(ss []series) (lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for _, s := range ss {
+		for _, pt := range s.points {
+			lo, hi = min(lo, pt.y), max(hi, pt.y)
+		}
+	}
+	return lo, hi
+}
+
+// linearAxis runs from 0 to a round number at or above top, with about
+// five ticks of 1, 2 or 5 times a power of ten.
+func linearAxis(label string, top float64) axis {
+	if !(top > 0) || math.IsInf(top, 0) {
+		top = 1
+	}
+	raw := top / 5
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := mag * 10
+	for _, m := range []float64{1, 2, 5} {
+		if raw <= m*mag {
+			step = m * mag
+			break
+		}
+	}
+	n := int(math.Ceil(top/step - 1e-9))
+	a := axis{label: label, lo: 0, hi: float64(n) * step}
+	for i := 0; i <= n; i++ {
+		v := float64(i) * step
+		a.ticks = append(a.ticks, tick{v, tickNum(v)})
+	}
+	return a
+}
+
+// logAxis runs over whole decades around [lo, hi], a tick at each decade
+// (and at 2 and 5 times it when there are fewer than three).
+func logAxis(label string, lo, hi float64) axis {
+	if !(lo > 0) || math.IsInf(lo, 0) {
+		lo = 1
+	}
+	if !(hi > lo) || math.IsInf(hi, 0) {
+		hi = lo * 10
+	}
+	d0 := int(math.Floor(math.Log10(lo) + 1e-9))
+	d1 := int(math.Ceil(math.Log10(hi) - 1e-9))
+	if d1 <= d0 {
+		d1 = d0 + 1
+	}
+	a := axis{label: label, log: true, lo: math.Pow(10, float64(d0)), hi: math.Pow(10, float64(d1))}
+	mults := []float64{1}
+	if d1-d0 < 3 {
+		mults = []float64{1, 2, 5}
+	}
+	for d := d0; d <= d1; d++ {
+		for _, m := range mults {
+			if v := m * math.Pow(10, float64(d)); v <= a.hi*(1+1e-9) {
+				a.ticks = append(a.ticks, tick{v, tickNum(v)})
+			}
+		}
+	}
+	return a
+}
+
+// tickNum labels a tick: "0.5", "200", "20k", "1M".
+func tickNum(v float64) string {
+	switch {
+	case v >= 1e6:
+		return num(v/1e6) + "M"
+	case v >= 1e4:
+		return num(v/1e3) + "k"
+	}
+	return num(v)
+}
+
+// sizeAxis is a log2 axis over the message sizes, a tick at each size when
+// there are few, else at powers of two (every second, fourth, ... when
+// there are many).
+func sizeAxis(sizes []int) axis {
+	sizes = slices.Compact(slices.Sorted(slices.Values(sizes)))
+	lo, hi := float64(sizes[0]), float64(sizes[len(sizes)-1])
+	if hi <= lo {
+		hi = lo * 2
+	}
+	a := axis{label: "message size", log: true, lo: lo, hi: hi}
+	if len(sizes) <= 10 {
+		for _, s := range sizes {
+			a.ticks = append(a.ticks, tick{float64(s), sizeLabel(s)})
+		}
+		return a
+	}
+	e0, e1 := int(math.Ceil(math.Log2(lo)-1e-9)), int(math.Floor(math.Log2(hi)+1e-9))
+	step := 1
+	for (e1-e0)/step > 11 {
+		step *= 2
+	}
+	for e := e0; e <= e1; e++ {
+		if e%step == 0 {
+			a.ticks = append(a.ticks, tick{math.Ldexp(1, e), sizeLabel(1 << e)})
+		}
+	}
+	return a
+}
+
+// sizeLabel writes a size in bytes with a binary prefix when it is a whole
+// number of them: "2 B", "4 KiB", "1 MiB", "1500 B".
+func sizeLabel(n int) string {
+	for _, u := range []struct {
+		shift uint
+		name  string
+	}{{30, "GiB"}, {20, "MiB"}, {10, "KiB"}} {
+		if n >= 1<<u.shift && n%(1<<u.shift) == 0 {
+			return strconv.Itoa(n>>u.shift) + " " + u.name
+		}
+	}
+	return strconv.Itoa(n) + " B"
+}
+
+// --- the page ---
+
+// Chart geometry, in SVG user units.
+const (
+	plotW, plotH                         = 720, 330
+	padLeft, padRight, padTop, padBottom = 64, 30, 14, 48
+)
+
+const pageStyle = `body{font:14px/1.4 system-ui,-apple-system,"Segoe UI","DejaVu Sans",sans-serif;color:#1b1b1b;background:#fff;margin:24px;max-width:1560px}
+h1{font-size:20px;margin:0 0 8px}h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #ddd;padding-bottom:4px}
+.sources{margin:0 0 8px;padding-left:20px;color:#333}.sources code{font-size:12px;color:#555}
+.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(560px,1fr));gap:20px}
+figure.chart{margin:0;border:1px solid #e3e3e3;border-radius:6px;padding:10px 12px}
+figcaption{font-weight:600;margin-bottom:4px}
+svg{width:100%;height:auto;display:block}
+svg text{font-family:system-ui,"DejaVu Sans",sans-serif;font-size:12px;fill:#333}
+.grid line{stroke:#e8e8e8;stroke-width:1}.frame{fill:none;stroke:#999;stroke-width:1}
+.series path{fill:none;stroke-width:1.8;stroke-linejoin:round;stroke-linecap:round}
+.series path.dashed{stroke-dasharray:6 4}.series circle{stroke:#fff;stroke-width:1}
+ul.legend{list-style:none;margin:6px 0 0;padding:0;display:flex;flex-wrap:wrap;gap:4px 16px;font-size:12px}
+ul.legend span.swatch{display:inline-block;width:22px;height:0;border-top:3px solid;vertical-align:middle;margin-right:6px}
+ul.legend span.swatch.dashed{border-top-style:dashed}
+.notes{color:#8a4b00}.empty{color:#555}`
+
+func writePage(b *bytes.Buffer, srcs []Source, charts []*chart, notes []string) {
+	names := make([]string, len(srcs))
+	for i, s := range srcs {
+		names[i] = s.Name
+	}
+	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n")
+	// Self-contained: nothing may be fetched and nothing may run.
+	b.WriteString("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n")
+	b.WriteString("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n")
+	fmt.Fprintf(b, "<title>rdmabench: %s</title>\n", esc(strings.Join(names, ", ")))
+	b.WriteString("<style>\n" + pageStyle + "\n</style>\n</head>\n<body>\n")
+	fmt.Fprintf(b, "<h1>rdmabench: %s</h1>\n<ul class=\"sources\">\n", esc(strings.Join(names, " vs ")))
+	for _, s := range srcs {
+		fmt.Fprintf(b, "<li data-source=\"%s\"><b>%s</b>: %s</li>\n", esc(s.Name), esc(s.Name), esc(sourceLine(s.Doc)))
+	}
+	b.WriteString("</ul>\n")
+	if len(charts) == 0 {
+		b.WriteString("<p class=\"empty\">Nothing to plot: no latency histograms, no test at two sizes or more, no intervals.</p>\n")
+	}
+	for _, kind := range PlotKinds {
+		var cs []*chart
+		for _, c := range charts {
+			if c.kind == kind {
+				cs = append(cs, c)
+			}
+		}
+		if len(cs) == 0 {
+			continue
+		}
+		fmt.Fprintf(b, "<section id=\"%s\" data-kind=\"%s\">\n<h2>%s</h2>\n<div class=\"charts\">\n", kind, kind, esc(kindTitle(kind)))
+		for _, c := range cs {
+			writeChart(b, c)
+		}
+		b.WriteString("</div>\n</section>\n")
+	}
+	if len(notes) > 0 {
+		b.WriteString("<h2>Not plotted</h2>\n<ul class=\"notes\">\n")
+		for _, n := range notes {
+			fmt.Fprintf(b, "<li>%s</li>\n", esc(n))
+		}
+		b.WriteString("</ul>\n")
+	}
+	b.WriteString("</body>\n</html>\n")
+}
+
+func kindTitle(kind string) string {
+	switch kind {
+	case PlotSpectrum:
+		return "Latency percentile spectrum"
+	case PlotLatencyBySize:
+		return "Latency by message size (p50 solid, p99 dashed)"
+	case PlotBandwidthBySize:
+		return "Bandwidth by message size"
+	case PlotBandwidthIntervals:
+		return "Bandwidth over time"
+	case PlotLatencyIntervals:
+		return "Latency over time (p50 solid, p99 dashed)"
+	}
+	return kind
+}
+
+// sourceLine says where a document comes from: tool, time, host, device,
+// command.
+func sourceLine(doc *Document) string {
+	parts := []string{orDefault(doc.Tool.Name, "rdmabench") + " " + orDefault(doc.Tool.Version, "devel")}
+	if !doc.Start.IsZero() {
+		parts = append(parts, doc.Start.UTC().Format("2006-01-02 15:04:05Z"))
+	}
+	if n := doc.Runs(); n > 1 {
+		parts = append(parts, strconv.Itoa(n)+" runs")
+	}
+	h := doc.Hosts.Local
+	host := h.Hostname
+	if doc.Hosts.Remote != nil {
+		host += " → " + doc.Hosts.Remote.Hostname
+	} else if host != "" {
+		host += " (loopback)"
+	}
+	if host != "" {
+		parts = append(parts, host)
+	}
+	if d := h.Device; d != nil {
+		dev := d.Name
+		if d.Firmware != "" {
+			dev += ", fw " + d.Firmware
+		}
+		if d.ActiveMTU > 0 {
+			dev += ", MTU " + strconv.Itoa(d.ActiveMTU)
+		}
+		parts = append(parts, dev)
+	}
+	if doc.Partial {
+		parts = append(parts, "partial")
+	}
+	if doc.Error != "" {
+		parts = append(parts, "stopped: "+doc.Error)
+	}
+	line := clean(strings.Join(parts, ", "))
+	if len(doc.Command) > 0 {
+		line += ": " + clean(strings.Join(doc.Command, " "))
+	}
+	return line
+}
+
+func writeChart(b *bytes.Buffer, c *chart) {
+	fmt.Fprintf(b, "<figure class=\"chart\" data-kind=\"%s\" data-test=\"%s\" data-connection=\"%s\"", c.kind, esc(c.key.Test), esc(c.key.Connection))
+	if !c.sweep {
+		fmt.Fprintf(b, " data-size=\"%d\"", c.key.Size)
+	}
+	fmt.Fprintf(b, " data-series=\"%d\">\n<figcaption>%s</figcaption>\n", len(c.series), esc(c.title))
+	fmt.Fprintf(b, "<svg viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"%s\" xmlns=\"http://www.w3.org/2000/svg\">\n", plotW, plotH, esc(c.title))
+	x0, x1 := float64(padLeft), float64(plotW-padRight)
+	y0, y1 := float64(plotH-padBottom), float64(padTop)
+	px := func(v float64) float64 { return x0 + c.x.pos(v)*(x1-x0) }
+	py := func(v float64) float64 { return y0 + c.y.pos(v)*(y1-y0) }
+
+	b.WriteString("<g class=\"grid\">")
+	for _, t := range c.x.ticks {
+		fmt.Fprintf(b, "<line x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\"/>", f1(px(t.v)), f1(y0), f1(px(t.v)), f1(y1))
+	}
+	for _, t := range c.y.ticks {
+		fmt.Fprintf(b, "<line x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\"/>", f1(x0), f1(py(t.v)), f1(x1), f1(py(t.v)))
+	}
+	b.WriteString("</g>\n")
+	fmt.Fprintf(b, "<rect class=\"frame\" x=\"%s\" y=\"%s\" width=\"%s\" height=\"%s\"/>\n", f1(x0), f1(y1), f1(x1-x0), f1(y0-y1))
+	b.WriteString("<g class=\"axis x\">")
+	for _, t := range c.x.ticks {
+		fmt.Fprintf(b, "<text x=\"%s\" y=\"%s\" text-anchor=\"middle\">%s</text>", f1(px(t.v)), f1(y0+16), esc(t.label))
+	}
+	fmt.Fprintf(b, "<text class=\"label\" x=\"%s\" y=\"%d\" text-anchor=\"middle\">%s</text></g>\n", f1((x0+x1)/2), plotH-8, esc(c.x.label))
+	b.WriteString("<g class=\"axis y\">")
+	for _, t := range c.y.ticks {
+		fmt.Fprintf(b, "<text x=\"%s\" y=\"%s\" text-anchor=\"end\">%s</text>", f1(x0-6), f1(py(t.v)+4), esc(t.label))
+	}
+	fmt.Fprintf(b, "<text class=\"label\" transform=\"translate(14 %s) rotate(-90)\" text-anchor=\"middle\">%s</text></g>\n", f1((y0+y1)/2), esc(c.y.label))
+
+	for _, s := range c.series {
+		fmt.Fprintf(b, "<g class=\"series\" data-source=\"%s\" data-run=\"%d\" data-figure=\"%s\" data-points=\"%d\">", esc(s.source), s.run, esc(s.figure), len(s.points))
+		fmt.Fprintf(b, "<title>%s</title><path", esc(s.name))
+		if s.dashed {
+			b.WriteString(" class=\"dashed\"")
+		}
+		fmt.Fprintf(b, " stroke=\"%s\" d=\"", s.color)
+		for i, pt := range s.points {
+			if i == 0 {
+				b.WriteByte('M')
+			} else {
+				b.WriteByte('L')
+			}
+			b.WriteString(f1(px(pt.x)) + "," + f1(py(pt.y)))
+		}
+		b.WriteString("\"/>")
+		if s.marks {
+			for _, pt := range s.points {
+				fmt.Fprintf(b, "<circle cx=\"%s\" cy=\"%s\" r=\"3\" fill=\"%s\"><title>%s</title></circle>", f1(px(pt.x)), f1(py(pt.y)), s.color, esc(s.name+": "+pt.tip))
+			}
+		}
+		b.WriteString("</g>\n")
+	}
+	b.WriteString("</svg>\n<ul class=\"legend\">")
+	seen := map[string]bool{}
+	for _, s := range c.series {
+		if seen[s.legend] {
+			continue
+		}
+		seen[s.legend] = true
+		cls := "swatch"
+		if s.dashed {
+			cls += " dashed"
+		}
+		fmt.Fprintf(b, "<li><span class=\"%s\" style=\"border-color:%s\"></span>%s</li>", cls, s.color, esc(s.legend))
+	}
+	b.WriteString("</ul>\n</figure>\n")
+}
+
+// pos is where v falls on the axis, from 0 (lo) to 1 (hi), clamped.
+func (a axis) pos(v float64) float64 {
+	var p float64
+	if a.log {
+		if v <= 0 {
+			return 0
+		}
+		p = math.Log(v/a.lo) / math.Log(a.hi/a.lo)
+	} else {
+		p = (v - a.lo) / (a.hi - a.lo)
+	}
+	if math.IsNaN(p) {
+		return 0
+	}
+	return min(max(p, 0), 1)
+}
+
+// f1 writes a coordinate with one decimal.
+func f1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
+
+func esc(s string) string { return html.EscapeString(s) }

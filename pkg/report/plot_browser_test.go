@@ -1,0 +1,373 @@
+package report
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+)
+
+// The plots are checked in a real browser: headless Chromium (Debian's
+// chromium package, which scripts/deps.sh installs), driven by chromedp.
+
+var screenshots = flag.Bool("screenshots", false, "write a PNG of each kind of plot to docs/plots/ from the browser test")
+
+// chromiumPath finds the browser: $RDMABENCH_CHROMIUM, else chromium (or
+// its other names) on $PATH. A machine without one fails the test: the
+// browser is a dependency of the test suite, like the compiler.
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("RDMABENCH_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Fatal("no Chromium found (chromium, chromium-browser or google-chrome on $PATH, or $RDMABENCH_CHROMIUM): " +
+		"the plot tests load the page in a headless browser; install it with scripts/deps.sh (Debian package chromium)")
+	return ""
+}
+
+// newBrowser starts a headless Chromium with a fresh profile and nothing
+// in the background (the test machines have no network: without these
+// flags it keeps trying to reach Google's services).
+func newBrowser(t *testing.T) context.Context {
+	t.Helper()
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromiumPath(t)),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.Headless,
+		chromedp.NoSandbox, // as root, Chromium refuses to start with its sandbox
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-extensions", true),
+		chromedp.Flag("disable-default-apps", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("disable-features", "Translate,MediaRouter,OptimizationHints"),
+		chromedp.Flag("metrics-recording-only", true),
+		chromedp.Flag("force-color-profile", "srgb"),
+		chromedp.Flag("font-render-hinting", "none"),
+		chromedp.WindowSize(1280, 1000),
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
+	t.Cleanup(acancel)
+	bctx, bcancel := chromedp.NewContext(actx)
+	t.Cleanup(bcancel)
+	// The first Run starts the browser.
+	if _, err := chromedp.Run(bctx, chromedp.Evaluate[int]("1")); err != nil {
+		t.Fatalf("start %s: %v", chromiumPath(t), err)
+	}
+	return bctx
+}
+
+// pageLog collects what a page reports: console errors and warnings,
+// uncaught exceptions, browser log entries (blocked loads, CSP
+// violations), and every request it makes.
+type pageLog struct {
+	mu       sync.Mutex
+	problems []string
+	requests []string
+}
+
+func (l *pageLog) snapshot() (problems, requests []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.problems), slices.Clone(l.requests)
+}
+
+// openPage loads the HTML file at path in a new tab and returns the tab
+// once the page has loaded and the browser has painted it.
+func openPage(t *testing.T, browser context.Context, path string) (context.Context, *pageLog) {
+	t.Helper()
+	log := &pageLog{}
+	tab, cancel := chromedp.NewContext(browser, chromedp.WithListener(func(ev any) {
+		if e, ok := ev.(*network.EventRequestWillBeSent); ok {
+			log.mu.Lock()
+			log.requests = append(log.requests, e.Request.URL)
+			log.mu.Unlock()
+		}
+	}))
+	t.Cleanup(cancel)
+	messages := chromedp.Console(tab)
+	go func() {
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			switch m.Type {
+			case chromedp.ConsoleError, chromedp.ConsoleWarning, chromedp.ConsoleException, "assert":
+				log.mu.Lock()
+				log.problems = append(log.problems, strings.TrimSpace(m.String()+" "+m.URL))
+				log.mu.Unlock()
+			}
+		}
+	}()
+	u := (&url.URL{Scheme: "file", Path: path}).String()
+	if err := chromedp.Do(tab, chromedp.Navigate(u), chromedp.WaitReady(chromedp.CSS("body"))); err != nil {
+		t.Fatalf("load %s: %v", u, err)
+	}
+	// Two animation frames: the page has been laid out and painted.
+	state, err := chromedp.Run(tab, chromedp.Evaluate[string](
+		`new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(document.readyState))))`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("%s: %v", u, err)
+	}
+	if state != "complete" {
+		t.Errorf("%s: document.readyState %q after load", path, state)
+	}
+	return tab, log
+}
+
+// check fails t on anything the page reported and on any request besides
+// the page itself: a self-contained page fetches nothing.
+func (l *pageLog) check(t *testing.T, path string) {
+	t.Helper()
+	problems, requests := l.snapshot()
+	for _, p := range problems {
+		t.Errorf("%s: %s", filepath.Base(path), p)
+	}
+	for _, r := range requests {
+		if u, err := url.Parse(r); err != nil || u.Scheme != "file" || u.Path != path {
+			t.Errorf("%s: the page requested %s", filepath.Base(path), r)
+		}
+	}
+}
+
+// chartDOM is what the browser shows of one chart.
+type chartDOM struct {
+	Kind, Test, Connection string
+	Size                   string
+	Series                 string // the data-series attribute
+	Lines                  []struct {
+		Source, Run, Figure string
+		Points              int // data-points
+		Vertices            int // vertices of the drawn path
+		Marks               int // dots drawn
+		// Inside: the path's box lies within the chart's frame.
+		Inside bool
+		Width  float64 // the path's box, in SVG units
+	}
+	Legend    int
+	Width     float64 // the rendered <svg>, in CSS pixels
+	TickTexts int
+}
+
+const chartsJS = `[...document.querySelectorAll('figure.chart')].map(f => {
+  const frame = f.querySelector('rect.frame').getBBox();
+  const svg = f.querySelector('svg').getBoundingClientRect();
+  return {
+    Kind: f.dataset.kind, Test: f.dataset.test, Connection: f.dataset.connection, Size: f.dataset.size || '',
+    Series: f.dataset.series,
+    Lines: [...f.querySelectorAll('g.series')].map(g => {
+      const p = g.querySelector('path'), b = p.getBBox();
+      return {
+        Source: g.dataset.source, Run: g.dataset.run, Figure: g.dataset.figure,
+        Points: +g.dataset.points,
+        Vertices: (p.getAttribute('d').match(/[ML]/g) || []).length,
+        Marks: g.querySelectorAll('circle').length,
+        Inside: b.x >= frame.x - 0.5 && b.y >= frame.y - 0.5 && b.x + b.width <= frame.x + frame.width + 0.5 && b.y + b.height <= frame.y + frame.height + 0.5,
+        Width: b.width,
+      };
+    }),
+    Legend: f.querySelectorAll('ul.legend li').length,
+    Width: svg.width,
+    TickTexts: f.querySelectorAll('g.axis text').length,
+  };
+})`
+
+// wantCharts is what a page of srcs must show, worked out from the
+// documents alone: per kind, the charts (by test, connection, size) and
+// the lines of each.
+func wantCharts(srcs []Source) map[string]map[string]int {
+	want := map[string]map[string]int{}
+	add := func(kind, chart string, lines int) {
+		if want[kind] == nil {
+			want[kind] = map[string]int{}
+		}
+		want[kind][chart] += lines
+	}
+	type tc struct{ test, conn string }
+	for _, s := range srcs {
+		sizes := map[tc]map[int]bool{}
+		lat, bw := map[tc]bool{}, map[tc]bool{}
+		for _, r := range s.Doc.Results {
+			if r.Error != "" {
+				continue
+			}
+			id := fmt.Sprintf("%s/%s/%d", r.Test, r.Connection, r.Size)
+			if r.Latency != nil && r.Latency.Histogram != "" {
+				add(PlotSpectrum, id, 1)
+			}
+			var ivBW, ivLat bool
+			for _, iv := range r.Intervals {
+				ivBW = ivBW || iv.Bandwidth != nil
+				ivLat = ivLat || iv.Latency != nil
+			}
+			if ivBW {
+				add(PlotBandwidthIntervals, id, 1)
+			}
+			if ivLat {
+				add(PlotLatencyIntervals, id, 2) // p50 and p99
+			}
+			k := tc{r.Test, r.Connection}
+			if sizes[k] == nil {
+				sizes[k] = map[int]bool{}
+			}
+			sizes[k][r.Size] = true
+			lat[k] = lat[k] || r.Latency != nil
+			bw[k] = bw[k] || r.Headline() != nil
+		}
+		for k, sz := range sizes {
+			if len(sz) < 2 {
+				continue
+			}
+			id := k.test + "/" + k.conn + "/"
+			if lat[k] {
+				add(PlotLatencyBySize, id, 2)
+			}
+			if bw[k] {
+				add(PlotBandwidthBySize, id, 1)
+			}
+		}
+	}
+	return want
+}
+
+// TestPlotInBrowser loads the page of each fixture set in headless
+// Chromium: it loads without a console error, an exception or a request
+// for anything but itself; it has the charts and lines the documents call
+// for, each line drawn with as many vertices as it has points and inside
+// its chart's frame. With -screenshots it writes docs/plots/*.png.
+func TestPlotInBrowser(t *testing.T) {
+	browser := newBrowser(t)
+	dir := t.TempDir()
+	shots := map[string]bool{}
+	for _, pg := range plotPages {
+		t.Run(pg.name, func(t *testing.T) {
+			srcs := plotSources(t, pg.files)
+			path := filepath.Join(dir, pg.name+".html")
+			if err := os.WriteFile(path, renderPlot(t, srcs), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			tab, log := openPage(t, browser, path)
+			charts, err := chromedp.Run(tab, chromedp.Evaluate[[]chartDOM](chartsJS))
+			if err != nil {
+				t.Fatal(err)
+			}
+			log.check(t, path)
+
+			want := wantCharts(srcs)
+			got := map[string]map[string]int{}
+			for _, c := range charts {
+				if got[c.Kind] == nil {
+					got[c.Kind] = map[string]int{}
+				}
+				id := c.Test + "/" + c.Connection + "/" + c.Size
+				got[c.Kind][id] += len(c.Lines)
+				if c.Series != fmt.Sprint(len(c.Lines)) {
+					t.Errorf("%s %s: data-series %s, %d lines", c.Kind, id, c.Series, len(c.Lines))
+				}
+				if c.Legend == 0 || c.TickTexts < 4 || c.Width < 300 {
+					t.Errorf("%s %s: %d legend entries, %d axis labels, %.0f px wide", c.Kind, id, c.Legend, c.TickTexts, c.Width)
+				}
+				for _, l := range c.Lines {
+					if l.Points < 2 || l.Vertices != l.Points || !l.Inside || l.Width <= 0 {
+						t.Errorf("%s %s, %s run %s %s: %d points, %d vertices, inside the frame %v, %.1f wide",
+							c.Kind, id, l.Source, l.Run, l.Figure, l.Points, l.Vertices, l.Inside, l.Width)
+					}
+					if c.Kind != PlotSpectrum && l.Marks != l.Points {
+						t.Errorf("%s %s: %d dots for %d points", c.Kind, id, l.Marks, l.Points)
+					}
+					if !slices.ContainsFunc(srcs, func(s Source) bool { return s.Name == l.Source }) {
+						t.Errorf("%s %s: line of unknown source %q", c.Kind, id, l.Source)
+					}
+				}
+			}
+			for _, kind := range PlotKinds {
+				if fmt.Sprint(got[kind]) != fmt.Sprint(want[kind]) {
+					t.Errorf("%s: charts (test/connection/size: lines)\n got %v\nwant %v", kind, got[kind], want[kind])
+				}
+			}
+			if len(charts) == 0 {
+				empty, err := chromedp.Run(tab, chromedp.Evaluate[int](`document.querySelectorAll('p.empty').length`))
+				if err != nil || empty != 1 {
+					t.Errorf("a page with no chart does not say so: %v", err)
+				}
+			}
+			if *screenshots {
+				for _, kind := range PlotKinds {
+					if len(got[kind]) == 0 || shots[kind] {
+						continue
+					}
+					shots[kind] = true
+					sel := chromedp.CSS(fmt.Sprintf(`figure.chart[data-kind="%s"]`, kind))
+					png, err := chromedp.Run(tab, chromedp.Screenshot(sel))
+					if err != nil {
+						t.Fatal(err)
+					}
+					out := filepath.Join("..", "..", "docs", "plots", kind+".png")
+					if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(out, png, 0o644); err != nil {
+						t.Fatal(err)
+					}
+					t.Logf("wrote %s (%s)", out, pg.name)
+				}
+			}
+		})
+	}
+	if *screenshots && len(shots) != len(PlotKinds) {
+		t.Errorf("screenshots of %d kinds of plot, want %d", len(shots), len(PlotKinds))
+	}
+}
+
+// TestPageLogCatchesProblems: the checks above would see a page that
+// fetches something or fails: a blocked image, a script that throws.
+func TestPageLogCatchesProblems(t *testing.T) {
+	browser := newBrowser(t)
+	path := filepath.Join(t.TempDir(), "bad.html")
+	bad := `<!DOCTYPE html><html><head><meta charset="utf-8"><title>bad</title></head><body>
+<img src="http://127.0.0.1:9/x.png" alt=""><script>console.error("boom"); throw new Error("thrown");</script></body></html>`
+	if err := os.WriteFile(path, []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, log := openPage(t, browser, path)
+	var problems, requests string
+	// The failed load may be reported after the page has loaded.
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		p, r := log.snapshot()
+		problems, requests = strings.Join(p, "\n"), strings.Join(r, "\n")
+		if strings.Contains(problems, "thrown") && strings.Contains(problems, "x.png") {
+			break
+		}
+	}
+	for _, want := range []string{"boom", "thrown", "x.png"} {
+		if !strings.Contains(problems, want) {
+			t.Errorf("problems do not mention %q:\n%s", want, problems)
+		}
+	}
+	if !strings.Contains(requests, "http://127.0.0.1:9/x.png") {
+		t.Errorf("the image request was not seen: %s", requests)
+	}
+}
