@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/rdmabench/rdmabench/pkg/control"
 	"github.com/rdmabench/rdmabench/pkg/report"
@@ -29,6 +30,7 @@ type benchFlags struct {
 	token    string
 	loopback bool
 	baseline bool
+	stream   bool
 	limits   report.Limits
 }
 
@@ -103,6 +105,7 @@ var benchFlagDefs = []benchFlag{
 		fs.StringVar(&f.token, "token", "", "token the server requires (default $"+EnvToken+")")
 		fs.VarP(outputFormat(&f.output), "output", "o", "output format: "+strings.Join(report.Formats, ", "))
 		fs.StringVar(&f.outFile, "out", "", "also write the results document to FILE, atomically, after each measurement (format by extension: .txt table, .csv, .md, .bench gobench, .prom openmetrics, else JSON)")
+		fs.BoolVar(&f.stream, "json-stream", false, "print newline-delimited JSON events as the run goes (start, test, interval, result, end) instead of -o")
 		fs.Var(positiveInt(&f.repeat), "repeat", "run everything N times, in one document with the median and spread of each figure (default 1)")
 	}},
 	{metric: workloads.Latency, add: func(fs *pflag.FlagSet, f *benchFlags) {
@@ -244,6 +247,11 @@ func (f *benchFlags) run(cmd *cobra.Command, req workloads.Request, hosts []stri
 	stderr := cmd.ErrOrStderr()
 	prog := newProgress(stderr, f)
 	req.Progress = prog.callback()
+	var events *eventStream
+	if f.stream {
+		events = &eventStream{w: cmd.OutOrStdout()}
+		req.Progress, prog = events.progress, nil
+	}
 	if f.outFile != "" {
 		req.Checkpoint = func(doc *report.Document) error { return f.writeFile(doc) }
 	}
@@ -270,7 +278,12 @@ func (f *benchFlags) run(cmd *cobra.Command, req workloads.Request, hosts []stri
 	if runErr != nil {
 		fmt.Fprintln(stderr, "rdmabench:", runErr)
 	}
-	if err := report.Write(cmd.OutOrStdout(), f.output, doc); err != nil {
+	if events != nil {
+		err = events.write(report.Event{Event: report.EventEnd, Document: doc})
+	} else {
+		err = report.Write(cmd.OutOrStdout(), f.output, doc)
+	}
+	if err != nil {
 		return err
 	}
 	if f.outFile != "" {
@@ -315,6 +328,40 @@ func (f *benchFlags) writeFile(doc *report.Document) error {
 		return fmt.Errorf("write %s: %w", f.outFile, err)
 	}
 	return nil
+}
+
+// eventStream prints a run's progress as report.Events (--json-stream).
+type eventStream struct {
+	mu  sync.Mutex
+	w   io.Writer
+	err error
+}
+
+func (s *eventStream) progress(p workloads.Progress) {
+	e := report.Event{Run: p.Run, Test: p.Test, Size: p.Size}
+	switch {
+	case p.Begin != nil:
+		e.Event, e.Document = report.EventStart, p.Begin
+	case p.Start:
+		e.Event = report.EventTest
+	case p.Interval != nil:
+		e.Event, e.Interval = report.EventInterval, p.Interval
+	case p.Result != nil:
+		e.Event, e.Result = report.EventResult, p.Result
+	default:
+		return
+	}
+	_ = s.write(e)
+}
+
+// write writes one event; after a failed write, it writes nothing more.
+func (s *eventStream) write(e report.Event) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err == nil {
+		s.err = report.WriteEvent(s.w, e)
+	}
+	return s.err
 }
 
 // controlRemote is a server reached through pkg/control, as workloads

@@ -250,3 +250,50 @@ func itoa(n int) string {
 	b, _ := json.Marshal(n)
 	return string(b)
 }
+
+// TestJSONStream: --json-stream prints one JSON event per line as the run
+// goes: start, then each test with its intervals and results, then end
+// with the whole document.
+func TestJSONStream(t *testing.T) {
+	out, stderr, code := cli(t, "tcp-bw", "-s", "1K,4K", "-D", "0.3", "--interval", "100ms", "--json-stream")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var kinds []string
+	var results, intervals int
+	var end *report.Document
+	for i, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		var e report.Event
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("line %d is not a JSON event: %v: %q", i+1, err, line)
+		}
+		if e.Time.IsZero() {
+			t.Errorf("line %d has no time", i+1)
+		}
+		kinds = append(kinds, e.Event)
+		switch e.Event {
+		case report.EventInterval:
+			intervals++
+			if e.Interval == nil || e.Interval.Bandwidth == nil || e.Test != "tcp-bw" {
+				t.Errorf("interval event %q", line)
+			}
+		case report.EventResult:
+			results++
+			if e.Result == nil || e.Result.Size != e.Size || e.Result.Bandwidth == nil {
+				t.Errorf("result event %q", line)
+			}
+		case report.EventEnd:
+			end = e.Document
+			raw, _ := json.Marshal(e.Document)
+			if err := report.ValidateJSON(raw); err != nil {
+				t.Errorf("the end document does not follow the schema: %v", err)
+			}
+		}
+	}
+	if kinds[0] != report.EventStart || kinds[1] != report.EventTest || kinds[len(kinds)-1] != report.EventEnd {
+		t.Errorf("events %v: want start, test, ..., end", kinds)
+	}
+	if results != 2 || intervals < 4 || end == nil || len(end.Results) != 2 {
+		t.Errorf("%d results, %d intervals, end %v; want 2 results, at least 2 intervals each, and the document", results, intervals, end != nil)
+	}
+}

@@ -301,16 +301,17 @@ func (d *driver) run(ctx context.Context) (*endResult, error) {
 	for i, size := range d.spec.Sizes {
 		r, err := d.size(ctx, i, size)
 		if d.role == clientEnd {
+			r.Run = d.o.run
 			res.Results = append(res.Results, r)
 			if d.o.onResult != nil {
 				d.o.onResult(r, d.r.clock())
 			}
+			if d.o.progress != nil {
+				d.o.progress(Progress{Run: d.o.run, Test: d.spec.Test, Size: size, Done: err == nil, Result: &r})
+			}
 		}
 		if err != nil {
 			return res, err
-		}
-		if d.o.progress != nil {
-			d.o.progress(Progress{Run: d.o.run, Test: d.spec.Test, Size: size, Done: true})
 		}
 	}
 	return res, nil

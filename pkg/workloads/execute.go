@@ -40,17 +40,22 @@ type Request struct {
 	Checkpoint func(*report.Document) error
 }
 
-// Progress reports how far a run is.
+// Progress reports how far a run is: one of Begin, Start, Interval, Done
+// or Skipped is set.
 type Progress struct {
-	Run  int // the run, 1-based, when runs repeat; 0 otherwise
-	Test string
-	Size int
+	// Begin is the run's document as it begins: what runs it and what was
+	// asked, no result yet.
+	Begin *report.Document
+	Run   int // the run, 1-based, when runs repeat; 0 otherwise
+	Test  string
+	Size  int
 	// Start: Test begins (Size is its first size).
 	Start bool
 	// Interval: a duration-mode interval of Size ended.
 	Interval *report.Interval
-	// Done: Size finished.
-	Done bool
+	// Done: Size finished, with Result.
+	Done   bool
+	Result *report.Result
 	// Skipped counts sizes of Test that will not run (it failed).
 	Skipped int
 }
@@ -162,6 +167,10 @@ type RemoteTest interface {
 // interrupted run (ctx) returns what it measured, marked with the cause.
 func (r *Run) Execute(ctx context.Context, target Target) (*report.Document, error) {
 	e := &execution{run: r, target: target, doc: r.newDocument(target)}
+	if p := r.req.Progress; p != nil {
+		begin := *e.doc
+		p(Progress{Begin: &begin})
+	}
 	var firstErr error
 	for rep := 1; rep <= r.req.Repeat && ctx.Err() == nil; rep++ {
 		e.rep = 0
@@ -245,7 +254,6 @@ func (e *execution) test(ctx context.Context, s *Spec) error {
 		run:      e.rep,
 		onHosts:  e.hosts,
 		onResult: func(res report.Result, c clockInfo) {
-			res.Run = e.rep
 			e.doc.Clocks[c.name] = c.Clock
 			e.doc.Results = append(e.doc.Results, res)
 			if res.Error == "" {
@@ -274,8 +282,11 @@ func (e *execution) test(ctx context.Context, s *Spec) error {
 	err = fmt.Errorf("%s: %w", s.Test, err)
 	if !recorded {
 		// It failed before any size began: its first size says why.
-		e.doc.Results = append(e.doc.Results, report.Result{Test: s.Test, Connection: s.Connection, Size: s.Sizes[0],
-			Run: e.rep, Error: err.Error()})
+		failed := report.Result{Test: s.Test, Connection: s.Connection, Size: s.Sizes[0], Run: e.rep, Error: err.Error()}
+		e.doc.Results = append(e.doc.Results, failed)
+		if progress != nil {
+			progress(Progress{Run: e.rep, Test: s.Test, Size: failed.Size, Result: &failed})
+		}
 	}
 	if progress != nil {
 		progress(Progress{Run: e.rep, Test: s.Test, Skipped: len(s.Sizes) - done})

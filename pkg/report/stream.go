@@ -1,0 +1,54 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+)
+
+// Event is one line of the event stream of a run (`--json-stream`):
+// newline-delimited JSON objects written as the run goes, for long and
+// duration-mode runs. In order:
+//
+//	start     once: Document holds what runs it and what was asked (no results)
+//	test      a test begins: Run, Test, Size (its first size)
+//	interval  a duration-mode interval ended: Run, Test, Size, Interval
+//	result    a size finished (or failed): Run, Test, Size, Result
+//	end       once: Document is the whole run, as -o json would print it
+//
+// Every event has its kind and the wall-clock time it was written.
+type Event struct {
+	Event    string    `json:"event"`
+	Time     time.Time `json:"time"`
+	Run      int       `json:"run,omitempty"`
+	Test     string    `json:"test,omitempty"`
+	Size     int       `json:"size,omitempty"`
+	Interval *Interval `json:"interval,omitempty"`
+	Result   *Result   `json:"result,omitempty"`
+	Document *Document `json:"document,omitempty"`
+}
+
+// Event kinds.
+const (
+	EventStart    = "start"
+	EventTest     = "test"
+	EventInterval = "interval"
+	EventResult   = "result"
+	EventEnd      = "end"
+)
+
+// WriteEvent writes e as one line of JSON, stamping its time if unset.
+func WriteEvent(w io.Writer, e Event) error {
+	if e.Time.IsZero() {
+		e.Time = time.Now().UTC()
+	}
+	b, err := json.Marshal(e)
+	if err != nil {
+		return fmt.Errorf("report: write event: %w", err)
+	}
+	if _, err := w.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("report: write event: %w", err)
+	}
+	return nil
+}
