@@ -100,6 +100,7 @@ var benchFlagDefs = []benchFlag{
 	}},
 	{add: func(fs *pflag.FlagSet, f *benchFlags) {
 		fs.Var(positiveDuration(&f.spec.IdleTimeout), "idle-timeout", "give up when the peer makes no progress for this long (default 10s)")
+		fs.BoolVar(&f.spec.CPUUtil, "cpu-util", false, "record the CPU time (user and system) of each end's loops, per size")
 		fs.BoolVar(&f.loopback, "loopback", false, "run both ends in this process on the local device (the default when no HOST is given)")
 		fs.IntVarP(&f.ctlPort, "port", "p", control.DefaultPort, "the server's control port (with HOST)")
 		fs.StringVar(&f.token, "token", "", "token the server requires (default $"+EnvToken+")")

@@ -122,6 +122,11 @@ type Clock struct {
 	ReportedResolutionNs float64 `json:"reported_resolution_ns,omitempty"`
 	// ReadCostNs is the mean cost of one read.
 	ReadCostNs float64 `json:"read_cost_ns,omitempty"`
+	// CalibrationPPM bounds the error of a TSC's scale to ns, in 10^-6;
+	// DriftPPM is how far it had drifted from CLOCK_MONOTONIC by the end of
+	// the run. Both are absent for a clock that reads ns itself.
+	CalibrationPPM float64 `json:"calibration_ppm,omitempty"`
+	DriftPPM       float64 `json:"drift_ppm,omitempty"`
 }
 
 // Params are what the command line asked for, common to every test of a
@@ -222,8 +227,27 @@ type Result struct {
 	// Total is, in a bidirectional test, the sum of both directions.
 	Total     *Bandwidth `json:"total,omitempty"`
 	Intervals []Interval `json:"intervals,omitempty"`
-	Warnings  []string   `json:"warnings,omitempty"`
-	Error     string     `json:"error,omitempty"`
+	// CPU is the CPU time each end's loops used at this size (--cpu-util).
+	CPU      *CPUUse  `json:"cpu,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
+	Error    string   `json:"error,omitempty"`
+}
+
+// CPUUse is the CPU time the loops of each end of a test used at one size,
+// warm-up included, as the kernel accounts it to their threads (busy
+// polling shows as one core per loop; -e as little).
+type CPUUse struct {
+	Client *CPUSide `json:"client,omitempty"`
+	Server *CPUSide `json:"server,omitempty"`
+}
+
+// CPUSide is one end's CPU time over the wall time of its loops.
+type CPUSide struct {
+	UserS float64 `json:"user_s"`
+	SysS  float64 `json:"sys_s"`
+	WallS float64 `json:"wall_s"`
+	// Cores is (user + sys) / wall: 1 is one core busy the whole time.
+	Cores float64 `json:"cores"`
 }
 
 // Bidirectional reports whether r holds figures for both directions.

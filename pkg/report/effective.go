@@ -79,26 +79,52 @@ func settingsDiff(base, new *Effective) []string {
 }
 
 // settingsLine describes what the results of one test (connection and run)
-// ran with: the effective values of the first of them, the sizes that went
-// inline, and the clock.
+// ran with: each setting once, or per size where sizes differ (cq-mod 100
+// up to 8 KiB, 1 above), the sizes that went inline, and the clock.
 func settingsLine(rs []*Result) string {
-	var first *Effective
+	type valued struct {
+		value string
+		sizes []int
+	}
+	var names []string
+	values := map[string][]valued{}
 	clock := ""
 	inlineUpTo := 0
 	for _, r := range rs {
-		if r.Effective != nil && first == nil {
-			first = r.Effective
-		}
 		if clock == "" {
 			clock = r.Clock
 		}
-		if r.Effective != nil && r.Effective.Inline {
+		if r.Effective == nil {
+			continue
+		}
+		if r.Effective.Inline {
 			inlineUpTo = max(inlineUpTo, r.Size)
+		}
+		for _, st := range r.Effective.settings() {
+			vs, seen := values[st.name]
+			if !seen {
+				names = append(names, st.name)
+			}
+			if n := len(vs); n > 0 && vs[n-1].value == st.value {
+				vs[n-1].sizes = append(vs[n-1].sizes, r.Size)
+			} else {
+				vs = append(vs, valued{st.value, []int{r.Size}})
+			}
+			values[st.name] = vs
 		}
 	}
 	var parts []string
-	for _, s := range first.settings() {
-		parts = append(parts, s.String())
+	for _, name := range names {
+		vs := values[name]
+		if len(vs) == 1 {
+			parts = append(parts, setting{name, vs[0].value}.String())
+			continue
+		}
+		var per []string
+		for _, v := range vs {
+			per = append(per, fmt.Sprintf("%s at %s B", orDefault(v.value, "on"), sizeRange(v.sizes)))
+		}
+		parts = append(parts, name+" "+strings.Join(per, ", "))
 	}
 	if inlineUpTo > 0 {
 		parts = append(parts, fmt.Sprintf("payload inline up to %d B", inlineUpTo))
@@ -107,4 +133,12 @@ func settingsLine(rs []*Result) string {
 		parts = append(parts, "clock "+clock)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// sizeRange writes sizes as "64" or "64..4096".
+func sizeRange(sizes []int) string {
+	if len(sizes) == 1 {
+		return strconv.Itoa(sizes[0])
+	}
+	return strconv.Itoa(sizes[0]) + ".." + strconv.Itoa(sizes[len(sizes)-1])
 }

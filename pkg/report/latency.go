@@ -43,17 +43,20 @@ const (
 // clamped to [MinNs, MaxNs]); P50Ns is perftest's "typical". A Latency with
 // Count 0 has all figures 0.
 type Latency struct {
-	Basis   string  `json:"basis"` // BasisRTTHalf or BasisRTT
-	Count   int64   `json:"count"`
-	MinNs   float64 `json:"min_ns"`
-	MeanNs  float64 `json:"mean_ns"`
-	StdevNs float64 `json:"stdev_ns"`
-	P50Ns   float64 `json:"p50_ns"`
-	P90Ns   float64 `json:"p90_ns"`
-	P99Ns   float64 `json:"p99_ns"`
-	P999Ns  float64 `json:"p99_9_ns"`
-	P9999Ns float64 `json:"p99_99_ns"`
-	MaxNs   float64 `json:"max_ns"`
+	Basis string `json:"basis"` // BasisRTTHalf or BasisRTT
+	Count int64  `json:"count"`
+	// ClockBackward counts the samples dropped because the clock read less
+	// at their end than at their start; they are not in Count.
+	ClockBackward int64   `json:"clock_backward,omitempty"`
+	MinNs         float64 `json:"min_ns"`
+	MeanNs        float64 `json:"mean_ns"`
+	StdevNs       float64 `json:"stdev_ns"`
+	P50Ns         float64 `json:"p50_ns"`
+	P90Ns         float64 `json:"p90_ns"`
+	P99Ns         float64 `json:"p99_ns"`
+	P999Ns        float64 `json:"p99_9_ns"`
+	P9999Ns       float64 `json:"p99_99_ns"`
+	MaxNs         float64 `json:"max_ns"`
 	// Histogram is the HdrHistogram of the samples (in ns, on Basis) in the
 	// standard V2 compressed, base64 form ("HISTFAAA..."), readable by any
 	// HdrHistogram implementation; see DecodeHistogram.

@@ -381,6 +381,40 @@ func buildRows(doc *Document, notes *footnotes) []row {
 			rows = append(rows, bandwidthRows(r, note)...)
 		}
 	}
+	return append(rows, cpuRows(doc)...)
+}
+
+var cpuLabels = []string{"test", "conn", "bytes", "", "end", "user s", "sys s", "cores"}
+
+const cpuTitle = "CPU of each end's loops, warm-up included (cores: CPU time over wall time; 1 is a core busy all the time)"
+
+// cpuRows is the CPU section: a row per end of each result that recorded
+// its CPU (--cpu-util).
+func cpuRows(doc *Document) []row {
+	var rows []row
+	for i := range doc.Results {
+		r := &doc.Results[i]
+		if r.CPU == nil {
+			continue
+		}
+		if rows == nil {
+			rows = []row{{kind: rowBlank}, {kind: rowTitle, text: cpuTitle}, {cells: cpuLabels}, {kind: rowRule}}
+		}
+		first := lead(r, 0)
+		first[colIters] = ""
+		for _, side := range []struct {
+			name string
+			c    *CPUSide
+		}{{"client", r.CPU.Client}, {"server", r.CPU.Server}} {
+			if side.c == nil {
+				continue
+			}
+			rows = append(rows, row{cells: append(slices.Clone(first), side.name,
+				strconv.FormatFloat(side.c.UserS, 'f', 3, 64), strconv.FormatFloat(side.c.SysS, 'f', 3, 64),
+				strconv.FormatFloat(side.c.Cores, 'f', 2, 64))})
+			first = []string{"", "", "", ""}
+		}
+	}
 	return rows
 }
 

@@ -116,7 +116,8 @@ func TestSchemaMatchesModel(t *testing.T) {
 		case typ.Kind() == reflect.Struct:
 			props, _ := n["properties"].(schemaNode)
 			var required []string
-			for _, r := range n["required"].([]any) {
+			reqs, _ := n["required"].([]any) // absent: nothing is required
+			for _, r := range reqs {
 				required = append(required, r.(string))
 			}
 			fields := map[string]bool{}

@@ -149,6 +149,9 @@ type ClockInfo struct {
 	ReportedResolutionNs float64 `json:"reported_resolution_ns"`
 	// ReadCostNs is the mean cost of one clock read.
 	ReadCostNs float64 `json:"read_cost_ns"`
+	// CalibrationPPM bounds the error of the TSC's scale to ns, in 10^-6
+	// (0 for CLOCK_MONOTONIC, which needs none).
+	CalibrationPPM float64 `json:"calibration_ppm,omitempty"`
 }
 
 // The registry counts live verbs objects, so tests can prove that every

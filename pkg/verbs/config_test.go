@@ -120,3 +120,24 @@ func TestMTU(t *testing.T) {
 		t.Error("MinMTU")
 	}
 }
+
+// TestCycle: small bandwidth messages move through a page a cache line at a
+// time, as perftest's do; larger ones, or too little room, do not cycle.
+func TestCycle(t *testing.T) {
+	for _, c := range []struct {
+		size, room    uint64
+		stride, slots uint32
+	}{
+		{8, 4096, 64, 64},     // atomics: 64 words of a page
+		{2, 8192, 64, 64},     // one cache line each
+		{100, 4096, 128, 32},  // rounded up to a cache line
+		{2048, 4096, 2048, 2}, // half a page
+		{2049, 8192, 0, 0},    // more than half a page: no cycle
+		{64, 2048, 0, 0},      // less than a page of room
+		{0, 4096, 0, 0},
+	} {
+		if st, n := cycle(c.size, c.room); st != c.stride || n != c.slots {
+			t.Errorf("cycle(%d, %d) = %d, %d; want %d, %d", c.size, c.room, st, n, c.stride, c.slots)
+		}
+	}
+}

@@ -139,6 +139,24 @@ func (c LoopConfig) Validate() error {
 	return nil
 }
 
+// The cycle of small bandwidth messages, as perftest's: each operation
+// moves on by the message size rounded up to a cache line, through a page.
+const (
+	cycleBuffer = 4096
+	cacheLine   = 64
+)
+
+// cycle returns the stride and slot count of messages of size bytes in a
+// buffer of room bytes: slots 0 when they do not cycle (more than half a
+// page, or too little room).
+func cycle(size, room uint64) (stride, slots uint32) {
+	if size == 0 || size > cycleBuffer/2 || room < cycleBuffer {
+		return 0, 0
+	}
+	st := (size + cacheLine - 1) / cacheLine * cacheLine
+	return uint32(st), uint32(cycleBuffer / st)
+}
+
 // LoopStats are a loop's counters.
 type LoopStats struct {
 	Iterations uint64 // latency iterations run

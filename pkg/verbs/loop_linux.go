@@ -10,8 +10,6 @@ import "C"
 
 import (
 	"fmt"
-	"os"
-	"strings"
 	"sync"
 	"syscall"
 	"unsafe"
@@ -107,13 +105,28 @@ func NewLoop(cfg LoopConfig, tx, rx Buf, qps []LoopQP) (*Loop, error) {
 		}
 		l.use_inline = 1
 	}
+	if cfg.Kind == BWSend {
+		room := tx.MR.len - tx.Offset
+		for _, q := range qps {
+			room = min(room, q.Remote.Len)
+		}
+		if cfg.Opcode == OpSend {
+			room = tx.MR.len - tx.Offset
+		}
+		st, n := cycle(uint64(cfg.Size), room)
+		l.cycle_stride, l.cycle_slots = C.uint32_t(st), C.uint32_t(n)
+	}
+	if cfg.Kind == BWRecv {
+		st, n := cycle(uint64(rxSize), rx.MR.len-rx.Offset)
+		l.rx_cycle_stride, l.rx_cycle_slots = C.uint32_t(st), C.uint32_t(n)
+	}
 	l.tx_depth = C.int(cfg.TxDepth)
 	l.rx_depth = C.int(cfg.RxDepth)
 	l.cq_mod = C.int(cfg.CQMod)
 	l.post_list = C.int(cfg.PostList)
 	l.cmp = C.uint64_t(cfg.Compare)
 	l.swap_add = C.uint64_t(cfg.SwapAdd)
-	l.idle_timeout_ns = C.uint64_t(cfg.IdleTimeout.Nanoseconds())
+	l.idle_timeout_ticks = C.uint64_t(clock.cal.ticksOf(uint64(cfg.IdleTimeout.Nanoseconds())))
 	l.total = C.uint64_t(cfg.Total)
 	if rc := C.rb_loop_init(l); rc != 0 {
 		C.free(unsafe.Pointer(cq))
@@ -149,14 +162,19 @@ func (lp *Loop) PostRecvs(n int) error {
 	return nil
 }
 
-// RunLatency runs up to len(samples) iterations and stores each round-trip
-// time in ns. It returns how many ran: fewer than len(samples) only when the
-// loop reached Total. samples may be nil for the responder.
-func (lp *Loop) RunLatency(samples []uint64) (int, error) { return lp.RunLatencyUntil(samples, 0) }
+// RunLatency runs up to len(samples) iterations and stores each one's time
+// in ns at the front of samples. It returns how many ran (fewer than
+// len(samples) only when the loop reached Total) and how many samples it
+// stored: a sample whose clock ran backwards is dropped, not wrapped.
+// samples may be nil for the responder.
+func (lp *Loop) RunLatency(samples []uint64) (ran, valid int, err error) {
+	return lp.RunLatencyUntil(samples, 0)
+}
 
 // RunLatencyUntil is RunLatency that also returns after the first sample
-// that ends at or after untilNs (on the Now clock), for duration mode.
-func (lp *Loop) RunLatencyUntil(samples []uint64, untilNs uint64) (int, error) {
+// that ends at or after untilNs (on the Now clock), for duration mode. The
+// loop stores raw ticks; they are scaled to ns here, after the timed calls.
+func (lp *Loop) RunLatencyUntil(samples []uint64, untilNs uint64) (ran, valid int, err error) {
 	n := len(samples)
 	var p *C.uint64_t
 	if n > 0 {
@@ -164,17 +182,21 @@ func (lp *Loop) RunLatencyUntil(samples []uint64, untilNs uint64) (int, error) {
 	} else {
 		n = int(lp.cfg.Total)
 	}
-	r := C.rb_lat_run(lp.l, C.uint64_t(n), p, C.uint64_t(untilNs))
+	r := C.rb_lat_run(lp.l, C.uint64_t(n), p, C.uint64_t(clock.cal.ticks(untilNs)))
 	if r < 0 {
-		return 0, lp.err(r)
+		return 0, 0, lp.err(r)
 	}
-	return int(r), nil
+	ran = int(r)
+	if samples != nil {
+		valid = clock.cal.scaleSamples(samples[:ran])
+	}
+	return ran, valid, nil
 }
 
 // RunBandwidth posts and polls until every QP reached its target (done) or
 // the clock (see Now) passed untilNs; untilNs 0 means no deadline.
 func (lp *Loop) RunBandwidth(untilNs uint64) (done bool, err error) {
-	r := C.rb_bw_run(lp.l, C.uint64_t(untilNs))
+	r := C.rb_bw_run(lp.l, C.uint64_t(clock.cal.ticks(untilNs)))
 	if r < 0 {
 		return false, lp.err(C.int64_t(r))
 	}
@@ -197,7 +219,7 @@ func (lp *Loop) FinishBandwidth() { C.rb_bw_finish(lp.l) }
 // RunReceiver polls, reposts and counts receives until Total arrived (done),
 // Stop was called (done), or untilNs passed.
 func (lp *Loop) RunReceiver(untilNs uint64) (done bool, err error) {
-	r := C.rb_bw_recv_run(lp.l, C.uint64_t(untilNs))
+	r := C.rb_bw_recv_run(lp.l, C.uint64_t(clock.cal.ticks(untilNs)))
 	if r < 0 {
 		return false, lp.err(C.int64_t(r))
 	}
@@ -228,8 +250,8 @@ func (lp *Loop) Stop() {
 // ResetCounters clears the bandwidth counters and timestamps (after a
 // warm-up), keeping the QPs' posted/completed positions.
 func (lp *Loop) ResetCounters() {
-	lp.l.first_ns = 0
-	lp.l.last_ns = 0
+	lp.l.first_tick = 0
+	lp.l.last_tick = 0
 	lp.l.total_completed = 0
 	lp.l.total_recv_bytes = 0
 }
@@ -240,8 +262,8 @@ func (lp *Loop) Stats() LoopStats {
 		Iterations: uint64(lp.l.iter),
 		Completed:  uint64(lp.l.total_completed),
 		RecvBytes:  uint64(lp.l.total_recv_bytes),
-		FirstNs:    uint64(lp.l.first_ns),
-		LastNs:     uint64(lp.l.last_ns),
+		FirstNs:    clock.cal.ns(uint64(lp.l.first_tick)),
+		LastNs:     clock.cal.ns(uint64(lp.l.last_tick)),
 	}
 }
 
@@ -276,64 +298,4 @@ func (lp *Loop) Close() error {
 	lp.l = nil
 	untrack(lp.id)
 	return nil
-}
-
-// Now reads the clock the timed loops use, in ns.
-func Now() uint64 {
-	initClock()
-	return uint64(C.rb_now_ns())
-}
-
-var clockInit struct {
-	sync.Once
-	name   string
-	source string
-	tickNs float64 // the TSC's tick, when it is the clock
-}
-
-// initClock picks the loops' clock once: the TSC when the kernel's own
-// clocksource is the TSC (so it is invariant and synchronised across CPUs),
-// else CLOCK_MONOTONIC.
-func initClock() {
-	clockInit.Do(func() {
-		b, _ := os.ReadFile("/sys/devices/system/clocksource/clocksource0/current_clocksource")
-		want := 0
-		if strings.TrimSpace(string(b)) == "tsc" {
-			want = 1
-		}
-		if ghz := float64(C.rb_clock_init(C.int(want))); ghz > 0 {
-			clockInit.name = "tsc"
-			clockInit.source = fmt.Sprintf("TSC (rdtsc, %.4f GHz, scaled against CLOCK_MONOTONIC)", ghz)
-			clockInit.tickNs = 1 / ghz
-		} else {
-			clockInit.name = "monotonic"
-			clockInit.source = "CLOCK_MONOTONIC (clock_gettime)"
-		}
-	})
-}
-
-var clockOnce struct {
-	sync.Once
-	info ClockInfo
-}
-
-// Clock measures the loops' clock once (about 20 ms) and returns its
-// source, resolution and read cost.
-func Clock() ClockInfo {
-	initClock()
-	clockOnce.Do(func() {
-		var rep, obs, cost C.double
-		C.rb_clock_measure(&rep, &obs, &cost)
-		if clockInit.tickNs > 0 {
-			rep = C.double(clockInit.tickNs)
-		}
-		clockOnce.info = ClockInfo{
-			Name:                 clockInit.name,
-			Source:               clockInit.source,
-			ReportedResolutionNs: float64(rep),
-			ResolutionNs:         max(float64(obs), float64(rep)),
-			ReadCostNs:           float64(cost),
-		}
-	})
-	return clockOnce.info
 }

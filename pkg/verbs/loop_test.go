@@ -57,13 +57,16 @@ func runPingPong(t *testing.T, p *pair, kind verbs.LoopKind, op verbs.Opcode, si
 			defer wg.Done()
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
-			_, respErr = resp.RunLatency(nil)
+			_, _, respErr = resp.RunLatency(nil)
 		}()
 	}
 	samples := make([]uint64, 0, loopIters)
 	batch := make([]uint64, 64) // several batches: the loop must carry its state across calls
 	for len(samples) < loopIters {
-		n, err := ini.RunLatency(batch)
+		n, valid, err := ini.RunLatency(batch)
+		if err == nil && valid != n {
+			err = fmt.Errorf("%d of %d samples had the clock run backwards", n-valid, n)
+		}
 		if err != nil {
 			if resp != nil {
 				resp.Stop()
@@ -315,7 +318,7 @@ func TestLoopStop(t *testing.T) {
 	defer l.Close()
 	go func() { time.Sleep(50 * time.Millisecond); l.Stop() }()
 	// No responder: the initiator waits for an answer that never comes.
-	_, err = l.RunLatency(make([]uint64, 10))
+	_, _, err = l.RunLatency(make([]uint64, 10))
 	if !errors.Is(err, verbs.ErrAborted) {
 		t.Fatalf("stopped loop returned %v, want ErrAborted", err)
 	}
@@ -337,7 +340,7 @@ func TestLoopIdleTimeout(t *testing.T) {
 	}
 	// The peer posted no receive and never answers: RNR retries forever,
 	// and the initiator's idle timeout ends the wait.
-	_, err = l.RunLatency(make([]uint64, 10))
+	_, _, err = l.RunLatency(make([]uint64, 10))
 	if !errors.Is(err, verbs.ErrTimeout) {
 		t.Fatalf("silent peer gave %v, want ErrTimeout", err)
 	}

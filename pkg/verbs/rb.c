@@ -128,13 +128,12 @@ int rb_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *scratch, struct rb_wc *o
 
 /* ---- clock ------------------------------------------------------------- */
 
-/* The clock of the timed loops: the TSC where the kernel itself trusts it
- * (its clocksource is "tsc": invariant and synchronised across CPUs), read
- * with one instruction and scaled to ns against CLOCK_MONOTONIC, as
- * perftest reads cycles; CLOCK_MONOTONIC through the vDSO otherwise. */
+/* The clock of the timed loops reads raw ticks: the TSC where Go found it
+ * invariant and the kernel trusts it (rb_clock_use_tsc), read with one
+ * instruction as perftest reads cycles, else CLOCK_MONOTONIC in ns. The
+ * loops store and compare ticks only; Go scales them to ns after each call,
+ * so no floating point runs inside a timed section. */
 static int clk_tsc;
-static uint64_t clk_tsc0, clk_ns0;
-static double clk_ns_per_tick;
 
 static inline uint64_t mono_ns(void)
 {
@@ -145,69 +144,55 @@ static inline uint64_t mono_ns(void)
 
 #if defined(__x86_64__) || defined(__i386__)
 static inline uint64_t read_tsc(void) { return __builtin_ia32_rdtsc(); }
+int rb_clock_has_tsc(void) { return 1; }
 #else
 static inline uint64_t read_tsc(void) { return 0; }
+int rb_clock_has_tsc(void) { return 0; }
 #endif
 
-static inline uint64_t now_ns(void)
+static inline uint64_t ticks(void) { return clk_tsc ? read_tsc() : mono_ns(); }
+
+uint64_t rb_ticks(void) { return ticks(); }
+
+void rb_clock_use_tsc(int on) { __atomic_store_n(&clk_tsc, on && rb_clock_has_tsc(), __ATOMIC_RELEASE); }
+
+uint64_t rb_mono_ns(void) { return mono_ns(); }
+uint64_t rb_read_tsc(void) { return read_tsc(); }
+
+void rb_clock_bracket(uint64_t *m0, uint64_t *t, uint64_t *m1)
 {
-	if (clk_tsc)
-		return clk_ns0 + (uint64_t)((double)(read_tsc() - clk_tsc0) * clk_ns_per_tick);
-	return mono_ns();
+	*m0 = mono_ns();
+	*t = read_tsc();
+	*m1 = mono_ns();
 }
 
-uint64_t rb_now_ns(void) { return now_ns(); }
-
-double rb_clock_init(int want_tsc)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	if (want_tsc) {
-		/* Calibrate over 50 ms of CLOCK_MONOTONIC. */
-		uint64_t n0 = mono_ns(), t0 = read_tsc(), n1, t1;
-		do {
-			n1 = mono_ns();
-			t1 = read_tsc();
-		} while (n1 - n0 < 50000000ull);
-		if (t1 > t0) {
-			clk_ns_per_tick = (double)(n1 - n0) / (double)(t1 - t0);
-			clk_tsc0 = t1;
-			clk_ns0 = n1;
-			__atomic_store_n(&clk_tsc, 1, __ATOMIC_RELEASE);
-			return 1.0 / clk_ns_per_tick; /* GHz */
-		}
-	}
-#endif
-	(void)want_tsc;
-	return 0;
-}
-
-void rb_clock_measure(double *reported, double *observed, double *cost)
+void rb_clock_measure(double *reported_ns, uint64_t *step_ticks, double *cost_ticks)
 {
 	struct timespec res;
 	clock_getres(CLOCK_MONOTONIC, &res);
-	*reported = (double)res.tv_sec * 1e9 + (double)res.tv_nsec;
+	*reported_ns = (double)res.tv_sec * 1e9 + (double)res.tv_nsec;
 
 	/* Smallest non-zero step between consecutive reads. */
 	uint64_t best = UINT64_MAX;
 	for (int i = 0; i < 20000; i++) {
-		uint64_t a = now_ns(), b;
+		uint64_t a = ticks(), b;
 		do {
-			b = now_ns();
+			b = ticks();
 		} while (b == a);
-		if (b - a < best)
+		if (b > a && b - a < best)
 			best = b - a;
 	}
-	*observed = (double)best;
+	*step_ticks = best;
 
 	/* Mean cost of a read. */
 	enum { N = 1000000 };
-	uint64_t t0 = now_ns();
+	uint64_t t0 = ticks();
 	volatile uint64_t sink = 0;
 	for (int i = 0; i < N; i++)
-		sink += now_ns();
-	uint64_t t1 = now_ns();
+		sink += ticks();
+	uint64_t t1 = ticks();
 	(void)sink;
-	*cost = (double)(t1 - t0) / N;
+	*cost_ticks = (double)(t1 - t0) / N;
 }
 
 /* ---- timed loops ------------------------------------------------------- */
@@ -233,10 +218,10 @@ static inline int watch_check(struct rb_loop *l, struct rb_watch *w)
 	w->spins = 0;
 	if (__atomic_load_n(&l->stop, __ATOMIC_RELAXED))
 		return RB_EABORTED;
-	uint64_t now = now_ns();
+	uint64_t now = ticks();
 	if (w->last_progress == 0)
 		w->last_progress = now;
-	else if (l->idle_timeout_ns && now - w->last_progress > l->idle_timeout_ns)
+	else if (l->idle_timeout_ticks && now - w->last_progress > l->idle_timeout_ticks)
 		return RB_ETIMEDOUT;
 	return 0;
 }
@@ -415,6 +400,12 @@ void rb_loop_destroy(struct rb_loop *l)
 
 static inline int post_recv(struct rb_loop *l, int q)
 {
+	if (l->rx_cycle_slots) {
+		struct rb_qp *p = &l->qps[q];
+		l->rsges[q].addr = (uintptr_t)(l->rx + (uint64_t)p->rslot * l->rx_cycle_stride);
+		if (++p->rslot == l->rx_cycle_slots)
+			p->rslot = 0;
+	}
 	struct ibv_recv_wr *bad;
 	int rc = ibv_post_recv(l->qps[q].qp, &l->rwrs[q], &bad);
 	if (rc) {
@@ -473,7 +464,7 @@ static inline int spin_byte(struct rb_loop *l, uint8_t want)
 	return 0;
 }
 
-static int64_t lat_write(struct rb_loop *l, uint64_t n, uint64_t *samples, uint64_t until_ns)
+static int64_t lat_write(struct rb_loop *l, uint64_t n, uint64_t *samples, uint64_t until)
 {
 	volatile uint8_t *post = (volatile uint8_t *)(l->tx + l->size - 1);
 	uint64_t i;
@@ -485,15 +476,15 @@ static int64_t lat_write(struct rb_loop *l, uint64_t n, uint64_t *samples, uint6
 			return rc;
 		if (l->role == RB_INITIATOR) {
 			*post = seq;
-			uint64_t t0 = now_ns();
+			uint64_t t0 = ticks();
 			if ((rc = post_lat(l, sig)))
 				return rc;
 			if ((rc = spin_byte(l, seq)))
 				return rc;
-			uint64_t t1 = now_ns();
+			uint64_t t1 = ticks();
 			if (samples)
 				samples[i] = t1 - t0;
-			if (until_ns && t1 >= until_ns) {
+			if (until && t1 >= until) {
 				l->iter++;
 				return (int64_t)i + 1;
 			}
@@ -509,7 +500,7 @@ static int64_t lat_write(struct rb_loop *l, uint64_t n, uint64_t *samples, uint6
 	return (int64_t)i;
 }
 
-static int64_t lat_send(struct rb_loop *l, uint64_t n, uint64_t *samples, uint64_t until_ns)
+static int64_t lat_send(struct rb_loop *l, uint64_t n, uint64_t *samples, uint64_t until)
 {
 	uint64_t i;
 	for (i = 0; i < n && l->iter < l->total; i++) {
@@ -518,17 +509,17 @@ static int64_t lat_send(struct rb_loop *l, uint64_t n, uint64_t *samples, uint64
 		if (sig && (rc = drain_sends(l)))
 			return rc;
 		if (l->role == RB_INITIATOR) {
-			uint64_t t0 = now_ns();
+			uint64_t t0 = ticks();
 			if ((rc = post_lat(l, sig)))
 				return rc;
 			if ((rc = rb_wait_one(l, l->rcq, l->rch)))
 				return rc;
-			uint64_t t1 = now_ns();
+			uint64_t t1 = ticks();
 			if (samples)
 				samples[i] = t1 - t0;
 			if ((rc = post_recv(l, 0)))
 				return rc;
-			if (until_ns && t1 >= until_ns) {
+			if (until && t1 >= until) {
 				l->iter++;
 				return (int64_t)i + 1;
 			}
@@ -545,39 +536,39 @@ static int64_t lat_send(struct rb_loop *l, uint64_t n, uint64_t *samples, uint64
 	return (int64_t)i;
 }
 
-static int64_t lat_post(struct rb_loop *l, uint64_t n, uint64_t *samples, uint64_t until_ns)
+static int64_t lat_post(struct rb_loop *l, uint64_t n, uint64_t *samples, uint64_t until)
 {
 	uint64_t i;
 	for (i = 0; i < n && l->iter < l->total; i++) {
 		int rc;
-		uint64_t t0 = now_ns();
+		uint64_t t0 = ticks();
 		if ((rc = post_lat(l, 1)))
 			return rc;
 		if ((rc = rb_wait_one(l, l->scq, l->sch)))
 			return rc;
-		uint64_t t1 = now_ns();
+		uint64_t t1 = ticks();
 		l->pending_sig--;
 		if (samples)
 			samples[i] = t1 - t0;
 		l->iter++;
-		if (until_ns && t1 >= until_ns)
+		if (until && t1 >= until)
 			return (int64_t)i + 1;
 	}
 	return (int64_t)i;
 }
 
-int64_t rb_lat_run(struct rb_loop *l, uint64_t n, uint64_t *samples, uint64_t until_ns)
+int64_t rb_lat_run(struct rb_loop *l, uint64_t n, uint64_t *samples, uint64_t until)
 {
 	int64_t r;
 	switch (l->kind) {
 	case RB_LAT_WRITE:
-		r = lat_write(l, n, samples, until_ns);
+		r = lat_write(l, n, samples, until);
 		break;
 	case RB_LAT_SEND:
-		r = lat_send(l, n, samples, until_ns);
+		r = lat_send(l, n, samples, until);
 		break;
 	case RB_LAT_POST:
-		r = lat_post(l, n, samples, until_ns);
+		r = lat_post(l, n, samples, until);
 		break;
 	default:
 		l->err = EINVAL;
@@ -619,9 +610,19 @@ static inline int bw_post(struct rb_loop *l, int q)
 			wr->wr_id = ((uint64_t)q << QP_SHIFT) | idx;
 			wr->send_flags = base | ((idx % (uint64_t)l->cq_mod == 0 || idx == p->target) ? IBV_SEND_SIGNALED : 0);
 			wr->next = j + 1 < k ? &first[j + 1] : NULL;
+			if (l->cycle_slots) {
+				uint64_t off = (uint64_t)p->slot * l->cycle_stride;
+				wr->sg_list->addr = (uintptr_t)(l->tx + off);
+				if (l->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || l->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD)
+					wr->wr.atomic.remote_addr = p->raddr + off;
+				else if (l->opcode != IBV_WR_SEND)
+					wr->wr.rdma.remote_addr = p->raddr + off;
+				if (++p->slot == l->cycle_slots)
+					p->slot = 0;
+			}
 		}
-		if (l->first_ns == 0)
-			l->first_ns = now_ns();
+		if (l->first_tick == 0)
+			l->first_tick = ticks();
 		struct ibv_send_wr *bad;
 		int rc = ibv_post_send(p->qp, first, &bad);
 		if (rc) {
@@ -633,7 +634,7 @@ static inline int bw_post(struct rb_loop *l, int q)
 	}
 }
 
-int rb_bw_run(struct rb_loop *l, uint64_t until_ns)
+int rb_bw_run(struct rb_loop *l, uint64_t until)
 {
 	struct rb_watch w;
 	watch_reset(&w);
@@ -652,7 +653,7 @@ int rb_bw_run(struct rb_loop *l, uint64_t until_ns)
 		if (n < 0)
 			return n;
 		if (n > 0) {
-			uint64_t now = now_ns();
+			uint64_t now = ticks();
 			for (int i = 0; i < n; i++) {
 				struct ibv_wc *wc = &l->wcs[i];
 				if (wc->status != IBV_WC_SUCCESS)
@@ -662,9 +663,9 @@ int rb_bw_run(struct rb_loop *l, uint64_t until_ns)
 				l->total_completed += idx - p->completed;
 				p->completed = idx;
 			}
-			l->last_ns = now;
-			l->progress_ns = now;
-			if (until_ns && now >= until_ns)
+			l->last_tick = now;
+			l->progress_tick = now;
+			if (until && now >= until)
 				return 0;
 			continue;
 		}
@@ -672,15 +673,15 @@ int rb_bw_run(struct rb_loop *l, uint64_t until_ns)
 			w.spins = RB_CHECK_EVERY - 1;
 		if (++w.spins >= RB_CHECK_EVERY) {
 			w.spins = 0;
-			uint64_t now = now_ns();
-			if (until_ns && now >= until_ns)
+			uint64_t now = ticks();
+			if (until && now >= until)
 				return 0;
 			if (__atomic_load_n(&l->stop, __ATOMIC_RELAXED))
 				return RB_EABORTED;
 			/* Progress is kept across calls: Go calls once a second. */
-			if (l->progress_ns == 0)
-				l->progress_ns = now;
-			else if (l->idle_timeout_ns && now - l->progress_ns > l->idle_timeout_ns)
+			if (l->progress_tick == 0)
+				l->progress_tick = now;
+			else if (l->idle_timeout_ticks && now - l->progress_tick > l->idle_timeout_ticks)
 				return RB_ETIMEDOUT;
 		}
 	}
@@ -698,7 +699,7 @@ void rb_bw_finish(struct rb_loop *l)
 
 void rb_loop_expect(struct rb_loop *l, uint64_t total) { __atomic_store_n(&l->total, total, __ATOMIC_RELEASE); }
 
-int rb_bw_recv_run(struct rb_loop *l, uint64_t until_ns)
+int rb_bw_recv_run(struct rb_loop *l, uint64_t until)
 {
 	struct rb_watch w;
 	watch_reset(&w);
@@ -710,9 +711,9 @@ int rb_bw_recv_run(struct rb_loop *l, uint64_t until_ns)
 		if (n < 0)
 			return n;
 		if (n > 0) {
-			uint64_t now = now_ns();
-			if (l->first_ns == 0)
-				l->first_ns = now;
+			uint64_t now = ticks();
+			if (l->first_tick == 0)
+				l->first_tick = now;
 			for (int i = 0; i < n; i++) {
 				struct ibv_wc *wc = &l->wcs[i];
 				if (wc->status != IBV_WC_SUCCESS)
@@ -723,22 +724,22 @@ int rb_bw_recv_run(struct rb_loop *l, uint64_t until_ns)
 					return rc;
 			}
 			l->total_completed += (uint64_t)n;
-			l->last_ns = now;
-			l->progress_ns = now;
+			l->last_tick = now;
+			l->progress_tick = now;
 			continue;
 		}
 		if (l->rch)
 			w.spins = RB_CHECK_EVERY - 1;
 		if (++w.spins >= RB_CHECK_EVERY) {
 			w.spins = 0;
-			uint64_t now = now_ns();
+			uint64_t now = ticks();
 			if (__atomic_load_n(&l->stop, __ATOMIC_RELAXED))
 				return 1;
-			if (until_ns && now >= until_ns)
+			if (until && now >= until)
 				return 0;
-			if (l->progress_ns == 0)
-				l->progress_ns = now;
-			else if (l->idle_timeout_ns && now - l->progress_ns > l->idle_timeout_ns)
+			if (l->progress_tick == 0)
+				l->progress_tick = now;
+			else if (l->idle_timeout_ticks && now - l->progress_tick > l->idle_timeout_ticks)
 				return RB_ETIMEDOUT;
 		}
 	}

@@ -53,14 +53,21 @@ int rb_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *scratch, struct rb_wc *o
 
 /* ---- clock ------------------------------------------------------------- */
 
-uint64_t rb_now_ns(void);
-/* Chooses the clock: the TSC when want_tsc (scaled against CLOCK_MONOTONIC
- * over 50 ms; returns its rate in GHz), else CLOCK_MONOTONIC (returns 0).
- * Called once, before any loop runs. */
-double rb_clock_init(int want_tsc);
-/* Measures the clock: reported resolution, smallest observed step, mean read
- * cost, all in ns. */
-void rb_clock_measure(double *reported, double *observed, double *cost);
+/* Raw ticks of the loops' clock: TSC cycles, or CLOCK_MONOTONIC ns. */
+uint64_t rb_ticks(void);
+/* 1 where this build can read a TSC. */
+int rb_clock_has_tsc(void);
+/* Chooses the TSC (on) or CLOCK_MONOTONIC; called once, before any loop. */
+void rb_clock_use_tsc(int on);
+/* One calibration point: CLOCK_MONOTONIC, then the TSC, then CLOCK_MONOTONIC
+ * again; the narrower the bracket, the better the point. */
+void rb_clock_bracket(uint64_t *m0, uint64_t *t, uint64_t *m1);
+/* The two reads of a bracket, one call each. */
+uint64_t rb_mono_ns(void);
+uint64_t rb_read_tsc(void);
+/* Measures the clock: reported resolution (ns), smallest observed step and
+ * mean read cost (ticks). */
+void rb_clock_measure(double *reported_ns, uint64_t *step_ticks, double *cost_ticks);
 
 /* ---- timed loops ------------------------------------------------------- */
 
@@ -77,7 +84,7 @@ enum rb_role { RB_INITIATOR = 0, RB_RESPONDER = 1 };
 /* Loop results besides 0. */
 enum {
 	RB_EWC = -10000,      /* a work completion failed: see wc_* fields */
-	RB_ETIMEDOUT = -10001, /* no progress within idle_timeout_ns */
+	RB_ETIMEDOUT = -10001, /* no progress within idle_timeout_ticks */
 	RB_EABORTED = -10002,  /* stop was set */
 	RB_EPOST = -10003,     /* ibv_post_send/recv failed: see err */
 	RB_EPOLL = -10004,     /* ibv_poll_cq or the completion channel failed: see err */
@@ -94,6 +101,7 @@ struct rb_qp {
 	uint64_t posted;
 	uint64_t completed;
 	uint64_t target;
+	uint32_t slot, rslot;    /* next send and receive slot of the cycle */
 };
 
 struct rb_loop {
@@ -117,16 +125,22 @@ struct rb_loop {
 	int rx_depth;            /* receives kept posted per QP */
 	int cq_mod;              /* signal one WR in cq_mod */
 	int post_list;           /* WRs per ibv_post_send call */
+	/* Bandwidth with small messages: each send (and receive) moves one slot
+	 * of stride bytes on, through slots slots, in the local and the remote
+	 * buffer, as perftest cycles through a page a cache line at a time, so
+	 * that successive operations do not hit one word. slots 0: no cycle. */
+	uint32_t cycle_stride, cycle_slots;
+	uint32_t rx_cycle_stride, rx_cycle_slots;
 	uint64_t cmp, swap_add;  /* atomics */
-	uint64_t idle_timeout_ns;
+	uint64_t idle_timeout_ticks;
 	uint64_t total;          /* latency: planned iterations; RB_BW_RECV: receives expected (0: until stop) */
 
 	/* state */
 	volatile int stop;
 	uint64_t iter;           /* latency iterations done */
 	int pending_sig;         /* signalled sends not yet polled */
-	uint64_t first_ns, last_ns; /* bandwidth: first post, last completion */
-	uint64_t progress_ns;    /* bandwidth: last progress, across calls (idle timeout) */
+	uint64_t first_tick, last_tick; /* bandwidth: first post, last completion */
+	uint64_t progress_tick;  /* bandwidth: last progress, across calls (idle timeout) */
 	uint64_t total_completed;
 	uint64_t total_recv_bytes;
 
@@ -150,21 +164,22 @@ void rb_loop_destroy(struct rb_loop *l);
 void rb_loop_stop(struct rb_loop *l);
 /* Posts n receives on every QP (before the peer starts sending). */
 int rb_post_recvs(struct rb_loop *l, int n);
-/* Latency: runs up to n iterations, writing each RTT (ns) to samples when
- * non-NULL; the initiator also stops after the first sample that ends at or
- * after until_ns (0: no deadline). Returns the number run (>= 0) or an RB_E*
- * code. */
-int64_t rb_lat_run(struct rb_loop *l, uint64_t n, uint64_t *samples, uint64_t until_ns);
+/* Latency: runs up to n iterations, writing each RTT (in ticks, as the
+ * difference of two reads, which may wrap if the clock stepped back) to
+ * samples when non-NULL; the initiator also stops after the first sample that
+ * ends at or after the tick until (0: no deadline). Returns the number run
+ * (>= 0) or an RB_E* code. */
+int64_t rb_lat_run(struct rb_loop *l, uint64_t n, uint64_t *samples, uint64_t until);
 /* Bandwidth sender: posts and polls until every QP reached its target (returns
- * 1) or until_ns passed (returns 0), or an RB_E* code. */
-int rb_bw_run(struct rb_loop *l, uint64_t until_ns);
+ * 1) or the tick until passed (returns 0), or an RB_E* code. */
+int rb_bw_run(struct rb_loop *l, uint64_t until);
 /* Bandwidth sender, duration mode: stop posting new work; targets become what
  * was posted, rounded up to a signalled WR. */
 void rb_bw_finish(struct rb_loop *l);
 /* SEND bandwidth receiver: polls, reposts and counts until total receives
- * arrived (returns 1), until_ns passed (0), or stop (1). */
+ * arrived (returns 1), the tick until passed (0), or stop (1). */
 /* Sets the receives a running receiver waits for (from another thread). */
 void rb_loop_expect(struct rb_loop *l, uint64_t total);
-int rb_bw_recv_run(struct rb_loop *l, uint64_t until_ns);
+int rb_bw_recv_run(struct rb_loop *l, uint64_t until);
 
 #endif

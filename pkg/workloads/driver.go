@@ -137,10 +137,11 @@ type stage struct {
 
 // pingLoop is the timed loop of a latency test.
 type pingLoop interface {
-	// ping runs up to len(samples) iterations and stores each one's time
-	// in ns. It returns how many ran, and returns early after the first
-	// sample that ends at or after until (0: no deadline).
-	ping(samples []uint64, until uint64) (int, error)
+	// ping runs up to len(samples) iterations, and returns early after the
+	// first sample that ends at or after until (0: no deadline). It returns
+	// how many ran and how many samples (ns) it stored at the front of
+	// samples: a sample whose clock ran backwards is dropped.
+	ping(samples []uint64, until uint64) (ran, valid int, err error)
 	// done tells the peer the ping-pong is over (after the last sample).
 	done() error
 }
@@ -198,7 +199,25 @@ type sizeOutcome struct {
 	// Received counts the messages this end received, warm-up included,
 	// where it counts them (SENDs, TCP).
 	Received *uint64 `json:"received,omitempty"`
-	Err      string  `json:"error,omitempty"`
+	// CPU is this end's CPU time at this size (--cpu-util).
+	CPU *report.CPUSide `json:"cpu,omitempty"`
+	Err string          `json:"error,omitempty"`
+}
+
+// cpuSpan is the CPU time one or more loop threads used over wall time.
+type cpuSpan struct{ user, sys, wall time.Duration }
+
+// add is the CPU of two threads that ran side by side.
+func (a cpuSpan) add(b cpuSpan) cpuSpan {
+	return cpuSpan{user: a.user + b.user, sys: a.sys + b.sys, wall: max(a.wall, b.wall)}
+}
+
+func (a cpuSpan) report() *report.CPUSide {
+	c := &report.CPUSide{UserS: a.user.Seconds(), SysS: a.sys.Seconds(), WallS: a.wall.Seconds()}
+	if a.wall > 0 {
+		c.Cores = (a.user + a.sys).Seconds() / a.wall.Seconds()
+	}
+	return c
 }
 
 func phase(name string, i int) string { return fmt.Sprintf("%s/%d", name, i) }
@@ -376,26 +395,34 @@ func (d *driver) size(ctx context.Context, i, size int) (res report.Result, err 
 		return res, err
 	}
 
-	passiveDone := make(chan error, 1)
+	// Every loop runs on an OS thread of its own (see onLoopThread), whose
+	// CPU time is this end's.
+	type passiveEnd struct {
+		err error
+		cpu cpuSpan
+	}
+	passiveDone := make(chan passiveEnd, 1)
 	if st.passive != nil {
 		go func() {
-			err := st.passive()
+			var err error
+			cpu := onLoopThread(func() { err = st.passive() })
 			if err != nil {
 				st.abort() // the other direction stops too
 			}
-			passiveDone <- err
+			passiveDone <- passiveEnd{err, cpu}
 		}()
 	} else {
-		passiveDone <- nil
+		passiveDone <- passiveEnd{}
 	}
 	var mine sizeOutcome
 	var sent uint64
 	var runErr error
+	var activeCPU cpuSpan
 	switch {
 	case st.ping != nil:
-		res.Latency, sent, runErr = d.measurePing(st.ping, size, &res)
+		activeCPU = onLoopThread(func() { res.Latency, sent, runErr = d.measurePing(st.ping, size, &res) })
 	case st.stream != nil:
-		mine.Bandwidth, runErr = d.measureStream(ctx, st.stream, size, &res)
+		activeCPU = onLoopThread(func() { mine.Bandwidth, runErr = d.measureStream(ctx, st.stream, size, &res) })
 		sent = st.stream.sent()
 	}
 	if runErr != nil {
@@ -411,9 +438,13 @@ func (d *driver) size(ctx context.Context, i, size int) (res report.Result, err 
 	if !peerOK {
 		st.abort()
 	}
-	passiveErr := <-passiveDone
+	passive := <-passiveDone
+	passiveErr := passive.err
 	if !peerOK {
 		passiveErr = nil // stopped because the peer failed: its error tells
+	}
+	if d.spec.CPUUtil {
+		mine.CPU = activeCPU.add(passive.cpu).report()
 	}
 	if ferr != nil {
 		// This end's own failure, if any, says more than the lost link.
@@ -468,6 +499,9 @@ func pickError(mine error, peerErr, ph string) error {
 func (d *driver) compose(r *report.Result, mine, peer sizeOutcome, sent, peerSent uint64) error {
 	s := d.spec
 	r.Bandwidth = mine.Bandwidth
+	if s.CPUUtil {
+		r.CPU = &report.CPUUse{Client: mine.CPU, Server: peer.CPU}
+	}
 	if s.Bidirectional {
 		if peer.Bandwidth == nil {
 			return errors.New("the server reported no bandwidth for its direction")
@@ -509,8 +543,9 @@ func (d *driver) measurePing(l pingLoop, size int, r *report.Result) (*report.La
 	batch := d.samples
 	warm, iters := s.WarmupFor(size), s.ItersFor(size)
 	var ran uint64
+	var backward int64
 	for done := 0; done < warm; {
-		n, err := l.ping(batch[:min(len(batch), warm-done)], 0)
+		n, _, err := l.ping(batch[:min(len(batch), warm-done)], 0)
 		ran += uint64(n)
 		if err != nil {
 			return nil, ran, fmt.Errorf("warm-up: %w", err)
@@ -518,14 +553,23 @@ func (d *driver) measurePing(l pingLoop, size int, r *report.Result) (*report.La
 		done += n
 	}
 	rec := report.NewLatencyRecorder(s.Info().Basis)
-	if s.Duration == 0 {
-		for done := 0; done < iters; {
-			n, err := l.ping(batch[:min(len(batch), iters-done)], 0)
+	record := func(rs ...*report.LatencyRecorder) func(n, valid int) {
+		return func(n, valid int) {
 			ran += uint64(n)
+			backward += int64(n - valid)
+			for _, r := range rs {
+				r.RecordBatch(batch[:valid])
+			}
+		}
+	}
+	if s.Duration == 0 {
+		add := record(rec)
+		for done := 0; done < iters; {
+			n, valid, err := l.ping(batch[:min(len(batch), iters-done)], 0)
+			add(n, valid)
 			if err != nil {
 				return nil, ran, err
 			}
-			rec.RecordBatch(batch[:n])
 			done += n
 		}
 	} else {
@@ -533,17 +577,16 @@ func (d *driver) measurePing(l pingLoop, size int, r *report.Result) (*report.La
 		// interval's end, so intervals are as long as asked whatever the
 		// latency.
 		iv := report.NewLatencyRecorder(rec.Basis())
+		add := record(rec, iv)
 		start := d.r.now()
 		end := start + uint64(s.Duration)
 		for ivStart := start; ; {
 			ivEnd := min(ivStart+uint64(s.Interval), end)
-			n, err := l.ping(batch, ivEnd)
-			ran += uint64(n)
+			n, valid, err := l.ping(batch, ivEnd)
+			add(n, valid)
 			if err != nil {
 				return nil, ran, err
 			}
-			rec.RecordBatch(batch[:n])
-			iv.RecordBatch(batch[:n])
 			now := d.r.now()
 			if now < ivEnd {
 				continue // the batch filled up first
@@ -562,6 +605,10 @@ func (d *driver) measurePing(l pingLoop, size int, r *report.Result) (*report.La
 	}
 	lat := rec.Snapshot()
 	r.Iterations = int(rec.Count())
+	if backward > 0 {
+		lat.ClockBackward = backward
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%d samples were dropped: the clock ran backwards during them", backward))
+	}
 	if c := d.r.clock(); lat.Count > 0 && lat.MinNs < 20*c.ResolutionNs {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("the minimum latency %.0f ns is within 20x the clock resolution %.0f ns",
 			lat.MinNs, c.ResolutionNs))

@@ -198,6 +198,12 @@ func (r *Run) Execute(ctx context.Context, target Target) (*report.Document, err
 	} else if firstErr != nil {
 		doc.Error = firstErr.Error()
 	}
+	if ppm, name, ok := clockDrift(); ok {
+		if c, used := doc.Clocks[name]; used {
+			c.DriftPPM = ppm
+			doc.Clocks[name] = c
+		}
+	}
 	if r.req.Repeat > 1 {
 		doc.Summaries = report.Summarize(doc)
 	}

@@ -62,7 +62,7 @@ func (e *rdmaRunner) now() uint64 { return verbs.Now() }
 func (e *rdmaRunner) clock() clockInfo {
 	c := verbs.Clock()
 	return clockInfo{c.Name, report.Clock{Source: c.Source, ResolutionNs: c.ResolutionNs,
-		ReportedResolutionNs: c.ReportedResolutionNs, ReadCostNs: c.ReadCostNs}}
+		ReportedResolutionNs: c.ReportedResolutionNs, ReadCostNs: c.ReadCostNs, CalibrationPPM: c.CalibrationPPM}}
 }
 
 // open opens the device and builds the PD, CQs, MR and QPs.
@@ -305,7 +305,7 @@ func (e *rdmaRunner) prepare(size int) (*stage, error) {
 		}
 	} else {
 		if e.role == clientEnd || s.Bidirectional {
-			l, err := add(verbs.LoopConfig{Kind: verbs.BWSend, Size: uint32(size), TxDepth: s.TxDepth, CQMod: s.CQMod, PostList: s.PostList})
+			l, err := add(verbs.LoopConfig{Kind: verbs.BWSend, Size: uint32(size), TxDepth: s.TxDepth, CQMod: s.CQModFor(size), PostList: s.PostList})
 			if err != nil {
 				return nil, err
 			}
@@ -332,7 +332,7 @@ func (e *rdmaRunner) prepare(size int) (*stage, error) {
 func (e *rdmaRunner) responder(st *stage, l *verbs.Loop) {
 	var stopped sync.Once
 	st.passive = func() error {
-		_, err := l.RunLatency(nil)
+		_, _, err := l.RunLatency(nil)
 		if errors.Is(err, verbs.ErrAborted) {
 			err = nil // settled or aborted: the driver knows which
 		}
@@ -379,7 +379,7 @@ func (e *rdmaRunner) loopErr(err error) error {
 func (e *rdmaRunner) effective(size int) report.Effective {
 	s := e.spec
 	t := s.Info()
-	eff := report.Effective{TxDepth: s.TxDepth, RxDepth: s.RxDepth, CQMod: s.CQMod, InlineMax: e.inline,
+	eff := report.Effective{TxDepth: s.TxDepth, RxDepth: s.RxDepth, CQMod: s.CQModFor(size), InlineMax: e.inline,
 		Inline: e.usesInline(size, e.opcode()), PathMTU: int(e.qps[0].PathMTU()), Events: s.Events}
 	if t.Metric == Bandwidth {
 		eff.PostList = s.PostList
@@ -396,12 +396,12 @@ func (e *rdmaRunner) effective(size int) report.Effective {
 // rdmaPing is the initiator of an RDMA latency loop.
 type rdmaPing struct{ l *verbs.Loop }
 
-func (p rdmaPing) ping(samples []uint64, until uint64) (int, error) {
-	n, err := p.l.RunLatencyUntil(samples, until)
+func (p rdmaPing) ping(samples []uint64, until uint64) (int, int, error) {
+	n, valid, err := p.l.RunLatencyUntil(samples, until)
 	if errors.Is(err, verbs.ErrTimeout) {
 		err = fmt.Errorf("%w: %w", errPeerSilent, err)
 	}
-	return n, err
+	return n, valid, err
 }
 
 func (rdmaPing) done() error { return nil }
@@ -452,3 +452,10 @@ func (b *rdmaStream) measured() (uint64, uint64, uint64) {
 }
 
 func (b *rdmaStream) sent() uint64 { return b.l.Stats().Completed + b.warm*b.qps }
+
+// clockDrift measures, at the end of a run, how far the loops' TSC has
+// drifted from its calibration (ok false when they read CLOCK_MONOTONIC).
+func clockDrift() (ppm float64, name string, ok bool) {
+	ppm, ok = verbs.ClockDrift()
+	return ppm, verbs.Clock().Name, ok
+}

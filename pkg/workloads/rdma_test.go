@@ -315,7 +315,7 @@ func TestEffectiveValues(t *testing.T) {
 		want   func(e report.Effective, mtu int) string // "" when right
 	}{
 		{"write-lat", func(s *Spec) { s.TxDepth = 4 }, func(e report.Effective, mtu int) string {
-			if e.TxDepth != 4 || e.CQMod != 1 || e.RxDepth != 0 || e.PostList != 0 || e.PathMTU != mtu || !e.Inline || e.InlineMax < DefaultLatInline {
+			if e.TxDepth != 4 || e.CQMod != 1 || e.RxDepth != 0 || e.PostList != 0 || e.PathMTU != mtu || !e.Inline || e.InlineMax < DefaultInlineWrite {
 				return "want tx-depth 4, every operation signalled, no receive queue, 2 B inline, the path MTU"
 			}
 			return ""

@@ -44,21 +44,24 @@ type TestInfo struct {
 	Basis       string   // latency basis: "rtt_half" or "rtt"
 	Connections []string // allowed connection types, the first is the default
 	DefaultSize int
-	Summary     string
+	// DefaultIters is the iterations per size when -n is not given, as
+	// perftest's: 5000 for WRITE bandwidth, 1000 for every other test.
+	DefaultIters int
+	Summary      string
 }
 
 // Tests lists every test, in the order a suite runs them.
 var Tests = []TestInfo{
-	{"write-lat", OpWrite, Latency, "rtt_half", []string{"RC", "UC"}, 2, "RDMA WRITE ping-pong; one-way latency = RTT/2"},
-	{"read-lat", OpRead, Latency, "rtt", []string{"RC"}, 2, "RDMA READ, post to completion (full RTT)"},
-	{"send-lat", OpSend, Latency, "rtt_half", []string{"RC", "UC", "UD"}, 2, "SEND/RECV ping-pong; one-way latency = RTT/2"},
-	{"atomic-lat", OpAtomic, Latency, "rtt", []string{"RC"}, 8, "fetch-and-add or compare-and-swap, post to completion (full RTT)"},
-	{"write-bw", OpWrite, Bandwidth, "", []string{"RC", "UC"}, 65536, "RDMA WRITE bandwidth, windowed posting"},
-	{"read-bw", OpRead, Bandwidth, "", []string{"RC"}, 65536, "RDMA READ bandwidth, windowed posting"},
-	{"send-bw", OpSend, Bandwidth, "", []string{"RC", "UC", "UD"}, 65536, "SEND bandwidth, windowed posting"},
-	{"atomic-bw", OpAtomic, Bandwidth, "", []string{"RC"}, 8, "atomic operation rate, windowed posting"},
-	{"tcp-lat", OpTCP, Latency, "rtt_half", []string{"TCP"}, 2, "TCP ping-pong with TCP_NODELAY; one-way latency = RTT/2"},
-	{"tcp-bw", OpTCP, Bandwidth, "", []string{"TCP"}, 65536, "TCP stream with TCP_NODELAY"},
+	{"write-lat", OpWrite, Latency, "rtt_half", []string{"RC", "UC"}, 2, 1000, "RDMA WRITE ping-pong; one-way latency = RTT/2"},
+	{"read-lat", OpRead, Latency, "rtt", []string{"RC"}, 2, 1000, "RDMA READ, post to completion (full RTT)"},
+	{"send-lat", OpSend, Latency, "rtt_half", []string{"RC", "UC", "UD"}, 2, 1000, "SEND/RECV ping-pong; one-way latency = RTT/2"},
+	{"atomic-lat", OpAtomic, Latency, "rtt", []string{"RC"}, 8, 1000, "fetch-and-add or compare-and-swap, post to completion (full RTT)"},
+	{"write-bw", OpWrite, Bandwidth, "", []string{"RC", "UC"}, 65536, 5000, "RDMA WRITE bandwidth, windowed posting"},
+	{"read-bw", OpRead, Bandwidth, "", []string{"RC"}, 65536, 1000, "RDMA READ bandwidth, windowed posting"},
+	{"send-bw", OpSend, Bandwidth, "", []string{"RC", "UC", "UD"}, 65536, 1000, "SEND bandwidth, windowed posting"},
+	{"atomic-bw", OpAtomic, Bandwidth, "", []string{"RC"}, 8, 1000, "atomic operation rate, windowed posting"},
+	{"tcp-lat", OpTCP, Latency, "rtt_half", []string{"TCP"}, 2, 1000, "TCP ping-pong with TCP_NODELAY; one-way latency = RTT/2"},
+	{"tcp-bw", OpTCP, Bandwidth, "", []string{"TCP"}, 65536, 1000, "TCP stream with TCP_NODELAY"},
 }
 
 // LookupTest returns the test named name.
@@ -82,19 +85,27 @@ const (
 
 // Defaults, as perftest's where it has one.
 const (
-	DefaultLatIters = 1000
-	DefaultBWIters  = 5000
 	// DefaultTxDepth is the send queue depth of bandwidth tests; latency
 	// tests keep one operation outstanding and use 1, as perftest does.
+	// Either is capped at the iterations of a size.
 	DefaultTxDepth = 128
-	// DefaultRxDepth is the receive queue depth of SEND bandwidth tests;
-	// SEND latency tests use DefaultLatRxDepth.
-	DefaultRxDepth    = 512
-	DefaultLatRxDepth = 16
-	// DefaultCQMod signals one send in this many in bandwidth tests
-	// (capped at the send queue depth); latency tests signal every one.
-	DefaultCQMod       = 100
-	DefaultLatInline   = 220
+	// DefaultRxDepth is the receive queue depth of SEND tests, capped at
+	// the iterations of a size; UC and UD receivers, which drop what finds
+	// no receive posted, keep as many as the iterations (up to
+	// maxUnreliableRxDepth), as perftest does.
+	DefaultRxDepth       = 512
+	maxUnreliableRxDepth = 16000
+	// DefaultCQMod signals one send in this many in bandwidth tests, capped
+	// at the send queue depth; above cqModSizeLimit bytes (on RC and UC,
+	// without -e), every send is signalled, as perftest does. Latency tests
+	// signal every operation.
+	DefaultCQMod   = 100
+	cqModSizeLimit = 8192
+	// The inline sizes latency tests ask for unless -I is given, as
+	// perftest's for WRITE, SEND over RC or UC, and SEND over UD.
+	DefaultInlineWrite  = 220
+	DefaultInlineSend   = 236
+	DefaultInlineSendUD = 188
 	DefaultIdleTimeout = 10 * time.Second
 	MaxSize            = 1 << 30
 	// sweep budgets: with no -n, a size gets at most this many bytes per
@@ -147,6 +158,8 @@ type Spec struct {
 	Port         int           `json:"port,omitempty"`
 	ServerDevice string        `json:"server_device,omitempty"`
 	IdleTimeout  time.Duration `json:"idle_timeout_ns,omitempty"`
+	// CPUUtil records the CPU time each end's loops use (--cpu-util).
+	CPUUtil bool `json:"cpu_util,omitempty"`
 }
 
 // NewSpec returns the Spec of test with every default applied.
@@ -196,26 +209,30 @@ func (s *Spec) applyDefaults() {
 	if !t.IsRDMA() {
 		return // the rest are RDMA settings
 	}
+	iters := s.maxIters()
 	if s.TxDepth == 0 {
 		s.TxDepth = DefaultTxDepth
 		if t.Metric == Latency {
 			s.TxDepth = 1
 		}
+		if iters > 0 {
+			s.TxDepth = min(s.TxDepth, iters)
+		}
 	}
 	if s.RxDepth == 0 && t.Op == OpSend {
 		s.RxDepth = DefaultRxDepth
-		if t.Metric == Latency {
-			s.RxDepth = DefaultLatRxDepth
+		switch {
+		case iters > 0 && (s.Connection == "UC" || s.Connection == "UD"):
+			s.RxDepth = min(iters, maxUnreliableRxDepth)
+		case iters > 0:
+			s.RxDepth = min(s.RxDepth, iters)
 		}
 	}
 	if s.QPs == 0 {
 		s.QPs = 1
 	}
-	if s.CQMod == 0 {
+	if s.CQMod == 0 && t.Metric == Latency {
 		s.CQMod = 1
-		if t.Metric == Bandwidth {
-			s.CQMod = min(DefaultCQMod, s.TxDepth)
-		}
 	}
 	if s.PostList == 0 {
 		s.PostList = 1
@@ -226,18 +243,53 @@ func (s *Spec) applyDefaults() {
 }
 
 // ItersFor returns the measured iterations for a message size: the
-// explicit count, or the default scaled down so that a large size moves
-// at most the sweep budget.
+// explicit count, else the test's default (perftest's), scaled down in a
+// sweep of several sizes so that a large size moves at most the sweep
+// budget.
 func (s *Spec) ItersFor(size int) int {
 	if s.Iterations > 0 {
 		return s.Iterations
 	}
 	t := s.Info()
-	def, budget, floor := DefaultLatIters, latSweepBudget, minLatIters
-	if t.Metric == Bandwidth {
-		def, budget, floor = DefaultBWIters, bwSweepBudget, minBWIters
+	if len(s.Sizes) < 2 {
+		return t.DefaultIters
 	}
-	return max(floor, min(def, budget/max(size, 1)))
+	budget, floor := latSweepBudget, minLatIters
+	if t.Metric == Bandwidth {
+		budget, floor = bwSweepBudget, minBWIters
+	}
+	return max(floor, min(t.DefaultIters, budget/max(size, 1)))
+}
+
+// maxIters is the most iterations any size runs (0 in duration mode, which
+// has no count).
+func (s *Spec) maxIters() int {
+	if s.Duration > 0 {
+		return 0
+	}
+	n := 0
+	for _, z := range s.Sizes {
+		n = max(n, s.ItersFor(z))
+	}
+	return n
+}
+
+// CQModFor is the completion moderation of size: the one asked for, else
+// 1 above cqModSizeLimit (RC and UC, without events) and DefaultCQMod below,
+// capped at the send queue depth. Latency tests signal every operation.
+func (s *Spec) CQModFor(size int) int {
+	t := s.Info()
+	switch {
+	case !t.IsRDMA():
+		return 0
+	case t.Metric == Latency:
+		return 1
+	case s.CQMod > 0:
+		return s.CQMod
+	case size > cqModSizeLimit && s.Connection != "UD" && !s.Events:
+		return 1
+	}
+	return min(DefaultCQMod, s.TxDepth)
 }
 
 // WarmupFor returns the warm-up iterations for a size.
@@ -256,8 +308,14 @@ func (s *Spec) InlineFor() (size int, auto bool) {
 		return s.Inline, false
 	}
 	t := s.Info()
-	if t.Metric == Latency && (t.Op == OpWrite || t.Op == OpSend) {
-		return DefaultLatInline, true
+	switch {
+	case t.Metric != Latency:
+	case t.Op == OpWrite:
+		return DefaultInlineWrite, true
+	case t.Op == OpSend && s.Connection == "UD":
+		return DefaultInlineSendUD, true
+	case t.Op == OpSend:
+		return DefaultInlineSend, true
 	}
 	return 0, true
 }
@@ -362,7 +420,7 @@ func (s *Spec) validateRDMA(t TestInfo, bad func(string, ...any)) {
 	if t.Op != OpSend && s.RxDepth != 0 {
 		bad("rx-depth %d applies to SEND tests only", s.RxDepth)
 	}
-	if s.CQMod < 1 || s.CQMod > s.TxDepth {
+	if s.CQMod < 0 || s.CQMod > s.TxDepth || (t.Metric == Latency && s.CQMod < 1) {
 		bad("completion moderation (-Q) %d must be within 1..tx-depth %d", s.CQMod, s.TxDepth)
 	}
 	if s.PostList < 1 || s.PostList > s.TxDepth {

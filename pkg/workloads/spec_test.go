@@ -53,14 +53,15 @@ func TestSpecDefaults(t *testing.T) {
 		}
 	}
 	s := NewSpec("write-lat")
-	if s.ItersFor(2) != DefaultLatIters || s.WarmupFor(2) != 100 {
+	if s.ItersFor(2) != 1000 || s.WarmupFor(2) != 100 {
 		t.Errorf("write-lat: %d iterations, %d warm-up", s.ItersFor(2), s.WarmupFor(2))
 	}
-	if in, auto := s.InlineFor(); in != DefaultLatInline || !auto {
+	if in, auto := s.InlineFor(); in != DefaultInlineWrite || !auto {
 		t.Errorf("write-lat inline %d auto %v", in, auto)
 	}
 	b := NewSpec("write-bw")
-	if b.ItersFor(2) != DefaultBWIters || b.ItersFor(8<<20) != 32 || b.ItersFor(1<<30) != minBWIters {
+	b.Sizes = []int{2, 8 << 20, 1 << 30} // a sweep
+	if b.ItersFor(2) != 5000 || b.ItersFor(8<<20) != 32 || b.ItersFor(1<<30) != minBWIters {
 		t.Errorf("write-bw sweep iterations: %d, %d, %d", b.ItersFor(2), b.ItersFor(8<<20), b.ItersFor(1<<30))
 	}
 	if in, _ := b.InlineFor(); in != 0 {
@@ -69,6 +70,49 @@ func TestSpecDefaults(t *testing.T) {
 	b.Iterations = 7
 	if b.ItersFor(8<<20) != 7 {
 		t.Error("-n must win over sweep scaling")
+	}
+}
+
+// TestDefaultsAsPerftest: what a test runs with when nothing is asked is
+// what perftest runs with (perftest_parameters.c: iterations, queue
+// depths capped at the iterations, CQ moderation off above 8 KiB, inline
+// for latency tests).
+func TestDefaultsAsPerftest(t *testing.T) {
+	cases := []struct {
+		test, conn        string
+		size, iters       int // iters: 0 leaves -n to the default
+		wantIters, tx, rx int
+		cqMod, inline     int
+		events            bool
+	}{
+		{"write-lat", "RC", 2, 0, 1000, 1, 0, 1, 220, false},
+		{"send-lat", "RC", 2, 0, 1000, 1, 512, 1, 236, false},
+		{"send-lat", "UD", 2, 0, 1000, 1, 1000, 1, 188, false},
+		{"read-lat", "RC", 2, 0, 1000, 1, 0, 1, 0, false},
+		{"atomic-lat", "RC", 8, 0, 1000, 1, 0, 1, 0, false},
+		{"write-bw", "RC", 65536, 0, 5000, 128, 0, 1, 0, false},
+		{"write-bw", "RC", 8192, 0, 5000, 128, 0, 100, 0, false},
+		{"write-bw", "RC", 65536, 0, 5000, 128, 0, 100, 0, true},
+		{"read-bw", "RC", 65536, 0, 1000, 128, 0, 1, 0, false},
+		{"send-bw", "RC", 65536, 0, 1000, 128, 512, 1, 0, false},
+		{"send-bw", "UD", 1024, 0, 1000, 128, 1000, 100, 0, false},
+		{"send-bw", "UC", 65536, 0, 1000, 128, 1000, 1, 0, false},
+		{"atomic-bw", "RC", 8, 0, 1000, 128, 0, 100, 0, false},
+		{"write-bw", "RC", 2, 50, 50, 50, 0, 50, 0, false},
+		{"send-bw", "RC", 2, 20, 20, 20, 20, 20, 0, false},
+	}
+	for _, c := range cases {
+		s := Spec{Test: c.test, Connection: c.conn, Sizes: []int{c.size}, Iterations: c.iters, Warmup: -1, Inline: -1, GIDIndex: -1, Events: c.events}
+		if err := s.Normalize(); err != nil {
+			t.Fatalf("%s: %v", c.test, err)
+		}
+		inline, _ := s.InlineFor()
+		got := []int{s.ItersFor(c.size), s.TxDepth, s.RxDepth, s.CQModFor(c.size), inline}
+		want := []int{c.wantIters, c.tx, c.rx, c.cqMod, c.inline}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s %s %d B -n %d events %v: iterations, tx-depth, rx-depth, cq-mod, inline = %v; want %v",
+				c.test, c.conn, c.size, c.iters, c.events, got, want)
+		}
 	}
 }
 

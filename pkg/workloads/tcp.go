@@ -54,12 +54,9 @@ const (
 const (
 	// tcpRecvChunk is the read buffer of a tcp-bw receiver.
 	tcpRecvChunk = 256 << 10
-	// tcpIOChunk bounds one read or write call, so that the idle deadline
-	// is re-armed during huge messages.
-	tcpIOChunk = 4 << 20
 	// tcpClockBytes: a tcp-bw sender reads the clock about once per this
 	// many bytes (every message for large ones, every 64th at most), for
-	// intervals, the duration and the idle deadline.
+	// intervals and the duration.
 	tcpClockBytes = 4096
 	// tcpTokenWait is how long an accepted connection has to present the
 	// token before it is dropped as a stray.
@@ -292,7 +289,12 @@ func (r *tcpRunner) useConns(cs []*net.TCPConn) error {
 		if err := c.SetNoDelay(true); err != nil {
 			return fmt.Errorf("tcp: set TCP_NODELAY: %w", err)
 		}
-		r.conns = append(r.conns, &tcpConn{c: c, idle: r.idle})
+		tc, err := newTCPConn(c, r.idle)
+		if err != nil {
+			return fmt.Errorf("tcp: %w", err)
+		}
+		r.cl.add(tc)
+		r.conns = append(r.conns, tc)
 	}
 	return nil
 }
@@ -302,15 +304,15 @@ func (r *tcpRunner) close() {
 		r.stop()
 	}
 	r.cl.closeAll()
+	for _, c := range r.conns {
+		c.release()
+	}
 }
 
 // prepare gives each connection its part at one size: the client pings or
 // streams on the first; the server echoes or receives there; in
 // bidirectional tcp-bw the second carries the server's stream.
 func (r *tcpRunner) prepare(size int) (*stage, error) {
-	for _, c := range r.conns {
-		c.armed = 0
-	}
 	st := &stage{abort: r.cl.closeAll, release: func() {}, effective: r.effective()}
 	var got uint64
 	count := func(f func() (uint64, error)) func() error {
@@ -324,7 +326,7 @@ func (r *tcpRunner) prepare(size int) (*stage, error) {
 	first := r.conns[0]
 	switch {
 	case r.latency() && r.role == clientEnd:
-		st.ping = &tcpPing{r: r, c: first, size: size, prev: tcpNow()}
+		st.ping = &tcpPing{r: r, c: first, size: size}
 		st.received = nil
 	case r.latency():
 		st.passive = count(func() (uint64, error) { return r.echo(first, size) })
@@ -355,34 +357,27 @@ type tcpPing struct {
 	r    *tcpRunner
 	c    *tcpConn
 	size int
-	prev uint64 // the end of the last sample, which arms the deadline
 }
 
-func (p *tcpPing) ping(samples []uint64, until uint64) (int, error) {
+func (p *tcpPing) ping(samples []uint64, until uint64) (int, int, error) {
 	c := p.c
 	sb, rb := p.r.sbuf[:p.size], p.r.rbuf[:p.size]
 	sb[0] = markData
 	for k := range samples {
-		// The deadline is armed from the previous sample's clock, outside
-		// the timed part.
-		if err := c.arm(p.prev); err != nil {
-			return k, p.r.ioErr("send", err)
-		}
 		t1 := tcpNow()
 		if err := c.write(sb); err != nil {
-			return k, p.r.ioErr("send", err)
+			return k, k, p.r.ioErr("send", err)
 		}
 		if err := c.readFull(rb); err != nil {
-			return k, p.r.ioErr("receive", err)
+			return k, k, p.r.ioErr("receive", err)
 		}
-		t2 := tcpNow()
+		t2 := tcpNow() // Go's monotonic clock never runs backwards
 		samples[k] = t2 - t1
-		p.prev = t2
 		if until > 0 && t2 >= until {
-			return k + 1, nil
+			return k + 1, k + 1, nil
 		}
 	}
-	return len(samples), nil
+	return len(samples), len(samples), nil
 }
 
 // done sends the terminator, which the server neither echoes nor counts.
@@ -402,10 +397,7 @@ func (p *tcpPing) done() error {
 func (r *tcpRunner) echo(c *tcpConn, size int) (uint64, error) {
 	b := r.rbuf[:size]
 	var n uint64
-	for now := tcpNow(); ; now = tcpNow() {
-		if err := c.arm(now); err != nil {
-			return n, r.ioErr("receive", err)
-		}
+	for {
 		if err := c.readFull(b); err != nil {
 			return n, r.ioErr("receive", err)
 		}
@@ -444,9 +436,6 @@ func (s *tcpStream) warmup(n int) error {
 		if k == n-1 {
 			buf[0] = markAck
 		}
-		if err := s.c.arm(tcpNow()); err != nil {
-			return s.r.ioErr("send", err)
-		}
 		if err := s.c.write(buf); err != nil {
 			return s.r.ioErr("send", err)
 		}
@@ -468,11 +457,7 @@ func (s *tcpStream) send(n, until uint64) (bool, error) {
 	for s.msgs < n {
 		if s.countdown--; s.countdown <= 0 {
 			s.countdown = s.every
-			now := tcpNow()
-			if err := s.c.arm(now); err != nil {
-				return false, s.r.ioErr("send", err)
-			}
-			if until > 0 && now >= until {
+			if until > 0 && tcpNow() >= until {
 				return false, nil
 			}
 		}
@@ -521,11 +506,8 @@ func (r *tcpRunner) receive(c *tcpConn, size int) (uint64, error) {
 	var pos int
 	var mark byte
 	var bytes, msgs uint64 // bytes since the last ack; every message
-	for now := tcpNow(); ; now = tcpNow() {
-		if err := c.arm(now); err != nil {
-			return msgs, r.ioErr("receive", err)
-		}
-		k, rerr := c.c.Read(buf)
+	for {
+		k, rerr := c.read(buf)
 		for j := 0; j < k; {
 			if pos == 0 {
 				mark = buf[j]
@@ -573,55 +555,6 @@ func (r *tcpRunner) ioErr(op string, err error) error {
 		return fmt.Errorf("%s: %w: %w", op, errPeerClosed, err)
 	}
 	return fmt.Errorf("%s: %w", op, err)
-}
-
-// tcpConn is a connection with an idle deadline, re-armed lazily: arm sets
-// it only when a quarter of the idle timeout has passed since it was last
-// set, so that a hot loop rarely touches the poller's timer.
-type tcpConn struct {
-	c     *net.TCPConn
-	idle  time.Duration
-	armed uint64 // when the deadline was last set (tcpNow); 0 forces arm
-}
-
-// arm re-arms the idle deadline if due; now is tcpNow's reading.
-func (c *tcpConn) arm(now uint64) error {
-	if c.armed != 0 && now-c.armed < uint64(c.idle/4) {
-		return nil
-	}
-	c.armed = now
-	return c.c.SetDeadline(time.Now().Add(c.idle))
-}
-
-// write writes b, in chunks that each re-arm the deadline.
-func (c *tcpConn) write(b []byte) error {
-	for len(b) > tcpIOChunk {
-		if _, err := c.c.Write(b[:tcpIOChunk]); err != nil {
-			return err
-		}
-		b = b[tcpIOChunk:]
-		if err := c.arm(tcpNow()); err != nil {
-			return err
-		}
-	}
-	_, err := c.c.Write(b)
-	return err
-}
-
-// readFull reads exactly len(b) bytes, in chunks that each re-arm the
-// deadline.
-func (c *tcpConn) readFull(b []byte) error {
-	for len(b) > tcpIOChunk {
-		if _, err := io.ReadFull(c.c, b[:tcpIOChunk]); err != nil {
-			return err
-		}
-		b = b[tcpIOChunk:]
-		if err := c.arm(tcpNow()); err != nil {
-			return err
-		}
-	}
-	_, err := io.ReadFull(c.c, b)
-	return err
 }
 
 // readAck reads a receiver's ack and checks its byte count.

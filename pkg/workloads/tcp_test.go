@@ -118,9 +118,9 @@ func TestTCPBandwidth(t *testing.T) {
 }
 
 // TestTCPSweep runs odd sizes, a 1-byte message (the whole message is the
-// marker) and one above the I/O chunk (tcpIOChunk).
+// marker) and one of several MiB, which takes many system calls.
 func TestTCPSweep(t *testing.T) {
-	sizes := []int{1, 2, 3, 1000, 65536, 1 << 20, tcpIOChunk + 12345}
+	sizes := []int{1, 2, 3, 1000, 65536, 1 << 20, 4<<20 + 12345}
 	for _, test := range []string{"tcp-lat", "tcp-bw"} {
 		t.Run(test, func(t *testing.T) {
 			var mu sync.Mutex
