@@ -106,8 +106,8 @@ const (
 	DefaultInlineWrite  = 220
 	DefaultInlineSend   = 236
 	DefaultInlineSendUD = 188
-	DefaultIdleTimeout = 10 * time.Second
-	MaxSize            = 1 << 30
+	DefaultIdleTimeout  = 10 * time.Second
+	MaxSize             = 1 << 30
 	// sweep budgets: with no -n, a size gets at most this many bytes per
 	// direction (and at least the minimum iterations), so a sweep to 8 MiB
 	// stays short.
