@@ -67,6 +67,8 @@ var benchFlagDefs = []benchFlag{
 		fs.Var(autoInt(&f.spec.Warmup), "warmup", "warm-up iterations per size, excluded from the results; 0 for none (default: a tenth of the iterations, 10..1000)")
 		fs.VarP(seconds(&f.spec.Duration), "duration", "D", "run each size for this many seconds instead of -n, reporting every interval")
 		fs.Var(positiveDuration(&f.spec.Interval), "interval", "interval length in duration mode (default 1s)")
+		fs.Var(fraction(&f.spec.Precision), "precision", "run each size in rounds of about 100 ms until the 95% confidence interval of its p50 (latency) or bandwidth is within this share of its median, e.g. 1%")
+		fs.Var(positiveDuration(&f.spec.PrecisionCap), "precision-cap", "with --precision, stop a size after this long even if imprecise (default 10s)")
 	}},
 	{knob: "tx-depth", add: func(fs *pflag.FlagSet, f *benchFlags) {
 		fs.VarP(positiveInt(&f.spec.TxDepth), "tx-depth", "t", "send queue depth of each QP, the outstanding sends of a bandwidth test (default 128 for bandwidth, 1 for latency)")

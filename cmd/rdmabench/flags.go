@@ -92,6 +92,18 @@ func positiveDuration(p *time.Duration) valueFlag[time.Duration] {
 	}}
 }
 
+// fraction is a share written as a percentage, such as --precision 2%
+// (or 2): 0.02, within 0..100% exclusive.
+func fraction(p *float64) valueFlag[float64] {
+	return valueFlag[float64]{p, 0, "percent", func(s string) (float64, error) {
+		v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(s, "%")), 64)
+		if err != nil || math.IsNaN(v) || v <= 0 || v >= 100 {
+			return 0, errors.New("want a percentage above 0 and below 100, such as 2% or 0.5%")
+		}
+		return v / 100, nil
+	}}
+}
+
 // outputFormat is -o: one of report.Formats.
 func outputFormat(p *string) valueFlag[string] {
 	return valueFlag[string]{p, "", "format", func(s string) (string, error) { return s, report.CheckFormat(s) }}

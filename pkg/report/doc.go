@@ -227,10 +227,37 @@ type Result struct {
 	// Total is, in a bidirectional test, the sum of both directions.
 	Total     *Bandwidth `json:"total,omitempty"`
 	Intervals []Interval `json:"intervals,omitempty"`
+	// Precision says how well the headline figure is known, when the size
+	// ran until it was (--precision).
+	Precision *Precision `json:"precision,omitempty"`
 	// CPU is the CPU time each end's loops used at this size (--cpu-util).
 	CPU      *CPUUse  `json:"cpu,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
 	Error    string   `json:"error,omitempty"`
+}
+
+// Precision is how well a result's headline figure is known when its size
+// ran in rounds until the figure was precise enough (--precision): the
+// rounds' figures (each one a [Result.Intervals] entry), their median and
+// its 95% confidence interval.
+type Precision struct {
+	// Figure is the headline figure: "p50_ns" (latency) or "bw_gbps".
+	Figure string `json:"figure"`
+	// TargetPct is the half-width asked for, in percent of the median.
+	TargetPct float64 `json:"target_pct"`
+	// HalfWidthPct is the half-width reached: the larger distance from the
+	// median to a bound of its confidence interval, in percent of the
+	// median. Absent when too few rounds ran for an interval.
+	HalfWidthPct *float64 `json:"half_width_pct,omitempty"`
+	// Met says the half-width reached the target (else the time cap ended
+	// the size).
+	Met    bool `json:"met"`
+	Rounds int  `json:"rounds"`
+	// Median is the median of the rounds' figures; Lo and Hi bound its
+	// confidence interval (absent with too few rounds). Same unit as Figure.
+	Median float64  `json:"median"`
+	Lo     *float64 `json:"lo,omitempty"`
+	Hi     *float64 `json:"hi,omitempty"`
 }
 
 // CPUUse is the CPU time the loops of each end of a test used at one size,

@@ -107,6 +107,16 @@ func (s Spread) PctRange() string {
 	return "±" + strconv.FormatFloat(100*v, 'f', 0, 64) + "%"
 }
 
+// HalfWidth is the larger distance from the median to a bound of its
+// confidence interval, relative to the median (ok false without a bounded
+// interval or with a median of 0).
+func (s Spread) HalfWidth() (float64, bool) {
+	if !s.Bounded() || s.Median == 0 {
+		return 0, false
+	}
+	return math.Max(*s.Hi-s.Median, s.Median-*s.Lo) / math.Abs(s.Median), true
+}
+
 // SpreadOf returns the median of values with its confidence interval at
 // level [Confidence] (benchmath's AssumeNothing summary, as benchstat). It
 // does not modify values. An empty input gives a zero Spread.

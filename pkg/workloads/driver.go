@@ -151,11 +151,15 @@ type streamLoop interface {
 	// warmup sends n messages (per QP) and waits for all of them; they are
 	// not measured.
 	warmup(n int) error
-	// send sends until n measured messages (per QP) are complete (done), or
-	// the clock passes until.
-	send(n, until uint64) (done bool, err error)
+	// round sends n more measured messages (per QP) and waits until every
+	// one completed.
+	round(n uint64) error
+	// send sends until the clock passes until (duration mode).
+	send(until uint64) error
 	// finish sends no more (duration mode) and waits for what is in flight.
 	finish() error
+	// end tells the receiver the stream is over, after the last round.
+	end() error
 	// measured are the measured messages complete so far (every QP), the
 	// clock at the first one's start and at the last one's completion.
 	measured() (msgs, firstNs, lastNs uint64)
@@ -166,9 +170,8 @@ type streamLoop interface {
 // latBatch is how many latency samples one loop call returns at most.
 const latBatch = 4096
 
-// streamSlice is how long one call of a stream loop runs at most, so that
-// the driver looks at the context and the intervals.
-const streamSlice = uint64(time.Second)
+// precisionRound is how long a round of precision mode aims to last.
+const precisionRound = 100 * time.Millisecond
 
 // errPeerClosed marks a connection the other end closed or reset, and
 // errPeerSilent a peer that stopped answering: both are usually the
@@ -544,6 +547,7 @@ func (d *driver) measurePing(l pingLoop, size int, r *report.Result) (*report.La
 	warm, iters := s.WarmupFor(size), s.ItersFor(size)
 	var ran uint64
 	var backward int64
+	warmStart := d.r.now()
 	for done := 0; done < warm; {
 		n, _, err := l.ping(batch[:min(len(batch), warm-done)], 0)
 		ran += uint64(n)
@@ -552,38 +556,26 @@ func (d *driver) measurePing(l pingLoop, size int, r *report.Result) (*report.La
 		}
 		done += n
 	}
+	warmNs := d.r.now() - warmStart
 	rec := report.NewLatencyRecorder(s.Info().Basis)
-	record := func(rs ...*report.LatencyRecorder) func(n, valid int) {
-		return func(n, valid int) {
-			ran += uint64(n)
-			backward += int64(n - valid)
-			for _, r := range rs {
-				r.RecordBatch(batch[:valid])
-			}
-		}
+	iv := report.NewLatencyRecorder(rec.Basis())
+	record := func(n, valid int) {
+		ran += uint64(n)
+		backward += int64(n - valid)
+		rec.RecordBatch(batch[:valid])
+		iv.RecordBatch(batch[:valid])
 	}
-	if s.Duration == 0 {
-		add := record(rec)
-		for done := 0; done < iters; {
-			n, valid, err := l.ping(batch[:min(len(batch), iters-done)], 0)
-			add(n, valid)
-			if err != nil {
-				return nil, ran, err
-			}
-			done += n
-		}
-	} else {
+	switch {
+	case s.Duration > 0:
 		// Each call returns at the first sample that ends past the
 		// interval's end, so intervals are as long as asked whatever the
 		// latency.
-		iv := report.NewLatencyRecorder(rec.Basis())
-		add := record(rec, iv)
 		start := d.r.now()
 		end := start + uint64(s.Duration)
 		for ivStart := start; ; {
 			ivEnd := min(ivStart+uint64(s.Interval), end)
 			n, valid, err := l.ping(batch, ivEnd)
-			add(n, valid)
+			record(n, valid)
 			if err != nil {
 				return nil, ran, err
 			}
@@ -591,13 +583,40 @@ func (d *driver) measurePing(l pingLoop, size int, r *report.Result) (*report.La
 			if now < ivEnd {
 				continue // the batch filled up first
 			}
-			d.interval(r, report.Interval{StartS: float64(ivStart-start) / 1e9, DurationS: float64(now-ivStart) / 1e9,
-				Latency: iv.Snapshot()})
-			iv.Reset()
+			d.interval(r, d.latencyInterval(start, ivStart, now, iv))
 			ivStart = now
 			if now >= end {
 				break
 			}
+		}
+	case s.Precision > 0:
+		p := d.newPrecision("p50_ns", warmNs, warm)
+		for ivStart := p.start; ; {
+			for done := uint64(0); done < p.n; {
+				n, valid, err := l.ping(batch[:min(uint64(len(batch)), p.n-done)], 0)
+				record(n, valid)
+				if err != nil {
+					return nil, ran, err
+				}
+				done += uint64(n)
+			}
+			now := d.r.now()
+			x := d.latencyInterval(p.start, ivStart, now, iv)
+			d.interval(r, x)
+			ivStart = now
+			if p.add(x.Latency.P50Ns, now) {
+				break
+			}
+		}
+		r.Precision = p.result()
+	default:
+		for done := 0; done < iters; {
+			n, valid, err := l.ping(batch[:min(len(batch), iters-done)], 0)
+			record(n, valid)
+			if err != nil {
+				return nil, ran, err
+			}
+			done += n
 		}
 	}
 	if err := l.done(); err != nil {
@@ -617,42 +636,35 @@ func (d *driver) measurePing(l pingLoop, size int, r *report.Result) (*report.La
 }
 
 // measureStream runs the sending side of a bandwidth test: the warm-up,
-// then the measured messages or the duration, whose intervals tile the
-// measured period (the last one ends at the last completion).
+// then the measured messages, the duration (whose intervals tile the
+// measured period: the last one ends at the last completion) or the rounds
+// of precision mode.
 func (d *driver) measureStream(ctx context.Context, l streamLoop, size int, r *report.Result) (*report.Bandwidth, error) {
 	s := d.spec
 	warm, iters := s.WarmupFor(size), s.ItersFor(size)
+	warmStart := d.r.now()
 	if warm > 0 {
 		if err := l.warmup(warm); err != nil {
 			return nil, fmt.Errorf("warm-up: %w", err)
 		}
 	}
-	if s.Duration == 0 {
-		for {
-			done, err := l.send(uint64(iters), d.r.now()+streamSlice)
-			if err != nil {
-				return nil, err
-			}
-			if done {
-				break
-			}
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-		}
-	} else {
-		const unbounded = 1 << 46
+	warmNs := d.r.now() - warmStart
+	bw := func(msgs, from, to uint64) *report.Bandwidth {
+		return report.NewBandwidth(msgs*uint64(size), msgs, time.Duration(to-from))
+	}
+	switch {
+	case s.Duration > 0:
 		start := d.r.now()
 		end := start + uint64(s.Duration)
 		ivStart, prev := start, uint64(0)
 		closeInterval := func(at, msgs uint64) {
 			d.interval(r, report.Interval{StartS: float64(ivStart-start) / 1e9, DurationS: float64(at-ivStart) / 1e9,
-				Bandwidth: report.NewBandwidth((msgs-prev)*uint64(size), msgs-prev, time.Duration(at-ivStart))})
+				Bandwidth: bw(msgs-prev, ivStart, at)})
 			ivStart, prev = at, msgs
 		}
 		for {
 			next := min(ivStart+uint64(s.Interval), end)
-			if _, err := l.send(unbounded, next); err != nil {
+			if err := l.send(next); err != nil {
 				return nil, err
 			}
 			now := d.r.now()
@@ -672,14 +684,107 @@ func (d *driver) measureStream(ctx context.Context, l streamLoop, size int, r *r
 		}
 		msgs, _, last := l.measured()
 		closeInterval(max(last, ivStart), msgs)
+	case s.Precision > 0:
+		p := d.newPrecision("bw_gbps", warmNs, warm)
+		var prevMsgs, prevLast uint64
+		for {
+			if err := l.round(p.n); err != nil {
+				return nil, err
+			}
+			msgs, first, last := l.measured()
+			from := prevLast
+			if prevMsgs == 0 {
+				from = first
+			}
+			b := bw(msgs-prevMsgs, from, last)
+			d.interval(r, report.Interval{StartS: float64(from-first) / 1e9, DurationS: float64(last-from) / 1e9, Bandwidth: b})
+			prevMsgs, prevLast = msgs, last
+			if p.add(b.Gbps, d.r.now()) {
+				break
+			}
+		}
+		r.Precision = p.result()
+		if err := l.end(); err != nil {
+			return nil, err
+		}
+	default:
+		if err := l.round(uint64(iters)); err != nil {
+			return nil, err
+		}
+		if err := l.end(); err != nil {
+			return nil, err
+		}
 	}
 	msgs, first, last := l.measured()
-	if s.Duration == 0 {
-		r.Iterations = iters
-	} else {
+	r.Iterations = iters
+	if s.openEnded() {
 		r.Iterations = int(msgs)
 	}
-	return report.NewBandwidth(msgs*uint64(size), msgs, time.Duration(last-first)), nil
+	return bw(msgs, first, last), nil
+}
+
+// latencyInterval closes the interval [from, to] of the latency recorder
+// iv, which it resets.
+func (d *driver) latencyInterval(start, from, to uint64, iv *report.LatencyRecorder) report.Interval {
+	x := report.Interval{StartS: float64(from-start) / 1e9, DurationS: float64(to-from) / 1e9, Latency: iv.Snapshot()}
+	iv.Reset()
+	return x
+}
+
+// precision runs the rounds of precision mode: each about precisionRound
+// long, until the median of their figures is known to the precision asked
+// (at least report.MinRunsForInterval rounds), or the cap has passed.
+type precision struct {
+	figure string
+	target float64 // fraction
+	start  uint64  // ns, on the runner's clock
+	cap    uint64
+	n      uint64 // iterations (per QP) of the next round
+	last   uint64 // when the last round ended
+	values []float64
+	spread report.Spread
+	met    bool
+}
+
+// newPrecision starts the rounds; the warm-up's pace (warm iterations in
+// warmNs) sizes the first one.
+func (d *driver) newPrecision(figure string, warmNs uint64, warm int) *precision {
+	p := &precision{figure: figure, target: d.spec.Precision, start: d.r.now(), cap: uint64(d.spec.PrecisionCap)}
+	p.last = p.start
+	p.n = 100
+	if warm > 0 && warmNs > 0 {
+		p.n = max(1, uint64(precisionRound)*uint64(warm)/warmNs)
+	}
+	return p
+}
+
+// add records a round's figure, ending at now, and tells whether to stop.
+func (p *precision) add(v float64, now uint64) bool {
+	if took := now - p.last; took > 0 {
+		// The next round aims at precisionRound again.
+		p.n = max(1, min(p.n*4, p.n*uint64(precisionRound)/took))
+	}
+	p.last = now
+	p.values = append(p.values, v)
+	if len(p.values) >= report.MinRunsForInterval {
+		p.spread = report.SpreadOf(p.values)
+		if h, ok := p.spread.HalfWidth(); ok && h <= p.target {
+			p.met = true
+			return true
+		}
+	}
+	return now-p.start >= p.cap
+}
+
+func (p *precision) result() *report.Precision {
+	sp := report.SpreadOf(p.values)
+	out := &report.Precision{Figure: p.figure, TargetPct: 100 * p.target, Met: p.met, Rounds: len(p.values),
+		Median: sp.Median, Lo: sp.Lo, Hi: sp.Hi}
+	if h, ok := sp.HalfWidth(); ok {
+		pct := 100 * h
+		out.HalfWidthPct = &pct
+	}
+	return out
 }
 
 // interval records a finished interval of the client's result and reports

@@ -284,7 +284,7 @@ func (e *rdmaRunner) prepare(size int) (*stage, error) {
 			kind = verbs.LatSend
 		}
 		total := uint64(warm + iters)
-		if s.Duration > 0 {
+		if s.openEnded() {
 			total = 1 << 62
 		}
 		cfg := verbs.LoopConfig{Kind: kind, Size: uint32(size), CQMod: 1, Total: total}
@@ -313,7 +313,7 @@ func (e *rdmaRunner) prepare(size int) (*stage, error) {
 		}
 		if t.Op == OpSend && (e.role == serverEnd || s.Bidirectional) {
 			var total uint64
-			if s.Connection == "RC" && s.Duration == 0 {
+			if s.Connection == "RC" && !s.openEnded() {
 				total = uint64(warm+iters) * uint64(s.QPs)
 			}
 			l, err := add(verbs.LoopConfig{Kind: verbs.BWRecv, Size: uint32(size), Total: total})
@@ -339,7 +339,7 @@ func (e *rdmaRunner) responder(st *stage, l *verbs.Loop) {
 		return e.loopErr(err)
 	}
 	st.settle = func(peerOK bool, _ uint64) {
-		if !peerOK || e.spec.Duration > 0 {
+		if !peerOK || e.spec.openEnded() {
 			stopped.Do(l.Stop)
 		}
 	}
@@ -408,12 +408,14 @@ func (rdmaPing) done() error { return nil }
 
 // rdmaStream is the sender of RDMA bandwidth.
 type rdmaStream struct {
-	l    *verbs.Loop
-	qps  uint64
-	warm uint64 // per QP
+	l      *verbs.Loop
+	qps    uint64
+	warm   uint64 // per QP
+	target uint64 // measured, per QP
 }
 
-// runTo posts until every QP reached target (cumulative) or until passed.
+// runTo posts until every QP reached target (cumulative, warm-up included)
+// or until passed (0: no deadline).
 func (b *rdmaStream) runTo(target, until uint64) (bool, error) {
 	b.l.SetTarget(target)
 	done, err := b.l.RunBandwidth(until)
@@ -423,18 +425,32 @@ func (b *rdmaStream) runTo(target, until uint64) (bool, error) {
 	return done, err
 }
 
-func (b *rdmaStream) warmup(n int) error {
-	b.warm = uint64(n)
+// complete posts until every QP reached target; a Stop ends it.
+func (b *rdmaStream) complete(target uint64) error {
 	for {
-		done, err := b.runTo(b.warm, 0)
+		done, err := b.runTo(target, 0)
 		if err != nil || done {
-			b.l.ResetCounters()
 			return err
 		}
 	}
 }
 
-func (b *rdmaStream) send(n, until uint64) (bool, error) { return b.runTo(b.warm+n, until) }
+func (b *rdmaStream) warmup(n int) error {
+	b.warm = uint64(n)
+	err := b.complete(b.warm)
+	b.l.ResetCounters()
+	return err
+}
+
+func (b *rdmaStream) round(n uint64) error {
+	b.target += n
+	return b.complete(b.warm + b.target)
+}
+
+func (b *rdmaStream) send(until uint64) error {
+	_, err := b.runTo(1<<46, until)
+	return err
+}
 
 func (b *rdmaStream) finish() error {
 	b.l.FinishBandwidth()
@@ -445,6 +461,9 @@ func (b *rdmaStream) finish() error {
 		}
 	}
 }
+
+// end has nothing to tell: the receiver counts what it was told to expect.
+func (b *rdmaStream) end() error { return nil }
 
 func (b *rdmaStream) measured() (uint64, uint64, uint64) {
 	st := b.l.Stats()

@@ -379,3 +379,37 @@ func TestTxDepthReachesTheQP(t *testing.T) {
 	}
 	t.Logf("write-lat -t 4: the device made a send queue of %d", caps.MaxSendWR)
 }
+
+// TestPrecisionMode: rounds until the cap (the target cannot be met),
+// each an interval, every measured operation in a round; the SEND
+// receiver, which cannot know the count beforehand, gets every message.
+func TestPrecisionMode(t *testing.T) {
+	for _, test := range []string{"write-lat", "read-lat", "write-bw", "send-bw"} {
+		t.Run(test, func(t *testing.T) {
+			res, err := loopback(t, rdmaSpec(test, func(s *Spec) {
+				s.Iterations = 0
+				s.Precision = 1e-9
+				s.PrecisionCap = 500 * time.Millisecond
+			}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := res.Results[0]
+			p := r.Precision
+			if p == nil || p.Met || p.Rounds < 1 || p.Rounds != len(r.Intervals) {
+				t.Fatalf("precision %+v, %d intervals", p, len(r.Intervals))
+			}
+			var sum uint64
+			for _, iv := range r.Intervals {
+				if iv.Latency != nil {
+					sum += uint64(iv.Latency.Count)
+				} else {
+					sum += iv.Bandwidth.Messages
+				}
+			}
+			if r.Latency != nil && sum != uint64(r.Latency.Count) || r.Bandwidth != nil && sum != r.Bandwidth.Messages {
+				t.Fatalf("rounds hold %d, the result %+v %+v", sum, r.Latency, r.Bandwidth)
+			}
+		})
+	}
+}

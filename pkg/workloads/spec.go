@@ -107,6 +107,8 @@ const (
 	DefaultInlineSend   = 236
 	DefaultInlineSendUD = 188
 	DefaultIdleTimeout  = 10 * time.Second
+	// DefaultPrecisionCap is how long a size may run in precision mode.
+	DefaultPrecisionCap = 10 * time.Second
 	MaxSize             = 1 << 30
 	// sweep budgets: with no -n, a size gets at most this many bytes per
 	// direction (and at least the minimum iterations), so a sweep to 8 MiB
@@ -160,7 +162,17 @@ type Spec struct {
 	IdleTimeout  time.Duration `json:"idle_timeout_ns,omitempty"`
 	// CPUUtil records the CPU time each end's loops use (--cpu-util).
 	CPUUtil bool `json:"cpu_util,omitempty"`
+	// Precision, when positive, runs each size in rounds until the 95%
+	// confidence interval of its headline figure (p50 latency, bandwidth)
+	// over the rounds is within this fraction of their median, or
+	// PrecisionCap has passed (default DefaultPrecisionCap).
+	Precision    float64       `json:"precision,omitempty"`
+	PrecisionCap time.Duration `json:"precision_cap_ns,omitempty"`
 }
+
+// openEnded tells whether a size's count of iterations is known only when
+// it ends (duration and precision modes).
+func (s *Spec) openEnded() bool { return s.Duration > 0 || s.Precision > 0 }
 
 // NewSpec returns the Spec of test with every default applied.
 func NewSpec(test string) Spec {
@@ -205,6 +217,9 @@ func (s *Spec) applyDefaults() {
 	}
 	if s.IdleTimeout == 0 {
 		s.IdleTimeout = DefaultIdleTimeout
+	}
+	if s.Precision > 0 && s.PrecisionCap == 0 {
+		s.PrecisionCap = DefaultPrecisionCap
 	}
 	if !t.IsRDMA() {
 		return // the rest are RDMA settings
@@ -264,7 +279,7 @@ func (s *Spec) ItersFor(size int) int {
 // maxIters is the most iterations any size runs (0 in duration mode, which
 // has no count).
 func (s *Spec) maxIters() int {
-	if s.Duration > 0 {
+	if s.openEnded() {
 		return 0
 	}
 	n := 0
@@ -396,6 +411,12 @@ func (s *Spec) Validate() error {
 	}
 	if t.Metric == Latency && s.Bidirectional {
 		bad("bidirectional (-b) is for bandwidth tests")
+	}
+	if s.Precision < 0 || s.Precision >= 1 || (s.Precision > 0 && s.Duration > 0) {
+		bad("precision %g must be within 0..100%% and not with a duration (-D)", 100*s.Precision)
+	}
+	if s.PrecisionCap < 0 {
+		bad("precision cap %s must be positive", s.PrecisionCap)
 	}
 	if t.IsRDMA() {
 		s.validateRDMA(t, bad)

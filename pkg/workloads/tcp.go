@@ -423,9 +423,11 @@ type tcpStream struct {
 	size  int
 	every int // messages between clock reads
 	// countdown counts messages down to the next clock read.
-	countdown   int
-	warm, msgs  uint64
-	first, last uint64
+	countdown int
+	// warm, msgs and extra count the warm-up, measured and end-of-stream
+	// messages; unacked those written since the last ack.
+	warm, msgs, extra, unacked uint64
+	first, last                uint64
 }
 
 func (s *tcpStream) warmup(n int) error {
@@ -447,55 +449,91 @@ func (s *tcpStream) warmup(n int) error {
 	return nil
 }
 
-// send writes until the n-th measured message, marked as the last and
-// acked, or until the clock (read every few messages) passes until.
-func (s *tcpStream) send(n, until uint64) (bool, error) {
+// round writes n more measured messages, the last marked for an ack, and
+// reads the ack: the round ends when the receiver has every byte.
+func (s *tcpStream) round(n uint64) error {
+	if n == 0 {
+		return nil
+	}
 	if s.first == 0 {
 		s.first = tcpNow()
 	}
 	buf := s.r.sbuf[:s.size]
-	for s.msgs < n {
-		if s.countdown--; s.countdown <= 0 {
-			s.countdown = s.every
-			if until > 0 && tcpNow() >= until {
-				return false, nil
-			}
-		}
-		if s.msgs+1 == n {
-			return true, s.end()
-		}
+	for k := uint64(0); k < n-1; k++ {
 		if err := s.c.write(buf); err != nil {
-			return false, s.r.ioErr("send", err)
+			return s.r.ioErr("send", err)
 		}
-		s.msgs++
+		s.unacked++
 	}
-	return true, nil
+	if err := s.ackedWrite(markAck); err != nil {
+		return err
+	}
+	s.msgs += n
+	return nil
 }
 
-// finish sends the last message, marked, and waits for its ack.
-func (s *tcpStream) finish() error { return s.end() }
-
-// end writes one more message marked as the last, and reads the ack of
-// every measured byte.
-func (s *tcpStream) end() error {
+// send writes until the clock (read every few messages) passes until.
+func (s *tcpStream) send(until uint64) error {
+	if s.first == 0 {
+		s.first = tcpNow()
+	}
 	buf := s.r.sbuf[:s.size]
-	buf[0] = markEnd
+	for {
+		if s.countdown--; s.countdown <= 0 {
+			s.countdown = s.every
+			if tcpNow() >= until {
+				return nil
+			}
+		}
+		if err := s.c.write(buf); err != nil {
+			return s.r.ioErr("send", err)
+		}
+		s.msgs++
+		s.unacked++
+	}
+}
+
+// finish sends the last message of a duration, marked as the end, and
+// waits for its ack.
+func (s *tcpStream) finish() error {
+	if err := s.ackedWrite(markEnd); err != nil {
+		return err
+	}
+	s.msgs++
+	return nil
+}
+
+// end sends one more message, marked as the end and not measured, after
+// the last round.
+func (s *tcpStream) end() error {
+	if err := s.ackedWrite(markEnd); err != nil {
+		return err
+	}
+	s.extra++
+	return nil
+}
+
+// ackedWrite writes one message marked mark and reads the receiver's ack
+// of every byte since the previous one.
+func (s *tcpStream) ackedWrite(mark byte) error {
+	buf := s.r.sbuf[:s.size]
+	buf[0] = mark
 	err := s.c.write(buf)
 	buf[0] = markData
 	if err != nil {
 		return s.r.ioErr("send", err)
 	}
-	s.msgs++
-	if err := s.c.readAck(s.msgs * uint64(s.size)); err != nil {
+	if err := s.c.readAck((s.unacked + 1) * uint64(s.size)); err != nil {
 		return s.r.ioErr("read ack", err)
 	}
+	s.unacked = 0
 	s.last = tcpNow()
 	return nil
 }
 
 func (s *tcpStream) measured() (uint64, uint64, uint64) { return s.msgs, s.first, s.last }
 
-func (s *tcpStream) sent() uint64 { return s.warm + s.msgs }
+func (s *tcpStream) sent() uint64 { return s.warm + s.msgs + s.extra }
 
 // receive receives tcp-bw messages on c, acking each marked message,
 // until the end-of-test message. It returns every message it received,

@@ -553,3 +553,77 @@ func TestTCPIdleTimeout(t *testing.T) {
 		t.Errorf("client error %v, want the idle timeout", cerr)
 	}
 }
+
+// TestTCPPrecision: in precision mode each size runs in rounds, each one
+// an interval, until the rounds' median is known well enough or the cap
+// passes; every measured message is in a round. The target here cannot be
+// met, so the cap ends each size (whether a target is met depends on the
+// machine's noise; TestPrecisionRounds checks the rule itself).
+func TestTCPPrecision(t *testing.T) {
+	for _, test := range []string{"tcp-lat", "tcp-bw"} {
+		t.Run(test, func(t *testing.T) {
+			spec := tcpTestSpec(test, []int{1024}, 0, 20)
+			spec.Precision = 1e-9
+			spec.PrecisionCap = 700 * time.Millisecond
+			r := tcpLoopback(t, spec, endOptions{}).Results[0]
+			p := r.Precision
+			if p == nil || p.Met || p.Rounds < 1 || p.Rounds != len(r.Intervals) || (p.HalfWidthPct != nil) != (p.Rounds >= report.MinRunsForInterval) {
+				t.Fatalf("precision %+v with %d intervals: want rounds until the cap, each an interval, the target not met",
+					p, len(r.Intervals))
+			}
+			var sum uint64
+			for _, iv := range r.Intervals {
+				if test == "tcp-lat" {
+					sum += uint64(iv.Latency.Count)
+				} else {
+					sum += iv.Bandwidth.Messages
+				}
+			}
+			if test == "tcp-lat" && (p.Figure != "p50_ns" || sum != uint64(r.Latency.Count) || r.Iterations != int(sum)) {
+				t.Errorf("figure %s; rounds hold %d samples, the result %d (iterations %d)", p.Figure, sum, r.Latency.Count, r.Iterations)
+			}
+			if test == "tcp-bw" && (p.Figure != "bw_gbps" || sum != r.Bandwidth.Messages || r.Iterations != int(sum)) {
+				t.Errorf("figure %s; rounds hold %d messages, the result %d (iterations %d)", p.Figure, sum, r.Bandwidth.Messages, r.Iterations)
+			}
+		})
+	}
+}
+
+// TestPrecisionRounds: rounds stop once there are enough of them for a
+// confidence interval and it is narrow enough, or at the cap; each round
+// is sized to last about precisionRound.
+func TestPrecisionRounds(t *testing.T) {
+	const ms = uint64(time.Millisecond)
+	p := &precision{figure: "p50_ns", target: 0.05, cap: 10_000 * ms, n: 100}
+	now := uint64(0)
+	steady := []float64{100, 101, 99, 100, 102, 98, 100}
+	for i, v := range steady {
+		now += 50 * ms // each round takes half of precisionRound
+		stop := p.add(v, now)
+		if want := i+1 >= report.MinRunsForInterval; stop != want {
+			t.Fatalf("round %d: stop %v, want %v", i+1, stop, want)
+		}
+		if stop {
+			break
+		}
+	}
+	if !p.met || p.n < 100 {
+		t.Errorf("met %v, next round %d iterations (rounds took half the aim: want more)", p.met, p.n)
+	}
+	q := &precision{figure: "bw_gbps", target: 0.01, cap: 300 * ms, n: 10}
+	now = 0
+	rounds := 0
+	for v := 1.0; ; v *= 2 { // never precise
+		rounds++
+		now += 100 * ms
+		if q.add(v, now) {
+			break
+		}
+	}
+	if q.met || rounds != 3 {
+		t.Errorf("noisy rounds: met %v after %d rounds; want the 300 ms cap after 3", q.met, rounds)
+	}
+	if r := q.result(); r.Met || r.Rounds != 3 || r.HalfWidthPct != nil {
+		t.Errorf("result %+v: 3 rounds give no interval", r)
+	}
+}
