@@ -82,9 +82,9 @@ func TestDrift(t *testing.T) {
 func TestTSCInvariant(t *testing.T) {
 	for cpuinfo, want := range map[string]bool{
 		"processor\t: 0\nflags\t\t: fpu tsc constant_tsc rep_good nonstop_tsc cpuid\n": true,
-		"flags\t\t: fpu tsc constant_tsc\n":                                          false,
-		"flags\t\t: fpu tsc nonstop_tsc\n":                                           false,
-		"model name\t: QEMU Virtual CPU version 2.5+\nflags\t\t: fpu tsc\n":          false,
+		"flags\t\t: fpu tsc constant_tsc\n":                                            false,
+		"flags\t\t: fpu tsc nonstop_tsc\n":                                             false,
+		"model name\t: QEMU Virtual CPU version 2.5+\nflags\t\t: fpu tsc\n":            false,
 		"": false,
 	} {
 		if got := tscInvariant(cpuinfo); got != want {
