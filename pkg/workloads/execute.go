@@ -191,7 +191,10 @@ func (r *Run) Execute(ctx context.Context, target Target) (*report.Document, err
 		doc.Hosts.Local = LocalHost()
 	}
 	if ctx.Err() != nil {
-		doc.Error = "interrupted: " + context.Cause(ctx).Error()
+		doc.Error = "interrupted"
+		if cause := context.Cause(ctx); cause != ctx.Err() {
+			doc.Error = cause.Error()
+		}
 		if firstErr == nil {
 			firstErr = ctx.Err()
 		}
