@@ -31,6 +31,7 @@ type benchFlags struct {
 	loopback bool
 	baseline bool
 	stream   bool
+	maxMem   uint64
 	limits   report.Limits
 }
 
@@ -102,6 +103,7 @@ var benchFlagDefs = []benchFlag{
 	}},
 	{add: func(fs *pflag.FlagSet, f *benchFlags) {
 		fs.Var(positiveDuration(&f.spec.IdleTimeout), "idle-timeout", "give up when the peer makes no progress for this long (default 10s)")
+		fs.Var(byteSize(&f.maxMem), "max-mem", "refuse tests whose ends would take more memory than this on this host, e.g. 4G (always: more than it has)")
 		fs.BoolVar(&f.spec.CPUUtil, "cpu-util", false, "record the CPU time (user and system) of each end's loops, per size")
 		fs.BoolVar(&f.loopback, "loopback", false, "run both ends in this process on the local device (the default when no HOST is given)")
 		fs.IntVarP(&f.ctlPort, "port", "p", control.DefaultPort, "the server's control port (with HOST)")
@@ -192,7 +194,7 @@ func (f *benchFlags) request(tests []string, suite bool, args []string) workload
 		spec.Sizes = workloads.AllSizes()
 	}
 	return workloads.Request{Tests: tests, Spec: spec, Suite: suite, Baseline: f.baseline, Repeat: f.repeat,
-		Command: append([]string{"rdmabench"}, args...)}
+		MaxMem: f.maxMem, Command: append([]string{"rdmabench"}, args...)}
 }
 
 func newTestCmd(info workloads.TestInfo, args []string) *cobra.Command {
@@ -278,6 +280,9 @@ func (f *benchFlags) run(cmd *cobra.Command, req workloads.Request, hosts []stri
 	}
 	doc, runErr := plan.Execute(cmd.Context(), target)
 	prog.finish()
+	if doc == nil {
+		return usageError{fmt.Errorf("%s: %w", cmd.Name(), runErr)} // refused before it ran
+	}
 	if runErr != nil {
 		fmt.Fprintln(stderr, "rdmabench:", runErr)
 	}

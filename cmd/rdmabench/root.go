@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/rdmabench/rdmabench/pkg/control"
 	"github.com/rdmabench/rdmabench/pkg/workloads"
 	"github.com/spf13/cobra"
 )
@@ -30,13 +31,19 @@ type gateError struct{ err error }
 func (e gateError) Error() string { return e.err.Error() }
 func (e gateError) Unwrap() error { return e.err }
 
+// exitCode maps an error to the exit status. A test refused for its
+// size (more than a limit, the host or the device allows) is a usage
+// error, whether this host or the server refused it.
 func exitCode(err error) int {
 	var u usageError
 	var g gateError
+	var se *control.ServerError
 	switch {
 	case err == nil:
 		return exitOK
-	case errors.As(err, &u):
+	case errors.As(err, &u), errors.Is(err, workloads.ErrOverLimit):
+		return exitUsage
+	case errors.As(err, &se) && (se.Code == control.CodeSpec || se.Code == control.CodeLimit):
 		return exitUsage
 	case errors.As(err, &g):
 		return exitGate

@@ -119,7 +119,7 @@ func TestServeToken(t *testing.T) {
 func TestServeMaxMem(t *testing.T) {
 	port, _ := startServer(t, "--max-mem", "1M")
 	_, stderr, code := cli(t, "write-bw", "127.0.0.1", "-p", port, "-s", "1M", "-n", "5")
-	if code != exitError || !strings.Contains(stderr, "this server allows 1048576") || !strings.Contains(stderr, "server 127.0.0.1:"+port) {
+	if code != exitUsage || !strings.Contains(stderr, "the limit is 1.0 MiB (1048576 B) (--max-mem)") || !strings.Contains(stderr, "server 127.0.0.1:"+port) {
 		t.Fatalf("over --max-mem: exit %d, %q", code, stderr)
 	}
 }

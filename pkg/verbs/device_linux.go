@@ -140,6 +140,7 @@ func Open(name string) (*Context, error) {
 		VendorID:     uint32(attr.vendor_id),
 		VendorPartID: uint32(attr.vendor_part_id),
 		PhysPorts:    int(attr.phys_port_cnt),
+		MaxQP:        int(attr.max_qp),
 		MaxQPWR:      int(attr.max_qp_wr),
 		MaxCQE:       int(attr.max_cqe),
 		MaxMRSize:    uint64(attr.max_mr_size),

@@ -21,6 +21,7 @@ type DeviceInfo struct {
 	VendorID     uint32     `json:"vendor_id"`
 	VendorPartID uint32     `json:"vendor_part_id"`
 	PhysPorts    int        `json:"phys_ports"`
+	MaxQP        int        `json:"max_qp"`
 	MaxQPWR      int        `json:"max_qp_wr"`
 	MaxCQE       int        `json:"max_cqe"`
 	MaxMRSize    uint64     `json:"max_mr_size"`

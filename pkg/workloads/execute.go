@@ -34,6 +34,9 @@ type Request struct {
 	Command []string
 	// Progress, when set, hears about each step as it happens.
 	Progress func(Progress)
+	// MaxMem caps the memory this host may give the test's ends (0: only
+	// what the host has).
+	MaxMem uint64
 	// Checkpoint, when set, gets the document after each measurement,
 	// marked partial, so that a run killed midway keeps what it measured.
 	// Its error stops the run.
@@ -165,7 +168,20 @@ type RemoteTest interface {
 // complete document. A test that fails records its error and the run goes
 // on with the next; the first error is returned with the document. An
 // interrupted run (ctx) returns what it measured, marked with the cause.
+//
+// A test whose ends need more memory than allowed (Request.MaxMem) or than
+// this host has is refused before anything runs: Execute returns no
+// document and an error wrapping ErrOverLimit.
 func (r *Run) Execute(ctx context.Context, target Target) (*report.Document, error) {
+	ends := 1
+	if target.Remote == nil {
+		ends = 2 // both ends in this process
+	}
+	for i := range r.specs {
+		if err := r.specs[i].checkMemory(r.req.MaxMem, ends, false); err != nil {
+			return nil, err
+		}
+	}
 	e := &execution{run: r, target: target, doc: r.newDocument(target)}
 	if p := r.req.Progress; p != nil {
 		begin := *e.doc
@@ -277,9 +293,10 @@ func (e *execution) test(ctx context.Context, s *Spec) error {
 	}
 	var err error
 	if e.target.Remote == nil {
+		o.maxMem = e.run.req.MaxMem
 		_, err = runLoopback(ctx, s, o)
 	} else {
-		o.peerHost = e.target.Host
+		o.peerHost, o.maxMem = e.target.Host, e.run.req.MaxMem
 		_, err = runRemote(ctx, e.target.Remote, s, o)
 	}
 	if err == nil {

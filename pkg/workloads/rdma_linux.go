@@ -78,8 +78,8 @@ func (e *rdmaRunner) open(context.Context) (any, *report.Device, error) {
 	e.half = s.BufferHalf()
 	need := s.RegisteredBytes()
 	if e.o.maxMem > 0 && need > e.o.maxMem {
-		return nil, nil, fmt.Errorf("the test needs %d bytes of registered memory (2 x %d B buffers for %d B messages); this end allows %d (--max-mem)",
-			need, e.half, e.maxSize, e.o.maxMem)
+		return nil, nil, fmt.Errorf("%w: the test needs %d bytes of registered memory (2 x %d B buffers for %d B messages); this end allows %d (--max-mem)",
+			ErrOverLimit, need, e.half, e.maxSize, e.o.maxMem)
 	}
 	dev, err := verbs.Open(name)
 	if err != nil {
@@ -92,6 +92,10 @@ func (e *rdmaRunner) open(context.Context) (any, *report.Device, error) {
 	}
 	if port.State != verbs.PortActive {
 		return nil, nil, fmt.Errorf("port %d of %s is %s, not ACTIVE (check the link and `rdma link`)", s.Port, dev.Name(), port.State)
+	}
+	// What needs no allocation is checked before anything is allocated.
+	if err := fitsDevice(s, dev.Info()); err != nil {
+		return nil, nil, err
 	}
 	if e.pd, err = dev.AllocPD(); err != nil {
 		return nil, nil, err

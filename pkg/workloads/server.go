@@ -21,9 +21,10 @@ type Server struct {
 	ListenHost string
 }
 
-// ErrOverLimit marks a test refused because it asks for more than the
-// server allows.
-var ErrOverLimit = errors.New("over this server's limit")
+// ErrOverLimit marks a test refused, before anything was allocated,
+// because it asks for more than a limit (--max-mem), the host's memory or
+// the device allows.
+var ErrOverLimit = errors.New("too large")
 
 // ServerTest is a test a Server accepted: its spec, decoded and normalized
 // once.
@@ -33,8 +34,8 @@ type ServerTest struct {
 }
 
 // Accept decodes and checks a client's spec before the test runs: a
-// malformed or invalid spec is an error, and so is a test over the memory
-// cap (wrapping ErrOverLimit).
+// malformed or invalid spec is an error, and so is a test that needs more
+// memory than the cap or than this host has (wrapping ErrOverLimit).
 func (sv *Server) Accept(raw json.RawMessage) (*ServerTest, error) {
 	var s Spec
 	if err := json.Unmarshal(raw, &s); err != nil {
@@ -43,13 +44,8 @@ func (sv *Server) Accept(raw json.RawMessage) (*ServerTest, error) {
 	if err := s.Normalize(); err != nil {
 		return nil, err
 	}
-	if need := s.RegisteredBytes(); sv.MaxMem > 0 && need > sv.MaxMem {
-		largest := 0
-		for _, z := range s.Sizes {
-			largest = max(largest, z)
-		}
-		return nil, fmt.Errorf("%w: %s needs %d bytes of registered memory (%d B messages); this server allows %d (--max-mem)",
-			ErrOverLimit, s.Test, need, largest, sv.MaxMem)
+	if err := s.checkMemory(sv.MaxMem, 1, true); err != nil {
+		return nil, err
 	}
 	return &ServerTest{srv: sv, spec: s}, nil
 }

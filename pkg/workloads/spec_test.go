@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rdmabench/rdmabench/pkg/verbs"
 )
 
 func TestParseSizes(t *testing.T) {
@@ -204,5 +206,35 @@ func TestPipeExchange(t *testing.T) {
 	a2, _ := Pipe()
 	if err := a2.Exchange(cctx, "p5", nil, nil); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("silent peer: %v", err)
+	}
+}
+
+// TestRefusedBeforeAllocation: what a test needs is known from its spec,
+// and a test over a limit or a device's maximum is refused, by name, with
+// the figures.
+func TestRefusedBeforeAllocation(t *testing.T) {
+	s := Spec{Test: "write-bw", Sizes: []int{1 << 30}, Warmup: -1, Inline: -1, GIDIndex: -1, QPs: 64}
+	if err := s.Normalize(); err != nil {
+		t.Fatal(err)
+	}
+	err := s.checkMemory(256<<20, 2, false)
+	if !errors.Is(err, ErrOverLimit) || !strings.Contains(err.Error(), "4.0 GiB") || !strings.Contains(err.Error(), "--max-mem") {
+		t.Errorf("1 GiB messages under a 256 MiB cap: %v", err)
+	}
+	dev := verbs.DeviceInfo{Name: "rxe0", MaxQP: 32, MaxQPWR: 64, MaxCQE: 1024, MaxMRSize: 1 << 29}
+	err = fitsDevice(&s, dev)
+	for _, want := range []string{"QP count 64 exceeds rxe0's 32", "send queue depth 128 exceeds rxe0's 64",
+		"send completion queue 8192 exceeds rxe0's 1024", "max_mr_size"} {
+		if !errors.Is(err, ErrOverLimit) || !strings.Contains(err.Error(), want) {
+			t.Errorf("device limits: %v; want %q", err, want)
+		}
+	}
+	// TCP streams any size through bounded buffers.
+	tcp := Spec{Test: "tcp-lat", Sizes: []int{1 << 30}, Warmup: -1, Inline: -1, GIDIndex: -1}
+	if err := tcp.Normalize(); err != nil {
+		t.Fatal(err)
+	}
+	if need := tcp.EndMemory(false); need > 2*tcpChunk {
+		t.Errorf("tcp-lat at 1 GiB takes %d bytes, want at most %d", need, 2*tcpChunk)
 	}
 }

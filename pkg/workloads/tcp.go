@@ -54,6 +54,10 @@ const (
 const (
 	// tcpRecvChunk is the read buffer of a tcp-bw receiver.
 	tcpRecvChunk = 256 << 10
+	// tcpChunk bounds the buffers of the other loops: a larger message is
+	// written from, and read into, the same chunk in turn, so memory does
+	// not grow with the message size.
+	tcpChunk = 4 << 20
 	// tcpClockBytes: a tcp-bw sender reads the clock about once per this
 	// many bytes (every message for large ones, every 64th at most), for
 	// intervals and the duration.
@@ -140,34 +144,21 @@ func (r *tcpRunner) open(ctx context.Context) (any, *report.Device, error) {
 	// Cancelling ctx closes the listener and connections, which unblocks
 	// any read, write or accept.
 	r.stop = context.AfterFunc(ctx, r.cl.closeAll)
-	maxSize := 0
-	for _, s := range r.spec.Sizes {
-		maxSize = max(maxSize, s)
-	}
-	var need uint64
-	switch {
-	case r.latency() && r.role == clientEnd:
-		need = 2 * uint64(maxSize)
-	case r.latency():
-		need = uint64(maxSize)
-	case r.role == clientEnd || r.bidi():
-		need = uint64(maxSize) + tcpRecvChunk
-	default:
-		need = tcpRecvChunk
-	}
+	need := r.spec.tcpBuffers(r.role)
 	if r.o.maxMem > 0 && need > r.o.maxMem {
-		return nil, nil, fmt.Errorf("%s needs %d bytes of buffers on the %s, more than its limit of %d (--max-mem)",
-			r.spec.Test, need, r.role, r.o.maxMem)
+		return nil, nil, fmt.Errorf("%w: %s needs %d bytes of buffers on the %s, more than its limit of %d (--max-mem)",
+			ErrOverLimit, r.spec.Test, need, r.role, r.o.maxMem)
 	}
+	chunk := min(r.spec.largest(), tcpChunk)
 	if r.latency() {
-		r.rbuf = make([]byte, maxSize)
+		r.rbuf = make([]byte, chunk)
 		if r.role == clientEnd {
-			r.sbuf = make([]byte, maxSize)
+			r.sbuf = make([]byte, chunk)
 		}
 	} else {
 		r.rbuf = make([]byte, tcpRecvChunk)
 		if r.role == clientEnd || r.bidi() {
-			r.sbuf = make([]byte, maxSize)
+			r.sbuf = make([]byte, chunk)
 		}
 	}
 	if r.role == clientEnd {
@@ -352,6 +343,39 @@ func (r *tcpRunner) effective() report.Effective {
 	return report.Effective{Connections: len(r.conns), NoDelay: true, SendBuf: snd, RecvBuf: rcv}
 }
 
+// writeMessage writes a message of size bytes marked mark, from the
+// bounded buffer buf (written in turn until size bytes went).
+func writeMessage(c *tcpConn, buf []byte, size int, mark byte) error {
+	buf[0] = mark
+	defer func() { buf[0] = markData }()
+	for left := size; left > 0; {
+		n := min(left, len(buf))
+		if err := c.write(buf[:n]); err != nil {
+			return err
+		}
+		buf[0] = markData
+		left -= n
+	}
+	return nil
+}
+
+// readMessage reads a message of size bytes into the bounded buffer buf
+// (in turn) and returns its mark.
+func readMessage(c *tcpConn, buf []byte, size int) (byte, error) {
+	var mark byte
+	for got := 0; got < size; {
+		n := min(size-got, len(buf))
+		if err := c.readFull(buf[:n]); err != nil {
+			return 0, err
+		}
+		if got == 0 {
+			mark = buf[0]
+		}
+		got += n
+	}
+	return mark, nil
+}
+
 // tcpPing is the client's ping-pong on c.
 type tcpPing struct {
 	r    *tcpRunner
@@ -361,14 +385,12 @@ type tcpPing struct {
 
 func (p *tcpPing) ping(samples []uint64, until uint64) (int, int, error) {
 	c := p.c
-	sb, rb := p.r.sbuf[:p.size], p.r.rbuf[:p.size]
-	sb[0] = markData
 	for k := range samples {
 		t1 := tcpNow()
-		if err := c.write(sb); err != nil {
+		if err := writeMessage(c, p.r.sbuf, p.size, markData); err != nil {
 			return k, k, p.r.ioErr("send", err)
 		}
-		if err := c.readFull(rb); err != nil {
+		if _, err := readMessage(c, p.r.rbuf, p.size); err != nil {
 			return k, k, p.r.ioErr("receive", err)
 		}
 		t2 := tcpNow() // Go's monotonic clock never runs backwards
@@ -382,33 +404,30 @@ func (p *tcpPing) ping(samples []uint64, until uint64) (int, int, error) {
 
 // done sends the terminator, which the server neither echoes nor counts.
 func (p *tcpPing) done() error {
-	sb := p.r.sbuf[:p.size]
-	sb[0] = markEnd
-	err := p.c.write(sb)
-	sb[0] = markData
-	if err != nil {
+	if err := writeMessage(p.c, p.r.sbuf, p.size, markEnd); err != nil {
 		return p.r.ioErr("send end of test", err)
 	}
 	return nil
 }
 
-// echo echoes tcp-lat messages on c until the terminator and returns how
-// many it echoed.
+// echo answers tcp-lat messages on c until the terminator and returns how
+// many it answered: each message is read whole, then a message of the same
+// size is written back, both through the bounded buffer.
 func (r *tcpRunner) echo(c *tcpConn, size int) (uint64, error) {
-	b := r.rbuf[:size]
 	var n uint64
 	for {
-		if err := c.readFull(b); err != nil {
+		mark, err := readMessage(c, r.rbuf, size)
+		if err != nil {
 			return n, r.ioErr("receive", err)
 		}
-		switch b[0] {
+		switch mark {
 		case markEnd:
 			return n, nil
 		case markData:
 		default:
-			return n, fmt.Errorf("receive: unexpected message marker %d (is the peer another version?)", b[0])
+			return n, fmt.Errorf("receive: unexpected message marker %d (is the peer another version?)", mark)
 		}
-		if err := c.write(b); err != nil {
+		if err := writeMessage(c, r.rbuf, size, markData); err != nil {
 			return n, r.ioErr("send", err)
 		}
 		n++
@@ -431,14 +450,12 @@ type tcpStream struct {
 }
 
 func (s *tcpStream) warmup(n int) error {
-	buf := s.r.sbuf[:s.size]
-	buf[0] = markData
-	defer func() { buf[0] = markData }()
 	for k := 0; k < n; k++ {
+		mark := markData
 		if k == n-1 {
-			buf[0] = markAck
+			mark = markAck
 		}
-		if err := s.c.write(buf); err != nil {
+		if err := writeMessage(s.c, s.r.sbuf, s.size, mark); err != nil {
 			return s.r.ioErr("send", err)
 		}
 	}
@@ -458,9 +475,8 @@ func (s *tcpStream) round(n uint64) error {
 	if s.first == 0 {
 		s.first = tcpNow()
 	}
-	buf := s.r.sbuf[:s.size]
 	for k := uint64(0); k < n-1; k++ {
-		if err := s.c.write(buf); err != nil {
+		if err := writeMessage(s.c, s.r.sbuf, s.size, markData); err != nil {
 			return s.r.ioErr("send", err)
 		}
 		s.unacked++
@@ -477,7 +493,6 @@ func (s *tcpStream) send(until uint64) error {
 	if s.first == 0 {
 		s.first = tcpNow()
 	}
-	buf := s.r.sbuf[:s.size]
 	for {
 		if s.countdown--; s.countdown <= 0 {
 			s.countdown = s.every
@@ -485,7 +500,7 @@ func (s *tcpStream) send(until uint64) error {
 				return nil
 			}
 		}
-		if err := s.c.write(buf); err != nil {
+		if err := writeMessage(s.c, s.r.sbuf, s.size, markData); err != nil {
 			return s.r.ioErr("send", err)
 		}
 		s.msgs++
@@ -516,11 +531,7 @@ func (s *tcpStream) end() error {
 // ackedWrite writes one message marked mark and reads the receiver's ack
 // of every byte since the previous one.
 func (s *tcpStream) ackedWrite(mark byte) error {
-	buf := s.r.sbuf[:s.size]
-	buf[0] = mark
-	err := s.c.write(buf)
-	buf[0] = markData
-	if err != nil {
+	if err := writeMessage(s.c, s.r.sbuf, s.size, mark); err != nil {
 		return s.r.ioErr("send", err)
 	}
 	if err := s.c.readAck((s.unacked + 1) * uint64(s.size)); err != nil {
