@@ -179,7 +179,8 @@ func (c *Client) unexpected(m *Message, what string) error {
 }
 
 // Run asks the server to run test (a name, for its logs) with spec (the
-// workloads spec, a JSON object) and waits until it accepts. A refusal is a
+// workloads spec, a JSON object) and waits until it accepts, at most twice
+// the timeout (a server that does not answer is ErrPeerSilent). A refusal is a
 // *ServerError: with code "busy", "spec" or "limit" the client stays usable.
 // A cancelled ctx, like any connection failure, closes the client.
 func (c *Client) Run(ctx context.Context, test string, spec json.RawMessage) (*Session, error) {
@@ -203,7 +204,15 @@ func (c *Client) Run(ctx context.Context, test string, spec json.RawMessage) (*S
 		c.breakWith(err)
 		return nil, while(err, "sending run")
 	}
-	m, err := c.p.next(ctx)
+	// A server answers a run at once (accepted, or why not): one that keeps
+	// the connection alive but does not answer is given up, like a silent
+	// one, after twice the timeout (a silent one is found by the reader
+	// first, within the timeout).
+	wait := 2 * c.opt.Timeout
+	actx, cancel := context.WithTimeoutCause(ctx, wait,
+		&silentError{name: c.p.name, d: wait, answer: "run " + test})
+	m, err := c.p.next(actx)
+	cancel()
 	if err != nil {
 		c.breakWith(err)
 		return nil, while(err, "waiting for the server to accept "+test)
