@@ -62,6 +62,14 @@ func Dial(ctx context.Context, addr string, opt ClientOptions) (*Client, error) 
 	if err != nil {
 		return nil, fmt.Errorf("connect to server %s: %w (is `rdmabench serve` running there?)", addr, err)
 	}
+	return newClient(ctx, conn, addr, opt)
+}
+
+// newClient does the handshake on conn, connected to the server at addr,
+// and starts the client; conn is closed if that fails.
+func newClient(ctx context.Context, conn net.Conn, addr string, opt ClientOptions) (*Client, error) {
+	opt.Timeout, opt.Keepalive = timings(opt.Timeout, opt.Keepalive)
+	opt.MaxFrame = maxOrDefault(opt.MaxFrame)
 	c := &Client{addr: addr, opt: opt, info: ServerInfo{Addr: addr},
 		p: newPeer(conn, "server "+addr, "it is shutting down", opt.Timeout, opt.Keepalive, opt.MaxFrame)}
 	if err := c.handshake(ctx); err != nil {
