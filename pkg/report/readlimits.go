@@ -13,9 +13,9 @@ import (
 
 // Limits on what ReadJSON, ReadNamed and ReadFile accept, so that a hostile
 // or broken file is refused with a clear error before it can take much
-// memory. A document rdmabench writes is far within all three: about
-// 1.5 kB per result (its histogram included), so the size limit holds
-// some 170,000 results, and it decodes to less memory than its size.
+// memory. A document rdmabench writes is far within all three: about 1 kB
+// per result (its histogram included), so the size limit holds some
+// 200,000 results or more, and it decodes to less memory than its size.
 const (
 	// MaxDocumentBytes is the largest document read, in bytes (256 MiB).
 	// A regular file over it is refused by its size, before it is read;
