@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Run every test of rdmabench on a fresh machine: installs the dependencies,
-# checks formatting and vet, runs the unit tests with and without cgo, then
-# runs the RDMA integration tests against a real kernel RDMA driver:
+# checks formatting and vet, runs the unit tests with and without cgo and
+# each fuzz target for a few seconds (scripts/fuzz.sh), then runs the RDMA
+# integration tests against a real kernel RDMA driver:
 #   - on RDMABENCH_TEST_DEVICE when it is set (a NIC, or Soft-RoCE already up);
 #   - else on Soft-RoCE set up on this host when its kernel has rdma_rxe;
 #   - else inside a qemu VM with Soft-RoCE (scripts/vm.sh).
@@ -45,6 +46,9 @@ grep -E '^(ok|FAIL|---|panic)|^\s+--- FAIL' "$out/nocgo.log" | grep -v -- '--- P
 step "unit tests with cgo on the host"
 go test -count=1 -v ./... >"$out/host.log" 2>&1 || failed=1
 grep -E '^(ok|FAIL|panic)|--- FAIL' "$out/host.log" || true
+
+step "fuzz targets, a fixed few seconds each (scripts/fuzz.sh)"
+"$here/fuzz.sh" "$out/fuzz-go.log" 2>&1 | tee "$out/fuzz.log" || failed=1
 
 step "RDMA integration tests on a real device"
 bins=$out/bins
@@ -103,7 +107,9 @@ if [[ $mode == vm ]]; then
 	echo "two hosts (two VMs): $tp passed, $tf failed"
 	((tp > 0)) || failed=1
 fi
-read -r p f s < <(tally "$out/nocgo.log" "$out/host.log" "$out/rdma.log" "$out/two-host.log")
+read -r fp ff _ < <(tally "$out/fuzz.log")
+echo "fuzz targets: $fp passed, $ff failed"
+read -r p f s < <(tally "$out/nocgo.log" "$out/host.log" "$out/fuzz.log" "$out/rdma.log" "$out/two-host.log")
 if ((failed)) && ((f == 0)); then
 	f=1 # a build, vet or format failure counts as one
 fi

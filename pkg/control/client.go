@@ -62,6 +62,14 @@ func Dial(ctx context.Context, addr string, opt ClientOptions) (*Client, error) 
 	if err != nil {
 		return nil, fmt.Errorf("connect to server %s: %w (is `rdmabench serve` running there?)", addr, err)
 	}
+	return newClient(ctx, conn, addr, opt)
+}
+
+// newClient does the handshake on conn, connected to the server at addr,
+// and starts the client; conn is closed if that fails.
+func newClient(ctx context.Context, conn net.Conn, addr string, opt ClientOptions) (*Client, error) {
+	opt.Timeout, opt.Keepalive = timings(opt.Timeout, opt.Keepalive)
+	opt.MaxFrame = maxOrDefault(opt.MaxFrame)
 	c := &Client{addr: addr, opt: opt, info: ServerInfo{Addr: addr},
 		p: newPeer(conn, "server "+addr, "it is shutting down", opt.Timeout, opt.Keepalive, opt.MaxFrame)}
 	if err := c.handshake(ctx); err != nil {
@@ -179,7 +187,8 @@ func (c *Client) unexpected(m *Message, what string) error {
 }
 
 // Run asks the server to run test (a name, for its logs) with spec (the
-// workloads spec, a JSON object) and waits until it accepts. A refusal is a
+// workloads spec, a JSON object) and waits until it accepts, at most twice
+// the timeout (a server that does not answer is ErrPeerSilent). A refusal is a
 // *ServerError: with code "busy", "spec" or "limit" the client stays usable.
 // A cancelled ctx, like any connection failure, closes the client.
 func (c *Client) Run(ctx context.Context, test string, spec json.RawMessage) (*Session, error) {
@@ -203,7 +212,15 @@ func (c *Client) Run(ctx context.Context, test string, spec json.RawMessage) (*S
 		c.breakWith(err)
 		return nil, while(err, "sending run")
 	}
-	m, err := c.p.next(ctx)
+	// A server answers a run at once (accepted, or why not): one that keeps
+	// the connection alive but does not answer is given up, like a silent
+	// one, after twice the timeout (a silent one is found by the reader
+	// first, within the timeout).
+	wait := 2 * c.opt.Timeout
+	actx, cancel := context.WithTimeoutCause(ctx, wait,
+		&silentError{name: c.p.name, d: wait, answer: "run " + test})
+	m, err := c.p.next(actx)
+	cancel()
 	if err != nil {
 		c.breakWith(err)
 		return nil, while(err, "waiting for the server to accept "+test)

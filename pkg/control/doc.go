@@ -34,7 +34,12 @@
 // and finally client -> server {"type":"bye"} (the server says bye too when
 // it shuts down). After the handshake both ends send {"type":"ping"} every
 // keepalive interval (default 1s) and each end fails the connection when
-// nothing arrived for its timeout (default 10s): [ErrPeerSilent]. A client
+// nothing arrived for its timeout (default 10s): [ErrPeerSilent]. The client
+// also gives up on a server that keeps pinging but does not answer a run
+// within twice the timeout (ErrPeerSilent too). A server that sends garbage,
+// an oversize frame or a message out of order fails the client's call with
+// [ErrBadFrame], [ErrFrameTooLarge] or [ErrProtocol], naming the server; the
+// client is then unusable and every later call returns that error. A client
 // that disconnects, goes silent or misbehaves during a test makes the server
 // cancel the test's context and wait for the handler to return; the server
 // runs one test at a time and answers a second client's run with "busy".

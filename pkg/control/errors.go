@@ -106,14 +106,19 @@ func (e LimitError) Error() string {
 
 func (e LimitError) Unwrap() error { return e.Err }
 
-// silentError: nothing arrived from name for d.
+// silentError: nothing arrived from name for d; or, with answer set, no
+// answer to it arrived although name kept the connection alive.
 type silentError struct {
 	name    string
 	d       time.Duration
 	sending bool
+	answer  string // what was not answered: "run write-bw"
 }
 
 func (e *silentError) Error() string {
+	if e.answer != "" {
+		return fmt.Sprintf("%s did not answer %s within %v: it sends only pings", e.name, e.answer, e.d)
+	}
 	if e.sending {
 		return fmt.Sprintf("could not send to %s for %v: it is not reading or the network is down", e.name, e.d)
 	}

@@ -2,12 +2,20 @@ package control
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"reflect"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/rdmabench/rdmabench/internal/buildinfo"
 )
 
 // FuzzDecodeFrame feeds arbitrary bytes to the frame decoders, as a peer
@@ -105,4 +113,91 @@ func sameMessage(a, b *Message) bool {
 		return c
 	}
 	return reflect.DeepEqual(norm(a), norm(b))
+}
+
+// serverStream is what a good server sends a client that runs two tests:
+// the handshake, then for each test accepted, an exchange and done.
+func serverStream(extra ...*Message) []byte {
+	var b []byte
+	ms := []*Message{
+		{Type: TypeHello, Protocol: buildinfo.ProtocolVersion, Version: buildinfo.Version, Hostname: "fake", Nonce: strings.Repeat("ab", NonceSize)},
+		{Type: TypeAccepted},
+		{Type: TypeAccepted}, {Type: TypePing}, {Type: TypeExchange, Body: []byte("x")}, {Type: TypeDone},
+		{Type: TypeAccepted}, {Type: TypeDone, Err: "size 4096: IBV_WC_RETRY_EXC_ERR"},
+	}
+	for _, m := range append(ms, extra...) {
+		f, err := EncodeFrame(m, 0)
+		if err != nil {
+			panic(err)
+		}
+		b = append(b, f...)
+	}
+	return b
+}
+
+// FuzzClient plays arbitrary bytes as the server's side of a connection to
+// a real client that runs two tests (Run, Send, Recv, Finish, then Run and
+// Finish again) and closes. Whatever the bytes, every call returns (no
+// hang), nothing panics, and each error is a named one.
+func FuzzClient(f *testing.F) {
+	good := serverStream()
+	f.Add(good)
+	f.Add(serverStream(&Message{Type: TypeDone}))                                     // done twice
+	f.Add(serverStream(&Message{Type: TypeBye}))                                      // bye after the tests
+	f.Add(append(serverStream()[:len(good)/2], 0xff, 0xff, 0xff, 0xff))               // an oversize length mid-way
+	f.Add(append(slices.Clone(good[:60]), []byte("\x00\x00\x00\x05hello")...))        // junk after hello
+	f.Add(append(frame(`{"type":"accepted"}`), good...))                              // accepted before hello
+	f.Add(frame(`{"type":"hello","protocol":1,"nonce":"00"}`))                        // a short nonce
+	f.Add(frame(`{"type":"error","code":"busy","message":"busy: running write-bw"}`)) // refused at once
+	f.Fuzz(func(t *testing.T, stream []byte) {
+		cli, srv := net.Pipe()
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go func() { // the server's side: the bytes, then close
+			defer wg.Done()
+			_, _ = srv.Write(stream)
+			_ = srv.Close()
+		}()
+		go func() { // and whatever the client sends is read
+			defer wg.Done()
+			_, _ = io.Copy(io.Discard, srv)
+		}()
+		defer wg.Wait()
+		ctx, cancel := context.WithTimeout(context.Background(), patience)
+		defer cancel()
+		named := func(what string, err error) {
+			var se *ServerError
+			for _, s := range []error{ErrBadFrame, ErrFrameTooLarge, ErrProtocol, ErrPeerClosed, ErrPeerSilent, ErrClosed, ErrTestEnded, ErrVersion} {
+				if errors.Is(err, s) {
+					return
+				}
+			}
+			if err == nil || errors.As(err, &se) {
+				return
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("%s: still waiting after %v (a hang): %v", what, patience, err)
+			}
+			t.Fatalf("%s: an error without a name: %v (%T)", what, err, err)
+		}
+		c, err := newClient(ctx, cli, "fuzz:1", ClientOptions{Timeout: time.Second, Keepalive: 100 * time.Millisecond})
+		if err != nil {
+			named("dial", err)
+			return
+		}
+		defer c.Close()
+		for i := range 2 {
+			s, err := c.Run(ctx, "echo", testSpec)
+			if err != nil {
+				named("run", err)
+				continue
+			}
+			if i == 0 {
+				named("send", s.Send(ctx, []byte("x")))
+				_, err := s.Recv(ctx)
+				named("recv", err)
+			}
+			named("finish", s.Finish(ctx))
+		}
+	})
 }

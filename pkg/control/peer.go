@@ -225,6 +225,8 @@ func (p *peer) writeErr(err error) error {
 		return &silentError{name: p.name, d: p.timeout, sending: true}
 	case errors.Is(err, syscall.EPIPE), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.ECONNABORTED):
 		return &closedError{name: p.name, how: " (reset)", cause: err}
+	case errors.Is(err, io.ErrClosedPipe): // an in-memory connection (net.Pipe)
+		return &closedError{name: p.name, cause: err}
 	}
 	return err
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 )
 
@@ -82,20 +83,28 @@ func (f Figure) Format(v float64) string {
 
 // Of returns the value of f in r, and false when r has no such figure (a
 // latency figure of a bandwidth test, a latency without samples, a test
-// that measured nothing).
+// that measured nothing) or when it is not a finite number (a sum of two
+// huge rates): statistics over it would mean nothing.
 func (f Figure) Of(r *Result) (float64, bool) {
+	var v float64
+	var ok bool
 	if f.IsLatency() {
 		l := r.Latency
 		if l == nil || l.Count == 0 {
 			return 0, false
 		}
-		return pickLatency(f, l.MinNs, l.P50Ns, l.MeanNs, l.StdevNs, l.P90Ns, l.P99Ns, l.P999Ns, l.P9999Ns, l.MaxNs)
+		v, ok = pickLatency(f, l.MinNs, l.P50Ns, l.MeanNs, l.StdevNs, l.P90Ns, l.P99Ns, l.P999Ns, l.P9999Ns, l.MaxNs)
+	} else {
+		b := r.Headline()
+		if b == nil {
+			return 0, false
+		}
+		v, ok = pickBandwidth(f, b.Gbps, b.MiBps, b.Mmsgps)
 	}
-	b := r.Headline()
-	if b == nil {
+	if !ok || math.IsNaN(v) || math.IsInf(v, 0) {
 		return 0, false
 	}
-	return pickBandwidth(f, b.Gbps, b.MiBps, b.Mmsgps)
+	return v, true
 }
 
 // pickLatency returns, of the latency figures given in their fixed order,

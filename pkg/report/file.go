@@ -86,18 +86,24 @@ func syncDir(dir string) {
 // Every error names the file and says what is wrong with it: "read
 // base.json: truncated JSON: ...", "read new.json: unsupported schema
 // \"rdmabench/result/v2\" ...", "read results: open x.json: no such file
-// or directory".
+// or directory". A regular file larger than [MaxDocumentBytes] is refused
+// by its size, unread; another kind of file (a pipe, a device) is read up
+// to the limit.
 func ReadFile(path string) (*Document, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read results: %w", err)
 	}
 	defer f.Close()
-	return ReadNamed(f, path)
+	size := int64(-1)
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		size = fi.Size()
+	}
+	return readJSON(f, "read "+path, size)
 }
 
 // ReadNamed is ReadJSON for an input known by name (a file name, "standard
 // input"): its errors start "read NAME: ".
 func ReadNamed(r io.Reader, name string) (*Document, error) {
-	return readJSON(r, "read "+name)
+	return readJSON(r, "read "+name, -1)
 }

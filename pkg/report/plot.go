@@ -323,6 +323,9 @@ func (p *plotter) sweeps(keys []Key) []*chart {
 	var order []tc
 	sizes := map[tc][]int{}
 	for _, k := range keys {
+		if k.Size <= 0 {
+			continue // not on a logarithmic axis (and no run has it)
+		}
 		t := tc{k.Test, k.Connection}
 		if _, ok := sizes[t]; !ok {
 			order = append(order, t)
@@ -553,7 +556,8 @@ func sizeAxis(sizes []int) axis {
 		}
 		return a
 	}
-	e0, e1 := int(math.Ceil(math.Log2(lo)-1e-9)), int(math.Floor(math.Log2(hi)+1e-9))
+	e0, e1 := int(math.Ceil(math.Log2(max(lo, 1))-1e-9)), int(math.Floor(math.Log2(hi)+1e-9))
+	e1 = min(e1, 62) // 1<<e stays an int
 	step := 1
 	for (e1-e0)/step > 11 {
 		step *= 2

@@ -39,12 +39,16 @@ func WriteJSON(w io.Writer, doc *Document) error {
 // ReadJSON reads one results document. It refuses a document of another
 // schema (naming the one it found) and says where malformed or truncated
 // JSON breaks. Unknown fields are ignored, so documents from later v1
-// writers stay readable.
-func ReadJSON(r io.Reader) (*Document, error) { return readJSON(r, "report: read results") }
+// writers stay readable. It reads at most [MaxDocumentBytes] and refuses a
+// document nested deeper than [MaxDocumentDepth] or that would take more
+// than [MaxDocumentMemory] once decoded, before decoding it; and one with
+// a negative size, count, duration or figure, which no run produces.
+func ReadJSON(r io.Reader) (*Document, error) { return readJSON(r, "report: read results", -1) }
 
-// readJSON is ReadJSON with its errors prefixed by what.
-func readJSON(r io.Reader, what string) (*Document, error) {
-	data, err := io.ReadAll(r)
+// readJSON is ReadJSON with its errors prefixed by what; size is the
+// input's size when known (a regular file's), else -1.
+func readJSON(r io.Reader, what string, size int64) (*Document, error) {
+	data, err := readLimited(r, MaxDocumentBytes, size)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
@@ -63,9 +67,15 @@ func readJSON(r io.Reader, what string) (*Document, error) {
 	case *probe.Schema != Schema:
 		return nil, fmt.Errorf("%s: unsupported schema %q (this rdmabench reads %q)", what, *probe.Schema, Schema)
 	}
+	if err := checkShape(data, MaxDocumentMemory); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
 	doc := new(Document)
 	if err := json.Unmarshal(data, doc); err != nil {
 		return nil, jsonError(what, data, err)
+	}
+	if err := checkValues(doc); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	return doc, nil
 }

@@ -145,45 +145,6 @@ func TestReadJSONErrors(t *testing.T) {
 	}
 }
 
-func FuzzReadJSON(f *testing.F) {
-	var buf bytes.Buffer
-	if err := WriteJSON(&buf, durationDoc()); err != nil {
-		f.Fatal(err)
-	}
-	f.Add(buf.Bytes())
-	f.Add([]byte(`{"schema": "rdmabench/result/v1"}`))
-	f.Add([]byte(`{"schema": "rdmabench/result/v1", "results": [{"test": "write-bw", "run": 2, "total": {"bw_gbps": 1}}, {"test": "write-bw", "run": 1, "error": "x"}]}`))
-	f.Add([]byte(`{"schema": "rdmabench/result/v1", "results": [{"latency": {"histogram": "HISTFAAAACB4nJNpmSzMwMDAxQABzFCaEUzOmNZg/wEi0NQFAC7aAw4="}}]}`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		doc, err := ReadJSON(bytes.NewReader(data))
-		if err != nil {
-			return
-		}
-		// Whatever reads must render and encode without panicking.
-		var out bytes.Buffer
-		if err := WriteTable(&out, doc); err != nil {
-			t.Fatalf("WriteTable of a document ReadJSON accepted: %v", err)
-		}
-		_ = WriteJSON(&out, doc) // NaN cannot come from JSON; errors are fine
-		for _, f := range []string{FormatCSV, FormatMarkdown, FormatGobench} {
-			if err := Write(&out, f, doc); err != nil {
-				t.Fatalf("%s of a document ReadJSON accepted: %v", f, err)
-			}
-		}
-		c := Compare(doc, doc, CompareOptions{})
-		_ = c.Gate(Gates{MaxRegressionGate("g", 0.05), MinRatioGate("r", 0.9)})
-		for _, f := range CompareFormats {
-			_ = WriteComparison(&out, f, c, nil)
-		}
-		_ = CheckLimits(doc, Limits{P99: 1, MinGbps: 1})
-		for _, r := range doc.Results {
-			if r.Latency != nil && r.Latency.Histogram != "" {
-				_, _ = DecodeHistogram(r.Latency.Histogram)
-			}
-		}
-	})
-}
-
 func FuzzDecodeHistogram(f *testing.F) {
 	rec := NewLatencyRecorder(BasisRTT)
 	rec.RecordBatch([]uint64{1, 1000, 1e6, 1e9})

@@ -93,9 +93,9 @@ func writeHeaderBlock(b *bytes.Buffer, doc *Document) {
 	} else {
 		meta = append(meta, "without libibverbs")
 	}
-	fmt.Fprintf(b, "%s %s (%s)\n", name, orDefault(t.Version, "devel"), strings.Join(meta, ", "))
+	fmt.Fprintf(b, "%s %s (%s)\n", clean(name), clean(orDefault(t.Version, "devel")), clean(strings.Join(meta, ", ")))
 	if len(doc.Command) > 0 {
-		kv(b, "command", strings.Join(doc.Command, " "))
+		kv(b, "command", clean(strings.Join(doc.Command, " ")))
 	}
 	if !doc.Start.IsZero() {
 		s := doc.Start.UTC().Format(time.RFC3339)
