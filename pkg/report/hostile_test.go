@@ -79,7 +79,7 @@ func TestReadHostileDocuments(t *testing.T) {
 		{"nested deeper than a document", deep(MaxDocumentDepth+1, `{"a":`, "}"), fmt.Sprintf("nested more than %d levels deep", MaxDocumentDepth)},
 		{"nested arrays deeper than a document", deep(100, "[", "]"), "nested more than"},
 		{"millions of empty results", repeated(hostileHead+`"results":[`, "{}", 2_000_000, "]}"),
-			`the document would take about 382 MiB of memory once decoded, most of it for "results", more than the 256 MiB limit`},
+			`MiB of memory once decoded, most of it for "results", more than the 256 MiB limit`},
 		{"millions of null results", repeated(hostileHead+`"results":[`, "null", 2_000_000, "]}"), `most of it for "results"`},
 		{"an escaped key", repeated(hostileHead+`"\u0072esults":[`, "{}", 2_000_000, "]}"), `most of it for "results"`},
 		{"a key in another case", repeated(hostileHead+`"RESULTS":[`, "{}", 2_000_000, "]}"), `once decoded, most of it for "RESULTS"`},

@@ -49,6 +49,9 @@ func encodeEnvelope(phase string, out any) ([]byte, error) {
 	env := envelope{Phase: phase}
 	if f, ok := out.(failure); ok {
 		env.Err = f.err.Error()
+		if env.Err == "" {
+			env.Err = "failed" // an empty message would read as success
+		}
 	} else if out != nil {
 		b, err := json.Marshal(out)
 		if err != nil {
