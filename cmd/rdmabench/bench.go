@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/rdmabench/rdmabench/pkg/control"
 	"github.com/rdmabench/rdmabench/pkg/report"
@@ -215,6 +216,13 @@ device: one command measures a single host (Soft-RoCE, or a NIC in loopback).`,
 	return cmd
 }
 
+// The suite's own default: each test until its headline figure is known
+// to ±5%, at most 1 s.
+const (
+	suitePrecision    = 0.05
+	suitePrecisionCap = time.Second
+)
+
 // suiteOrder groups latency and bandwidth, each ending with its TCP row.
 var suiteOrder = []string{"write-lat", "read-lat", "send-lat", "atomic-lat", "tcp-lat",
 	"write-bw", "read-bw", "send-bw", "atomic-bw", "tcp-bw"}
@@ -228,10 +236,22 @@ func newSuiteCmd(args []string) *cobra.Command {
 bandwidth) and the two TCP tests, in one report: latency at 2 B (atomics at
 8 B), bandwidth at 64 KiB, each TCP row beside the RDMA rows of its kind.
 -s changes the sizes of every test but the atomics; a setting that applies
-to some tests only (such as -q) is used by those.`,
+to some tests only (such as -q) is used by those.
+
+Unless -n, -D or --precision says otherwise, each test runs in rounds of
+100 ms until its p50 (latency) or bandwidth is known to ±5% at 95%
+confidence, for at most 1 s (--precision-cap): a quick answer that says how
+precise it is.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, hosts []string) error {
-			return f.run(cmd, f.request(suiteOrder, true, args), hosts)
+			req := f.request(suiteOrder, true, args)
+			if fs := cmd.Flags(); !fs.Changed("precision") && !fs.Changed("iters") && !fs.Changed("duration") {
+				req.Spec.Precision = suitePrecision
+				if !fs.Changed("precision-cap") {
+					req.Spec.PrecisionCap = suitePrecisionCap
+				}
+			}
+			return f.run(cmd, req, hosts)
 		},
 	}
 	var tests []workloads.TestInfo

@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"github.com/rdmabench/rdmabench/internal/testutil"
-	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/schema"
 	"golang.org/x/tools/txtar"
 )
 
@@ -56,7 +56,7 @@ func TestGolden(t *testing.T) {
 			}
 			stdout, stderr, code := cli(t, args...)
 			if strings.HasPrefix(stdout, "{") {
-				if err := report.ValidateJSON([]byte(stdout)); err != nil {
+				if err := schema.Validate([]byte(stdout)); err != nil {
 					t.Errorf("the document does not follow the schema: %v", err)
 				}
 			}

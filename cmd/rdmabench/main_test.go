@@ -11,6 +11,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/internal/testutil"
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/schema"
 	"github.com/rdmabench/rdmabench/pkg/verbs"
 )
 
@@ -285,7 +286,7 @@ func TestJSONStream(t *testing.T) {
 		case report.EventEnd:
 			end = e.Document
 			raw, _ := json.Marshal(e.Document)
-			if err := report.ValidateJSON(raw); err != nil {
+			if err := schema.Validate(raw); err != nil {
 				t.Errorf("the end document does not follow the schema: %v", err)
 			}
 		}

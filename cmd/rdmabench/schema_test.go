@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/schema"
 )
 
 // TestMeasuredDocumentsMatchSchema: documents measured by the commands
@@ -27,7 +27,7 @@ func TestMeasuredDocumentsMatchSchema(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%v: exit %d: %s", args, code, stderr)
 		}
-		if err := report.ValidateJSON([]byte(out)); err != nil {
+		if err := schema.Validate([]byte(out)); err != nil {
 			t.Errorf("%v: %v", args, err)
 		}
 		file := filepath.Join(dir, fmt.Sprintf("doc%d.json", i))
@@ -45,7 +45,7 @@ func TestMeasuredDocumentsMatchSchema(t *testing.T) {
 		t.Fatalf("report -o json of %d files: %v, %d documents", len(files), err, len(docs))
 	}
 	for i, d := range docs {
-		if err := report.ValidateJSON(d); err != nil {
+		if err := schema.Validate(d); err != nil {
 			t.Errorf("report -o json, document %d: %v", i, err)
 		}
 	}

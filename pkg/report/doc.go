@@ -155,6 +155,10 @@ type Params struct {
 	Iterations    int     `json:"iterations,omitempty"`  // -n
 	DurationS     float64 `json:"duration_s,omitempty"`  // -D; duration mode when > 0
 	Warmup        *int    `json:"warmup,omitempty"`      // --warmup, iterations per size
+	// PrecisionPct (--precision) runs each size until its headline figure
+	// is known to this half-width, percent, or for at most PrecisionCapS.
+	PrecisionPct  float64 `json:"precision_pct,omitempty"`
+	PrecisionCapS float64 `json:"precision_cap_s,omitempty"`
 	Loopback      bool    `json:"loopback,omitempty"`
 	// Repeat is the number of runs requested (--repeat); 0 or 1: one.
 	Repeat int `json:"repeat,omitempty"`

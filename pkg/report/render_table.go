@@ -288,6 +288,9 @@ func paramsLine(p *Params) string {
 	if p.DurationS > 0 {
 		parts = append(parts, "duration "+num(p.DurationS)+" s")
 	}
+	if p.PrecisionPct > 0 {
+		parts = append(parts, fmt.Sprintf("precision %s%% within %s s", num(p.PrecisionPct), num(p.PrecisionCapS)))
+	}
 	if p.Warmup != nil {
 		parts = append(parts, fmt.Sprintf("warm-up %d", *p.Warmup))
 	}
@@ -460,7 +463,7 @@ func latencyRows(r *Result, note string) []row {
 		return []row{{cells: append(first, "-"), suffix: note}}
 	}
 	rows := []row{{cells: append(first, latencyCells(r.Latency)...), suffix: note}}
-	for _, iv := range r.Intervals {
+	for _, iv := range shownIntervals(r) {
 		cells := []string{intervalLabel(iv), "", "", "-"}
 		if l := iv.Latency; l != nil {
 			cells[colIters] = strconv.FormatInt(l.Count, 10)
@@ -535,7 +538,7 @@ func bandwidthRows(r *Result, note string) []row {
 			row{cells: append(slices.Clone(blank), bwCells("<-", "", r.Reverse)...)},
 		)
 	}
-	for _, iv := range r.Intervals {
+	for _, iv := range shownIntervals(r) {
 		cells := []string{intervalLabel(iv), "", "", "-"}
 		if b := iv.Bandwidth; b != nil {
 			cells[colIters] = strconv.FormatUint(b.Messages, 10)
@@ -710,7 +713,11 @@ func newFootnotes(doc *Document) *footnotes {
 		if r.Bidirectional() {
 			f.bidir = true
 		}
-		for _, w := range r.Warnings {
+		notes := r.Warnings
+		if r.Precision != nil {
+			notes = append([]string{precisionNote(r.Precision)}, notes...)
+		}
+		for _, w := range notes {
 			f.texts = append(f.texts, fmt.Sprintf("%s %d B: %s", clean(r.Test), r.Size, clean(w)))
 			f.byResult[i] = append(f.byResult[i], len(f.texts))
 		}
@@ -750,6 +757,30 @@ func (f *footnotes) write(b *bytes.Buffer, doc *Document) {
 	if doc.Error != "" {
 		fmt.Fprintf(b, "error: %s (the run stopped; results before it are kept)\n", clean(doc.Error))
 	}
+}
+
+// shownIntervals are the intervals a table shows: a duration's; the rounds
+// of precision mode stay in the JSON.
+func shownIntervals(r *Result) []Interval {
+	if r.Precision != nil {
+		return nil
+	}
+	return r.Intervals
+}
+
+// precisionNote says how well a result's headline figure is known.
+func precisionNote(p *Precision) string {
+	what := "p50"
+	if p.Figure == "bw_gbps" {
+		what = "bandwidth"
+	}
+	switch {
+	case p.HalfWidthPct == nil:
+		return fmt.Sprintf("%s not bounded: %d rounds are too few for a 95%% confidence interval (target ±%s%%)", what, p.Rounds, num(p.TargetPct))
+	case p.Met:
+		return fmt.Sprintf("%s known to ±%.1f%% (95%% confidence, %d rounds)", what, *p.HalfWidthPct, p.Rounds)
+	}
+	return fmt.Sprintf("%s known to ±%.1f%% only (target ±%s%%; 95%% confidence, %d rounds until the cap)", what, *p.HalfWidthPct, num(p.TargetPct), p.Rounds)
 }
 
 // --- helpers ---

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rdmabench/rdmabench/pkg/report/schema"
 )
 
 // schemaNode is one schema object of the published schema.
@@ -18,7 +20,7 @@ type schemaNode = map[string]any
 func loadSchema(t *testing.T) schemaNode {
 	t.Helper()
 	var s schemaNode
-	if err := json.Unmarshal(SchemaJSON(), &s); err != nil {
+	if err := json.Unmarshal(schema.JSON(), &s); err != nil {
 		t.Fatal(err)
 	}
 	return s
@@ -26,14 +28,14 @@ func loadSchema(t *testing.T) schemaNode {
 
 func TestSchemaCompiles(t *testing.T) {
 	s := loadSchema(t)
-	if s["$id"] != SchemaURL || s["$schema"] != "https://json-schema.org/draft/2020-12/schema" {
+	if s["$id"] != schema.URL || s["$schema"] != "https://json-schema.org/draft/2020-12/schema" {
 		t.Errorf("$id %v, $schema %v", s["$id"], s["$schema"])
 	}
 	if c := s["properties"].(schemaNode)["schema"].(schemaNode)["const"]; c != Schema {
 		t.Errorf("schema const %v, want %s", c, Schema)
 	}
 	for _, strict := range []bool{false, true} {
-		if _, err := compileSchema(strict); err != nil {
+		if _, err := schema.Compile(strict); err != nil {
 			t.Fatalf("strict %v: %v", strict, err)
 		}
 	}
@@ -206,7 +208,7 @@ func TestSchemaValidatesDocuments(t *testing.T) {
 		t.Fatalf("only %d results documents found: %v", len(files), files)
 	}
 	for f, data := range files {
-		if err := ValidateJSON(data); err != nil {
+		if err := schema.Validate(data); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
@@ -219,7 +221,7 @@ func TestSchemaValidatesDocuments(t *testing.T) {
 		if err := WriteJSON(&buf, doc); err != nil {
 			t.Fatal(err)
 		}
-		if err := ValidateJSON(buf.Bytes()); err != nil {
+		if err := schema.Validate(buf.Bytes()); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
@@ -248,12 +250,12 @@ func TestValidateJSONRefuses(t *testing.T) {
 		if bad == good {
 			t.Fatalf("%s: %q not in the document", tc.name, tc.old)
 		}
-		err := ValidateJSON([]byte(bad))
+		err := schema.Validate([]byte(bad))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v; want an error naming %s", tc.name, err, tc.want)
 		}
 	}
-	if err := ValidateJSON([]byte("{")); err == nil {
+	if err := schema.Validate([]byte("{")); err == nil {
 		t.Error("truncated JSON: no error")
 	}
 }

@@ -102,7 +102,7 @@ var clockFacts = sync.OnceValue(func() ClockInfo {
 	}
 })
 
-// Clock measures the loops' clock once (about 20 ms) and returns its
+// Clock measures the loops' clock once (a few ms) and returns its
 // source, resolution, read cost and calibration.
 func Clock() ClockInfo { return clockFacts() }
 

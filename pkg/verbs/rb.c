@@ -174,7 +174,7 @@ void rb_clock_measure(double *reported_ns, uint64_t *step_ticks, double *cost_ti
 
 	/* Smallest non-zero step between consecutive reads. */
 	uint64_t best = UINT64_MAX;
-	for (int i = 0; i < 20000; i++) {
+	for (int i = 0; i < 2000; i++) {
 		uint64_t a = ticks(), b;
 		do {
 			b = ticks();
@@ -185,7 +185,7 @@ void rb_clock_measure(double *reported_ns, uint64_t *step_ticks, double *cost_ti
 	*step_ticks = best;
 
 	/* Mean cost of a read. */
-	enum { N = 1000000 };
+	enum { N = 100000 };
 	uint64_t t0 = ticks();
 	volatile uint64_t sink = 0;
 	for (int i = 0; i < N; i++)

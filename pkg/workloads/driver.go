@@ -170,7 +170,7 @@ type streamLoop interface {
 // latBatch is how many latency samples one loop call returns at most.
 const latBatch = 4096
 
-// precisionRound is how long a round of precision mode aims to last.
+// precisionRound is how long a round of precision mode lasts.
 const precisionRound = 100 * time.Millisecond
 
 // errPeerClosed marks a connection the other end closed or reset, and
@@ -547,7 +547,6 @@ func (d *driver) measurePing(l pingLoop, size int, r *report.Result) (*report.La
 	warm, iters := s.WarmupFor(size), s.ItersFor(size)
 	var ran uint64
 	var backward int64
-	warmStart := d.r.now()
 	for done := 0; done < warm; {
 		n, _, err := l.ping(batch[:min(len(batch), warm-done)], 0)
 		ran += uint64(n)
@@ -556,7 +555,6 @@ func (d *driver) measurePing(l pingLoop, size int, r *report.Result) (*report.La
 		}
 		done += n
 	}
-	warmNs := d.r.now() - warmStart
 	rec := report.NewLatencyRecorder(s.Info().Basis)
 	iv := report.NewLatencyRecorder(rec.Basis())
 	record := func(n, valid int) {
@@ -565,15 +563,14 @@ func (d *driver) measurePing(l pingLoop, size int, r *report.Result) (*report.La
 		rec.RecordBatch(batch[:valid])
 		iv.RecordBatch(batch[:valid])
 	}
-	switch {
-	case s.Duration > 0:
+	if s.openEnded() {
 		// Each call returns at the first sample that ends past the
 		// interval's end, so intervals are as long as asked whatever the
-		// latency.
+		// latency. In precision mode each interval is a round.
 		start := d.r.now()
-		end := start + uint64(s.Duration)
+		end, step, p := d.openEnd(start, "p50_ns")
 		for ivStart := start; ; {
-			ivEnd := min(ivStart+uint64(s.Interval), end)
+			ivEnd := min(ivStart+step, end)
 			n, valid, err := l.ping(batch, ivEnd)
 			record(n, valid)
 			if err != nil {
@@ -583,33 +580,15 @@ func (d *driver) measurePing(l pingLoop, size int, r *report.Result) (*report.La
 			if now < ivEnd {
 				continue // the batch filled up first
 			}
-			d.interval(r, d.latencyInterval(start, ivStart, now, iv))
-			ivStart = now
-			if now >= end {
-				break
-			}
-		}
-	case s.Precision > 0:
-		p := d.newPrecision("p50_ns", warmNs, warm)
-		for ivStart := p.start; ; {
-			for done := uint64(0); done < p.n; {
-				n, valid, err := l.ping(batch[:min(uint64(len(batch)), p.n-done)], 0)
-				record(n, valid)
-				if err != nil {
-					return nil, ran, err
-				}
-				done += uint64(n)
-			}
-			now := d.r.now()
-			x := d.latencyInterval(p.start, ivStart, now, iv)
+			x := d.latencyInterval(start, ivStart, now, iv)
 			d.interval(r, x)
 			ivStart = now
-			if p.add(x.Latency.P50Ns, now) {
+			if now >= end || p.add(x.Latency.P50Ns, now) {
 				break
 			}
 		}
 		r.Precision = p.result()
-	default:
+	} else {
 		for done := 0; done < iters; {
 			n, valid, err := l.ping(batch[:min(len(batch), iters-done)], 0)
 			record(n, valid)
@@ -642,28 +621,28 @@ func (d *driver) measurePing(l pingLoop, size int, r *report.Result) (*report.La
 func (d *driver) measureStream(ctx context.Context, l streamLoop, size int, r *report.Result) (*report.Bandwidth, error) {
 	s := d.spec
 	warm, iters := s.WarmupFor(size), s.ItersFor(size)
-	warmStart := d.r.now()
 	if warm > 0 {
 		if err := l.warmup(warm); err != nil {
 			return nil, fmt.Errorf("warm-up: %w", err)
 		}
 	}
-	warmNs := d.r.now() - warmStart
 	bw := func(msgs, from, to uint64) *report.Bandwidth {
 		return report.NewBandwidth(msgs*uint64(size), msgs, time.Duration(to-from))
 	}
-	switch {
-	case s.Duration > 0:
+	if s.openEnded() {
+		// The stream runs on; each interval counts the completions in it.
+		// In precision mode each interval is a round.
 		start := d.r.now()
-		end := start + uint64(s.Duration)
+		end, step, p := d.openEnd(start, "bw_gbps")
 		ivStart, prev := start, uint64(0)
-		closeInterval := func(at, msgs uint64) {
-			d.interval(r, report.Interval{StartS: float64(ivStart-start) / 1e9, DurationS: float64(at-ivStart) / 1e9,
-				Bandwidth: bw(msgs-prev, ivStart, at)})
+		closeInterval := func(at, msgs uint64) *report.Bandwidth {
+			b := bw(msgs-prev, ivStart, at)
+			d.interval(r, report.Interval{StartS: float64(ivStart-start) / 1e9, DurationS: float64(at-ivStart) / 1e9, Bandwidth: b})
 			ivStart, prev = at, msgs
+			return b
 		}
 		for {
-			next := min(ivStart+uint64(s.Interval), end)
+			next := min(ivStart+step, end)
 			if err := l.send(next); err != nil {
 				return nil, err
 			}
@@ -673,7 +652,9 @@ func (d *driver) measureStream(ctx context.Context, l streamLoop, size int, r *r
 			}
 			if now >= next {
 				msgs, _, _ := l.measured()
-				closeInterval(now, msgs)
+				if b := closeInterval(now, msgs); p.add(b.Gbps, now) {
+					break
+				}
 			}
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -682,32 +663,11 @@ func (d *driver) measureStream(ctx context.Context, l streamLoop, size int, r *r
 		if err := l.finish(); err != nil {
 			return nil, err
 		}
-		msgs, _, last := l.measured()
-		closeInterval(max(last, ivStart), msgs)
-	case s.Precision > 0:
-		p := d.newPrecision("bw_gbps", warmNs, warm)
-		var prevMsgs, prevLast uint64
-		for {
-			if err := l.round(p.n); err != nil {
-				return nil, err
-			}
-			msgs, first, last := l.measured()
-			from := prevLast
-			if prevMsgs == 0 {
-				from = first
-			}
-			b := bw(msgs-prevMsgs, from, last)
-			d.interval(r, report.Interval{StartS: float64(from-first) / 1e9, DurationS: float64(last-from) / 1e9, Bandwidth: b})
-			prevMsgs, prevLast = msgs, last
-			if p.add(b.Gbps, d.r.now()) {
-				break
-			}
+		if msgs, _, last := l.measured(); msgs > prev {
+			closeInterval(max(last, ivStart), msgs) // what was in flight at the end
 		}
 		r.Precision = p.result()
-		if err := l.end(); err != nil {
-			return nil, err
-		}
-	default:
+	} else {
 		if err := l.round(uint64(iters)); err != nil {
 			return nil, err
 		}
@@ -731,52 +691,48 @@ func (d *driver) latencyInterval(start, from, to uint64, iv *report.LatencyRecor
 	return x
 }
 
-// precision runs the rounds of precision mode: each about precisionRound
-// long, until the median of their figures is known to the precision asked
-// (at least report.MinRunsForInterval rounds), or the cap has passed.
+// precision keeps the rounds of precision mode: each interval of
+// precisionRound is one, and they stop once the median of their figures is
+// known to the precision asked (with at least report.MinRunsForInterval
+// rounds). A nil *precision is no precision mode.
 type precision struct {
 	figure string
 	target float64 // fraction
-	start  uint64  // ns, on the runner's clock
-	cap    uint64
-	n      uint64 // iterations (per QP) of the next round
-	last   uint64 // when the last round ended
 	values []float64
-	spread report.Spread
 	met    bool
 }
 
-// newPrecision starts the rounds; the warm-up's pace (warm iterations in
-// warmNs) sizes the first one.
-func (d *driver) newPrecision(figure string, warmNs uint64, warm int) *precision {
-	p := &precision{figure: figure, target: d.spec.Precision, start: d.r.now(), cap: uint64(d.spec.PrecisionCap)}
-	p.last = p.start
-	p.n = 100
-	if warm > 0 && warmNs > 0 {
-		p.n = max(1, uint64(precisionRound)*uint64(warm)/warmNs)
+// openEnd returns when an open-ended size ends, how long its intervals
+// are, and in precision mode its rounds (else nil): a duration ends at the
+// duration, precision mode at its cap.
+func (d *driver) openEnd(start uint64, figure string) (end, step uint64, p *precision) {
+	s := d.spec
+	if s.Precision == 0 {
+		return start + uint64(s.Duration), uint64(s.Interval), nil
 	}
-	return p
+	return start + uint64(s.PrecisionCap), uint64(precisionRound), &precision{figure: figure, target: s.Precision}
 }
 
-// add records a round's figure, ending at now, and tells whether to stop.
-func (p *precision) add(v float64, now uint64) bool {
-	if took := now - p.last; took > 0 {
-		// The next round aims at precisionRound again.
-		p.n = max(1, min(p.n*4, p.n*uint64(precisionRound)/took))
+// add records a round's figure and tells whether the rounds are precise
+// enough to stop.
+func (p *precision) add(v float64, _ uint64) bool {
+	if p == nil {
+		return false
 	}
-	p.last = now
 	p.values = append(p.values, v)
-	if len(p.values) >= report.MinRunsForInterval {
-		p.spread = report.SpreadOf(p.values)
-		if h, ok := p.spread.HalfWidth(); ok && h <= p.target {
-			p.met = true
-			return true
-		}
+	if len(p.values) < report.MinRunsForInterval {
+		return false
 	}
-	return now-p.start >= p.cap
+	if h, ok := report.SpreadOf(p.values).HalfWidth(); ok && h <= p.target {
+		p.met = true
+	}
+	return p.met
 }
 
 func (p *precision) result() *report.Precision {
+	if p == nil {
+		return nil
+	}
 	sp := report.SpreadOf(p.values)
 	out := &report.Precision{Figure: p.figure, TargetPct: 100 * p.target, Met: p.met, Rounds: len(p.values),
 		Median: sp.Median, Lo: sp.Lo, Hi: sp.Hi}

@@ -123,7 +123,10 @@ func (s *Spec) requested() report.Params {
 	p := report.Params{Device: s.Device, Port: s.Port, GIDIndex: s.GIDIndex, Connection: s.Connection, MTU: s.MTU,
 		Sizes: s.Sizes, TxDepth: s.TxDepth, RxDepth: s.RxDepth, QPs: s.QPs, CQMod: s.CQMod, PostList: s.PostList,
 		Events: s.Events, Bidirectional: s.Bidirectional, AtomicType: s.AtomicType, Iterations: s.Iterations,
-		DurationS: s.Duration.Seconds()}
+		DurationS: s.Duration.Seconds(), PrecisionPct: 100 * s.Precision}
+	if s.Precision > 0 {
+		p.PrecisionCapS = s.PrecisionCap.Seconds()
+	}
 	if s.Inline >= 0 {
 		p.Inline = ptr(s.Inline)
 	}
