@@ -69,7 +69,7 @@ var benchFlagDefs = []benchFlag{
 		fs.Var(autoInt(&f.spec.Warmup), "warmup", "warm-up iterations per size, excluded from the results; 0 for none (default: a tenth of the iterations, 10..1000)")
 		fs.VarP(seconds(&f.spec.Duration), "duration", "D", "run each size for this many seconds instead of -n, reporting every interval")
 		fs.Var(positiveDuration(&f.spec.Interval), "interval", "interval length in duration mode (default 1s)")
-		fs.Var(fraction(&f.spec.Precision), "precision", "run each size in rounds of about 100 ms until the 95% confidence interval of its p50 (latency) or bandwidth is within this share of its median, e.g. 1%")
+		fs.Var(fraction(&f.spec.Precision), "precision", "run each size in rounds of 50 ms until the 95% confidence interval of its p50 (latency) or bandwidth is within this share of its median, e.g. 1%")
 		fs.Var(positiveDuration(&f.spec.PrecisionCap), "precision-cap", "with --precision, stop a size after this long even if imprecise (default 10s)")
 	}},
 	{knob: "tx-depth", add: func(fs *pflag.FlagSet, f *benchFlags) {
@@ -239,7 +239,7 @@ bandwidth) and the two TCP tests, in one report: latency at 2 B (atomics at
 to some tests only (such as -q) is used by those.
 
 Unless -n, -D or --precision says otherwise, each test runs in rounds of
-100 ms until its p50 (latency) or bandwidth is known to ±5% at 95%
+50 ms until its p50 (latency) or bandwidth is known to ±5% at 95%
 confidence, for at most 1 s (--precision-cap): a quick answer that says how
 precise it is.`,
 		Args: cobra.MaximumNArgs(1),

@@ -171,7 +171,7 @@ type streamLoop interface {
 const latBatch = 4096
 
 // precisionRound is how long a round of precision mode lasts.
-const precisionRound = 100 * time.Millisecond
+const precisionRound = 50 * time.Millisecond
 
 // errPeerClosed marks a connection the other end closed or reset, and
 // errPeerSilent a peer that stopped answering: both are usually the
@@ -371,7 +371,9 @@ func (d *driver) baseResult(size int) report.Result {
 	}
 	if s.Duration > 0 {
 		r.DurationS = s.Duration.Seconds()
-		r.Iterations = 0
+	}
+	if s.openEnded() {
+		r.Iterations = 0 // known when the size ends
 	}
 	return r
 }
