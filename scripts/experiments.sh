@@ -4,7 +4,7 @@
 # same device, summarised as the median of the per-round ratios with its 95%
 # confidence interval (internal/tools/ratiostat).
 #
-# Usage: scripts/experiments.sh [-o OUTDIR] [-r ROUNDS] EXPERIMENT
+# Usage: scripts/experiments.sh [-o OUTDIR] [-r ROUNDS] [--rows LIST] EXPERIMENT
 #
 # Experiments:
 #   fd-table   rdmabench built with a private descriptor table on its loop
@@ -16,7 +16,9 @@
 #              Latency rows: min and p50 (perftest: t_min and t_typical);
 #              bandwidth rows: Mmsg/s. rdmabench runs in one process,
 #              perftest as server and client; write-lat and send-lat run
-#              with -I 0, perftest's inline default for them.
+#              with -I 0, perftest's inline default for them. --rows
+#              picks rows as KIND:TEST:SIZE,... (KIND lat or bw), e.g.
+#              --rows bw:write:2.
 #   suite      wall time of `rdmabench suite` against a loop of the 8
 #              perftest pairs at perftest's own defaults (as it runs when
 #              nobody counts), ROUNDS rounds (default 7), alternating which
@@ -38,11 +40,12 @@ usage() {
 	sed -n '2,/^set -euo/p' "$self" | sed '$d' | sed 's/^# \{0,1\}//'
 }
 
-out="" rounds="" inner=0 dev=${RDMABENCH_TEST_DEVICE:-rxe0}
+out="" rounds="" inner=0 rows="lat:write:2 lat:write:4096 lat:read:2 lat:atomic:8 bw:atomic:8 bw:write:2" dev=${RDMABENCH_TEST_DEVICE:-rxe0}
 while (($#)); do
 	case $1 in
 	-o) out=$2; shift 2 ;;
 	-r) rounds=$2; shift 2 ;;
+	--rows) rows=${2//,/ }; shift 2 ;;
 	--inner) inner=1; shift ;; # internal: measure here (host or inside the VM)
 	-h | --help) usage; exit 0 ;;
 	-*) rb_die "unknown option $1 (see --help)" ;;
@@ -57,6 +60,9 @@ suite) rounds=${rounds:-7} ;;
 *) rb_die "unknown experiment $exp (fd-table or suite)" ;;
 esac
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || rb_die "-r wants a positive count, not $rounds"
+for row in $rows; do
+	[[ $row =~ ^(lat|bw):(write|read|send|atomic):[0-9]+$ ]] || rb_die "--rows: $row is not KIND:TEST:SIZE (lat or bw; write, read, send or atomic)"
+done
 out=${out:-out/experiments/$exp}
 
 # ---------------------------------------------------------------------------
@@ -118,7 +124,7 @@ fd_rdmabench() {
 
 fd_table() {
 	local row kind test size r order x
-	for row in lat:write:2 lat:write:4096 lat:read:2 lat:atomic:8 bw:atomic:8 bw:write:2; do
+	for row in $rows; do
 		IFS=: read -r kind test size <<<"$row"
 		for ((r = 1; r <= rounds; r++)); do
 			order="A B C"
@@ -185,8 +191,8 @@ if [[ $exp == fd-table ]]; then
 fi
 start=$SECONDS
 case $(rb_rdma_mode) in
-host) RDMABENCH_TEST_DEVICE=${RDMABENCH_TEST_DEVICE:-${RDMABENCH_RXE_NAME:-rxe0}} "$self" --inner -o "$out" -r "$rounds" "$exp" ;;
-vm) "$here/vm.sh" --timeout 7200 --share "$out" -- "$self" --inner -o "$out" -r "$rounds" "$exp" ;;
+host) RDMABENCH_TEST_DEVICE=${RDMABENCH_TEST_DEVICE:-${RDMABENCH_RXE_NAME:-rxe0}} "$self" --inner -o "$out" -r "$rounds" --rows "$rows" "$exp" ;;
+vm) "$here/vm.sh" --timeout 7200 --share "$out" -- "$self" --inner -o "$out" -r "$rounds" --rows "$rows" "$exp" ;;
 *) rb_die "RDMABENCH_RDMA_MODE must be vm or host" ;;
 esac
 [[ -s $out/rounds.txt ]] || rb_die "no rounds measured"
