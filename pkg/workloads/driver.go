@@ -585,7 +585,8 @@ func (d *driver) measurePing(l pingLoop, size int, r *report.Result) (*report.La
 			x := d.latencyInterval(start, ivStart, now, iv)
 			d.interval(r, x)
 			ivStart = now
-			if now >= end || p.add(x.Latency.P50Ns, now) {
+			// A round that ended past the cap still counts.
+			if p.add(x.Latency.P50Ns, now) || now >= end {
 				break
 			}
 		}
@@ -649,12 +650,13 @@ func (d *driver) measureStream(ctx context.Context, l streamLoop, size int, r *r
 				return nil, err
 			}
 			now := d.r.now()
-			if now >= end {
-				break
+			if now >= end && p == nil {
+				break // the last interval ends at the last completion
 			}
 			if now >= next {
+				// A round that ended, even past the cap, counts.
 				msgs, _, _ := l.measured()
-				if b := closeInterval(now, msgs); p.add(b.Gbps, now) {
+				if b := closeInterval(now, msgs); p.add(b.Gbps, now) || now >= end {
 					break
 				}
 			}
