@@ -56,6 +56,9 @@ type Document struct {
 	// Partial marks a document written while the run was still going: the
 	// results so far, rewritten after each measurement.
 	Partial bool `json:"partial,omitempty"`
+	// Mesh is the matrix of a mesh run (`rdmabench mesh`): its ranks and
+	// links, each link with its own results.
+	Mesh *Mesh `json:"mesh,omitempty"`
 }
 
 // NewDocument returns a Document with Schema set and empty, non-nil Command
