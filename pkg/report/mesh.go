@@ -143,14 +143,14 @@ const (
 // LinkFailure is a link that failed a gate. From and To are -1 for a
 // limit that no link has a figure for.
 type LinkFailure struct {
-	From       int    `json:"from"`
-	To         int    `json:"to"`
-	Test       string `json:"test,omitempty"`
-	Connection string `json:"connection,omitempty"`
-	Size       int    `json:"size,omitempty"`
-	Kind       string `json:"kind"` // "limit" or "outlier"
-	Figure Figure  `json:"figure"`
-	Value  float64 `json:"value"`
+	From       int     `json:"from"`
+	To         int     `json:"to"`
+	Test       string  `json:"test,omitempty"`
+	Connection string  `json:"connection,omitempty"`
+	Size       int     `json:"size,omitempty"`
+	Kind       string  `json:"kind"` // "limit" or "outlier"
+	Figure     Figure  `json:"figure"`
+	Value      float64 `json:"value"`
 	// Threshold is the limit, or the outlier bound (fraction × median), in
 	// the figure's unit.
 	Threshold float64 `json:"threshold"`
