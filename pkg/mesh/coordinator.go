@@ -23,7 +23,9 @@ type runner interface {
 
 type localRunner struct{ cfg *Config }
 
-func (l localRunner) run(ctx context.Context, j job) (*report.Document, error) { return runJob(ctx, l.cfg, j) }
+func (l localRunner) run(ctx context.Context, j job) (*report.Document, error) {
+	return runJob(ctx, l.cfg, j)
+}
 
 type remoteRunner struct{ m *control.Member }
 

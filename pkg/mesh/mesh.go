@@ -391,4 +391,3 @@ func hostOf(addr string) string {
 }
 
 func joinHostPort(host string, port int) string { return net.JoinHostPort(host, strconv.Itoa(port)) }
-
