@@ -39,14 +39,20 @@ type Launch struct {
 	Coordinator string
 }
 
-// ErrUsage marks a mistake in the flags or the launcher's environment.
+// ErrUsage marks a mistake in the flags or the launcher's environment
+// (errors.Is): found before anything starts.
 var ErrUsage = errors.New("usage")
 
-func usagef(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrUsage, fmt.Sprintf(format, args...))
-}
+// usageErr is an error that is a usage mistake.
+type usageErr struct{ err error }
 
-// Detect finds the rank and the size: from --rank and --size (rank >= 0,
+func (u usageErr) Error() string        { return u.err.Error() }
+func (u usageErr) Unwrap() error        { return u.err }
+func (u usageErr) Is(target error) bool { return target == ErrUsage }
+
+func usagef(format string, args ...any) error { return usageErr{fmt.Errorf(format, args...)} }
+
+// Detect finds the rank and the size: from --rank and --ranks (rank >= 0,
 // size > 0: given), else from the launcher's environment, read through
 // getenv, in this order:
 //
@@ -56,10 +62,10 @@ func usagef(format string, args ...any) error {
 //   - OpenMPI: OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE,
 //     OMPI_COMM_WORLD_LOCAL_RANK;
 //   - PMI (MPICH's Hydra, Intel MPI): PMI_RANK, PMI_SIZE, MPI_LOCALRANKID;
-//   - PMIx: PMIX_RANK, with --size;
-//   - a Kubernetes Indexed Job: JOB_COMPLETION_INDEX, with --size.
+//   - PMIx: PMIX_RANK, with --ranks;
+//   - a Kubernetes Indexed Job: JOB_COMPLETION_INDEX, with --ranks.
 //
-// --size given beside a launcher that says the size must agree with it.
+// --ranks given beside a launcher that says the size must agree with it.
 func Detect(getenv func(string) string, rank, size int) (Launch, error) {
 	num := func(name string) (int, bool, error) {
 		s := strings.TrimSpace(getenv(name))
@@ -74,7 +80,7 @@ func Detect(getenv func(string) string, rank, size int) (Launch, error) {
 	}
 	if rank >= 0 {
 		if size <= 0 {
-			return Launch{}, usagef("--rank needs --size")
+			return Launch{}, usagef("--rank needs --ranks")
 		}
 		return check(Launch{Rank: rank, Size: size, Launcher: LauncherFlags})
 	}
@@ -105,12 +111,12 @@ func Detect(getenv func(string) string, rank, size int) (Launch, error) {
 				return Launch{}, usagef("%s is set but %s is not", s.rank, s.size)
 			}
 			if size > 0 && size != n {
-				return Launch{}, usagef("--size %d, but %s=%d", size, s.size, n)
+				return Launch{}, usagef("--ranks %d, but %s=%d", size, s.size, n)
 			}
 			l.Size = n
 		} else {
 			if size <= 0 {
-				return Launch{}, usagef("%s=%d gives the rank; give the number of ranks with --size", s.rank, r)
+				return Launch{}, usagef("%s=%d gives the rank; give the number of ranks with --ranks", s.rank, r)
 			}
 			l.Size = size
 		}
@@ -132,7 +138,7 @@ func Detect(getenv func(string) string, rank, size int) (Launch, error) {
 		}
 		return check(l)
 	}
-	return Launch{}, usagef("no rank: run under Slurm (srun), OpenMPI (mpirun), a PMI or PMIx launcher or a Kubernetes Indexed Job, or give --rank and --size")
+	return Launch{}, usagef("no rank: run under Slurm (srun), OpenMPI (mpirun), a PMI or PMIx launcher or a Kubernetes Indexed Job, or give --rank and --ranks")
 }
 
 func check(l Launch) (Launch, error) {

@@ -148,7 +148,7 @@ func Run(ctx context.Context, cfg Config) (*report.Document, error) {
 	cfg.Request.Spec.Device = dev
 	plan, err := workloads.NewRun(cfg.Request)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
+		return nil, usageErr{err}
 	}
 	if cfg.LinkTimeout <= 0 {
 		cfg.LinkTimeout = linkTimeout(plan, cfg.Request.Repeat)
