@@ -32,7 +32,7 @@ if ((i != 1)); then
 fi
 eval "$("$here/slurm-cluster.sh" env)"
 start=$SECONDS
-srun -N "$n" -n "$n" --ntasks-per-node 1 "$bin" mesh -n 100 -e --register-timeout 60s --out "$out/hosts.json" \
+srun -N "$n" -n "$n" --ntasks-per-node 1 "$bin" mesh -n 100 -e -u 20 --register-timeout 60s --out "$out/hosts.json" \
 	>"$out/hosts.txt" 2>"$out/hosts.err"
 rc=$?
 took=$((SECONDS - start))

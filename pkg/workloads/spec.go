@@ -156,7 +156,7 @@ type Spec struct {
 	// QPTimeout is the local ACK timeout of each QP, an exponent: 4.096 µs
 	// × 2^QPTimeout (perftest's -u); 0 leaves it at 14 (67 ms).
 	QPTimeout int `json:"qp_timeout,omitempty"`
-	GIDIndex      int    `json:"gid_index"` // -1: automatic
+	GIDIndex  int `json:"gid_index"` // -1: automatic
 	// Device and Port are the client's; the server uses its own unless
 	// ServerDevice is set.
 	Device       string        `json:"device,omitempty"`
