@@ -181,7 +181,7 @@ register or lose it.`,
 	fs.Var(positiveDuration(&registerTimeout), "register-timeout", "how long rank 0 waits for every rank to register, and the others try to reach it (default 60s)")
 	fs.Var(positiveDuration(&linkTimout), "link-timeout", "give up a link after this long (default: a minute, plus half a minute per test and size, plus any -D or --precision-cap)")
 	fs.StringVar(&pairsFile, "pairs", "", "measure only the links in FILE: one per line, FROM TO (ranks), or A <-> B for both directions")
-	fs.Var(&outlier, "outlier", "exit 3 naming each link whose bandwidth is below this fraction of the median of all links (or latency above the median divided by it), e.g. 0.8")
+	fs.Var(&outlier, "outlier", "exit 3 naming each link whose bandwidth is below this fraction of the median of all links (or p50 latency above the median divided by it), e.g. 0.8")
 	fs.BoolVarP(&verbose, "verbose", "v", false, "log, on every rank, its registration and each test it serves")
 	return cmd
 }

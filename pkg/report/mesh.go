@@ -295,8 +295,8 @@ func median(v []float64) float64 {
 // CheckMesh applies the per-link gates to the links of m (with its
 // matrices built): each limit of l to every link's results (a link of
 // repeated runs by the median of its runs), and, with outlier > 0, the
-// outlier check to every matrix: a bandwidth below outlier × the median
-// of all links, or a latency above the median / outlier. It records the
+// outlier check to the p50 and bandwidth matrices: a bandwidth below
+// outlier × the median of all links, or a p50 above the median / outlier. It records the
 // gates and the failures in m and returns the failures.
 func CheckMesh(m *Mesh, l Limits, outlier float64) []LinkFailure {
 	m.Gates, m.Failures = nil, nil
@@ -343,8 +343,8 @@ func CheckMesh(m *Mesh, l Limits, outlier float64) []LinkFailure {
 	if outlier > 0 {
 		for i := range m.Matrices {
 			mx := &m.Matrices[i]
-			if mx.Median == nil || *mx.Median <= 0 {
-				continue
+			if mx.Median == nil || *mx.Median <= 0 || mx.Figure == FigP99 {
+				continue // the tail is too noisy to judge a link by its neighbours': use --limit-p99
 			}
 			med := *mx.Median
 			bound := med * outlier

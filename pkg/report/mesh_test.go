@@ -93,8 +93,8 @@ func TestCheckMesh(t *testing.T) {
 			t.Errorf("outlier %+v: want only the link 1 -> 2", f)
 		}
 	}
-	if len(fails) != 3 { // p50, p99 and bandwidth of 1 -> 2
-		t.Errorf("%d outliers, want 3:\n%s", len(fails), strings.Join(msgs, "\n"))
+	if len(fails) != 2 { // p50 and bandwidth of 1 -> 2 (not p99: too noisy)
+		t.Errorf("%d outliers, want 2:\n%s", len(fails), strings.Join(msgs, "\n"))
 	}
 	fails = CheckMesh(doc.Mesh, Limits{MinGbps: 2, P50: 100 * time.Microsecond}, 0)
 	if len(fails) != 1 || fails[0].Kind != FailLimit || fails[0].From != 1 || fails[0].To != 2 || fails[0].Figure != FigGbps {
