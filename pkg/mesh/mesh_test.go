@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmabench/rdmabench/internal/testutil"
 	"github.com/rdmabench/rdmabench/pkg/report"
 	"github.com/rdmabench/rdmabench/pkg/report/schema"
 	"github.com/rdmabench/rdmabench/pkg/workloads"
@@ -38,6 +39,7 @@ type meshRun struct {
 	limits   report.Limits
 	outlier  float64
 	tests    []string
+	device   string // -d; "" for the TCP tests
 	progress func(p Progress, cancel func(rank int))
 }
 
@@ -75,6 +77,9 @@ func (m meshRun) run(t *testing.T) (*report.Document, map[int]error) {
 			Links:           m.links,
 			Limits:          m.limits,
 			Outlier:         m.outlier,
+		}
+		if m.device != "" {
+			cfg.Devices = []string{m.device}
 		}
 		if cfg.RegisterTimeout == 0 {
 			cfg.RegisterTimeout = 20 * time.Second
@@ -277,5 +282,39 @@ func TestMeshWrongToken(t *testing.T) {
 	d := <-done
 	if d == nil || d.Mesh.Ranks[1].State != report.RankUnregistered {
 		t.Errorf("rank 0's document %+v", d)
+	}
+}
+
+// TestMeshRDMA runs a mesh of three ranks over the RDMA device (in the
+// Soft-RoCE VM: rxe0), each rank with its own server and QPs: the default
+// tests, every link measured, each result recording the device and the
+// effective settings.
+func TestMeshRDMA(t *testing.T) {
+	testutil.NoLeaks(t)
+	dev := testutil.Device(t)
+	doc, errs := meshRun{n: 3, tests: []string{"write-lat", "write-bw"}, device: dev}.run(t)
+	for r, err := range errs {
+		if err != nil {
+			t.Errorf("rank %d: %v", r, err)
+		}
+	}
+	m := doc.Mesh
+	if len(m.Links) != 6 || len(m.FailedLinks()) != 0 {
+		t.Fatalf("%d links, failed: %+v", len(m.Links), m.FailedLinks())
+	}
+	for _, l := range m.Links {
+		for _, r := range l.Results {
+			if r.Effective == nil || r.Effective.QPTimeout != 14 || r.Effective.PathMTU == 0 {
+				t.Errorf("link %d -> %d %s: effective %+v", l.From, l.To, r.Test, r.Effective)
+			}
+		}
+	}
+	for _, r := range m.Ranks {
+		if r.Host == nil || r.Host.Device == nil || r.Host.Device.Name != dev || len(r.Devices) == 0 || len(r.Devices[0].GIDs) == 0 {
+			t.Errorf("rank %d: host %+v devices %+v", r.Rank, r.Host, r.Devices)
+		}
+	}
+	if len(m.Matrices) != 3 || m.Matrices[2].Figure != report.FigGbps {
+		t.Errorf("matrices %+v", m.Matrices)
 	}
 }
