@@ -23,6 +23,9 @@ packages=(
 	chromium fonts-dejavu-core
 	# the Soft-RoCE VM: emulator, guest initramfs tools
 	qemu-system-x86 busybox-static kmod cpio xz-utils
+	# the mesh's launchers, run for real in the VMs: OpenMPI, Slurm and its
+	# munge, the switch joining several VMs (scripts/vm-group.sh)
+	openmpi-bin slurm-wlm munge vde-switch
 )
 
 if [[ $# -gt 0 ]]; then

@@ -88,11 +88,21 @@ else
 	rb_log "two-host tests need two VMs; they run when this script uses the Soft-RoCE VM (RDMABENCH_RDMA_MODE=vm)"
 fi
 
-tally() { # LOG... -> "P F S" (two-host lines carry a "[b] " prefix)
+: >"$out/mesh.log"
+if [[ $mode == vm ]]; then
+	step "mesh: OpenMPI and Slurm in one VM (a rank killed mid-run), Slurm across three VMs"
+	start=$SECONDS
+	"$here/mesh-test.sh" "$out/mesh" 2>&1 | tee "$out/mesh.log" || failed=1
+	rb_log "mesh tests took $((SECONDS - start)) s"
+else
+	rb_log "the mesh's launcher tests boot VMs; they run when this script uses the Soft-RoCE VM (RDMABENCH_RDMA_MODE=vm)"
+fi
+
+tally() { # LOG... -> "P F S" (lines of a VM of a pair or group carry a "[b] " or "[1] " prefix)
 	local p f s
-	p=$(cat "$@" | grep -cE '^(\[b\] )?\s*--- PASS:' || true)
-	f=$(cat "$@" | grep -cE '^(\[b\] )?\s*--- FAIL:' || true)
-	s=$(cat "$@" | grep -cE '^(\[b\] )?\s*--- SKIP:' || true)
+	p=$(cat "$@" | grep -cE '^(\[[a-z0-9]+\] )?\s*--- PASS:' || true)
+	f=$(cat "$@" | grep -cE '^(\[[a-z0-9]+\] )?\s*--- FAIL:' || true)
+	s=$(cat "$@" | grep -cE '^(\[[a-z0-9]+\] )?\s*--- SKIP:' || true)
 	echo "$p $f $s"
 }
 read -r rp rf rs < <(tally "$out/rdma.log")
@@ -106,10 +116,13 @@ if [[ $mode == vm ]]; then
 	read -r tp tf ts < <(tally "$out/two-host.log")
 	echo "two hosts (two VMs): $tp passed, $tf failed"
 	((tp > 0)) || failed=1
+	read -r mp mf _ < <(tally "$out/mesh.log")
+	echo "mesh on launchers (VMs): $mp passed, $mf failed"
+	((mp > 0)) || failed=1
 fi
 read -r fp ff _ < <(tally "$out/fuzz.log")
 echo "fuzz targets: $fp passed, $ff failed"
-read -r p f s < <(tally "$out/nocgo.log" "$out/host.log" "$out/fuzz.log" "$out/rdma.log" "$out/two-host.log")
+read -r p f s < <(tally "$out/nocgo.log" "$out/host.log" "$out/fuzz.log" "$out/rdma.log" "$out/two-host.log" "$out/mesh.log")
 if ((failed)) && ((f == 0)); then
 	f=1 # a build, vet or format failure counts as one
 fi

@@ -26,7 +26,7 @@
 #                       without id=) instead of dummy0; rxe0 is on it
 #   --ip IP             the guest's address (default 10.0.0.1, prefix /24)
 #   --mac MAC           its MAC (default 02:00:0a:00:00:01)
-#   --peer IP           before the command, wait until IP answers ping
+#   --peer IP[,IP...]   before the command, wait until each IP answers ping
 #                       (RDMABENCH_VM_PEER_WAIT seconds, default 60); this
 #                       guest answers pings only once its rxe0 is ready
 #   --status-file FILE  write "exit N" there when the command ran and exited
@@ -36,7 +36,8 @@
 # the host's PATH, HOME, TERM, TMPDIR, locale, GO*, CGO_*, RDMABENCH_* and a
 # few build variables, plus RDMABENCH_IN_VM=1, RDMABENCH_VM_IP=10.0.0.1 (or
 # --ip), RDMABENCH_PEER_IP (with --peer) and RDMABENCH_TEST_DEVICE=rxe0
-# (unless set). `ulimit -l` is unlimited. The guest device is rxe0 on dummy0
+# (unless set); with several --peer addresses RDMABENCH_PEER_IP is the first
+# and RDMABENCH_PEER_IPS all of them. `ulimit -l` is unlimited. The guest device is rxe0 on dummy0
 # (10.0.0.1/24); a server and a client in the same VM talk through it. The
 # command's stdin is /dev/null; its stdout and stderr go to the host's stdout
 # and stderr (as terminals when the host's are), live, through emulated
@@ -220,9 +221,11 @@ rxe_up "$VM_RXE" "$VM_NETDEV" "$VM_IP" ||
 stamp "$VM_RXE ready"
 if [ -n "$VM_PEER_IP" ]; then
 	echo 0 >/proc/sys/net/ipv4/icmp_echo_ignore_all
-	peer_wait "$VM_PEER_IP" "$VM_PEER_WAIT" ||
-		fail "the peer $VM_PEER_IP does not answer ping after ${VM_PEER_WAIT}s (its VM did not boot, or its $VM_RXE is not ready)"
-	stamp "peer $VM_PEER_IP answers ping"
+	for p in $(echo "$VM_PEER_IP" | tr , ' '); do
+		peer_wait "$p" "$VM_PEER_WAIT" ||
+			fail "the peer $p does not answer ping after ${VM_PEER_WAIT}s (its VM did not boot, or its $VM_RXE is not ready)"
+		stamp "peer $p answers ping"
+	done
 fi
 
 # The guest terminals: no output post-processing (no LF -> CRLF).
@@ -315,7 +318,8 @@ peer_wait=${RDMABENCH_VM_PEER_WAIT:-60}
 for n in "$mem" "$cpus" "$timeout" "$peer_wait"; do
 	[[ $n =~ ^[1-9][0-9]*$ ]] || { rb_log "not a positive number: $n"; exit 2; }
 done
-for a in "$ip" ${peer:+"$peer"}; do
+IFS=, read -r -a peers <<<"$peer"
+for a in "$ip" ${peer:+"${peers[@]}"}; do
 	[[ $a =~ ^([0-9]{1,3}\.){3}[0-9]{1,3}$ ]] || { rb_log "not an IPv4 address: $a"; exit 2; }
 done
 [[ $mac =~ ^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$ ]] || { rb_log "not a MAC address: $mac"; exit 2; }
@@ -590,7 +594,7 @@ printf '%s\n' "$STAGE2_INIT" >"$x/init.sh"
 	# shellcheck disable=SC2016 # expanded in the guest
 	printf 'export RDMABENCH_TEST_DEVICE="${RDMABENCH_TEST_DEVICE:-rxe0}"\n'
 	printf 'export RDMABENCH_IN_VM=1 RDMABENCH_VM_IP=%s\n' "$ip"
-	[[ -z $peer ]] || printf 'export RDMABENCH_PEER_IP=%s\n' "$peer"
+	[[ -z $peer ]] || printf 'export RDMABENCH_PEER_IP=%s RDMABENCH_PEER_IPS=%s\n' "${peer%%,*}" "$peer"
 } >"$x/env.sh"
 
 # Console (ttyS0, kernel messages and the command's stderr) -> our stderr;

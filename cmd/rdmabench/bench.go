@@ -72,6 +72,9 @@ var benchFlagDefs = []benchFlag{
 		fs.Var(fraction(&f.spec.Precision), "precision", "run each size in rounds of 50 ms until the 95% confidence interval of its p50 (latency) or bandwidth is within this share of its median, e.g. 1%")
 		fs.Var(positiveDuration(&f.spec.PrecisionCap), "precision-cap", "with --precision, stop a size after this long even if imprecise (default 10s)")
 	}},
+	{knob: "qp-timeout", add: func(fs *pflag.FlagSet, f *benchFlags) {
+		fs.VarP(positiveInt(&f.spec.QPTimeout), "qp-timeout", "u", "QP local ACK timeout: 4.096 us x 2^N, N within 1..31; raise it on a slow or emulated network (default 14: 67 ms)")
+	}},
 	{knob: "tx-depth", add: func(fs *pflag.FlagSet, f *benchFlags) {
 		fs.VarP(positiveInt(&f.spec.TxDepth), "tx-depth", "t", "send queue depth of each QP, the outstanding sends of a bandwidth test (default 128 for bandwidth, 1 for latency)")
 	}},

@@ -29,6 +29,10 @@ func sampleMessages() []*Message {
 		{Type: TypeDone},
 		{Type: TypeDone, Err: "size 4096: IBV_WC_RETRY_EXC_ERR"},
 		{Type: TypeBye},
+		{Type: TypeRegister, Data: json.RawMessage(`{"rank":3,"size":4,"addr":"10.0.0.3:40123"}`)},
+		{Type: TypeJob, ID: 7, Data: json.RawMessage(`{"peer":2}`)},
+		{Type: TypeJobDone, ID: 7, Data: json.RawMessage(`{"document":{}}`)},
+		{Type: TypeJobDone, ID: 8, Err: "lost the server mid-test"},
 	}
 }
 

@@ -104,6 +104,7 @@ func sameMessage(a, b *Message) bool {
 	type normal struct {
 		m    Message
 		spec any
+		data any
 	}
 	norm := func(m *Message) normal {
 		c := normal{m: *m}
@@ -112,6 +113,9 @@ func sameMessage(a, b *Message) bool {
 		}
 		if len(c.m.Spec) > 0 && json.Unmarshal(c.m.Spec, &c.spec) == nil {
 			c.m.Spec = nil
+		}
+		if len(c.m.Data) > 0 && json.Unmarshal(c.m.Data, &c.data) == nil {
+			c.m.Data = nil
 		}
 		return c
 	}

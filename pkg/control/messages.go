@@ -19,11 +19,18 @@ const (
 	TypePing     = "ping"     // both ways after the handshake: keepalive
 	TypeDone     = "done"     // server: its end of the test returned; error if it failed
 	TypeBye      = "bye"      // either: closing the connection
+
+	// A mesh (see Coordinator): ranks register with a coordinator, which
+	// hands them jobs. Each carries data, an opaque JSON value.
+	TypeRegister = "register" // rank, first after the handshake: data describes the rank
+	TypeJob      = "job"      // coordinator: id and data, work for the rank
+	TypeJobDone  = "job_done" // rank: the job's id, data (its outcome) or error
 )
 
 var knownTypes = map[string]bool{
 	TypeHello: true, TypeAuth: true, TypeRun: true, TypeAccepted: true, TypeError: true,
 	TypeExchange: true, TypePing: true, TypeDone: true, TypeBye: true,
+	TypeRegister: true, TypeJob: true, TypeJobDone: true,
 }
 
 // NonceSize is the size in bytes of the server's nonce.
@@ -56,8 +63,13 @@ type Message struct {
 	// exchange: any bytes (base64 in JSON).
 	Body []byte `json:"body,omitempty"`
 
-	// done: the server's error, empty on success.
+	// done: the server's error, empty on success; job_done: the job's.
 	Err string `json:"error,omitempty"`
+
+	// register, job, job_done: an opaque JSON value, and the job's id
+	// (from 1).
+	Data json.RawMessage `json:"data,omitempty"`
+	ID   uint64          `json:"id,omitempty"`
 }
 
 // check reports a message whose required fields are missing.
@@ -70,6 +82,18 @@ func (m *Message) check() error {
 	case TypeRun:
 		if len(m.Spec) == 0 {
 			return fmt.Errorf("%w: run without a spec", ErrBadFrame)
+		}
+	case TypeRegister:
+		if len(m.Data) == 0 {
+			return fmt.Errorf("%w: register without data", ErrBadFrame)
+		}
+	case TypeJob:
+		if m.ID == 0 || len(m.Data) == 0 {
+			return fmt.Errorf("%w: job without an id or data", ErrBadFrame)
+		}
+	case TypeJobDone:
+		if m.ID == 0 {
+			return fmt.Errorf("%w: job_done without an id", ErrBadFrame)
 		}
 	case TypeError:
 		if m.Code == "" {

@@ -51,6 +51,9 @@ func checkValues(doc *Document) error {
 			break
 		}
 	}
+	if len(bad) == 0 {
+		c.mesh(doc.Mesh)
+	}
 	for i := range doc.Summaries {
 		s := &doc.Summaries[i]
 		k := c.at(fmt.Sprintf("summary %d (%s, %d B)", i+1, clean(s.Test), s.Size))

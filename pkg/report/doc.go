@@ -56,6 +56,9 @@ type Document struct {
 	// Partial marks a document written while the run was still going: the
 	// results so far, rewritten after each measurement.
 	Partial bool `json:"partial,omitempty"`
+	// Mesh is the matrix of a mesh run (`rdmabench mesh`): its ranks and
+	// links, each link with its own results.
+	Mesh *Mesh `json:"mesh,omitempty"`
 }
 
 // NewDocument returns a Document with Schema set and empty, non-nil Command
@@ -149,6 +152,9 @@ type Params struct {
 	CQMod      int    `json:"cq_mod,omitempty"`   // -Q
 	PostList   int    `json:"post_list,omitempty"`
 	Events     bool   `json:"events,omitempty"` // -e: wait on completion events instead of polling
+	// QPTimeout (-u) is the QPs' local ACK timeout exponent: 4.096 µs ×
+	// 2^QPTimeout; 0 left the default.
+	QPTimeout int `json:"qp_timeout,omitempty"`
 	// Bidirectional (-b): both ends send at once.
 	Bidirectional bool    `json:"bidirectional,omitempty"`
 	AtomicType    string  `json:"atomic_type,omitempty"` // -A: "FETCH_AND_ADD" or "CMP_AND_SWAP"
@@ -191,7 +197,10 @@ type Effective struct {
 	MaxRdAtomic int `json:"max_rd_atomic,omitempty"`
 	// Events: completions were waited for on a completion channel, not
 	// busy-polled.
-	Events     bool   `json:"events,omitempty"`
+	Events bool `json:"events,omitempty"`
+	// QPTimeout is the local ACK timeout exponent each QP was made with:
+	// 4.096 µs × 2^QPTimeout (14: 67 ms).
+	QPTimeout  int    `json:"qp_timeout,omitempty"`
 	AtomicType string `json:"atomic_type,omitempty"` // "FETCH_AND_ADD" or "CMP_AND_SWAP"
 
 	// TCP. Connections is the number of TCP connections (two when

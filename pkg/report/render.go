@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -55,7 +56,14 @@ func FormatForPath(path string) string {
 }
 
 // Write writes doc in format, one of [Formats].
+//
+// A mesh document ([Document.Mesh]) renders as its matrices in table,
+// markdown and csv (long form), and as itself in json; the other formats
+// are refused.
 func Write(w io.Writer, format string, doc *Document) error {
+	if doc != nil && doc.Mesh != nil {
+		return writeMesh(w, format, doc)
+	}
 	switch format {
 	case FormatTable:
 		return WriteTable(w, doc)
@@ -108,6 +116,9 @@ func WriteSources(w io.Writer, format string, srcs []Source) error {
 		if s.Doc == nil {
 			return fmt.Errorf("report: %s: nil document", s.Name)
 		}
+		if s.Doc.Mesh != nil && !slices.Contains(MeshFormats, format) {
+			return fmt.Errorf("%s: %w", s.Name, errMeshFormat(format))
+		}
 	}
 	switch {
 	case len(srcs) == 0:
@@ -115,7 +126,19 @@ func WriteSources(w io.Writer, format string, srcs []Source) error {
 	case len(srcs) == 1:
 		return Write(w, format, srcs[0].Doc)
 	case format == FormatCSV:
-		return writeCSV(w, srcs, true)
+		meshes := 0
+		for _, s := range srcs {
+			if s.Doc.Mesh != nil {
+				meshes++
+			}
+		}
+		switch meshes {
+		case 0:
+			return writeCSV(w, srcs, true)
+		case len(srcs):
+			return writeMeshCSV(w, srcs, true)
+		}
+		return errors.New("report: csv: mesh documents and others have different columns: render them apart")
 	case format == FormatJSON:
 		return writeJSONArray(w, srcs)
 	case format == FormatBenchActionLatency || format == FormatBenchActionBandwidth:

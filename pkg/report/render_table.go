@@ -278,6 +278,9 @@ func paramsLine(p *Params) string {
 	if p.Events {
 		parts = append(parts, "events")
 	}
+	if p.QPTimeout > 0 {
+		parts = append(parts, fmt.Sprintf("qp-timeout %d", p.QPTimeout))
+	}
 	if p.Bidirectional {
 		parts = append(parts, "bidirectional")
 	}

@@ -9,6 +9,10 @@ import (
 	"sync"
 )
 
+// DefaultQPTimeout is the local ACK timeout exponent of a QP unless its
+// config says otherwise: 4.096 us * 2^14 = 67 ms, perftest's.
+const DefaultQPTimeout = 14
+
 // MRConfig describes a memory region: a buffer of Length bytes allocated in
 // C (page-aligned, never on the Go heap) and registered with Access.
 type MRConfig struct {
@@ -67,7 +71,8 @@ type QPConfig struct {
 	// MaxRdAtomic is the number of outstanding RDMA READs and atomics the QP
 	// may issue and accept; 0 means the device maximum (max_qp_rd_atom).
 	MaxRdAtomic int
-	// Timeout is the local ACK timeout exponent (4.096 us * 2^Timeout); 0 means 14.
+	// Timeout is the local ACK timeout exponent (4.096 us * 2^Timeout); 0
+	// means DefaultQPTimeout.
 	Timeout int
 	// RetryCnt is the transport retry count; 0 means 6 (Soft-RoCE treats
 	// 7 as unlimited, which would hide a dead peer). RNRRetry is the RNR

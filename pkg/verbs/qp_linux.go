@@ -240,7 +240,7 @@ func (q *QP) Connect(remote Endpoint) error {
 	a.sq_psn = C.uint32_t(q.local.PSN)
 	mask = C.IBV_QP_STATE | C.IBV_QP_SQ_PSN
 	if q.cfg.Type == RC {
-		a.timeout = C.uint8_t(orDefault(q.cfg.Timeout, 14))
+		a.timeout = C.uint8_t(orDefault(q.cfg.Timeout, DefaultQPTimeout))
 		// 6, not 7: Soft-RoCE treats 7 as "retry forever", and a peer
 		// that died must end in IBV_WC_RETRY_EXC_ERR, not a hang.
 		a.retry_cnt = C.uint8_t(orDefault(q.cfg.RetryCnt, 6))

@@ -123,6 +123,16 @@ func tcpBaseline(asked, s Spec) (Spec, error) {
 // repeat).
 func (r *Run) Specs() []Spec { return r.specs }
 
+// Params is the document's record of what the run asks for: the settings
+// as asked, nothing filled in (as every document of the run has them).
+func (r *Run) Params() report.Params {
+	p := r.req.Spec.requested()
+	if r.req.Repeat > 1 {
+		p.Repeat = r.req.Repeat
+	}
+	return p
+}
+
 // Steps is the number of measurements the run makes: every size of every
 // test, every repeat.
 func (r *Run) Steps() int {

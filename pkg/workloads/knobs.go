@@ -64,6 +64,7 @@ var Knobs = []Knob{
 	{"connection", "", isRDMA, func(s *Spec) bool { return s.Connection != "" }, func(s *Spec) { s.Connection = "" }},
 	{"mtu", "", isRDMA, func(s *Spec) bool { return s.MTU != 0 }, func(s *Spec) { s.MTU = 0 }},
 	{"events", "", isRDMA, func(s *Spec) bool { return s.Events }, func(s *Spec) { s.Events = false }},
+	{"qp-timeout", "", isRDMA, func(s *Spec) bool { return s.QPTimeout != 0 }, func(s *Spec) { s.QPTimeout = 0 }},
 	{"tx-depth", "", isRDMA, func(s *Spec) bool { return s.TxDepth != 0 }, func(s *Spec) { s.TxDepth = 0 }},
 	{"rx-depth", "only SENDs consume receives", func(t TestInfo) bool { return t.Op == OpSend },
 		func(s *Spec) bool { return s.RxDepth != 0 }, func(s *Spec) { s.RxDepth = 0 }},
@@ -122,7 +123,7 @@ func specFor(asked Spec, test string, lenient bool) (Spec, error) {
 func (s *Spec) requested() report.Params {
 	p := report.Params{Device: s.Device, Port: s.Port, GIDIndex: s.GIDIndex, Connection: s.Connection, MTU: s.MTU,
 		Sizes: s.Sizes, TxDepth: s.TxDepth, RxDepth: s.RxDepth, QPs: s.QPs, CQMod: s.CQMod, PostList: s.PostList,
-		Events: s.Events, Bidirectional: s.Bidirectional, AtomicType: s.AtomicType, Iterations: s.Iterations,
+		Events: s.Events, QPTimeout: s.QPTimeout, Bidirectional: s.Bidirectional, AtomicType: s.AtomicType, Iterations: s.Iterations,
 		DurationS: s.Duration.Seconds(), PrecisionPct: 100 * s.Precision}
 	if s.Precision > 0 {
 		p.PrecisionCapS = s.PrecisionCap.Seconds()

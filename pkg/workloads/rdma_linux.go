@@ -117,7 +117,8 @@ func (e *rdmaRunner) open(context.Context) (any, *report.Device, error) {
 	}
 	inline, auto := s.InlineFor()
 	cfg := verbs.QPConfig{Type: typ, Port: s.Port, SendCQ: e.scq, RecvCQ: e.rcq, MaxSendWR: s.TxDepth,
-		MaxRecvWR: recvWR, MaxInlineData: inline, GIDIndex: s.GIDIndex, MTU: verbs.MTU(s.MTU)}
+		MaxRecvWR: recvWR, MaxInlineData: inline, GIDIndex: s.GIDIndex, MTU: verbs.MTU(s.MTU),
+		Timeout: s.QPTimeout}
 	for i := 0; i < s.QPs; i++ {
 		q, err := e.pd.CreateQP(cfg)
 		if err != nil && i == 0 && inline > 0 && errors.Is(err, syscall.EINVAL) {
@@ -384,7 +385,11 @@ func (e *rdmaRunner) effective(size int) report.Effective {
 	s := e.spec
 	t := s.Info()
 	eff := report.Effective{TxDepth: s.TxDepth, RxDepth: s.RxDepth, CQMod: s.CQModFor(size), InlineMax: e.inline,
-		Inline: e.usesInline(size, e.opcode()), PathMTU: int(e.qps[0].PathMTU()), Events: s.Events}
+		Inline: e.usesInline(size, e.opcode()), PathMTU: int(e.qps[0].PathMTU()), Events: s.Events,
+		QPTimeout: s.QPTimeout}
+	if eff.QPTimeout == 0 {
+		eff.QPTimeout = verbs.DefaultQPTimeout
+	}
 	if t.Metric == Bandwidth {
 		eff.PostList = s.PostList
 	}

@@ -153,7 +153,10 @@ type Spec struct {
 	Bidirectional bool   `json:"bidirectional,omitempty"`
 	AtomicType    string `json:"atomic_type,omitempty"`
 	MTU           int    `json:"mtu,omitempty"`
-	GIDIndex      int    `json:"gid_index"` // -1: automatic
+	// QPTimeout is the local ACK timeout of each QP, an exponent: 4.096 µs
+	// × 2^QPTimeout (perftest's -u); 0 leaves it at 14 (67 ms).
+	QPTimeout int `json:"qp_timeout,omitempty"`
+	GIDIndex  int `json:"gid_index"` // -1: automatic
 	// Device and Port are the client's; the server uses its own unless
 	// ServerDevice is set.
 	Device       string        `json:"device,omitempty"`
@@ -466,6 +469,9 @@ func (s *Spec) validateRDMA(t TestInfo, bad func(string, ...any)) {
 	}
 	if s.Port < 1 {
 		bad("port %d must be 1 or more", s.Port)
+	}
+	if s.QPTimeout < 0 || s.QPTimeout > 31 {
+		bad("qp-timeout %d must be within 1..31 (4.096 µs × 2^N)", s.QPTimeout)
 	}
 	if s.GIDIndex < -1 {
 		bad("GID index %d must be 0 or more", s.GIDIndex)

@@ -1,0 +1,345 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rdmabench/rdmabench/pkg/mesh"
+	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/workloads"
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"golang.org/x/term"
+)
+
+// meshTests are the tests of a mesh link unless others are named: a short
+// latency and bandwidth test.
+var meshTests = []string{"write-lat", "write-bw"}
+
+// meshNotFlags are the test commands' flags that mean nothing in a mesh.
+var meshNotFlags = map[string]string{
+	"port":        "each rank's test server listens on a free port (--listen), and the ranks meet at --coordinator",
+	"loopback":    "a mesh measures between ranks",
+	"server-dev":  "each rank's server uses its own -d",
+	"json-stream": "rank 0 writes one document (--out is rewritten after every link)",
+}
+
+func newMeshCmd(args []string) *cobra.Command {
+	f := &benchFlags{}
+	var (
+		rank, size                  int
+		coordinator, listen, adv    string
+		registerTimeout, linkTimout time.Duration
+		pairsFile                   string
+		outlier                     ratioFlag
+		verbose                     bool
+	)
+	cmd := &cobra.Command{
+		Use:   "mesh [TEST...] [flags]",
+		Short: "Measure every pair of many hosts (or NICs), one rank each, started by Slurm, MPI or a Kubernetes Job",
+		Long: `Measure every pair of ranks (hosts, or NICs) and write one document with the N x N
+matrix of each figure. Start it once per rank with the cluster's launcher:
+rank and size come from its environment (Slurm: SLURM_PROCID, SLURM_NTASKS,
+SLURM_LOCALID; OpenMPI: OMPI_COMM_WORLD_RANK, _SIZE, _LOCAL_RANK; PMI:
+PMI_RANK, PMI_SIZE; PMIx: PMIX_RANK with --ranks; a Kubernetes Indexed Job:
+JOB_COMPLETION_INDEX with --ranks), or from --rank and --ranks.
+
+Every rank runs a test server and registers its address, devices and GIDs
+with rank 0, the coordinator (--coordinator HOST:PORT, $` + mesh.EnvCoordinator + `, or
+under Slurm the first node of the step, port 19514), with the token if one is
+given (--token or $` + EnvToken + `). Rank 0 runs the pairs in rounds of disjoint pairs (a
+round-robin: N-1 rounds, both directions; --pairs FILE for given links),
+each link exactly as 'rdmabench TEST HOST' runs, and prints the matrices.
+
+TESTs are any of the test commands (default: write-lat write-bw); the test
+flags work as in suite. Unless -n, -D or --precision says otherwise, each
+test runs until its headline figure is known to 5%, for at most 1 s.
+
+Exit status at rank 0: 0 when every link was measured and passed its gates;
+1 when a link failed (a rank lost or never registered, a test error: the
+document is complete and marks those links failed); 3 when every link was
+measured but one failed a gate (--limit-*, --outlier), naming the links.
+The other ranks exit 0 once rank 0 ends the mesh, 1 when they cannot
+register or lose it.`,
+		Example: `  srun -N 16 --ntasks-per-node 1 rdmabench mesh --out fabric.json
+  srun -N 16 --ntasks-per-node 8 rdmabench mesh -d mlx5_0,mlx5_1,mlx5_2,mlx5_3,mlx5_4,mlx5_5,mlx5_6,mlx5_7
+  mpirun -np 4 --host a,b,c,d rdmabench mesh --coordinator a:19514 write-lat --limit-p99 20us
+  rdmabench mesh --rank 0 --ranks 2 --coordinator node1   # and --rank 1 on the other host`,
+		RunE: func(cmd *cobra.Command, tests []string) error {
+			fs := cmd.Flags()
+			for name, why := range meshNotFlags {
+				if fs.Changed(name) {
+					return usageError{fmt.Errorf("--%s does not apply to mesh: %s", name, why)}
+				}
+			}
+			if len(tests) == 0 {
+				tests = meshTests
+			}
+			var infos []workloads.TestInfo
+			for _, t := range tests {
+				info, ok := workloads.LookupTest(t)
+				if !ok {
+					return usageError{fmt.Errorf("mesh: unknown test %q (want %s)", t, strings.Join(testNames(), ", "))}
+				}
+				infos = append(infos, info)
+			}
+			if err := meshFlagsApply(fs, infos); err != nil {
+				return usageError{err}
+			}
+			if f.all && len(f.spec.Sizes) > 0 {
+				return usageError{errors.New("mesh: -a and -s are exclusive")}
+			}
+			if !slices.Contains(report.MeshFormats, f.output) {
+				return usageError{fmt.Errorf("mesh: -o %s: a mesh document renders as %s", f.output, strings.Join(report.MeshFormats, ", "))}
+			}
+			if f.outFile != "" && !slices.Contains(report.MeshFormats, report.FormatForPath(f.outFile)) {
+				return usageError{fmt.Errorf("mesh: --out %s: a mesh document is written as .json, .txt, .md or .csv", f.outFile)}
+			}
+			if !fs.Changed("rank") {
+				rank = -1
+			}
+			launch, err := mesh.Detect(os.Getenv, rank, size)
+			if err != nil {
+				return usageError{err}
+			}
+			if coordinator == "" {
+				coordinator = os.Getenv(mesh.EnvCoordinator)
+			}
+			coord, err := mesh.CoordinatorAddr(coordinator, launch)
+			if err != nil {
+				return usageError{err}
+			}
+			req := f.request(tests, true, args)
+			if !fs.Changed("precision") && !fs.Changed("iters") && !fs.Changed("duration") {
+				req.Spec.Precision = suitePrecision
+				if !fs.Changed("precision-cap") {
+					req.Spec.PrecisionCap = suitePrecisionCap
+				}
+			}
+			token := f.token
+			if token == "" {
+				token = os.Getenv(EnvToken)
+			}
+			cfg := mesh.Config{Launch: launch, Coordinator: coord, Token: token, Listen: listen, Advertise: adv,
+				Request: req, RegisterTimeout: registerTimeout, LinkTimeout: linkTimout, Limits: f.limits, Outlier: outlier.v}
+			if d := strings.TrimSpace(f.spec.Device); d != "" {
+				cfg.Devices = strings.Split(d, ",")
+			}
+			if launch.Rank == 0 && pairsFile != "" {
+				links, err := readPairs(pairsFile, launch.Size)
+				if err != nil {
+					return usageError{err}
+				}
+				cfg.Links = links
+			}
+			stderr := cmd.ErrOrStderr()
+			if verbose {
+				cfg.Log = stderr
+			} else if launch.Rank == 0 {
+				cfg.Log = &meshLog{w: stderr}
+			}
+			if launch.Rank != 0 {
+				_, err := mesh.Run(cmd.Context(), cfg)
+				if errors.Is(err, mesh.ErrUsage) {
+					return usageError{err}
+				}
+				return err
+			}
+			return runMeshRank0(cmd, f, cfg)
+		},
+	}
+	// The test flags, as suite has them, but those that mean nothing here.
+	all := pflag.NewFlagSet("mesh", pflag.ContinueOnError)
+	f.register(all, workloads.Tests)
+	all.VisitAll(func(fl *pflag.Flag) {
+		switch fl.Name {
+		case "ib-dev":
+			fl.Usage = "RDMA device; a list (mlx5_0,mlx5_1,...) gives each rank of a host the one at its local rank (default: the first device)"
+		case "output":
+			fl.Usage = "rank 0's output format: " + strings.Join(report.MeshFormats, ", ")
+		case "out":
+			fl.Usage = "rank 0 also writes the document to FILE, atomically, after every link (marked partial until the end); .txt table, .md, .csv, else JSON"
+		}
+		cmd.Flags().AddFlag(fl)
+		if meshNotFlags[fl.Name] != "" {
+			_ = cmd.Flags().MarkHidden(fl.Name)
+		}
+	})
+	fs := cmd.Flags()
+	fs.IntVar(&rank, "rank", -1, "this rank, when no launcher says it (with --ranks)")
+	fs.IntVar(&size, "ranks", 0, "the number of ranks, when the launcher does not say it (PMIx, a Kubernetes Indexed Job); --size is the message size, as in every test")
+	fs.StringVar(&coordinator, "coordinator", "", "rank 0's HOST[:PORT], where the ranks meet (default $"+mesh.EnvCoordinator+"; under Slurm the first node of the step; port 19514)")
+	fs.StringVar(&listen, "listen", ":0", "this rank's test server address: HOST:PORT")
+	fs.StringVar(&adv, "advertise", "", "the host the other ranks dial this rank's server at (default: the address it reaches rank 0 from)")
+	fs.Var(positiveDuration(&registerTimeout), "register-timeout", "how long rank 0 waits for every rank to register, and the others try to reach it (default 60s)")
+	fs.Var(positiveDuration(&linkTimout), "link-timeout", "give up a link after this long (default: a minute, plus half a minute per test and size, plus any -D or --precision-cap)")
+	fs.StringVar(&pairsFile, "pairs", "", "measure only the links in FILE: one per line, FROM TO (ranks), or A <-> B for both directions")
+	fs.Var(&outlier, "outlier", "exit 3 naming each link whose bandwidth is below this fraction of the median of all links (or p50 latency above the median divided by it), e.g. 0.8")
+	fs.BoolVarP(&verbose, "verbose", "v", false, "log, on every rank, its registration and each test it serves")
+	return cmd
+}
+
+func testNames() []string {
+	var n []string
+	for _, t := range workloads.Tests {
+		n = append(n, t.Name)
+	}
+	return n
+}
+
+// meshFlagsApply refuses a knob or limit set on the command line that
+// applies to none of the mesh's tests.
+func meshFlagsApply(fs *pflag.FlagSet, tests []workloads.TestInfo) error {
+	var err error
+	fs.Visit(func(fl *pflag.Flag) {
+		if err != nil {
+			return
+		}
+		for _, d := range benchFlagDefs {
+			probe := pflag.NewFlagSet("probe", pflag.ContinueOnError)
+			d.add(probe, &benchFlags{})
+			if probe.Lookup(fl.Name) == nil {
+				continue
+			}
+			if !d.appliesToAny(tests) {
+				names := make([]string, len(tests))
+				for i, t := range tests {
+					names[i] = t.Name
+				}
+				if k, ok := workloads.LookupKnob(d.knob); ok {
+					err = fmt.Errorf("--%s does not apply to the mesh's tests (%s): it is for %s", fl.Name,
+						strings.Join(names, ", "), strings.Join(k.Tests(), ", "))
+				} else {
+					err = fmt.Errorf("--%s does not apply to the mesh's tests (%s): it is for %s tests", fl.Name,
+						strings.Join(names, ", "), d.metric)
+				}
+			}
+			return
+		}
+	})
+	return err
+}
+
+func readPairs(path string, n int) ([]mesh.Link, error) {
+	file, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--pairs: %w", err)
+	}
+	defer file.Close()
+	return mesh.ParsePairs(file, path, n)
+}
+
+// runMeshRank0 runs the coordinator's rank, prints the document, and maps
+// its outcome to the exit status.
+func runMeshRank0(cmd *cobra.Command, f *benchFlags, cfg mesh.Config) error {
+	stderr := cmd.ErrOrStderr()
+	bar := newMeshProgress(stderr, f)
+	cfg.Progress = bar.update
+	if f.outFile != "" {
+		cfg.Checkpoint = func(doc *report.Document) error { return f.writeFile(doc) }
+	}
+	doc, err := mesh.Run(cmd.Context(), cfg)
+	bar.finish()
+	if errors.Is(err, mesh.ErrUsage) {
+		return usageError{err}
+	}
+	if doc == nil {
+		return err
+	}
+	if err := report.Write(cmd.OutOrStdout(), f.output, doc); err != nil {
+		return err
+	}
+	if f.outFile != "" {
+		if err := f.writeFile(doc); err != nil {
+			return err
+		}
+	}
+	m := doc.Mesh
+	failed := m.FailedLinks()
+	for _, l := range failed {
+		fmt.Fprintf(stderr, "link failed: %d -> %d: %s\n", l.From, l.To, l.Error)
+	}
+	for _, lf := range m.Failures {
+		fmt.Fprintf(stderr, "%s failed: %s\n", lf.Kind, lf.Message)
+	}
+	switch {
+	case cmd.Context().Err() != nil:
+		return reported{cmd.Context().Err()}
+	case len(failed) > 0:
+		return reported{fmt.Errorf("%d of %d links failed", len(failed), len(m.Links))}
+	case len(m.Failures) > 0:
+		return reported{gateError{fmt.Errorf("%d link check(s) failed", len(m.Failures))}}
+	}
+	return err
+}
+
+// meshLog passes rank 0's lines about ranks lost or never registered (and
+// a failed checkpoint) to stderr, not the others: one line per rank and
+// per test served is too much at scale (--verbose shows them).
+type meshLog struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *meshLog) Write(p []byte) (int, error) {
+	line := string(p)
+	if !strings.HasPrefix(line, "rdmabench mesh: ") ||
+		!(strings.Contains(line, " lost: ") || strings.Contains(line, "did not register") || strings.Contains(line, "checkpoint")) {
+		return len(p), nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// meshProgress is rank 0's bar over the links, on a terminal only.
+type meshProgress struct {
+	mu  sync.Mutex
+	w   io.Writer
+	bar *progressbar.ProgressBar
+}
+
+func newMeshProgress(stderr io.Writer, f *benchFlags) *meshProgress {
+	file, ok := stderr.(*os.File)
+	if !ok || !term.IsTerminal(int(file.Fd())) {
+		return &meshProgress{}
+	}
+	if f.output != report.FormatTable && f.output != report.FormatMarkdown && f.outFile == "" {
+		return &meshProgress{}
+	}
+	return &meshProgress{w: stderr}
+}
+
+func (p *meshProgress) update(ev mesh.Progress) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.w == nil {
+		return
+	}
+	if ev.Started {
+		if p.bar == nil {
+			p.bar = progressbar.NewOptions(ev.Links, progressbar.OptionSetWriter(p.w), progressbar.OptionShowCount(),
+				progressbar.OptionClearOnFinish(), progressbar.OptionSetWidth(30), progressbar.OptionSetPredictTime(true))
+		}
+		p.bar.Describe(fmt.Sprintf("%d ranks, round %d/%d, %d failed", ev.Ranks, max(ev.Round, 1), ev.Rounds, ev.Failed))
+	}
+	if ev.Link != nil && p.bar != nil {
+		_ = p.bar.Add(1)
+	}
+}
+
+func (p *meshProgress) finish() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.bar != nil {
+		_ = p.bar.Finish()
+		_ = p.bar.Clear()
+	}
+}

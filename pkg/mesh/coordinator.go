@@ -1,0 +1,369 @@
+package mesh
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/rdmabench/rdmabench/pkg/control"
+	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/workloads"
+)
+
+// runner runs a link's job on the rank at its client end: over its
+// control connection, or in this process for rank 0.
+type runner interface {
+	run(ctx context.Context, j job) (*report.Document, error)
+}
+
+type localRunner struct{ cfg *Config }
+
+func (l localRunner) run(ctx context.Context, j job) (*report.Document, error) {
+	return runJob(ctx, l.cfg, j)
+}
+
+type remoteRunner struct{ m *control.Member }
+
+func (r remoteRunner) run(ctx context.Context, j job) (*report.Document, error) {
+	data, err := json.Marshal(j)
+	if err != nil {
+		return nil, err
+	}
+	out, err := r.m.Run(ctx, data)
+	var o outcome
+	if len(out) > 0 {
+		if derr := json.Unmarshal(out, &o); derr != nil && err == nil {
+			err = fmt.Errorf("the rank's outcome: %w", derr)
+		}
+	}
+	return o.Document, err
+}
+
+// coordinator is rank 0's state.
+type coordinator struct {
+	cfg  *Config
+	plan *workloads.Run
+
+	mu      sync.Mutex
+	ranks   []report.MeshRank
+	runners []runner
+	count   int           // registered
+	all     chan struct{} // closed once every rank registered
+	started bool          // the schedule started: no more registrations
+	ending  bool          // the mesh is over: members closing are not lost
+	selfIP  string        // rank 0's address, as the ranks reached it
+	doc     *report.Document
+	links   []report.MeshLink
+}
+
+// coordinate is rank 0's part: the coordinator, then every round, then
+// the document.
+func coordinate(ctx context.Context, cfg *Config, plan *workloads.Run, self registration) (*report.Document, error) {
+	n := cfg.Launch.Size
+	c := &coordinator{cfg: cfg, plan: plan, ranks: make([]report.MeshRank, n), runners: make([]runner, n),
+		all: make(chan struct{})}
+	for i := range c.ranks {
+		c.ranks[i] = report.MeshRank{Rank: i, State: report.RankUnregistered}
+	}
+	c.doc = newDocument(plan, cfg.Request)
+	// The coordinator listens on its port on every address.
+	_, port, _ := net.SplitHostPort(cfg.Coordinator)
+	ln, err := net.Listen("tcp", net.JoinHostPort("", port))
+	if err != nil {
+		return nil, fmt.Errorf("coordinator: listen on port %s: %w", port, err)
+	}
+	cctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	coord := control.NewCoordinator(control.CoordinatorOptions{Token: cfg.Token, MaxFrame: maxFrame, Log: cfg.Log,
+		Register: c.register})
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		_ = coord.Serve(cctx, ln)
+	}()
+	defer func() {
+		c.mu.Lock()
+		c.ending = true
+		c.mu.Unlock()
+		stop() // every member is told the mesh is over
+		<-served
+	}()
+	c.add(self, localRunner{cfg}, "")
+	logf(cfg.Log, "rank 0 of %d: coordinator on port %s, waiting up to %v for the other ranks", n, port, cfg.RegisterTimeout)
+
+	wait := time.NewTimer(cfg.RegisterTimeout)
+	select {
+	case <-c.all:
+	case <-wait.C:
+	case <-ctx.Done():
+	}
+	wait.Stop()
+	c.mu.Lock()
+	c.started = true
+	missing := n - c.count
+	selfHost := cfg.Advertise
+	if selfHost == "" {
+		selfHost = c.selfIP
+	}
+	if selfHost == "" {
+		selfHost = hostOf(cfg.Coordinator)
+	}
+	c.ranks[0].Addr = joinHostPort(selfHost, self.Port)
+	for i := range c.ranks {
+		if c.ranks[i].State == report.RankUnregistered {
+			c.ranks[i].Error = fmt.Sprintf("it did not register within %v", cfg.RegisterTimeout)
+		}
+	}
+	c.mu.Unlock()
+	if missing > 0 && ctx.Err() == nil {
+		logf(cfg.Log, "%d of %d ranks did not register within %v: their links fail", missing, n, cfg.RegisterTimeout)
+	}
+
+	sched, kind := RoundRobin(n), "round-robin"
+	if cfg.Links != nil {
+		sched, kind = FromLinks(cfg.Links), "pairs-file"
+	}
+	m := &report.Mesh{Size: n, Launcher: cfg.Launch.Launcher, Coordinator: cfg.Coordinator, Tests: cfg.Request.Tests,
+		Rounds: len(sched), Schedule: kind}
+	c.doc.Mesh = m
+	total := sched.Links()
+	prog := Progress{Rounds: len(sched), Links: total, Ranks: n - missing, Started: true}
+	c.progress(prog)
+	for r, round := range sched {
+		prog.Round = r + 1
+		var wg sync.WaitGroup
+		for _, p := range round {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for _, l := range p.Links {
+					ml := c.runLink(ctx, r+1, l)
+					c.mu.Lock()
+					c.links = append(c.links, ml)
+					prog.Done++
+					if ml.Error != "" {
+						prog.Failed++
+					}
+					pr := prog
+					pr.Link = &ml
+					c.checkpoint()
+					c.mu.Unlock()
+					c.progress(pr)
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	return c.finish(ctx), nil
+}
+
+func (c *coordinator) progress(p Progress) {
+	if c.cfg.Progress != nil {
+		c.cfg.Progress(p)
+	}
+}
+
+// add records a registered rank; c.mu is held, or the coordinator is not
+// serving yet.
+func (c *coordinator) add(reg registration, r runner, addr string) {
+	rk := &c.ranks[reg.Rank]
+	host := reg.Host
+	rk.State, rk.Error, rk.LocalRank, rk.Host, rk.Devices = report.RankOK, "", reg.LocalRank, &host, reg.Devices
+	if reg.Rank != 0 {
+		h := reg.Advertise
+		if h == "" {
+			h = hostOf(addr)
+		}
+		rk.Addr = joinHostPort(h, reg.Port)
+	}
+	c.runners[reg.Rank] = r
+	c.count++
+	if c.count == len(c.ranks) {
+		close(c.all)
+	}
+}
+
+// register is the control coordinator's callback for a rank that
+// registers.
+func (c *coordinator) register(m *control.Member) error {
+	var reg registration
+	if err := json.Unmarshal(m.Data(), &reg); err != nil {
+		return fmt.Errorf("malformed registration: %w", err)
+	}
+	n := len(c.ranks)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case reg.Size != n:
+		return fmt.Errorf("rank %d says the mesh has %d ranks, the coordinator %d: were they started by one launcher?", reg.Rank, reg.Size, n)
+	case reg.Rank <= 0 || reg.Rank >= n:
+		return fmt.Errorf("rank %d is not a rank this coordinator waits for (1 to %d)", reg.Rank, n-1)
+	case c.started:
+		return fmt.Errorf("the mesh started without rank %d: it registered after %v (--register-timeout)", reg.Rank, c.cfg.RegisterTimeout)
+	case c.ranks[reg.Rank].State != report.RankUnregistered:
+		return fmt.Errorf("rank %d is already registered (from %s)", reg.Rank, c.ranks[reg.Rank].Addr)
+	}
+	if c.selfIP == "" {
+		c.selfIP = hostOf(m.LocalAddr())
+	}
+	c.add(reg, remoteRunner{m}, m.Addr())
+	logf(c.cfg.Log, "rank %d registered from %s (%s)", reg.Rank, m.Addr(), reg.Host.Hostname)
+	go func() {
+		<-m.Lost()
+		c.lost(reg.Rank, m.Err())
+	}()
+	return nil
+}
+
+// lost marks a rank lost, unless the mesh is ending.
+func (c *coordinator) lost(rank int, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ending || c.ranks[rank].State != report.RankOK {
+		return
+	}
+	c.ranks[rank].State = report.RankLost
+	c.ranks[rank].Error = fmt.Sprint(err)
+	logf(c.cfg.Log, "rank %d lost: %v", rank, err)
+}
+
+// unavailable says why rank cannot take part in a link, or "".
+func (c *coordinator) unavailable(rank int) string {
+	rk := c.ranks[rank]
+	name := "rank " + strconv.Itoa(rank)
+	if rk.Host != nil && rk.Host.Hostname != "" {
+		name += " (" + rk.Host.Hostname + ")"
+	}
+	switch rk.State {
+	case report.RankUnregistered:
+		return name + " never registered: " + rk.Error
+	case report.RankLost:
+		return name + " was lost: " + rk.Error
+	}
+	return ""
+}
+
+// runLink runs one link on the rank at its client end.
+func (c *coordinator) runLink(ctx context.Context, round int, l Link) report.MeshLink {
+	ml := report.MeshLink{From: l.From, To: l.To, Round: round, Results: []report.Result{}}
+	c.mu.Lock()
+	why := c.unavailable(l.From)
+	if why == "" {
+		why = c.unavailable(l.To)
+	}
+	r := c.runners[l.From]
+	peer := c.ranks[l.To].Addr
+	c.mu.Unlock()
+	if ctx.Err() != nil {
+		ml.Error = "not run: " + context.Cause(ctx).Error()
+		return ml
+	}
+	if why != "" {
+		ml.Error = why
+		return ml
+	}
+	req := c.cfg.Request
+	spec := req.Spec
+	spec.Device = "" // each rank uses its own
+	j := job{From: l.From, To: l.To, PeerAddr: peer, Tests: req.Tests, Spec: spec, Repeat: req.Repeat,
+		Baseline: req.Baseline, Command: req.Command}
+	lctx, cancel := context.WithTimeoutCause(ctx, c.cfg.LinkTimeout,
+		fmt.Errorf("the link did not finish within %v", c.cfg.LinkTimeout))
+	defer cancel()
+	start := time.Now().UTC()
+	doc, err := r.run(lctx, j)
+	ml.Start, ml.End = start, time.Now().UTC()
+	if doc != nil {
+		ml.Start, ml.End = doc.Start, doc.End
+		ml.Results = doc.Results
+		ml.Warnings = doc.Warnings
+		c.mu.Lock()
+		from := &c.ranks[l.From]
+		if from.Host == nil || from.Host.Device == nil {
+			h := doc.Hosts.Local
+			from.Host = &h
+		}
+		if to := &c.ranks[l.To]; doc.Hosts.Remote != nil && (to.Host == nil || to.Host.Device == nil) {
+			h := *doc.Hosts.Remote
+			to.Host = &h
+		}
+		for name, cl := range doc.Clocks {
+			if from.Clocks == nil {
+				from.Clocks = map[string]report.Clock{}
+			}
+			from.Clocks[name] = cl
+		}
+		c.mu.Unlock()
+	}
+	if err != nil {
+		// A JobError is the client rank's own account of the link's
+		// failure; any other error lost that rank (its connection failed
+		// or it missed the link's deadline).
+		ml.Error = err.Error()
+		var je *control.JobError
+		isJob := errors.As(err, &je)
+		if !isJob && l.From != 0 {
+			c.lost(l.From, err)
+		}
+		c.mu.Lock()
+		if why := c.unavailable(l.From); why != "" && !isJob {
+			ml.Error = why
+		} else if why := c.unavailable(l.To); why != "" {
+			ml.Error += " (" + why + ")"
+		}
+		c.mu.Unlock()
+	} else if len(ml.Results) == 0 {
+		ml.Error = "no result"
+	}
+	return ml
+}
+
+// checkpoint hands the document so far to the Checkpoint; c.mu is held.
+func (c *coordinator) checkpoint() {
+	if c.cfg.Checkpoint == nil {
+		return
+	}
+	doc := c.snapshot()
+	doc.End = time.Now().UTC()
+	if err := c.cfg.Checkpoint(doc); err != nil {
+		logf(c.cfg.Log, "checkpoint: %v", err)
+	}
+}
+
+// snapshot is the document with the links so far; c.mu is held.
+func (c *coordinator) snapshot() *report.Document {
+	d := *c.doc
+	m := *c.doc.Mesh
+	m.Ranks = append([]report.MeshRank(nil), c.ranks...)
+	m.Links = append([]report.MeshLink(nil), c.links...)
+	m.BuildMatrices()
+	report.CheckMesh(&m, c.cfg.Limits, c.cfg.Outlier)
+	d.Mesh = &m
+	return &d
+}
+
+// finish completes the document.
+func (c *coordinator) finish(ctx context.Context) *report.Document {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	doc := c.snapshot()
+	doc.Partial = false
+	doc.End = time.Now().UTC()
+	if h := c.ranks[0].Host; h != nil {
+		doc.Hosts.Local = *h
+	}
+	if ctx.Err() != nil {
+		doc.Error = "interrupted"
+		if cause := context.Cause(ctx); cause != ctx.Err() {
+			doc.Error = cause.Error()
+		}
+	}
+	if failed := len(doc.Mesh.FailedLinks()); failed > 0 && doc.Error == "" {
+		doc.Error = fmt.Sprintf("%d of %d links failed", failed, len(doc.Mesh.Links))
+	}
+	return doc
+}

@@ -1,0 +1,393 @@
+// Package mesh measures every pair of many hosts (or NICs): `rdmabench
+// mesh`, started once per rank by the cluster's own launcher (Slurm,
+// OpenMPI, a PMI or PMIx launcher, a Kubernetes Indexed Job). Every rank
+// runs a test server (pkg/control's, serving pkg/workloads' tests) and
+// registers its address, host, devices and GIDs with the coordinator, rank
+// 0, over the control protocol (token included). The coordinator schedules
+// rounds of disjoint pairs (a round-robin tournament, both directions, or
+// the links of a --pairs file) and gives each link to the rank at its
+// client end, which runs the tests against the other's server exactly as
+// `rdmabench TEST HOST` does (workloads.NewRun and Execute). Rank 0 merges
+// every link into one document: the N×N matrix per figure with every
+// link's full results, and the per-link gates.
+//
+// Faults: a rank that never registers, or dies or goes silent, fails the
+// links it is part of; the rest of the matrix completes. Every wait has a
+// deadline (registration, each link, the control connections' keepalive),
+// so a mesh never hangs.
+package mesh
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/rdmabench/rdmabench/internal/buildinfo"
+	"github.com/rdmabench/rdmabench/pkg/control"
+	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/verbs"
+	"github.com/rdmabench/rdmabench/pkg/workloads"
+)
+
+// Defaults.
+const (
+	DefaultRegisterTimeout = 60 * time.Second
+	// maxFrame is the largest control frame of the mesh connections: a
+	// link's document (sweeps and repeats hold many histograms).
+	maxFrame = 64 << 20
+)
+
+// Config is one rank's part in a mesh.
+type Config struct {
+	Launch Launch
+	// Coordinator is rank 0's host:port (see CoordinatorAddr).
+	Coordinator string
+	Token       string
+	// Listen is this rank's test server address (default ":0": every
+	// address, a free port).
+	Listen string
+	// Advertise is the host the other ranks dial this rank's test server
+	// at (default: the address this rank reaches rank 0 from; rank 0's,
+	// the address the ranks reached it at).
+	Advertise string
+	// Devices is -d: one device for every rank, or one per local rank.
+	Devices []string
+	// Request is the tests each link runs. Rank 0's is sent to the others:
+	// every link runs the same tests.
+	Request workloads.Request
+	// RegisterTimeout is how long rank 0 waits for every rank to register,
+	// and the others keep trying to reach it (default 60s).
+	RegisterTimeout time.Duration
+	// LinkTimeout bounds each link (default: from the tests; see
+	// linkTimeout).
+	LinkTimeout time.Duration
+	// Links, when set, are the links to measure (--pairs); else every pair,
+	// both directions.
+	Links    []Link
+	Limits   report.Limits
+	Outlier  float64
+	Progress func(Progress)
+	// Checkpoint gets the document, marked partial, after every link.
+	Checkpoint func(*report.Document) error
+	// Log gets a line per rank event (registered, lost) on every rank.
+	Log io.Writer
+}
+
+// Progress is how far rank 0 is.
+type Progress struct {
+	Round, Rounds int
+	Done, Links   int
+	Failed        int
+	Ranks         int // registered
+	// Link is the link that just ended, if any.
+	Link *report.MeshLink
+	// Started: the schedule starts (every rank registered, or the wait
+	// ended).
+	Started bool
+}
+
+// device is this rank's device.
+func (c *Config) device() (string, error) {
+	switch {
+	case len(c.Devices) == 0:
+		return "", nil
+	case len(c.Devices) == 1:
+		return c.Devices[0], nil
+	case c.Launch.LocalRank < len(c.Devices):
+		return c.Devices[c.Launch.LocalRank], nil
+	}
+	return "", usagef("-d lists %d devices, one per rank of a host, but this rank's local rank is %d", len(c.Devices), c.Launch.LocalRank)
+}
+
+// registration is what a rank tells the coordinator.
+type registration struct {
+	Rank      int                 `json:"rank"`
+	Size      int                 `json:"size"`
+	LocalRank int                 `json:"local_rank"`
+	Port      int                 `json:"port"`
+	Advertise string              `json:"advertise,omitempty"`
+	Host      report.Host         `json:"host"`
+	Devices   []report.MeshDevice `json:"devices,omitempty"`
+}
+
+// job is a link the coordinator gives the rank at its client end.
+type job struct {
+	From     int            `json:"from"`
+	To       int            `json:"to"`
+	PeerAddr string         `json:"peer_addr"`
+	Tests    []string       `json:"tests"`
+	Spec     workloads.Spec `json:"spec"`
+	Repeat   int            `json:"repeat,omitempty"`
+	Baseline bool           `json:"baseline,omitempty"`
+	Command  []string       `json:"command,omitempty"`
+}
+
+// outcome is the rank's answer: the link's document.
+type outcome struct {
+	Document *report.Document `json:"document,omitempty"`
+}
+
+// Run runs this rank's part of the mesh until it ends. Rank 0 returns the
+// mesh's document (nil only when it could not start); the other ranks
+// return nil, nil once the coordinator ended the mesh. A mistake in the
+// configuration wraps ErrUsage and is found before anything starts.
+func Run(ctx context.Context, cfg Config) (*report.Document, error) {
+	if cfg.RegisterTimeout <= 0 {
+		cfg.RegisterTimeout = DefaultRegisterTimeout
+	}
+	dev, err := cfg.device()
+	if err != nil {
+		return nil, err
+	}
+	cfg.Request.Suite = true
+	cfg.Request.Spec.Device = dev
+	plan, err := workloads.NewRun(cfg.Request)
+	if err != nil {
+		return nil, usageErr{err}
+	}
+	if cfg.LinkTimeout <= 0 {
+		cfg.LinkTimeout = linkTimeout(plan, cfg.Request.Repeat)
+	}
+	if cfg.Listen == "" {
+		cfg.Listen = ":0"
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", cfg.Listen, err)
+	}
+	sctx, stopServer := context.WithCancel(ctx)
+	srv := &workloads.Server{Device: dev, MaxMem: cfg.Request.MaxMem}
+	srv.ListenHost, _, _ = net.SplitHostPort(ln.Addr().String())
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		s := control.NewServer(handler{srv}, control.ServerOptions{Token: cfg.Token, Log: cfg.Log})
+		_ = s.Serve(sctx, ln)
+	}()
+	defer func() {
+		stopServer()
+		<-served
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+	self := registration{Rank: cfg.Launch.Rank, Size: cfg.Launch.Size, LocalRank: cfg.Launch.LocalRank, Port: port,
+		Advertise: cfg.Advertise, Host: workloads.LocalHost(), Devices: localDevices()}
+	if cfg.Launch.Rank != 0 {
+		return nil, member(ctx, &cfg, self)
+	}
+	return coordinate(ctx, &cfg, plan, self)
+}
+
+// linkTimeout bounds one link: a minute, plus per size of each test
+// half a minute, its duration or its precision cap, per repeat.
+func linkTimeout(plan *workloads.Run, repeat int) time.Duration {
+	d := time.Minute
+	for _, s := range plan.Specs() {
+		per := 30 * time.Second
+		if s.Duration > 0 {
+			per += s.Duration
+		}
+		if s.Precision > 0 {
+			per += s.PrecisionCap
+		}
+		d += time.Duration(len(s.Sizes)) * per * time.Duration(max(repeat, 1))
+	}
+	return d
+}
+
+// localDevices lists this host's RDMA devices and ports with their GIDs;
+// none on a host (or build) without verbs.
+func localDevices() []report.MeshDevice {
+	devs, err := verbs.Devices()
+	if err != nil {
+		return nil
+	}
+	var out []report.MeshDevice
+	for _, d := range devs {
+		for _, p := range d.Ports {
+			md := report.MeshDevice{Name: d.Name, Port: p.Port, State: p.State.String(), LinkLayer: string(p.LinkLayer)}
+			for _, g := range p.GIDs {
+				md.GIDs = append(md.GIDs, report.MeshGID{Index: g.Index, GID: g.GID.String(), Type: g.Type.String(), Netdev: g.Netdev})
+			}
+			out = append(out, md)
+		}
+	}
+	return out
+}
+
+// runJob runs a link's tests from this rank against the peer's server, as
+// `rdmabench TEST HOST` does, and returns its document.
+func runJob(ctx context.Context, cfg *Config, j job) (*report.Document, error) {
+	req := workloads.Request{Tests: j.Tests, Spec: j.Spec, Suite: true, Repeat: j.Repeat, Baseline: j.Baseline,
+		Command: j.Command, MaxMem: cfg.Request.MaxMem}
+	dev, _ := cfg.device()
+	req.Spec.Device = dev
+	plan, err := workloads.NewRun(req)
+	if err != nil {
+		return nil, err
+	}
+	c, err := control.Dial(ctx, j.PeerAddr, control.ClientOptions{Token: cfg.Token})
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	host, _, _ := net.SplitHostPort(j.PeerAddr)
+	return plan.Execute(ctx, workloads.Target{Remote: remote{c}, Host: host})
+}
+
+// member is the part of every rank but 0: register with the coordinator
+// (trying until the registration deadline), then run the links it is
+// given until the coordinator ends the mesh.
+func member(ctx context.Context, cfg *Config, self registration) error {
+	data, _ := json.Marshal(self)
+	deadline := time.Now().Add(cfg.RegisterTimeout)
+	var ms *control.Membership
+	for wait := 100 * time.Millisecond; ; wait = min(2*wait, time.Second) {
+		jctx, cancel := context.WithDeadline(ctx, deadline)
+		var err error
+		ms, err = control.Join(jctx, cfg.Coordinator, control.ClientOptions{Token: cfg.Token, MaxFrame: maxFrame}, data)
+		cancel()
+		if err == nil {
+			break
+		}
+		var se *control.ServerError
+		var ve *control.VersionError
+		switch {
+		case ctx.Err() != nil:
+			return context.Cause(ctx)
+		case errors.As(err, &se), errors.As(err, &ve):
+			return fmt.Errorf("rank %d: the coordinator %s refused it: %w", self.Rank, cfg.Coordinator, err)
+		case time.Now().Add(wait).After(deadline):
+			return fmt.Errorf("rank %d: could not register with the coordinator %s within %v: %w", self.Rank, cfg.Coordinator, cfg.RegisterTimeout, err)
+		}
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
+	defer ms.Close()
+	logf(cfg.Log, "rank %d of %d: registered with the coordinator %s", self.Rank, self.Size, cfg.Coordinator)
+	// A job in progress stops when the coordinator is lost.
+	jctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-ms.Lost():
+			cancel()
+		case <-jctx.Done():
+		}
+	}()
+	for {
+		jb, err := ms.Next(ctx)
+		if errors.Is(err, control.ErrMeshDone) {
+			return nil
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return context.Cause(ctx)
+			}
+			return fmt.Errorf("rank %d: lost the coordinator %s: %w", self.Rank, cfg.Coordinator, err)
+		}
+		var j job
+		var doc *report.Document
+		if err = json.Unmarshal(jb.Data, &j); err == nil {
+			doc, err = runJob(jctx, cfg, j)
+		}
+		var out json.RawMessage
+		switch {
+		case doc != nil:
+			b, merr := json.Marshal(outcome{Document: doc})
+			if merr != nil {
+				err = firstNonNil(err, merr)
+			} else {
+				out = b
+			}
+		case err == nil:
+			err = errors.New("the link's run returned no document")
+		}
+		rerr := jb.Reply(ctx, out, err)
+		if errors.Is(rerr, control.ErrFrameTooLarge) {
+			rerr = jb.Reply(ctx, nil, fmt.Errorf("the link's document is too large to send (%w)", rerr))
+		}
+		if rerr != nil {
+			return fmt.Errorf("rank %d: lost the coordinator %s: %w", self.Rank, cfg.Coordinator, rerr)
+		}
+	}
+}
+
+func firstNonNil(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+func logf(w io.Writer, format string, args ...any) {
+	if w != nil {
+		fmt.Fprintf(w, "rdmabench mesh: "+format+"\n", args...)
+	}
+}
+
+// handler serves the tests other ranks run against this one.
+type handler struct{ srv *workloads.Server }
+
+func (h handler) Accept(spec json.RawMessage) (control.Test, error) {
+	t, err := h.srv.Accept(spec)
+	if errors.Is(err, workloads.ErrOverLimit) {
+		return nil, &control.LimitError{Err: err}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return served{t}, nil
+}
+
+type served struct{ t *workloads.ServerTest }
+
+func (s served) Run(ctx context.Context, tr control.Transport) error { return s.t.Run(ctx, tr) }
+
+// remote is a peer's test server, as workloads drives it.
+type remote struct{ c *control.Client }
+
+func (r remote) Start(ctx context.Context, test string, spec json.RawMessage) (workloads.RemoteTest, error) {
+	s, err := r.c.Run(ctx, test, spec)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (r remote) Version() string { return r.c.Server().Version }
+
+// newDocument starts rank 0's document.
+func newDocument(plan *workloads.Run, req workloads.Request) *report.Document {
+	doc := report.NewDocument()
+	bi := buildinfo.Get()
+	doc.Tool = report.Tool{Name: bi.Name, Version: bi.Version, Commit: bi.Commit, GoVersion: bi.GoVersion, Verbs: bi.Verbs}
+	if req.Command != nil {
+		doc.Command = req.Command
+	}
+	doc.Start = time.Now().UTC()
+	doc.Params = plan.Params()
+	doc.Hosts.Local = workloads.LocalHost()
+	doc.Partial = true
+	return doc
+}
+
+// hostOf is the host part of addr.
+func hostOf(addr string) string {
+	h, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	return h
+}
+
+func joinHostPort(host string, port int) string { return net.JoinHostPort(host, strconv.Itoa(port)) }

@@ -1,0 +1,320 @@
+package mesh
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rdmabench/rdmabench/internal/testutil"
+	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/schema"
+	"github.com/rdmabench/rdmabench/pkg/workloads"
+)
+
+// These tests run whole meshes in one process, every rank a goroutine with
+// its own test server on 127.0.0.1, over the TCP tests (no device needed):
+// the same code paths as ranks on many hosts, but for the verbs loops,
+// which the device tests and the launcher runs in the VMs cover.
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+type meshRun struct {
+	n        int
+	start    []int // the ranks to start (default: all)
+	timeout  time.Duration
+	links    []Link
+	limits   report.Limits
+	outlier  float64
+	tests    []string
+	device   string // -d; "" for the TCP tests
+	progress func(p Progress, cancel func(rank int))
+}
+
+// run runs the mesh and returns rank 0's document and every rank's error.
+func (m meshRun) run(t *testing.T) (*report.Document, map[int]error) {
+	t.Helper()
+	if m.start == nil {
+		for r := range m.n {
+			m.start = append(m.start, r)
+		}
+	}
+	if m.tests == nil {
+		m.tests = []string{"tcp-lat", "tcp-bw"}
+	}
+	coord := "127.0.0.1:" + strconv.Itoa(freePort(t))
+	ctx, cancelAll := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancelAll()
+	cancels := map[int]context.CancelCauseFunc{}
+	ctxs := map[int]context.Context{}
+	for _, r := range m.start {
+		ctxs[r], cancels[r] = context.WithCancelCause(ctx)
+	}
+	var mu sync.Mutex
+	errs := map[int]error{}
+	var doc *report.Document
+	var wg sync.WaitGroup
+	for _, r := range m.start {
+		cfg := Config{
+			Launch:          Launch{Rank: r, Size: m.n, Launcher: LauncherFlags},
+			Coordinator:     coord,
+			Token:           "t0ken",
+			Listen:          "127.0.0.1:0",
+			Request:         workloads.Request{Tests: m.tests, Spec: workloads.Spec{Warmup: -1, Inline: -1, GIDIndex: -1, Iterations: 100, Sizes: []int{64}}, Command: []string{"rdmabench", "mesh"}},
+			RegisterTimeout: m.timeout,
+			Links:           m.links,
+			Limits:          m.limits,
+			Outlier:         m.outlier,
+		}
+		if m.device != "" {
+			cfg.Devices = []string{m.device}
+		}
+		if cfg.RegisterTimeout == 0 {
+			cfg.RegisterTimeout = 20 * time.Second
+		}
+		if r == 0 && m.progress != nil {
+			cfg.Progress = func(p Progress) {
+				m.progress(p, func(rank int) { cancels[rank](context.Canceled) })
+			}
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d, err := Run(ctxs[r], cfg)
+			mu.Lock()
+			defer mu.Unlock()
+			errs[r] = err
+			if r == 0 {
+				doc = d
+			}
+		}()
+	}
+	wg.Wait()
+	if doc == nil {
+		t.Fatalf("rank 0 returned no document: %v", errs[0])
+	}
+	var js bytes.Buffer
+	if err := report.WriteJSON(&js, doc); err != nil {
+		t.Fatal(err)
+	}
+	if err := schema.Validate(js.Bytes()); err != nil {
+		t.Errorf("the mesh document does not follow the schema: %v", err)
+	}
+	return doc, errs
+}
+
+func linkOf(t *testing.T, m *report.Mesh, from, to int) *report.MeshLink {
+	t.Helper()
+	for i := range m.Links {
+		if m.Links[i].From == from && m.Links[i].To == to {
+			return &m.Links[i]
+		}
+	}
+	t.Fatalf("no link %d -> %d", from, to)
+	return nil
+}
+
+func TestMeshAllPairs(t *testing.T) {
+	doc, errs := meshRun{n: 4}.run(t)
+	for r, err := range errs {
+		if err != nil {
+			t.Errorf("rank %d: %v", r, err)
+		}
+	}
+	m := doc.Mesh
+	if m.Rounds != 3 || len(m.Links) != 12 || len(m.FailedLinks()) != 0 || doc.Error != "" {
+		t.Fatalf("rounds %d, links %d, failed %v, error %q", m.Rounds, len(m.Links), m.FailedLinks(), doc.Error)
+	}
+	for _, l := range m.Links {
+		if len(l.Results) != 2 || l.Results[0].Test != "tcp-lat" || l.Results[1].Test != "tcp-bw" {
+			t.Errorf("link %d -> %d: %+v", l.From, l.To, l.Results)
+		}
+	}
+	if len(m.Matrices) != 3 {
+		t.Fatalf("%d matrices", len(m.Matrices))
+	}
+	for _, mx := range m.Matrices {
+		for i, row := range mx.Values {
+			for j, v := range row {
+				if (i == j) != (v == nil) {
+					t.Errorf("%s %s [%d][%d] = %v", mx.Key(), mx.Figure, i, j, v)
+				}
+			}
+		}
+	}
+	for _, r := range m.Ranks {
+		if r.State != report.RankOK || r.Addr == "" || r.Host == nil || !strings.HasPrefix(r.Addr, "127.0.0.1:") {
+			t.Errorf("rank %+v", r)
+		}
+	}
+	if doc.Params.Iterations != 100 || doc.Partial {
+		t.Errorf("params %+v partial %v", doc.Params, doc.Partial)
+	}
+	var tb bytes.Buffer
+	if err := report.Write(&tb, report.FormatTable, doc); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("\n%s", tb.String())
+}
+
+// A rank that never registers: the links it is part of fail, the others
+// are measured.
+func TestMeshUnregistered(t *testing.T) {
+	doc, errs := meshRun{n: 3, start: []int{0, 1}, timeout: 2 * time.Second}.run(t)
+	if errs[0] != nil || errs[1] != nil {
+		t.Errorf("errors %v", errs)
+	}
+	m := doc.Mesh
+	if len(m.Links) != 6 || m.Ranks[2].State != report.RankUnregistered {
+		t.Fatalf("links %d, rank 2 %+v", len(m.Links), m.Ranks[2])
+	}
+	for _, l := range m.Links {
+		involves := l.From == 2 || l.To == 2
+		if involves != (l.Error != "") {
+			t.Errorf("link %d -> %d: error %q", l.From, l.To, l.Error)
+		}
+		if involves && !strings.Contains(l.Error, "rank 2 never registered: it did not register within 2s") {
+			t.Errorf("link %d -> %d: error %q", l.From, l.To, l.Error)
+		}
+	}
+	if !strings.Contains(doc.Error, "4 of 6 links failed") {
+		t.Errorf("document error %q", doc.Error)
+	}
+}
+
+// A rank that stops mid-run: every link it is part of from then on fails,
+// the rest of the matrix completes, and rank 0's document says which.
+func TestMeshRankLost(t *testing.T) {
+	var once sync.Once
+	doc, errs := meshRun{n: 4, progress: func(p Progress, cancel func(int)) {
+		if p.Done >= 4 {
+			once.Do(func() { cancel(2) })
+		}
+	}}.run(t)
+	if errs[0] != nil || errs[1] != nil || errs[3] != nil {
+		t.Errorf("errors %v", errs)
+	}
+	m := doc.Mesh
+	if len(m.Links) != 12 || m.Ranks[2].State != report.RankLost {
+		t.Fatalf("links %d, rank 2 %+v", len(m.Links), m.Ranks[2])
+	}
+	failed := 0
+	for _, l := range m.Links {
+		if l.Error != "" {
+			failed++
+			if l.From != 2 && l.To != 2 {
+				t.Errorf("link %d -> %d failed without rank 2: %s", l.From, l.To, l.Error)
+			}
+		}
+	}
+	// Rank 2 is in 6 links, 2 per round; it stops after round 2's first
+	// links at the latest.
+	if failed < 2 {
+		t.Errorf("%d links failed", failed)
+	}
+	if ok := len(m.Links) - failed; ok < 6 {
+		t.Errorf("only %d links measured", ok)
+	}
+	for _, l := range m.FailedLinks() {
+		if !strings.Contains(l.Error, "rank 2") {
+			t.Errorf("link %d -> %d: %q does not name rank 2", l.From, l.To, l.Error)
+		}
+	}
+}
+
+// --pairs, a limit and the outlier check.
+func TestMeshPairsAndGates(t *testing.T) {
+	doc, _ := meshRun{n: 3, links: []Link{{0, 1}, {2, 0}}, limits: report.Limits{P50: time.Nanosecond}, outlier: 0.5,
+		tests: []string{"tcp-lat"}}.run(t)
+	m := doc.Mesh
+	if len(m.Links) != 2 || m.Rounds != 2 || m.Schedule != "pairs-file" {
+		t.Fatalf("links %+v rounds %d", m.Links, m.Rounds)
+	}
+	if m.Matrices[0].Values[1][0] != nil || m.Matrices[0].Values[0][1] == nil {
+		t.Errorf("matrix %v", m.Matrices[0].Values)
+	}
+	limits := 0
+	for _, f := range m.Failures {
+		if f.Kind == report.FailLimit && f.Figure == report.FigP50 {
+			limits++
+		}
+	}
+	if limits != 2 {
+		t.Errorf("p50 limit of 1 ns: %d failures, want 2: %+v", limits, m.Failures)
+	}
+	if m.Gates == nil || m.Gates.OutlierFraction != 0.5 {
+		t.Errorf("gates %+v", m.Gates)
+	}
+}
+
+// A rank with the wrong token is refused by name.
+func TestMeshWrongToken(t *testing.T) {
+	port := freePort(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	base := Config{Coordinator: "127.0.0.1:" + strconv.Itoa(port), Listen: "127.0.0.1:0", RegisterTimeout: 3 * time.Second,
+		Request: workloads.Request{Tests: []string{"tcp-lat"}, Spec: workloads.Spec{Warmup: -1, Inline: -1, GIDIndex: -1, Iterations: 10}}}
+	done := make(chan *report.Document, 1)
+	go func() {
+		c := base
+		c.Launch, c.Token = Launch{Rank: 0, Size: 2}, "right"
+		d, _ := Run(ctx, c)
+		done <- d
+	}()
+	c := base
+	c.Launch, c.Token = Launch{Rank: 1, Size: 2}, "wrong"
+	_, err := Run(ctx, c)
+	if err == nil || !strings.Contains(err.Error(), "refused it") || !strings.Contains(err.Error(), "authentication failed") {
+		t.Errorf("rank 1 with a wrong token: %v", err)
+	}
+	d := <-done
+	if d == nil || d.Mesh.Ranks[1].State != report.RankUnregistered {
+		t.Errorf("rank 0's document %+v", d)
+	}
+}
+
+// TestMeshRDMA runs a mesh of three ranks over the RDMA device (in the
+// Soft-RoCE VM: rxe0), each rank with its own server and QPs: the default
+// tests, every link measured, each result recording the device and the
+// effective settings.
+func TestMeshRDMA(t *testing.T) {
+	testutil.NoLeaks(t)
+	dev := testutil.Device(t)
+	doc, errs := meshRun{n: 3, tests: []string{"write-lat", "write-bw"}, device: dev}.run(t)
+	for r, err := range errs {
+		if err != nil {
+			t.Errorf("rank %d: %v", r, err)
+		}
+	}
+	m := doc.Mesh
+	if len(m.Links) != 6 || len(m.FailedLinks()) != 0 {
+		t.Fatalf("%d links, failed: %+v", len(m.Links), m.FailedLinks())
+	}
+	for _, l := range m.Links {
+		for _, r := range l.Results {
+			if r.Effective == nil || r.Effective.QPTimeout != 14 || r.Effective.PathMTU == 0 {
+				t.Errorf("link %d -> %d %s: effective %+v", l.From, l.To, r.Test, r.Effective)
+			}
+		}
+	}
+	for _, r := range m.Ranks {
+		if r.Host == nil || r.Host.Device == nil || r.Host.Device.Name != dev || len(r.Devices) == 0 || len(r.Devices[0].GIDs) == 0 {
+			t.Errorf("rank %d: host %+v devices %+v", r.Rank, r.Host, r.Devices)
+		}
+	}
+	if len(m.Matrices) != 3 || m.Matrices[2].Figure != report.FigGbps {
+		t.Errorf("matrices %+v", m.Matrices)
+	}
+}

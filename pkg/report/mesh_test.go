@@ -1,0 +1,216 @@
+package report
+
+import (
+	"bytes"
+	"encoding/csv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rdmabench/rdmabench/pkg/report/schema"
+)
+
+// meshFixture is a mesh of three ranks: every link measured but 2 -> 0
+// (rank 2 lost mid-run), the link 1 -> 2 four times slower than the others.
+func meshFixture(t testing.TB) *Document {
+	t.Helper()
+	lat := func(p50 float64) Result {
+		rec := NewLatencyRecorder("rtt")
+		rec.RecordBatch([]uint64{uint64(p50), uint64(p50), uint64(p50 * 2)})
+		return Result{Test: "write-lat", Connection: "RC", Size: 2, Iterations: 3, Latency: rec.Snapshot()}
+	}
+	bw := func(gbps float64) Result {
+		return Result{Test: "write-bw", Connection: "RC", Size: 65536, Iterations: 100,
+			Bandwidth: NewBandwidth(100*65536, 100, time.Duration(float64(100*65536*8)/gbps))}
+	}
+	doc := NewDocument()
+	doc.Start = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	doc.End = doc.Start.Add(12 * time.Second)
+	m := &Mesh{Size: 3, Launcher: "slurm", Coordinator: "node1:19514", Tests: []string{"write-lat", "write-bw"},
+		Rounds: 3, Schedule: "round-robin"}
+	for r := range 3 {
+		m.Ranks = append(m.Ranks, MeshRank{Rank: r, State: RankOK, Addr: "10.0.0.1:4000" + string(rune('0'+r)),
+			Host: &Host{Hostname: "node" + string(rune('1'+r)), Device: &Device{Name: "rxe0", Port: 1, GID: "::ffff:10.0.0.1", GIDIndex: 1}}})
+	}
+	m.Ranks[2].State, m.Ranks[2].Error = RankLost, "rank at 10.0.0.3:5000 closed the connection"
+	round := 0
+	for from := range 3 {
+		for to := range 3 {
+			if from == to {
+				continue
+			}
+			round++
+			l := MeshLink{From: from, To: to, Round: round, Start: doc.Start, End: doc.Start.Add(time.Second)}
+			switch {
+			case from == 2 && to == 0:
+				l.Start, l.End = time.Time{}, time.Time{}
+				l.Error = "rank 2 lost: closed the connection"
+			case from == 1 && to == 2:
+				l.Results = []Result{lat(4000), bw(1)}
+			default:
+				l.Results = []Result{lat(1000), bw(4)}
+			}
+			if l.Results == nil {
+				l.Results = []Result{}
+			}
+			m.Links = append(m.Links, l)
+		}
+	}
+	m.BuildMatrices()
+	doc.Mesh = m
+	return doc
+}
+
+func TestMeshMatrices(t *testing.T) {
+	doc := meshFixture(t)
+	m := doc.Mesh
+	if got := len(m.Matrices); got != 3 {
+		t.Fatalf("%d matrices, want 3 (write-lat p50, p99; write-bw bw)", got)
+	}
+	p50 := m.Matrices[0]
+	if p50.Test != "write-lat" || p50.Figure != FigP50 || p50.Unit != "ns" {
+		t.Errorf("first matrix %+v", p50)
+	}
+	if p50.Values[0][0] != nil || p50.Values[2][0] != nil {
+		t.Error("the diagonal and the failed link 2 -> 0 have values")
+	}
+	if v := p50.Values[1][2]; v == nil || *v < 3900 || *v > 4100 {
+		t.Errorf("1 -> 2 p50 %v, want about 4000", v)
+	}
+	bw := m.Matrices[2]
+	if bw.Figure != FigGbps || bw.Median == nil || *bw.Median < 3.9 || *bw.Median > 4.1 {
+		t.Errorf("bandwidth matrix %+v", bw)
+	}
+}
+
+func TestCheckMesh(t *testing.T) {
+	doc := meshFixture(t)
+	fails := CheckMesh(doc.Mesh, Limits{}, 0.5)
+	var msgs []string
+	for _, f := range fails {
+		msgs = append(msgs, f.Message)
+		if f.From != 1 || f.To != 2 || f.Kind != FailOutlier {
+			t.Errorf("outlier %+v: want only the link 1 -> 2", f)
+		}
+	}
+	if len(fails) != 2 { // p50 and bandwidth of 1 -> 2 (not p99: too noisy)
+		t.Errorf("%d outliers, want 2:\n%s", len(fails), strings.Join(msgs, "\n"))
+	}
+	fails = CheckMesh(doc.Mesh, Limits{MinGbps: 2, P50: 100 * time.Microsecond}, 0)
+	if len(fails) != 1 || fails[0].Kind != FailLimit || fails[0].From != 1 || fails[0].To != 2 || fails[0].Figure != FigGbps {
+		t.Errorf("limit failures %+v, want the bandwidth of 1 -> 2", fails)
+	}
+	if doc.Mesh.Gates == nil || doc.Mesh.Gates.Limits["bw"] != 2 {
+		t.Errorf("gates recorded %+v", doc.Mesh.Gates)
+	}
+	fails = CheckMesh(doc.Mesh, Limits{MinMsgRate: 1e3}, 0)
+	if len(fails) != 0 {
+		t.Errorf("a message rate every link meets failed: %+v", fails)
+	}
+}
+
+func TestMeshRender(t *testing.T) {
+	doc := meshFixture(t)
+	CheckMesh(doc.Mesh, Limits{}, 0.5)
+
+	var js bytes.Buffer
+	if err := Write(&js, FormatJSON, doc); err != nil {
+		t.Fatal(err)
+	}
+	if err := schema.Validate(js.Bytes()); err != nil {
+		t.Fatalf("the mesh document does not follow the schema: %v", err)
+	}
+	back, err := ReadJSON(bytes.NewReader(js.Bytes()))
+	if err != nil || back.Mesh == nil || len(back.Mesh.Links) != 6 {
+		t.Fatalf("read back: %v", err)
+	}
+
+	var tb bytes.Buffer
+	if err := Write(&tb, FormatTable, back); err != nil {
+		t.Fatal(err)
+	}
+	table := strings.ReplaceAll(tb.String(), "\n         ", " ") // unwrapped
+	for _, want := range []string{
+		"3 ranks (slurm), coordinator node1:19514, round-robin schedule: 3 rounds, 6 links, 5 measured, 1 failed",
+		"write-lat RC 2 B: p50 latency (µs), from the row's rank to the column's; median 1 µs",
+		"write-bw RC 65536 B: bandwidth (Gbit/s), from the row's rank to the column's; median 4.00 Gbit/s",
+		"link 2 -> 0 failed: rank 2 lost",
+		"outlier failed: 1 -> 2 write-bw RC 65536 B: bandwidth 1.00 Gbit/s < 2.00 Gbit/s (0.5 × the median 4.00 Gbit/s of all links)",
+		"outlier failed: 1 -> 2 write-lat RC 2 B: p50 4.001 µs > 2 µs (the median 1 µs of all links ÷ 0.5)",
+		"lost: rank at 10.0.0.3:5000 closed the connection",
+	} {
+		if !strings.Contains(table, want) {
+			t.Errorf("table lacks %q:\n%s", want, table)
+		}
+	}
+	// The p50 matrix: row 1 holds 1.00 to rank 0 and 4.00 to rank 2; row
+	// 2 has no value to rank 0.
+	if !strings.Contains(table, "from\\to     0     1     2\n0              1.00  1.00\n1        1.00        4.00\n2           -  1.00      \n") {
+		t.Errorf("p50 matrix:\n%s", table)
+	}
+
+	var md bytes.Buffer
+	if err := Write(&md, FormatMarkdown, back); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "| from \\ to | 0 | 1 | 2 |") || !strings.Contains(md.String(), "| **1** | 1.00 |  | 4.00 |") {
+		t.Errorf("markdown:\n%s", md.String())
+	}
+
+	var cs bytes.Buffer
+	if err := Write(&cs, FormatCSV, back); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&cs).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(rows[0], ",") != strings.Join(MeshCSVHeader, ",") {
+		t.Errorf("header %v", rows[0])
+	}
+	if len(rows) != 1+3*6 { // three matrices, six links each
+		t.Errorf("%d rows, want %d", len(rows), 1+3*6)
+	}
+	failedRows := 0
+	for _, r := range rows[1:] {
+		if r[5] == "2" && r[7] == "0" {
+			failedRows++
+			if r[9] != "" || !strings.Contains(r[11], "rank 2 lost") {
+				t.Errorf("failed link row %v", r)
+			}
+		}
+	}
+	if failedRows != 3 {
+		t.Errorf("%d rows for the failed link, want 3", failedRows)
+	}
+
+	for _, f := range []string{FormatGobench, FormatOpenMetrics, FormatBenchActionLatency} {
+		if err := Write(&bytes.Buffer{}, f, back); err == nil || !strings.Contains(err.Error(), "mesh document renders as") {
+			t.Errorf("%s of a mesh document: %v", f, err)
+		}
+	}
+	// Several mesh documents: one long CSV with their names.
+	var two bytes.Buffer
+	if err := WriteSources(&two, FormatCSV, []Source{{"a.json", back}, {"b.json", back}}); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(two.String(), "\nb.json,"); n != 3*6 {
+		t.Errorf("%d rows of b.json", n)
+	}
+	if err := WriteSources(&bytes.Buffer{}, FormatCSV, []Source{{"a.json", back}, {"p.json", NewDocument()}}); err == nil {
+		t.Error("a mesh and a pair document in one CSV")
+	}
+}
+
+// A link figure that is not a number is refused on reading, as a result's.
+func TestMeshHostile(t *testing.T) {
+	doc := meshFixture(t)
+	var js bytes.Buffer
+	if err := WriteJSON(&js, doc); err != nil {
+		t.Fatal(err)
+	}
+	bad := strings.Replace(js.String(), `"from": 1,`, `"from": -7,`, 1)
+	if _, err := ReadJSON(strings.NewReader(bad)); err == nil || !strings.Contains(err.Error(), "negative from") {
+		t.Errorf("a negative rank: %v", err)
+	}
+}

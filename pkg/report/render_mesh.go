@@ -1,0 +1,306 @@
+package report
+
+import (
+	"bytes"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// MeshFormats are the formats a mesh document renders in.
+var MeshFormats = []string{FormatTable, FormatMarkdown, FormatCSV, FormatJSON}
+
+// errMeshFormat refuses a format a mesh document has no rendering in.
+func errMeshFormat(format string) error {
+	return fmt.Errorf("report: a mesh document renders as %s, not %s", strings.Join(MeshFormats, ", "), format)
+}
+
+// writeMesh writes a mesh document in format.
+func writeMesh(w io.Writer, format string, doc *Document) error {
+	switch format {
+	case FormatTable:
+		return writeMeshText(w, doc, false)
+	case FormatMarkdown:
+		return writeMeshText(w, doc, true)
+	case FormatCSV:
+		return writeMeshCSV(w, []Source{{Doc: doc}}, false)
+	case FormatJSON:
+		return WriteJSON(w, doc)
+	}
+	return errMeshFormat(format)
+}
+
+// writeMeshText writes a mesh document for a terminal (or as Markdown):
+// the run's facts and its ranks, then per test, size and figure the N×N
+// matrix (rows: the rank that ran the client end; columns: its server),
+// then the failed links and the links that failed a gate.
+func writeMeshText(w io.Writer, doc *Document, md bool) error {
+	m := doc.Mesh
+	var b bytes.Buffer
+	line := func(k, v string) {
+		if md {
+			fmt.Fprintf(&b, "- **%s**: %s\n", mdEscape(k), mdEscape(v))
+		} else {
+			kv(&b, k, v)
+		}
+	}
+	t := doc.Tool
+	title := fmt.Sprintf("%s %s mesh", orDefault(t.Name, "rdmabench"), orDefault(t.Version, "devel"))
+	if md {
+		fmt.Fprintf(&b, "### %s\n\n", mdEscape(title))
+	} else {
+		b.WriteString(clean(title) + "\n")
+	}
+	if len(doc.Command) > 0 {
+		line("command", strings.Join(doc.Command, " "))
+	}
+	if !doc.Start.IsZero() {
+		s := doc.Start.UTC().Format(time.RFC3339)
+		if !doc.End.IsZero() && !doc.End.Before(doc.Start) {
+			s += ", took " + doc.End.Sub(doc.Start).Round(100*time.Millisecond).String()
+		}
+		line("start", s)
+	}
+	failed := m.FailedLinks()
+	line("mesh", fmt.Sprintf("%d ranks (%s), coordinator %s, %s schedule: %d rounds, %d links, %d measured, %d failed",
+		m.Size, orDefault(m.Launcher, "?"), m.Coordinator, orDefault(m.Schedule, "?"), m.Rounds, len(m.Links),
+		len(m.Links)-len(failed), len(failed)))
+	line("tests", strings.Join(m.Tests, ", "))
+	if p := paramsLine(&doc.Params); p != "" {
+		line("asked", p)
+	}
+	for _, r := range m.Ranks {
+		line(fmt.Sprintf("rank %d", r.Rank), rankLine(&r))
+	}
+	for _, mx := range m.Matrices {
+		b.WriteByte('\n')
+		what := figureName(mx.Figure)
+		if mx.Figure.IsLatency() {
+			what += " latency"
+		}
+		head := fmt.Sprintf("%s: %s (%s), from the row's rank to the column's", mx.Key(), what, meshUnit(mx.Figure))
+		if mx.Median != nil {
+			head += fmt.Sprintf("; median %s", mx.Figure.Format(*mx.Median))
+		}
+		if md {
+			fmt.Fprintf(&b, "**%s**\n\n", mdEscape(head))
+			writeMatrixMarkdown(&b, &mx)
+		} else {
+			b.WriteString(clean(head) + "\n")
+			writeMatrixText(&b, &mx)
+		}
+	}
+	var notes []string
+	for _, l := range failed {
+		notes = append(notes, fmt.Sprintf("link %d -> %d failed: %s", l.From, l.To, l.Error))
+	}
+	for _, f := range m.Failures {
+		notes = append(notes, fmt.Sprintf("%s failed: %s", f.Kind, f.Message))
+	}
+	for _, l := range m.Links {
+		for _, wn := range l.Warnings {
+			notes = append(notes, fmt.Sprintf("link %d -> %d: %s", l.From, l.To, wn))
+		}
+	}
+	notes = append(notes, doc.Warnings...)
+	if doc.Error != "" {
+		notes = append(notes, "error: "+doc.Error)
+	}
+	if doc.Partial {
+		notes = append(notes, "partial: the mesh was still running when this was written")
+	}
+	if len(notes) > 0 {
+		b.WriteByte('\n')
+		for _, n := range notes {
+			if md {
+				fmt.Fprintf(&b, "- %s\n", mdEscape(n))
+			} else {
+				b.WriteString(clean(n) + "\n")
+			}
+		}
+	}
+	if _, err := w.Write(b.Bytes()); err != nil {
+		return fmt.Errorf("report: write mesh: %w", err)
+	}
+	return nil
+}
+
+// rankLine describes a rank: its host, server address, device and GID.
+func rankLine(r *MeshRank) string {
+	var parts []string
+	if r.Host != nil && r.Host.Hostname != "" {
+		parts = append(parts, r.Host.Hostname)
+	}
+	if r.Addr != "" {
+		parts = append(parts, r.Addr)
+	}
+	if r.Host != nil && r.Host.Device != nil {
+		d := r.Host.Device
+		s := fmt.Sprintf("%s port %d", d.Name, d.Port)
+		if d.GID != "" {
+			s += fmt.Sprintf(" GID %s (index %d)", d.GID, d.GIDIndex)
+		}
+		parts = append(parts, s)
+	} else if len(r.Devices) > 0 {
+		var names []string
+		for _, d := range r.Devices {
+			names = append(names, d.Name)
+		}
+		parts = append(parts, "devices "+strings.Join(names, ","))
+	}
+	s := strings.Join(parts, ", ")
+	if r.State != RankOK {
+		s = strings.TrimPrefix(s+"; "+r.State, "; ")
+		if r.Error != "" {
+			s += ": " + r.Error
+		}
+	}
+	return s
+}
+
+func writeMatrixText(b *bytes.Buffer, mx *Matrix) {
+	n := len(mx.Values)
+	cells := make([][]string, n+1)
+	cells[0] = append(cells[0], "from\\to")
+	for j := range n {
+		cells[0] = append(cells[0], strconv.Itoa(j))
+	}
+	for i, row := range mx.Values {
+		cells[i+1] = append(cells[i+1], strconv.Itoa(i))
+		for j := range n {
+			var v *float64
+			if j < len(row) {
+				v = row[j]
+			}
+			if i == j {
+				cells[i+1] = append(cells[i+1], "")
+			} else {
+				cells[i+1] = append(cells[i+1], meshCell(mx.Figure, v))
+			}
+		}
+	}
+	width := make([]int, n+1)
+	for _, r := range cells {
+		for j, c := range r {
+			width[j] = max(width[j], len(c))
+		}
+	}
+	for _, r := range cells {
+		for j, c := range r {
+			if j == 0 {
+				fmt.Fprintf(b, "%-*s", width[j], c)
+			} else {
+				fmt.Fprintf(b, "  %*s", width[j], c)
+			}
+		}
+		b.WriteByte('\n')
+	}
+}
+
+func writeMatrixMarkdown(b *bytes.Buffer, mx *Matrix) {
+	n := len(mx.Values)
+	b.WriteString("| from \\ to |")
+	for j := range n {
+		fmt.Fprintf(b, " %d |", j)
+	}
+	b.WriteString("\n|---|")
+	for range n {
+		b.WriteString("---:|")
+	}
+	b.WriteByte('\n')
+	for i, row := range mx.Values {
+		fmt.Fprintf(b, "| **%d** |", i)
+		for j := range n {
+			var v *float64
+			if j < len(row) {
+				v = row[j]
+			}
+			c := meshCell(mx.Figure, v)
+			if i == j {
+				c = ""
+			}
+			fmt.Fprintf(b, " %s |", c)
+		}
+		b.WriteByte('\n')
+	}
+	b.WriteByte('\n')
+}
+
+// MeshCSVHeader is the header of a mesh document's CSV form: long form, one
+// row per link, test, size and figure.
+var MeshCSVHeader = []string{"test", "connection", "size_bytes", "figure", "unit", "from_rank", "from_host",
+	"to_rank", "to_host", "value", "round", "error"}
+
+// writeMeshCSV writes the matrices of mesh documents in long form: one row
+// per matrix cell off the diagonal (a link that failed has an empty value
+// and its error), with a first column "source" when withSource.
+func writeMeshCSV(w io.Writer, srcs []Source, withSource bool) error {
+	cw := csv.NewWriter(w)
+	header := MeshCSVHeader
+	if withSource {
+		header = append([]string{"source"}, header...)
+	}
+	_ = cw.Write(header)
+	for _, src := range srcs {
+		m := src.Doc.Mesh
+		host := func(rank int) string {
+			if rank >= 0 && rank < len(m.Ranks) && m.Ranks[rank].Host != nil {
+				return m.Ranks[rank].Host.Hostname
+			}
+			return ""
+		}
+		links := map[[2]int]*MeshLink{}
+		for i := range m.Links {
+			l := &m.Links[i]
+			links[[2]int{l.From, l.To}] = l
+		}
+		for _, mx := range m.Matrices {
+			for i, row := range mx.Values {
+				for j, v := range row {
+					if i == j {
+						continue
+					}
+					l := links[[2]int{i, j}]
+					if l == nil && v == nil {
+						continue // not scheduled
+					}
+					val, round, errMsg := "", "", ""
+					if v != nil {
+						val = strconv.FormatFloat(*v, 'f', -1, 64)
+					}
+					if l != nil {
+						round = strconv.Itoa(l.Round)
+						if v == nil {
+							errMsg = l.failure()
+						}
+					}
+					rec := []string{mx.Test, mx.Connection, strconv.Itoa(mx.Size), string(mx.Figure), mx.Unit,
+						strconv.Itoa(i), host(i), strconv.Itoa(j), host(j), val, round, errMsg}
+					if withSource {
+						rec = append([]string{src.Name}, rec...)
+					}
+					_ = cw.Write(rec)
+				}
+			}
+		}
+		if len(m.Matrices) == 0 {
+			// Nothing measured at all: the failed links still show.
+			for _, l := range m.Links {
+				rec := []string{"", "", "", "", "", strconv.Itoa(l.From), host(l.From), strconv.Itoa(l.To), host(l.To), "",
+					strconv.Itoa(l.Round), l.failure()}
+				if withSource {
+					rec = append([]string{src.Name}, rec...)
+				}
+				_ = cw.Write(rec)
+			}
+		}
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return fmt.Errorf("report: write csv: %w", err)
+	}
+	return nil
+}
