@@ -72,6 +72,9 @@ type endOptions struct {
 	// onResult, when set, gets each size's result as soon as it is known
 	// (the client's), with the clock it was timed with.
 	onResult func(report.Result, clockInfo)
+	// noCounters: this end does not read its port's counters (in
+	// loopback the server shares the client's device).
+	noCounters bool
 }
 
 // endResult is what one end measured.
@@ -129,6 +132,12 @@ type stage struct {
 	abort func()
 	// release frees what prepare made.
 	release func()
+	// check is this end's part in the size's validation pass
+	// (--validate); nil when the runner has none.
+	check dataCheck
+	// counters, when set, returns how the port's error and retransmission
+	// counters changed since prepare.
+	counters func() *report.CounterDeltas
 	// effective are the values the size runs with.
 	effective report.Effective
 	// warnings are notes for the size's result.
@@ -204,7 +213,9 @@ type sizeOutcome struct {
 	Received *uint64 `json:"received,omitempty"`
 	// CPU is this end's CPU time at this size (--cpu-util).
 	CPU *report.CPUSide `json:"cpu,omitempty"`
-	Err string          `json:"error,omitempty"`
+	// Counters are how this end's port counters changed at this size.
+	Counters *report.CounterDeltas `json:"counters,omitempty"`
+	Err      string                `json:"error,omitempty"`
 }
 
 // cpuSpan is the CPU time one or more loop threads used over wall time.
@@ -247,7 +258,8 @@ func runLoopback(ctx context.Context, spec *Spec, o endOptions) (*endResult, err
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	a, b, hangupA, hangupB := pipe()
-	so := endOptions{device: spec.ServerDevice, maxMem: o.maxMem, listenHost: "127.0.0.1"}
+	so := endOptions{device: spec.ServerDevice, maxMem: o.maxMem, listenHost: "127.0.0.1",
+		noCounters: spec.ServerDevice == "" || spec.ServerDevice == spec.Device}
 	if so.device == "" {
 		so.device = spec.Device
 	}
@@ -381,13 +393,20 @@ func (d *driver) baseResult(size int) report.Result {
 // size runs size i on this end and returns its result (the client's).
 func (d *driver) size(ctx context.Context, i, size int) (res report.Result, err error) {
 	res = d.baseResult(size)
+	var st *stage
 	defer func() {
 		if err != nil {
 			err = d.cause(ctx, err)
 			res.Error = err.Error()
+			// What the port counted up to the failure is kept.
+			if res.PortCounters == nil && st != nil && st.counters != nil && d.role == clientEnd {
+				if c := st.counters(); c != nil {
+					res.PortCounters = &report.PortCounters{Client: c}
+				}
+			}
 		}
 	}()
-	st, err := d.r.prepare(size)
+	st, err = d.r.prepare(size)
 	if err != nil {
 		return res, d.told(ctx, phase("ready", i), err)
 	}
@@ -459,6 +478,9 @@ func (d *driver) size(ctx context.Context, i, size int) (res report.Result, err 
 		n := st.received()
 		mine.Received = &n
 	}
+	if st.counters != nil {
+		mine.Counters = st.counters()
+	}
 	myErr := firstErr(runErr, passiveErr)
 	if myErr != nil {
 		mine.Err = myErr.Error()
@@ -470,10 +492,20 @@ func (d *driver) size(ctx context.Context, i, size int) (res report.Result, err 
 	if err := pickError(myErr, peer.Err, phase("result", i)); err != nil {
 		return res, err
 	}
-	if d.role == serverEnd {
-		return res, nil
+	if mine.Counters != nil || peer.Counters != nil {
+		res.PortCounters = &report.PortCounters{Client: mine.Counters, Server: peer.Counters}
 	}
-	return res, d.compose(&res, mine, peer, sent, peerFin.Sent)
+	if d.role == clientEnd {
+		err = d.compose(&res, mine, peer, sent, peerFin.Sent)
+	}
+	if d.spec.CheckData && st.check != nil {
+		// Both loops ended well on both ends (each knows the other's
+		// outcome now), so both run the pass.
+		v, verr := d.validate(ctx, i, size, st.check, peerFin.Sent)
+		res.Validation = v
+		err = firstErr(err, verr)
+	}
+	return res, err
 }
 
 // firstErr returns the first of errs that is not nil.

@@ -78,6 +78,7 @@ var Knobs = []Knob{
 	{"bidirectional", "", isBandwidth, func(s *Spec) bool { return s.Bidirectional }, func(s *Spec) { s.Bidirectional = false }},
 	{"atomic_type", "", func(t TestInfo) bool { return t.Op == OpAtomic },
 		func(s *Spec) bool { return s.AtomicType != "" }, func(s *Spec) { s.AtomicType = "" }},
+	{"validate", "", isRDMA, func(s *Spec) bool { return s.CheckData }, func(s *Spec) { s.CheckData = false }},
 }
 
 // LookupKnob returns the knob named name.
@@ -123,7 +124,7 @@ func (s *Spec) requested() report.Params {
 	p := report.Params{Device: s.Device, Port: s.Port, GIDIndex: s.GIDIndex, Connection: s.Connection, MTU: s.MTU,
 		Sizes: s.Sizes, TxDepth: s.TxDepth, RxDepth: s.RxDepth, QPs: s.QPs, CQMod: s.CQMod, PostList: s.PostList,
 		Events: s.Events, Bidirectional: s.Bidirectional, AtomicType: s.AtomicType, Iterations: s.Iterations,
-		DurationS: s.Duration.Seconds(), PrecisionPct: 100 * s.Precision}
+		DurationS: s.Duration.Seconds(), PrecisionPct: 100 * s.Precision, Validate: s.CheckData}
 	if s.Precision > 0 {
 		p.PrecisionCapS = s.PrecisionCap.Seconds()
 	}

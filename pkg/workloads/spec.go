@@ -168,6 +168,9 @@ type Spec struct {
 	// PrecisionCap has passed (default DefaultPrecisionCap).
 	Precision    float64       `json:"precision,omitempty"`
 	PrecisionCap time.Duration `json:"precision_cap_ns,omitempty"`
+	// CheckData follows each size of an RDMA test with a data check
+	// (--validate): see validate.go.
+	CheckData bool `json:"validate,omitempty"`
 }
 
 // openEnded tells whether a size's count of iterations is known only when
@@ -417,6 +420,9 @@ func (s *Spec) Validate() error {
 	}
 	if s.PrecisionCap < 0 {
 		bad("precision cap %s must be positive", s.PrecisionCap)
+	}
+	if s.CheckData && !t.IsRDMA() {
+		bad("--validate applies to RDMA tests (TCP checks its own data)")
 	}
 	if t.IsRDMA() {
 		s.validateRDMA(t, bad)
