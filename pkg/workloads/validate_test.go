@@ -44,7 +44,7 @@ func TestValidateEveryTest(t *testing.T) {
 		{"atomic-bw", "RC", []int{8}, func(s *Spec) { s.QPs = 2 }},
 		{"atomic-bw", "RC", []int{8}, func(s *Spec) { s.AtomicType = CmpSwap; s.QPs = 2 }},
 		{"atomic-bw", "RC", []int{8}, func(s *Spec) { s.Bidirectional = true }},
-		{"atomic-bw", "RC", []int{8}, func(s *Spec) { s.Iterations = 0; s.Duration = 200 * time.Millisecond }},
+		{"atomic-bw", "RC", []int{8}, func(s *Spec) { s.Iterations = 0; s.Duration = 200 * time.Millisecond; s.Interval = 100 * time.Millisecond }},
 	}
 	for _, c := range cases {
 		s := rdmaSpec(c.test, func(s *Spec) {
