@@ -282,7 +282,8 @@ type Validation struct {
 // Mismatch is the first place where checked data differed from what was
 // sent.
 type Mismatch struct {
-	// Check is "pass" (a message of the validation pass), "fetched" (the
+	// Check is "pass" (a message of the validation pass), "target" (an
+	// atomic's target word after a round of the pass), "fetched" (the
 	// value an atomic of the pass returned) or "counters" (the targets of
 	// the measured run's FETCH_AND_ADDs).
 	Check string `json:"check"`

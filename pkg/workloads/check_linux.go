@@ -183,8 +183,9 @@ func (c *rdmaCheck) check(ctx context.Context, k checkKey, qps []int) (checkTall
 			fa := c.fetchAdd()
 			if k.dir.to == me {
 				word := c.target(j, 8)
+				point.check = "target"
 				runCheckHook(point, word)
-				keep(atomicMismatch(k, q, k.round+1, fa, "pass", me, binary.NativeEndian.Uint64(word), atomicValue(k, q, k.round+1, fa)))
+				keep(atomicMismatch(k, q, k.round+1, fa, "target", me, binary.NativeEndian.Uint64(word), atomicValue(k, q, k.round+1, fa)))
 				t.messages++
 				t.bytes += 8
 			}

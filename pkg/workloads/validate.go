@@ -73,6 +73,9 @@ func describeMismatch(m report.Mismatch) string {
 			m.Checker, m.Offset, m.Got, m.Expected, otherEnd(m.Checker))
 	case "fetched":
 		s = fmt.Sprintf("the atomic of QP %d, round %d (%s) fetched %s, expected %s", m.QP, m.Round, m.Direction, m.Got, m.Expected)
+	case "target":
+		s = fmt.Sprintf("the %s found QP %d's atomic target (%s) holding %s after round %d, expected %s",
+			m.Checker, m.QP, m.Direction, m.Got, m.Round, m.Expected)
 	default:
 		s = fmt.Sprintf("the %s found that QP %d's round %d message (%s) differs from byte %d: expected %s, got %s",
 			m.Checker, m.QP, m.Round, m.Direction, m.Offset, m.Expected, m.Got)
@@ -212,14 +215,14 @@ func (s *Spec) patternMismatch(k checkKey, qp int, buf []byte, checker role) *re
 // lookalike says whose data the word holding off looks like: another QP's
 // or round's message of the pass (misplaced, stale), or zeros.
 func (s *Spec) lookalike(k checkKey, qp int, buf []byte, off int) string {
+	if allZero(buf[off:min(len(buf), off+8)]) {
+		return "zeros: never written"
+	}
 	w := off / 8
 	if 8*w+8 > len(buf) {
 		return ""
 	}
 	got := binary.LittleEndian.Uint64(buf[8*w:])
-	if got == 0 {
-		return "zeros: never written"
-	}
 	for di := range s.checkDirs() {
 		for q := 0; q < s.QPs; q++ {
 			for r := 0; r < checkRounds; r++ {
@@ -243,6 +246,15 @@ func (s *Spec) lookalike(k checkKey, qp int, buf []byte, off int) string {
 		}
 	}
 	return ""
+}
+
+func allZero(b []byte) bool {
+	for _, x := range b {
+		if x != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // atomicValue is the value QP qp's target word holds after step rounds of
@@ -292,6 +304,39 @@ func atomicMismatch(k checkKey, qp, step int, fetchAdd bool, check string, check
 	return m
 }
 
+// earlier reports whether a was found before b in the order of the pass
+// (the measured run's counters first, then by direction, round, and the
+// target before what an atomic fetched, which is its consequence): the
+// first difference is the one to report.
+func (s *Spec) earlier(a, b *report.Mismatch) bool {
+	if a == nil || b == nil {
+		return b == nil && a != nil
+	}
+	key := func(m *report.Mismatch) [3]int {
+		if m.Check == "counters" {
+			return [3]int{-1}
+		}
+		di := 0
+		for i, d := range s.checkDirs() {
+			if d.String() == m.Direction {
+				di = i
+			}
+		}
+		late := 0
+		if m.Check == "fetched" {
+			late = 1
+		}
+		return [3]int{di, m.Round, late}
+	}
+	ka, kb := key(a), key(b)
+	for i := range ka {
+		if ka[i] != kb[i] {
+			return ka[i] < kb[i]
+		}
+	}
+	return false
+}
+
 // checkTally is what one end checked in a round.
 type checkTally struct {
 	messages int
@@ -325,7 +370,7 @@ type dataCheck interface {
 // FETCH_AND_ADD targets), and may change them.
 type checkPoint struct {
 	role  role
-	check string // "pass", "fetched" or "counters"
+	check string // "pass", "target", "fetched" or "counters"
 	key   checkKey
 	qp    int
 }
@@ -407,7 +452,7 @@ func (d *driver) validate(ctx context.Context, i, size int, chk dataCheck, peerS
 	v.Messages += peer.Messages
 	v.Bytes += peer.Bytes
 	v.Counters += peer.Counters
-	if v.Mismatch == nil {
+	if d.spec.earlier(peer.Mismatch, v.Mismatch) {
 		v.Mismatch = peer.Mismatch
 	}
 	v.OK = v.Mismatch == nil

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/internal/testutil"
+	"github.com/rdmabench/rdmabench/pkg/verbs"
 )
 
 func TestValidateEveryTest(t *testing.T) {
@@ -167,7 +168,7 @@ func TestValidateCatchesCorruption(t *testing.T) {
 		{"send-bw", "send-bw", func(s *Spec) { s.QPs = 2; s.Sizes = []int{65536} }, serverEnd, "pass", 0, 1, 1, flip(65535), 65535, ""},
 		{"send-lat-ud", "send-lat", func(s *Spec) { s.Connection = "UD"; s.Sizes = []int{512} }, serverEnd, "pass", 0, 0, 0, flip(7), 7, ""},
 		// The target word of a compare-and-swap round, and the value one fetched.
-		{"cas-target", "atomic-lat", func(s *Spec) { s.AtomicType = CmpSwap }, serverEnd, "pass", 0, 1, 0, flip(3), 0, ""},
+		{"cas-target", "atomic-lat", func(s *Spec) { s.AtomicType = CmpSwap }, serverEnd, "target", 0, 1, 0, flip(3), 0, ""},
 		{"faa-fetched", "atomic-bw", func(s *Spec) { s.QPs = 2 }, clientEnd, "fetched", 0, 2, 1,
 			func(_ checkKey, b []byte) { binary.NativeEndian.PutUint64(b, binary.NativeEndian.Uint64(b)+1) }, 0, ""},
 		// The counters of the measured run's fetch-and-adds: one add lost.
@@ -255,7 +256,29 @@ func TestValidateRemote(t *testing.T) {
 	if v := res.Results[0].Validation; v == nil || !v.OK || v.Messages != checkRounds*2 {
 		t.Fatalf("clean run: validation %+v", v)
 	}
+	// Each end's port counters, the server's through the result message.
+	if pc := res.Results[0].PortCounters; pc == nil || pc.Client == nil || pc.Server == nil || pc.Client.Watched == 0 || pc.Server.Watched == 0 {
+		t.Fatalf("port counters %+v", pc)
+	}
 	corruptOnce(t, serverEnd, "pass", 0, 2, 1, func(_ checkKey, b []byte) { b[4095] ^= 1 })
 	res, err = run(s)
 	wantMismatch(t, res, err, "pass", "server", 1, 2, 4095, "")
+}
+
+// TestPortCountersLoopback: in loopback both ends share the device, whose
+// counters are recorded once, as the client's.
+func TestPortCountersLoopback(t *testing.T) {
+	res, err := loopback(t, rdmaSpec("write-bw", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc := res.Results[0].PortCounters
+	if pc == nil || pc.Client == nil || pc.Client.Watched == 0 || pc.Server != nil {
+		t.Fatalf("port counters %+v", pc)
+	}
+	for name := range pc.Client.Deltas {
+		if !verbs.IsErrorCounter(name) {
+			t.Fatalf("counter %s is not an error or retransmission counter", name)
+		}
+	}
 }
