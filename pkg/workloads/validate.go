@@ -185,7 +185,7 @@ func firstDiff(buf []byte, base uint64) int {
 	var want [8]byte
 	for w := 0; 8*w < len(buf); w++ {
 		binary.LittleEndian.PutUint64(want[:], patternWord(base, w))
-		part := buf[8*w:min(len(buf), 8*w+8)]
+		part := buf[8*w : min(len(buf), 8*w+8)]
 		for i, b := range part {
 			if b != want[i] {
 				return 8*w + i

@@ -45,7 +45,11 @@ func TestValidateEveryTest(t *testing.T) {
 		{"atomic-bw", "RC", []int{8}, func(s *Spec) { s.QPs = 2 }},
 		{"atomic-bw", "RC", []int{8}, func(s *Spec) { s.AtomicType = CmpSwap; s.QPs = 2 }},
 		{"atomic-bw", "RC", []int{8}, func(s *Spec) { s.Bidirectional = true }},
-		{"atomic-bw", "RC", []int{8}, func(s *Spec) { s.Iterations = 0; s.Duration = 200 * time.Millisecond; s.Interval = 100 * time.Millisecond }},
+		{"atomic-bw", "RC", []int{8}, func(s *Spec) {
+			s.Iterations = 0
+			s.Duration = 200 * time.Millisecond
+			s.Interval = 100 * time.Millisecond
+		}},
 	}
 	for _, c := range cases {
 		s := rdmaSpec(c.test, func(s *Spec) {
@@ -173,7 +177,9 @@ func TestValidateCatchesCorruption(t *testing.T) {
 			func(_ checkKey, b []byte) { binary.NativeEndian.PutUint64(b, binary.NativeEndian.Uint64(b)+1) }, 0, ""},
 		// The counters of the measured run's fetch-and-adds: one add lost.
 		{"faa-counters", "atomic-bw", func(s *Spec) { s.QPs = 2 }, serverEnd, "counters", 0, 0, 0,
-			func(_ checkKey, b []byte) { binary.NativeEndian.PutUint64(b[128:], binary.NativeEndian.Uint64(b[128:])-1) }, 128, ""},
+			func(_ checkKey, b []byte) {
+				binary.NativeEndian.PutUint64(b[128:], binary.NativeEndian.Uint64(b[128:])-1)
+			}, 128, ""},
 		{"faa-lat-counters", "atomic-lat", nil, serverEnd, "counters", 0, 0, 0,
 			func(_ checkKey, b []byte) { binary.NativeEndian.PutUint64(b, 0) }, 0, ""},
 	}
