@@ -12,19 +12,23 @@ import (
 // sysfsInfiniband is where the kernel shows RDMA devices.
 var sysfsInfiniband = "/sys/class/infiniband"
 
-// counterWords are the parts of a counter's name that make it an error or
-// retransmission counter: rxe's completer_retry_err, rcvd_seq_err,
-// out_of_seq_request, duplicate_request, retry_exceeded_err, ...; mlx5's
-// local_ack_timeout_err, packet_seq_err, rnr_nak_retry_err, ...; the IB
-// port counters' symbol_error, port_xmit_discards, link_downed, ...
-var counterWords = []string{"retry", "retrans", "timeout", "seq", "dup", "rnr", "nak", "err", "discard", "drop", "downed"}
+// counterWords begin the words (between underscores) that make a port
+// counter an error or retransmission counter: rxe's completer_retry_err,
+// rcvd_seq_err, out_of_seq_request, duplicate_request,
+// retry_exceeded_err, ...; mlx5's local_ack_timeout_err, packet_seq_err,
+// out_of_sequence, rnr_nak_retry_err, ...; the IB port counters'
+// symbol_error, port_xmit_discards, VL15_dropped, link_downed, ... (not
+// rxe's ack_deferred, nor packet or byte counts).
+var counterWords = []string{"retr", "timeout", "seq", "dup", "rnr", "nak", "err", "discard", "drop", "downed"}
 
 // IsErrorCounter reports whether a port counter named name counts errors,
 // retransmissions or timeouts.
 func IsErrorCounter(name string) bool {
-	for _, w := range counterWords {
-		if strings.Contains(name, w) {
-			return true
+	for _, word := range strings.Split(strings.ToLower(name), "_") {
+		for _, w := range counterWords {
+			if strings.HasPrefix(word, w) {
+				return true
+			}
 		}
 	}
 	return false
