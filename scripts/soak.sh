@@ -87,7 +87,7 @@ done
 # levels NAME: wait until the server is idle (no test, no connection), then
 # print "NAME verbs=N rdma=N fds=N goroutines=N rss_kib=N".
 levels() {
-	local name=$1 i line n rdma_n fds rss
+	local name=$1 i line n rdma_n fds rss t0=$SECONDS
 	for i in $(seq 1 150); do
 		n=$(grep -c 'stats goroutines=' "$out/serve.log" || true)
 		kill -USR1 "$server"
@@ -113,26 +113,36 @@ levels() {
 	g=$(sed -n 's/.*goroutines=\([0-9]*\).*/\1/p' <<<"$line")
 	v=$(sed -n 's/.*verbs_objects=\([0-9]*\).*/\1/p' <<<"$line")
 	echo "$name verbs=$v rdma=$rdma_n fds=$fds goroutines=$g rss_kib=$rss"
+	rb_log "levels $name read in $((SECONDS - t0)) s"
 }
 
 kinds=(write-lat read-lat send-lat atomic-lat write-bw read-bw send-bw atomic-bw tcp-lat tcp-bw)
 pick() { local a=("$@"); echo "${a[RANDOM % ${#a[@]}]}"; }
 
 # args_for TEST KILLED: a random command line for TEST (killed ones run in
-# duration mode, so that they are mid-test when killed).
+# duration mode, so that they are mid-test when killed). Each test moves
+# at most about 1 MiB per direction: the soak is about the server's
+# life across many tests, not about any one of them.
 args_for() {
-	local t=$1 killed=$2 a=() size
+	local t=$1 killed=$2 a=() size qps=1 n
 	case $t in
 	tcp-*) size=$(pick 1 64 1000 4096 65536 200000) ;;
 	atomic-*) size=8 ;;
-	*-lat) size=$(pick 2 13 64 1000 4096 16384 65536) ;;
+	*-lat) size=$(pick 2 13 64 1000 4096 16384) ;;
 	*) size=$(pick 2 64 1000 4096 65536 262144) ;;
 	esac
+	case $t in
+	*-bw) [[ $t == tcp-* ]] || qps=$(pick 1 1 2 4 8) ;;
+	esac
+	n=$(pick 20 50 100 200)
+	while ((n > 20 && n * size * qps > 1 << 20)); do
+		n=$((n / 2))
+	done
 	a+=(-s "$size")
 	if ((killed)); then
 		a+=(-D 5)
 	else
-		a+=(-n "$(pick 20 50 100 200)")
+		a+=(-n "$n" --warmup "$((n / 10))")
 	fi
 	case $t in
 	write-*) a+=(-c "$(pick RC RC UC)") ;;
@@ -144,7 +154,7 @@ args_for() {
 	case $t in
 	tcp-*) ;;
 	*-bw)
-		a+=(-q "$(pick 1 1 2 4 8)")
+		a+=(-q "$qps")
 		((RANDOM % 5)) || a+=(-b)
 		((RANDOM % 10)) || a+=(-e)
 		((RANDOM % 5)) || a+=(--validate)
@@ -178,7 +188,7 @@ for i in $(seq 1 "$tests"); do
 		t=$(pick "${kinds[@]}")
 		kill_it=$((RANDOM % 100 < kill_pct))
 	fi
-	mapfile -t a < <(args_for "$t" "$kill_it")
+	mapfile -t a <<<"$(args_for "$t" "$kill_it")" # (no /dev/fd in the VM)
 	[[ $t == tcp-* ]] || a+=(-d "$dev")
 	doc=$out/t$i.json
 	for attempt in $(seq 1 60); do
@@ -193,13 +203,14 @@ for i in $(seq 1 "$tests"); do
 			break
 		fi
 		rc=0
+		t0=$EPOCHREALTIME
 		wait "$client" || rc=$?
 		if ((rc == 1)) && grep -q busy "$out/t$i.err"; then
 			busy=$((busy + 1))
 			sleep 0.5 # the server is still tearing the last test down
 			continue
 		fi
-		echo "$i $t ${a[*]}: exit $rc" >>"$out/tests.log"
+		echo "$i $t ${a[*]}: exit $rc, $(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.1f", b-a}') s" >>"$out/tests.log"
 		if ((rc == 0)); then
 			ok_n=$((ok_n + 1))
 		else

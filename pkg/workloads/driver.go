@@ -351,6 +351,20 @@ func (d *driver) run(ctx context.Context) (*endResult, error) {
 	return res, nil
 }
 
+// ownError is a failure this end's loops met by themselves, before the
+// end was stopped from outside (a server lost because the link failed):
+// it is what to report, with the stop that followed added (then).
+type ownError struct{ err, then error }
+
+func (e *ownError) Error() string {
+	if e.then == nil || errors.Is(e.then, context.Canceled) {
+		return e.err.Error()
+	}
+	return e.err.Error() + "; then " + e.then.Error()
+}
+
+func (e *ownError) Unwrap() error { return e.err }
+
 // told tells the peer, waiting at phase, that this end failed with err, and
 // returns err (or why this end was stopped).
 func (d *driver) told(ctx context.Context, phase string, err error) error {
@@ -366,6 +380,13 @@ func (d *driver) told(ctx context.Context, phase string, err error) error {
 // cause returns, for an end stopped from outside (the server lost, an
 // interrupt), why it was stopped rather than the error that followed.
 func (d *driver) cause(ctx context.Context, err error) error {
+	var own *ownError
+	if errors.As(err, &own) {
+		if own.then == nil && ctx.Err() != nil {
+			own.then = context.Cause(ctx)
+		}
+		return err
+	}
 	if err != nil && ctx.Err() != nil {
 		if c := context.Cause(ctx); c != nil && c != ctx.Err() {
 			return c
@@ -449,6 +470,10 @@ func (d *driver) size(ctx context.Context, i, size int) (res report.Result, err 
 		activeCPU = onLoopThread(func() { mine.Bandwidth, runErr = d.measureStream(ctx, st.stream, size, &res) })
 		sent = st.stream.sent()
 	}
+	// A loop that failed before anything stopped this end failed by
+	// itself: its error (a work completion's status) tells more than the
+	// lost link that may follow.
+	ownFailure := runErr != nil && ctx.Err() == nil
 	if runErr != nil {
 		st.abort()
 	}
@@ -472,6 +497,9 @@ func (d *driver) size(ctx context.Context, i, size int) (res report.Result, err 
 	}
 	if ferr != nil {
 		// This end's own failure, if any, says more than the lost link.
+		if ownFailure {
+			return res, &ownError{err: runErr}
+		}
 		return res, firstErr(runErr, ferr)
 	}
 	if st.received != nil {
@@ -487,6 +515,9 @@ func (d *driver) size(ctx context.Context, i, size int) (res report.Result, err 
 	}
 	var peer sizeOutcome
 	if err := d.link.Exchange(ctx, phase("result", i), mine, &peer); err != nil {
+		if ownFailure {
+			return res, &ownError{err: runErr}
+		}
 		return res, firstErr(myErr, err)
 	}
 	if err := pickError(myErr, peer.Err, phase("result", i)); err != nil {
