@@ -63,6 +63,9 @@ type endOptions struct {
 	// listenHost is the address a server's TCP listener binds; empty means
 	// every address.
 	listenHost string
+	// noCounters: this end does not read its port's counters (in
+	// loopback the server shares the client's device).
+	noCounters bool
 	// run is the run number to report in progress events.
 	run int
 	// progress, when set, hears of each interval and finished size.
@@ -72,9 +75,6 @@ type endOptions struct {
 	// onResult, when set, gets each size's result as soon as it is known
 	// (the client's), with the clock it was timed with.
 	onResult func(report.Result, clockInfo)
-	// noCounters: this end does not read its port's counters (in
-	// loopback the server shares the client's device).
-	noCounters bool
 }
 
 // endResult is what one end measured.
@@ -211,11 +211,11 @@ type sizeOutcome struct {
 	// Received counts the messages this end received, warm-up included,
 	// where it counts them (SENDs, TCP).
 	Received *uint64 `json:"received,omitempty"`
-	// CPU is this end's CPU time at this size (--cpu-util).
-	CPU *report.CPUSide `json:"cpu,omitempty"`
 	// Counters are how this end's port counters changed at this size.
 	Counters *report.CounterDeltas `json:"counters,omitempty"`
-	Err      string                `json:"error,omitempty"`
+	// CPU is this end's CPU time at this size (--cpu-util).
+	CPU *report.CPUSide `json:"cpu,omitempty"`
+	Err string          `json:"error,omitempty"`
 }
 
 // cpuSpan is the CPU time one or more loop threads used over wall time.

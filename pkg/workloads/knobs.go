@@ -59,6 +59,7 @@ func isBandwidth(t TestInfo) bool { return t.Metric == Bandwidth }
 var Knobs = []Knob{
 	{"ib-dev", "", isRDMA, func(s *Spec) bool { return s.Device != "" }, func(s *Spec) { s.Device = "" }},
 	{"server-dev", "", isRDMA, func(s *Spec) bool { return s.ServerDevice != "" }, func(s *Spec) { s.ServerDevice = "" }},
+	{"validate", "", isRDMA, func(s *Spec) bool { return s.CheckData }, func(s *Spec) { s.CheckData = false }},
 	{"ib-port", "", isRDMA, func(s *Spec) bool { return s.Port != 0 }, func(s *Spec) { s.Port = 0 }},
 	{"gid-index", "", isRDMA, func(s *Spec) bool { return s.GIDIndex >= 0 }, func(s *Spec) { s.GIDIndex = -1 }},
 	{"connection", "", isRDMA, func(s *Spec) bool { return s.Connection != "" }, func(s *Spec) { s.Connection = "" }},
@@ -78,7 +79,6 @@ var Knobs = []Knob{
 	{"bidirectional", "", isBandwidth, func(s *Spec) bool { return s.Bidirectional }, func(s *Spec) { s.Bidirectional = false }},
 	{"atomic_type", "", func(t TestInfo) bool { return t.Op == OpAtomic },
 		func(s *Spec) bool { return s.AtomicType != "" }, func(s *Spec) { s.AtomicType = "" }},
-	{"validate", "", isRDMA, func(s *Spec) bool { return s.CheckData }, func(s *Spec) { s.CheckData = false }},
 }
 
 // LookupKnob returns the knob named name.
@@ -124,10 +124,11 @@ func (s *Spec) requested() report.Params {
 	p := report.Params{Device: s.Device, Port: s.Port, GIDIndex: s.GIDIndex, Connection: s.Connection, MTU: s.MTU,
 		Sizes: s.Sizes, TxDepth: s.TxDepth, RxDepth: s.RxDepth, QPs: s.QPs, CQMod: s.CQMod, PostList: s.PostList,
 		Events: s.Events, Bidirectional: s.Bidirectional, AtomicType: s.AtomicType, Iterations: s.Iterations,
-		DurationS: s.Duration.Seconds(), PrecisionPct: 100 * s.Precision, Validate: s.CheckData}
+		DurationS: s.Duration.Seconds(), PrecisionPct: 100 * s.Precision}
 	if s.Precision > 0 {
 		p.PrecisionCapS = s.PrecisionCap.Seconds()
 	}
+	p.Validate = s.CheckData
 	if s.Inline >= 0 {
 		p.Inline = ptr(s.Inline)
 	}
