@@ -98,18 +98,25 @@ table=$out/faults.md
 printf '| fault | command | exit | took | what the tool did | counters (both ends) | kept | next clean test |\n|---|---|---|---|---|---|---|---|\n' >"$table"
 
 # run NAME EXPECT CMD...: run a client in the background; the fault
-# script between its start and its end is in $fault_during (run after
-# $fault_after seconds), $fault_end after it ends. EXPECT is "complete"
-# (exit 0 required), "error" (exit 1 with a named error within the
-# idle timeout + the control timeout), or "either".
+# script between its start and its end is in $fault_during, run
+# $fault_after seconds into the measured loop (once the client has
+# reported its first interval: the emulated hosts are slow to set a test
+# up), $fault_end after it ends. EXPECT is "complete" (exit 0 required),
+# "error" (exit 1 with a named error within the idle timeout + the
+# control timeout), or "either".
 run() {
 	local name=$1 expect=$2
 	shift 2
-	local doc=$out/f-$name.json errf=$out/f-$name.err
-	local t0=$EPOCHREALTIME rc=0 client took fault_t=''
-	"$bin" "$@" --out "$doc" >/dev/null 2>"$errf" &
+	local doc=$out/f-$name.json errf=$out/f-$name.err stream=$out/f-$name.stream
+	local t0=$EPOCHREALTIME rc=0 client took fault_t='' i
+	"$bin" "$@" --out "$doc" --json-stream >"$stream" 2>"$errf" &
 	client=$!
 	if [[ -n $fault_during ]]; then
+		for i in $(seq 1 600); do
+			grep -q '"event":"interval"' "$stream" 2>/dev/null && break
+			kill -0 "$client" 2>/dev/null || break
+			sleep 0.1
+		done
 		sleep "$fault_after"
 		fault_t=$EPOCHREALTIME
 		eval "$fault_during"
@@ -182,11 +189,11 @@ if p50=$(grep -o '"p50_ns": [0-9.]*' "$out/f-delay-100ms.json" | head -1 | awk '
 	fi
 fi
 
-fault_during='netem "loss 100%"; sleep 5; clear_netem' fault_after=2 fault_end=''
+fault_during='netem "loss 100%"; sleep 5; clear_netem' fault_after=1 fault_end=''
 run partition-5s either write-bw "$peer" -s 4K -D 10
-fault_during='netem "loss 100%"' fault_after=2 fault_end=clear_netem
+fault_during='netem "loss 100%"' fault_after=1 fault_end=clear_netem
 run partition error write-bw "$peer" -s 4K -D 30
-fault_during='ip link set eth0 down' fault_after=2
+fault_during='ip link set eth0 down' fault_after=1
 # Up again: wait until rxe0's port is ACTIVE and its IPv4 GID is back.
 fault_end='ip link set eth0 up && for i in $(seq 1 100); do grep -q ACTIVE /sys/class/infiniband/rxe0/ports/1/state && grep -q ffff /sys/class/infiniband/rxe0/ports/1/gids/* && break; sleep 0.1; done'
 run netdev-down error write-bw "$peer" -s 4K -D 30
