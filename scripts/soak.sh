@@ -221,10 +221,14 @@ for i in $(seq 1 "$tests"); do
 	done
 	if ((i == ${#kinds[@]})); then
 		base=$(levels after-warm-up)
+		echo "$base" >>"$out/levels.log"
+	elif ((i % 100 == 0 && i < tests)); then
+		levels "after-$i" >>"$out/levels.log" # the trend, for the record
+		rb_log "$i tests, $killed_n killed, $failed failed, $((SECONDS - start)) s"
 	fi
-	((i % 100)) || rb_log "$i tests, $killed_n killed, $failed failed, $((SECONDS - start)) s"
 done
 end=$(levels end)
+echo "$end" >>"$out/levels.log"
 
 val() { sed -n "s/.* $2=\([0-9-]*\).*/\1/p" <<<"$1"; }
 bad=0
@@ -238,8 +242,7 @@ took=$((SECONDS - start))
 echo "soak: $tests tests against one server in ${took}s (seed $seed): $ok_n passed, $killed_n killed mid-test, $failed failed, $busy busy retries"
 echo "server levels (verbs: its own count of open verbs objects; rdma: its objects in rdma resource show):"
 echo "  $first"
-echo "  $base"
-echo "  $end"
+sed 's/^/  /' "$out/levels.log"
 printf '%-12s %10s %10s %8s\n' level warm-up end change
 printf '%s\n' "${report[@]}"
 if ((failed == 0)); then
