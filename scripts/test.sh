@@ -2,7 +2,8 @@
 # Run every test of rdmabench on a fresh machine: installs the dependencies,
 # checks formatting and vet, runs the unit tests with and without cgo and
 # each fuzz target for a few seconds (scripts/fuzz.sh), then runs the RDMA
-# integration tests against a real kernel RDMA driver:
+# integration tests and a short soak (scripts/soak.sh) against a real
+# kernel RDMA driver:
 #   - on RDMABENCH_TEST_DEVICE when it is set (a NIC, or Soft-RoCE already up);
 #   - else on Soft-RoCE set up on this host when its kernel has rdma_rxe;
 #   - else inside a qemu VM with Soft-RoCE (scripts/vm.sh).
@@ -10,7 +11,8 @@
 #
 # Usage: scripts/test.sh
 # Environment: RDMABENCH_RDMA_MODE=vm|host forces where RDMA tests run;
-#              RDMABENCH_TEST_OUT=DIR keeps the logs there.
+#              RDMABENCH_TEST_OUT=DIR keeps the logs there;
+#              RDMABENCH_SOAK_TESTS=N the soak's tests (default 100).
 set -euo pipefail
 rb_prog=test.sh
 here=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
@@ -78,6 +80,12 @@ vm)
 esac
 rb_log "RDMA tests took $((SECONDS - start)) s"
 
+soak_tests=${RDMABENCH_SOAK_TESTS:-100}
+step "soak: $soak_tests tests against one server, 10% of the clients killed mid-test (scripts/soak.sh)"
+start=$SECONDS
+RDMABENCH_RDMA_MODE=$mode "$here/soak.sh" --tests "$soak_tests" --out "$out/soak" 2>&1 | tee "$out/soak.log" || failed=1
+rb_log "the soak took $((SECONDS - start)) s"
+
 : >"$out/two-host.log"
 if [[ $mode == vm ]]; then
 	step "two hosts: two VMs, a server in one, the suite and the failure cases from the other"
@@ -122,7 +130,10 @@ if [[ $mode == vm ]]; then
 fi
 read -r fp ff _ < <(tally "$out/fuzz.log")
 echo "fuzz targets: $fp passed, $ff failed"
-read -r p f s < <(tally "$out/nocgo.log" "$out/host.log" "$out/fuzz.log" "$out/rdma.log" "$out/two-host.log" "$out/mesh.log")
+read -r sp sf _ < <(tally "$out/soak.log")
+echo "soak: $sp passed, $sf failed"
+((sp > 0)) || failed=1
+read -r p f s < <(tally "$out/nocgo.log" "$out/host.log" "$out/fuzz.log" "$out/rdma.log" "$out/soak.log" "$out/two-host.log" "$out/mesh.log")
 if ((failed)) && ((f == 0)); then
 	f=1 # a build, vet or format failure counts as one
 fi

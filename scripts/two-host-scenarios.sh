@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Host B of the two-host tests (scripts/two-host-test.sh): the client side.
-# Runs the suite across the two hosts, then the protocol's failure cases,
-# and prints one line per case and a total "two-host: N passed, N failed".
+# Runs the suite across the two hosts, then the protocol's failure cases
+# and the link faults (two-host-faults.sh), and prints one line per case
+# and a total "two-host: N passed, N failed".
 # Usage: two-host-scenarios.sh BINARY OLD_PROTOCOL_BINARY OUTDIR
 set -uo pipefail
 bin=$1
@@ -103,6 +104,10 @@ if ((served)); then
 else
 	ko client-killed-mid-test "$(cat "$out/after-kill.err")"
 fi
+
+# 6. Faults on the link between the hosts (two-host-faults.sh prints a
+# line per case and the table of outcomes).
+"$(dirname -- "$0")/two-host-faults.sh" "$bin" "$out" || fail=$((fail + 1))
 
 echo "two-host: $pass passed, $fail failed"
 ((fail == 0))

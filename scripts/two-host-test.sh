@@ -3,8 +3,9 @@
 # Soft-RoCE device on its own NIC (scripts/vm-pair.sh). Host A runs
 # `rdmabench serve`; host B runs the suite across them, then the control
 # protocol's failure cases: wrong token, another protocol version, a busy
-# server, a client killed mid-test, a server killed mid-test. Ends with
-# "two-host: N passed, N failed".
+# server, a client killed mid-test, a server killed mid-test; then faults
+# on the link (two-host-faults.sh: loss, delay, partitions, a netdev
+# down). Ends with "two-host: N passed, N failed".
 #
 # Usage: scripts/two-host-test.sh [OUTDIR]
 set -euo pipefail

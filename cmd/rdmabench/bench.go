@@ -102,6 +102,9 @@ var benchFlagDefs = []benchFlag{
 	{knob: "atomic_type", add: func(fs *pflag.FlagSet, f *benchFlags) {
 		fs.StringVarP(&f.spec.AtomicType, "atomic_type", "A", "", "atomic operation: FETCH_AND_ADD or CMP_AND_SWAP (default FETCH_AND_ADD)")
 	}},
+	{knob: "validate", add: func(fs *pflag.FlagSet, f *benchFlags) {
+		fs.BoolVar(&f.spec.CheckData, "validate", false, "after each size, check the data: an untimed pass moves 3 messages per QP and direction, each with its own pattern, and the receiving side compares every byte (exit 1 on a difference)")
+	}},
 	{knob: "server-dev", add: func(fs *pflag.FlagSet, f *benchFlags) {
 		fs.StringVar(&f.spec.ServerDevice, "server-dev", "", "device the server uses (default: its own -d, or its first device)")
 	}},

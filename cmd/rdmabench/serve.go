@@ -33,7 +33,10 @@ gets "busy"); every verbs object is freed after each test; a client that dies
 or goes silent never takes the server down.
 
 With a token (--token or $` + EnvToken + `), clients must prove they know it
-(HMAC over a server nonce; the token never crosses the network).`,
+(HMAC over a server nonce; the token never crosses the network).
+
+SIGUSR1 prints a line of the server's process stats on stderr (goroutines,
+open files, resident memory, open verbs objects).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if token == "" {
@@ -43,12 +46,14 @@ With a token (--token or $` + EnvToken + `), clients must prove they know it
 			if _, _, err := net.SplitHostPort(addr); err != nil {
 				addr = net.JoinHostPort(addr, strconv.Itoa(control.DefaultPort))
 			}
+			// Before listening: once clients can connect, SIGUSR1 is caught.
+			log := cmd.ErrOrStderr()
+			logStatsOnSignal(cmd.Context(), log)
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				return fmt.Errorf("listen on %s: %w", addr, err)
 			}
 			srv.ListenHost, _, _ = net.SplitHostPort(ln.Addr().String())
-			log := cmd.ErrOrStderr()
 			auth, maxMem := "none", "none"
 			if token != "" {
 				auth = "required"

@@ -170,6 +170,17 @@ func TestServeRDMA(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("bidirectional against the server: exit %d: %s", code, stderr)
 	}
+	// --validate: the server checks what reached it and says so.
+	out, stderr, code = cli(t, "write-bw", "127.0.0.1", "-p", port, "-q", "2", "-s", "4K", "-n", "20", "--validate", "-o", "json")
+	if code != 0 {
+		t.Fatalf("--validate against the server: exit %d: %s", code, stderr)
+	}
+	if doc, err = report.ReadJSON(strings.NewReader(out)); err != nil {
+		t.Fatal(err)
+	}
+	if v := doc.Results[0].Validation; !doc.Params.Validate || v == nil || !v.OK || v.Messages != 6 || v.Bytes != 6*4096 {
+		t.Fatalf("validation %+v (params validate %v)", v, doc.Params.Validate)
+	}
 	// A device the server does not have: the client prints the server's
 	// error with its address.
 	_, stderr, code = cli(t, "write-lat", "127.0.0.1", "-p", port, "-n", "5", "--server-dev", "mlx5_9")

@@ -166,6 +166,9 @@ type Params struct {
 	PrecisionPct  float64 `json:"precision_pct,omitempty"`
 	PrecisionCapS float64 `json:"precision_cap_s,omitempty"`
 	Loopback      bool    `json:"loopback,omitempty"`
+	// Validate (--validate): each size of each RDMA test is followed by a
+	// data check (see [Validation]).
+	Validate bool `json:"validate,omitempty"`
 	// Repeat is the number of runs requested (--repeat); 0 or 1: one.
 	Repeat int `json:"repeat,omitempty"`
 	// Extra holds parameters without a field of their own.
@@ -195,6 +198,9 @@ type Effective struct {
 	// MaxRdAtomic is how many RDMA READs or atomics each QP kept
 	// outstanding at most (READ and atomic tests).
 	MaxRdAtomic int `json:"max_rd_atomic,omitempty"`
+	// Validate: the size was followed by a data check, whose outcome is
+	// [Result.Validation].
+	Validate bool `json:"validate,omitempty"`
 	// Events: completions were waited for on a completion channel, not
 	// busy-polled.
 	Events bool `json:"events,omitempty"`
@@ -243,6 +249,13 @@ type Result struct {
 	// Precision says how well the headline figure is known, when the size
 	// ran until it was (--precision).
 	Precision *Precision `json:"precision,omitempty"`
+	// Validation is the outcome of the data check that followed this size
+	// (--validate).
+	Validation *Validation `json:"validation,omitempty"`
+	// PortCounters are the changes of each end's port error and
+	// retransmission counters over this size, where the device exposes
+	// them.
+	PortCounters *PortCounters `json:"port_counters,omitempty"`
 	// CPU is the CPU time each end's loops used at this size (--cpu-util).
 	CPU      *CPUUse  `json:"cpu,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`

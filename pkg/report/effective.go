@@ -45,6 +45,7 @@ func (e *Effective) settings() []setting {
 	if e.AtomicType != "" {
 		out = append(out, setting{"atomic", e.AtomicType})
 	}
+	flag("validate", e.Validate)
 	num("connections", e.Connections, "")
 	flag("TCP_NODELAY", e.NoDelay)
 	num("SO_SNDBUF", e.SendBuf, " B")

@@ -167,7 +167,7 @@ const (
 var wcStatusInfo = [...]struct{ name, meaning string }{
 	WCSuccess:          {"IBV_WC_SUCCESS", ""},
 	WCLocLenErr:        {"IBV_WC_LOC_LEN_ERR", "a message was longer than the receive buffer posted for it"},
-	WCLocQPOpErr:       {"IBV_WC_LOC_QP_OP_ERR", "the work request was invalid for the QP (size over the path MTU on UD, too many SGEs, inline too large)"},
+	WCLocQPOpErr:       {"IBV_WC_LOC_QP_OP_ERR", "the work request was invalid for the QP (size over the path MTU on UD, too many SGEs, inline too large), or on Soft-RoCE the netdev under the device is down"},
 	WCLocEECOpErr:      {"IBV_WC_LOC_EEC_OP_ERR", "local EE context error"},
 	WCLocProtErr:       {"IBV_WC_LOC_PROT_ERR", "a local buffer is outside its MR or the lkey is wrong"},
 	WCWRFlushErr:       {"IBV_WC_WR_FLUSH_ERR", "the QP went to the error state after an earlier failure; this request was flushed"},

@@ -157,6 +157,12 @@ func cycle(size, room uint64) (stride, slots uint32) {
 	return uint32(st), uint32(cycleBuffer / st)
 }
 
+// CycleOf returns the stride and slot count of the cycle bandwidth loops
+// move size-byte messages through in a buffer of room bytes (slots 0: they
+// do not cycle, every message uses the buffer's start): where a FETCH_AND_ADD
+// bandwidth loop's adds land.
+func CycleOf(size, room uint64) (stride, slots uint32) { return cycle(size, room) }
+
 // LoopStats are a loop's counters.
 type LoopStats struct {
 	Iterations uint64 // latency iterations run

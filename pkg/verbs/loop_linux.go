@@ -162,6 +162,27 @@ func (lp *Loop) PostRecvs(n int) error {
 	return nil
 }
 
+// RecvLanding tells where the data of a receive completion of this loop's
+// QPs landed, from the completion's wr_id: the QP's index in the loop and
+// the byte offset in the loop's receive buffer (on UD, where the 40-byte
+// GRH starts). For checks after a timed loop, never inside one.
+func (lp *Loop) RecvLanding(wrID uint64) (qp int, offset uint64, err error) {
+	q, slot := int(uint32(wrID)), uint32(wrID>>32)
+	if q >= len(lp.qps) || (slot != 0 && slot >= uint32(lp.l.rx_cycle_slots)) {
+		return 0, 0, fmt.Errorf("receive wr_id 0x%x names no receive of this loop", wrID)
+	}
+	return q, uint64(slot) * uint64(lp.l.rx_cycle_stride), nil
+}
+
+// Repost posts again, on the same QP and buffer slot, the receive whose
+// completion carried wrID, so the QP keeps as many receives posted.
+func (lp *Loop) Repost(wrID uint64) error {
+	if rc := C.rb_repost_recv(lp.l, C.uint64_t(wrID)); rc != 0 {
+		return lp.err(C.int64_t(rc))
+	}
+	return nil
+}
+
 // RunLatency runs up to len(samples) iterations and stores each one's time
 // in ns at the front of samples. It returns how many ran (fewer than
 // len(samples) only when the loop reached Total) and how many samples it

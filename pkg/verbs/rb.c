@@ -398,14 +398,41 @@ void rb_loop_destroy(struct rb_loop *l)
 	l->rsges = NULL;
 }
 
+/* A receive's wr_id names its QP (low 32 bits) and the slot of the receive
+ * buffer it points at (high 32 bits), so that a completion tells where its
+ * data landed (rb_repost_recv, the data check after a measured loop). */
+static inline uint64_t recv_id(int q, uint32_t slot) { return (uint64_t)(uint32_t)q | (uint64_t)slot << 32; }
+
 static inline int post_recv(struct rb_loop *l, int q)
 {
+	uint32_t slot = 0;
 	if (l->rx_cycle_slots) {
 		struct rb_qp *p = &l->qps[q];
-		l->rsges[q].addr = (uintptr_t)(l->rx + (uint64_t)p->rslot * l->rx_cycle_stride);
+		slot = p->rslot;
+		l->rsges[q].addr = (uintptr_t)(l->rx + (uint64_t)slot * l->rx_cycle_stride);
 		if (++p->rslot == l->rx_cycle_slots)
 			p->rslot = 0;
 	}
+	l->rwrs[q].wr_id = recv_id(q, slot);
+	struct ibv_recv_wr *bad;
+	int rc = ibv_post_recv(l->qps[q].qp, &l->rwrs[q], &bad);
+	if (rc) {
+		l->err = rc;
+		return RB_EPOST;
+	}
+	return 0;
+}
+
+int rb_repost_recv(struct rb_loop *l, uint64_t wr_id)
+{
+	int q = (int)(uint32_t)wr_id;
+	uint32_t slot = (uint32_t)(wr_id >> 32);
+	if (q < 0 || q >= l->nqp || (slot != 0 && slot >= l->rx_cycle_slots)) {
+		l->err = EINVAL;
+		return RB_EPOST;
+	}
+	l->rsges[q].addr = (uintptr_t)(l->rx + (uint64_t)slot * l->rx_cycle_stride);
+	l->rwrs[q].wr_id = wr_id;
 	struct ibv_recv_wr *bad;
 	int rc = ibv_post_recv(l->qps[q].qp, &l->rwrs[q], &bad);
 	if (rc) {
@@ -719,7 +746,7 @@ int rb_bw_recv_run(struct rb_loop *l, uint64_t until)
 				if (wc->status != IBV_WC_SUCCESS)
 					return wc_fail(l, wc);
 				l->total_recv_bytes += wc->byte_len;
-				int rc = post_recv(l, (int)wc->wr_id);
+				int rc = post_recv(l, (int)(uint32_t)wc->wr_id);
 				if (rc)
 					return rc;
 			}

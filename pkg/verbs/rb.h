@@ -164,6 +164,9 @@ void rb_loop_destroy(struct rb_loop *l);
 void rb_loop_stop(struct rb_loop *l);
 /* Posts n receives on every QP (before the peer starts sending). */
 int rb_post_recvs(struct rb_loop *l, int n);
+/* Posts again the receive whose completion carried wr_id (its QP and buffer
+ * slot), outside the timed loops. */
+int rb_repost_recv(struct rb_loop *l, uint64_t wr_id);
 /* Latency: runs up to n iterations, writing each RTT (in ticks, as the
  * difference of two reads, which may wrap if the clock stepped back) to
  * samples when non-NULL; the initiator also stops after the first sample that

@@ -63,6 +63,9 @@ type endOptions struct {
 	// listenHost is the address a server's TCP listener binds; empty means
 	// every address.
 	listenHost string
+	// noCounters: this end does not read its port's counters (in
+	// loopback the server shares the client's device).
+	noCounters bool
 	// run is the run number to report in progress events.
 	run int
 	// progress, when set, hears of each interval and finished size.
@@ -129,6 +132,12 @@ type stage struct {
 	abort func()
 	// release frees what prepare made.
 	release func()
+	// check is this end's part in the size's validation pass
+	// (--validate); nil when the runner has none.
+	check dataCheck
+	// counters, when set, returns how the port's error and retransmission
+	// counters changed since prepare.
+	counters func() *report.CounterDeltas
 	// effective are the values the size runs with.
 	effective report.Effective
 	// warnings are notes for the size's result.
@@ -202,6 +211,8 @@ type sizeOutcome struct {
 	// Received counts the messages this end received, warm-up included,
 	// where it counts them (SENDs, TCP).
 	Received *uint64 `json:"received,omitempty"`
+	// Counters are how this end's port counters changed at this size.
+	Counters *report.CounterDeltas `json:"counters,omitempty"`
 	// CPU is this end's CPU time at this size (--cpu-util).
 	CPU *report.CPUSide `json:"cpu,omitempty"`
 	Err string          `json:"error,omitempty"`
@@ -247,7 +258,8 @@ func runLoopback(ctx context.Context, spec *Spec, o endOptions) (*endResult, err
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	a, b, hangupA, hangupB := pipe()
-	so := endOptions{device: spec.ServerDevice, maxMem: o.maxMem, listenHost: "127.0.0.1"}
+	so := endOptions{device: spec.ServerDevice, maxMem: o.maxMem, listenHost: "127.0.0.1",
+		noCounters: spec.ServerDevice == "" || spec.ServerDevice == spec.Device}
 	if so.device == "" {
 		so.device = spec.Device
 	}
@@ -339,6 +351,20 @@ func (d *driver) run(ctx context.Context) (*endResult, error) {
 	return res, nil
 }
 
+// ownError is a failure this end's loops met by themselves, before the
+// end was stopped from outside (a server lost because the link failed):
+// it is what to report, with the stop that followed added (then).
+type ownError struct{ err, then error }
+
+func (e *ownError) Error() string {
+	if e.then == nil || errors.Is(e.then, context.Canceled) {
+		return e.err.Error()
+	}
+	return e.err.Error() + "; then " + e.then.Error()
+}
+
+func (e *ownError) Unwrap() error { return e.err }
+
 // told tells the peer, waiting at phase, that this end failed with err, and
 // returns err (or why this end was stopped).
 func (d *driver) told(ctx context.Context, phase string, err error) error {
@@ -354,6 +380,13 @@ func (d *driver) told(ctx context.Context, phase string, err error) error {
 // cause returns, for an end stopped from outside (the server lost, an
 // interrupt), why it was stopped rather than the error that followed.
 func (d *driver) cause(ctx context.Context, err error) error {
+	var own *ownError
+	if errors.As(err, &own) {
+		if own.then == nil && ctx.Err() != nil {
+			own.then = context.Cause(ctx)
+		}
+		return err
+	}
 	if err != nil && ctx.Err() != nil {
 		if c := context.Cause(ctx); c != nil && c != ctx.Err() {
 			return c
@@ -381,13 +414,20 @@ func (d *driver) baseResult(size int) report.Result {
 // size runs size i on this end and returns its result (the client's).
 func (d *driver) size(ctx context.Context, i, size int) (res report.Result, err error) {
 	res = d.baseResult(size)
+	var st *stage
 	defer func() {
 		if err != nil {
 			err = d.cause(ctx, err)
 			res.Error = err.Error()
+			// What the port counted up to the failure is kept.
+			if res.PortCounters == nil && st != nil && st.counters != nil && d.role == clientEnd {
+				if c := st.counters(); c != nil {
+					res.PortCounters = &report.PortCounters{Client: c}
+				}
+			}
 		}
 	}()
-	st, err := d.r.prepare(size)
+	st, err = d.r.prepare(size)
 	if err != nil {
 		return res, d.told(ctx, phase("ready", i), err)
 	}
@@ -430,6 +470,10 @@ func (d *driver) size(ctx context.Context, i, size int) (res report.Result, err 
 		activeCPU = onLoopThread(func() { mine.Bandwidth, runErr = d.measureStream(ctx, st.stream, size, &res) })
 		sent = st.stream.sent()
 	}
+	// A loop that failed before anything stopped this end failed by
+	// itself: its error (a work completion's status) tells more than the
+	// lost link that may follow.
+	ownFailure := runErr != nil && ctx.Err() == nil
 	if runErr != nil {
 		st.abort()
 	}
@@ -453,11 +497,17 @@ func (d *driver) size(ctx context.Context, i, size int) (res report.Result, err 
 	}
 	if ferr != nil {
 		// This end's own failure, if any, says more than the lost link.
+		if ownFailure {
+			return res, &ownError{err: runErr}
+		}
 		return res, firstErr(runErr, ferr)
 	}
 	if st.received != nil {
 		n := st.received()
 		mine.Received = &n
+	}
+	if st.counters != nil {
+		mine.Counters = st.counters()
 	}
 	myErr := firstErr(runErr, passiveErr)
 	if myErr != nil {
@@ -465,15 +515,28 @@ func (d *driver) size(ctx context.Context, i, size int) (res report.Result, err 
 	}
 	var peer sizeOutcome
 	if err := d.link.Exchange(ctx, phase("result", i), mine, &peer); err != nil {
+		if ownFailure {
+			return res, &ownError{err: runErr}
+		}
 		return res, firstErr(myErr, err)
 	}
 	if err := pickError(myErr, peer.Err, phase("result", i)); err != nil {
 		return res, err
 	}
-	if d.role == serverEnd {
-		return res, nil
+	if mine.Counters != nil || peer.Counters != nil {
+		res.PortCounters = &report.PortCounters{Client: mine.Counters, Server: peer.Counters}
 	}
-	return res, d.compose(&res, mine, peer, sent, peerFin.Sent)
+	if d.role == clientEnd {
+		err = d.compose(&res, mine, peer, sent, peerFin.Sent)
+	}
+	if d.spec.CheckData && st.check != nil {
+		// Both loops ended well on both ends (each knows the other's
+		// outcome now), so both run the pass.
+		v, verr := d.validate(ctx, i, size, st.check, peerFin.Sent)
+		res.Validation = v
+		err = firstErr(err, verr)
+	}
+	return res, err
 }
 
 // firstErr returns the first of errs that is not nil.

@@ -365,7 +365,8 @@ func runRemote(ctx context.Context, remote Remote, s *Spec, o endOptions) (*endR
 		}
 	}()
 	res, rerr := runEnd(tctx, s, clientEnd, NewLink(rt), o)
-	if cause := context.Cause(tctx); rerr != nil && ctx.Err() == nil && cause != nil && cause != context.Canceled {
+	var own *ownError
+	if cause := context.Cause(tctx); rerr != nil && ctx.Err() == nil && cause != nil && cause != context.Canceled && !errors.As(rerr, &own) {
 		return res, cause
 	}
 	ferr := rt.Finish(ctx)

@@ -59,6 +59,7 @@ func isBandwidth(t TestInfo) bool { return t.Metric == Bandwidth }
 var Knobs = []Knob{
 	{"ib-dev", "", isRDMA, func(s *Spec) bool { return s.Device != "" }, func(s *Spec) { s.Device = "" }},
 	{"server-dev", "", isRDMA, func(s *Spec) bool { return s.ServerDevice != "" }, func(s *Spec) { s.ServerDevice = "" }},
+	{"validate", "", isRDMA, func(s *Spec) bool { return s.CheckData }, func(s *Spec) { s.CheckData = false }},
 	{"ib-port", "", isRDMA, func(s *Spec) bool { return s.Port != 0 }, func(s *Spec) { s.Port = 0 }},
 	{"gid-index", "", isRDMA, func(s *Spec) bool { return s.GIDIndex >= 0 }, func(s *Spec) { s.GIDIndex = -1 }},
 	{"connection", "", isRDMA, func(s *Spec) bool { return s.Connection != "" }, func(s *Spec) { s.Connection = "" }},
@@ -128,6 +129,7 @@ func (s *Spec) requested() report.Params {
 	if s.Precision > 0 {
 		p.PrecisionCapS = s.PrecisionCap.Seconds()
 	}
+	p.Validate = s.CheckData
 	if s.Inline >= 0 {
 		p.Inline = ptr(s.Inline)
 	}

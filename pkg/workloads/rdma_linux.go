@@ -250,16 +250,22 @@ func (e *rdmaRunner) prepare(size int) (*stage, error) {
 			return nil, fmt.Errorf("UD send is limited to the path MTU (%d bytes); size %d is larger", mtu, size)
 		}
 	}
-	// Fresh buffers: the write ping-pong spins on the last byte.
+	// Fresh buffers: the write ping-pong spins on the last byte; a data
+	// check counts FETCH_AND_ADDs in the whole target half.
 	buf := e.mr.Buf()
-	clear(buf[:size])
-	clear(buf[e.half : e.half+uint64(size)])
+	if s.CheckData {
+		clear(buf)
+	} else {
+		clear(buf[:size])
+		clear(buf[e.half : e.half+uint64(size)])
+	}
 
-	st := &stage{effective: e.effective(size)}
+	st := &stage{effective: e.effective(size), counters: e.portCounters()}
 	if e.warning != "" {
 		st.warnings, e.warning = []string{e.warning}, ""
 	}
 	var loops []*verbs.Loop
+	var recv *verbs.Loop // the loop that posted this end's receives (SEND)
 	st.abort = func() {
 		for _, l := range loops {
 			l.Stop()
@@ -277,6 +283,9 @@ func (e *rdmaRunner) prepare(size int) (*stage, error) {
 			return nil, err
 		}
 		loops = append(loops, l)
+		if cfg.Kind == verbs.LatSend || cfg.Kind == verbs.BWRecv {
+			recv = l
+		}
 		return l, nil
 	}
 	warm, iters := s.WarmupFor(size), s.ItersFor(size)
@@ -327,6 +336,9 @@ func (e *rdmaRunner) prepare(size int) (*stage, error) {
 			}
 			e.receiver(st, l)
 		}
+	}
+	if s.CheckData {
+		st.check = &rdmaCheck{e: e, size: size, recv: recv}
 	}
 	return st, nil
 }
@@ -399,7 +411,38 @@ func (e *rdmaRunner) effective(size int) report.Effective {
 	if t.Op == OpAtomic {
 		eff.AtomicType = s.AtomicType
 	}
+	eff.Validate = s.CheckData
 	return eff
+}
+
+// portCounters reads the port's error and retransmission counters now,
+// and returns what tells how they changed since (nil when this end does
+// not read them, or the device exposes none it can read).
+func (e *rdmaRunner) portCounters() func() *report.CounterDeltas {
+	if e.o.noCounters {
+		return nil
+	}
+	dev, port := e.dev.Name(), e.spec.Port
+	before, err := verbs.PortCounters(dev, port)
+	if err != nil {
+		return nil
+	}
+	return func() *report.CounterDeltas {
+		d := &report.CounterDeltas{Watched: len(before)}
+		after, err := verbs.PortCounters(dev, port)
+		if err != nil {
+			return d
+		}
+		for name, v := range after {
+			if was, ok := before[name]; ok && v > was {
+				if d.Deltas == nil {
+					d.Deltas = map[string]uint64{}
+				}
+				d.Deltas[name] = v - was
+			}
+		}
+		return d
+	}
 }
 
 // rdmaPing is the initiator of an RDMA latency loop.

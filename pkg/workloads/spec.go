@@ -165,6 +165,9 @@ type Spec struct {
 	IdleTimeout  time.Duration `json:"idle_timeout_ns,omitempty"`
 	// CPUUtil records the CPU time each end's loops use (--cpu-util).
 	CPUUtil bool `json:"cpu_util,omitempty"`
+	// CheckData follows each size of an RDMA test with a data check
+	// (--validate): see validate.go.
+	CheckData bool `json:"validate,omitempty"`
 	// Precision, when positive, runs each size in rounds until the 95%
 	// confidence interval of its headline figure (p50 latency, bandwidth)
 	// over the rounds is within this fraction of their median, or
@@ -414,6 +417,9 @@ func (s *Spec) Validate() error {
 	}
 	if t.Metric == Latency && s.Bidirectional {
 		bad("bidirectional (-b) is for bandwidth tests")
+	}
+	if s.CheckData && !t.IsRDMA() {
+		bad("--validate applies to RDMA tests (TCP checks its own data)")
 	}
 	if s.Precision < 0 || s.Precision >= 1 || (s.Precision > 0 && s.Duration > 0) {
 		bad("precision %g must be within 0..100%% and not with a duration (-D)", 100*s.Precision)
