@@ -34,6 +34,7 @@ type benchFlags struct {
 	stream   bool
 	maxMem   uint64
 	limits   report.Limits
+	dscp     *int // --dscp: merged into spec.TClass
 }
 
 // benchFlag defines one flag. A flag that sets a knob is registered only on
@@ -101,6 +102,19 @@ var benchFlagDefs = []benchFlag{
 	}},
 	{knob: "server-dev", add: func(fs *pflag.FlagSet, f *benchFlags) {
 		fs.StringVar(&f.spec.ServerDevice, "server-dev", "", "device the server uses (default: its own -d, or its first device)")
+	}},
+	{knob: "tclass", add: func(fs *pflag.FlagSet, f *benchFlags) {
+		fs.VarP(optInt{&f.spec.TClass, 0, 255}, "tclass", "T", "traffic class of both ends' packets: the IP header's DS field on RoCE v2 (DSCP << 2 | ECN) and IP_TOS on TCP, e.g. 0x68 (default 0)")
+		fs.Var(optInt{&f.dscp, 0, 63}, "dscp", "DSCP of both ends' packets: sets the traffic class's upper 6 bits, e.g. 26 for AF31")
+	}},
+	{knob: "sl", add: func(fs *pflag.FlagSet, f *benchFlags) {
+		fs.VarP(optInt{&f.spec.SL, 0, 15}, "sl", "S", "service level of both ends' QPs (default 0)")
+	}},
+	{knob: "flow-label", add: func(fs *pflag.FlagSet, f *benchFlags) {
+		fs.Var(optInt{&f.spec.FlowLabel, 0, 0xfffff}, "flow-label", "GRH flow label of both ends' QPs, 20 bits (default 0)")
+	}},
+	{knob: "hop-limit", add: func(fs *pflag.FlagSet, f *benchFlags) {
+		fs.VarP(optInt{&f.spec.HopLimit, 1, 255}, "hop-limit", "L", "GRH hop limit of both ends' QPs, on InfiniBand (on RoCE the kernel takes the IP TTL from the route) (default 64)")
 	}},
 	{add: func(fs *pflag.FlagSet, f *benchFlags) {
 		fs.Var(positiveDuration(&f.spec.IdleTimeout), "idle-timeout", "give up when the peer makes no progress for this long (default 10s)")
@@ -268,6 +282,9 @@ precise it is.`,
 func (f *benchFlags) run(cmd *cobra.Command, req workloads.Request, hosts []string) error {
 	if f.all && len(f.spec.Sizes) > 0 {
 		return usageError{fmt.Errorf("%s: -a and -s are exclusive", cmd.Name())}
+	}
+	if err := mergeDSCP(&req.Spec, f.dscp); err != nil {
+		return usageError{fmt.Errorf("%s: %w", cmd.Name(), err)}
 	}
 	stderr := cmd.ErrOrStderr()
 	prog := newProgress(stderr, f)

@@ -210,3 +210,48 @@ func (r *ratioFlag) Set(s string) error {
 	r.v, r.set = v*scale, true
 	return nil
 }
+
+// optInt is a flag whose every value means something, 0 included, held as
+// a pointer that stays nil (the default) unless the flag is given: decimal
+// or 0x hex, within lo..hi.
+type optInt struct {
+	p      **int
+	lo, hi int
+}
+
+func (o optInt) String() string {
+	if o.p == nil || *o.p == nil {
+		return ""
+	}
+	return strconv.Itoa(**o.p)
+}
+
+func (o optInt) Set(s string) error {
+	v, err := strconv.ParseInt(strings.TrimSpace(s), 0, 64)
+	if err != nil {
+		return errors.New("want a whole number (decimal, or hex as 0x..)")
+	}
+	if v < int64(o.lo) || v > int64(o.hi) {
+		return fmt.Errorf("must be within %d..%d", o.lo, o.hi)
+	}
+	x := int(v)
+	*o.p = &x
+	return nil
+}
+
+func (optInt) Type() string { return "int" }
+
+// mergeDSCP sets the traffic class from --dscp (its upper 6 bits; ECN 0),
+// unless --tclass gives it: then the two must agree.
+func mergeDSCP(spec *workloads.Spec, dscp *int) error {
+	switch {
+	case dscp == nil:
+	case spec.TClass == nil:
+		tc := *dscp << 2
+		spec.TClass = &tc
+	case *spec.TClass>>2 != *dscp:
+		return fmt.Errorf("--dscp %d and --tclass 0x%02x disagree: traffic class 0x%02x has DSCP %d (DSCP is its upper 6 bits)",
+			*dscp, *spec.TClass, *spec.TClass, *spec.TClass>>2)
+	}
+	return nil
+}

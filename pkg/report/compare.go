@@ -395,7 +395,8 @@ func itoaOr(n int) string {
 // Sizes, the server address and the device requested are left out: the
 // rows, and the devices actually used, show those.
 var paramKeys = []string{"connection", "mtu", "gid-index", "tx-depth", "rx-depth", "qps", "inline", "cq-mod",
-	"post-list", "events", "bidirectional", "atomic", "iterations", "duration", "warm-up"}
+	"post-list", "events", "bidirectional", "atomic", "iterations", "duration", "warm-up",
+	"tclass", "sl", "flow-label", "hop-limit"}
 
 func paramMap(p *Params) map[string]string {
 	m := map[string]string{
@@ -420,6 +421,11 @@ func paramMap(p *Params) map[string]string {
 	}
 	if p.DurationS > 0 {
 		m["duration"] = num(p.DurationS) + " s"
+	}
+	for k, v := range map[string]*int{"tclass": p.TClass, "sl": p.SL, "flow-label": p.FlowLabel, "hop-limit": p.HopLimit} {
+		if v != nil {
+			m[k] = strconv.Itoa(*v)
+		}
 	}
 	for k, v := range p.Extra {
 		if _, ok := m[k]; !ok {

@@ -162,6 +162,13 @@ type Params struct {
 	Loopback      bool    `json:"loopback,omitempty"`
 	// Repeat is the number of runs requested (--repeat); 0 or 1: one.
 	Repeat int `json:"repeat,omitempty"`
+	// The path asked for (--tclass or --dscp, --sl, --flow-label,
+	// --hop-limit); what reached the device is in each result's
+	// effective.av.
+	TClass    *int `json:"tclass,omitempty"`
+	SL        *int `json:"sl,omitempty"`
+	FlowLabel *int `json:"flow_label,omitempty"`
+	HopLimit  *int `json:"hop_limit,omitempty"`
 	// Extra holds parameters without a field of their own.
 	Extra map[string]string `json:"extra,omitempty"`
 }
@@ -202,6 +209,28 @@ type Effective struct {
 	NoDelay     bool `json:"tcp_nodelay,omitempty"`
 	SendBuf     int  `json:"so_sndbuf,omitempty"`
 	RecvBuf     int  `json:"so_rcvbuf,omitempty"`
+
+	// AV is the RDMA QPs' address vector toward the peer as the device took
+	// it; IPTOS the TCP client socket's IP_TOS (or IPV6_TCLASS) as the
+	// kernel set it (it keeps the ECN bits to itself).
+	AV    *AddressVector `json:"av,omitempty"`
+	IPTOS *int           `json:"ip_tos,omitempty"`
+}
+
+// AddressVector is what a QP's address vector (ibv_ah_attr) says beyond the
+// peer's address: for RC and UC as the device reads it back, for UD as its
+// address handle was made. On RoCE v2 the traffic class is the IP header's
+// DS field (DSCP << 2 | ECN) and the hop limit its TTL.
+type AddressVector struct {
+	// GRH: the packets carry a global route header (RoCE always; on
+	// InfiniBand, across subnets). Without one, only SL applies.
+	GRH          bool `json:"grh"`
+	TrafficClass int  `json:"traffic_class"`
+	SL           int  `json:"sl"`
+	FlowLabel    int  `json:"flow_label"`
+	// HopLimit is absent where the kernel sets it from the IP route and
+	// cannot be asked (UD on RoCE).
+	HopLimit int `json:"hop_limit,omitempty"`
 }
 
 // Result is one test at one message size.

@@ -51,6 +51,9 @@ type rdmaRunner struct {
 	recvsPosted bool
 	// warning is a note for the first result (inline refused).
 	warning string
+	// avWarnings are notes for the first result: the address vector the
+	// device took differs from the one asked.
+	avWarnings []string
 }
 
 func newRDMA(spec *Spec, role role, o endOptions) runner {
@@ -93,6 +96,9 @@ func (e *rdmaRunner) open(context.Context) (any, *report.Device, error) {
 	if port.State != verbs.PortActive {
 		return nil, nil, fmt.Errorf("port %d of %s is %s, not ACTIVE (check the link and `rdma link`)", s.Port, dev.Name(), port.State)
 	}
+	if s.HopLimit != nil && port.LinkLayer == verbs.LinkEthernet {
+		return nil, nil, hopLimitOnRoCE(dev.Name(), s.Port)
+	}
 	// What needs no allocation is checked before anything is allocated.
 	if err := fitsDevice(s, dev.Info()); err != nil {
 		return nil, nil, err
@@ -117,7 +123,8 @@ func (e *rdmaRunner) open(context.Context) (any, *report.Device, error) {
 	}
 	inline, auto := s.InlineFor()
 	cfg := verbs.QPConfig{Type: typ, Port: s.Port, SendCQ: e.scq, RecvCQ: e.rcq, MaxSendWR: s.TxDepth,
-		MaxRecvWR: recvWR, MaxInlineData: inline, GIDIndex: s.GIDIndex, MTU: verbs.MTU(s.MTU)}
+		MaxRecvWR: recvWR, MaxInlineData: inline, GIDIndex: s.GIDIndex, MTU: verbs.MTU(s.MTU),
+		TrafficClass: orZero(s.TClass), SL: orZero(s.SL), FlowLabel: uint32(orZero(s.FlowLabel)), HopLimit: orZero(s.HopLimit)}
 	for i := 0; i < s.QPs; i++ {
 		q, err := e.pd.CreateQP(cfg)
 		if err != nil && i == 0 && inline > 0 && errors.Is(err, syscall.EINVAL) {
@@ -173,7 +180,19 @@ func (e *rdmaRunner) connect(_ context.Context, body json.RawMessage) (func() er
 			return nil, fmt.Errorf("connect qp %d: %w", i, err)
 		}
 	}
+	e.avWarnings = e.spec.avWarnings(e.dev.Name(), e.av())
 	return nil, nil
+}
+
+// av is the address vector of the QPs (the first one's: all are made
+// alike), as the device took it.
+func (e *rdmaRunner) av() report.AddressVector {
+	av := e.qps[0].AddressVector()
+	r := report.AddressVector{GRH: av.Global, TrafficClass: av.TrafficClass, SL: av.SL, FlowLabel: int(av.FlowLabel), HopLimit: av.HopLimit}
+	if e.spec.Connection == "UD" && e.qps[0].LinkLayer() == verbs.LinkEthernet {
+		r.HopLimit = 0 // the kernel takes it from the route, and tells no one
+	}
+	return r
 }
 
 func (e *rdmaRunner) close() {
@@ -258,6 +277,7 @@ func (e *rdmaRunner) prepare(size int) (*stage, error) {
 	if e.warning != "" {
 		st.warnings, e.warning = []string{e.warning}, ""
 	}
+	st.warnings, e.avWarnings = append(st.warnings, e.avWarnings...), nil
 	var loops []*verbs.Loop
 	st.abort = func() {
 		for _, l := range loops {
@@ -394,6 +414,8 @@ func (e *rdmaRunner) effective(size int) report.Effective {
 	if t.Op == OpAtomic {
 		eff.AtomicType = s.AtomicType
 	}
+	av := e.av()
+	eff.AV = &av
 	return eff
 }
 

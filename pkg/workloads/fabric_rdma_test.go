@@ -1,0 +1,70 @@
+//go:build linux && cgo
+
+package workloads
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/rdmabench/rdmabench/pkg/report"
+)
+
+// TestPathSettingsReachTheQPs: the traffic class, service level and flow
+// label asked reach both ends' QPs; each result records the address
+// vector as the device took it, and says where the device kept another
+// value (Soft-RoCE keeps no service level). What goes on the wire is
+// checked by pkg/verbs' TestAddressVectorOnTheWire and, between two
+// hosts, by cmd/rdmabench's TestWireTrafficClass.
+func TestPathSettingsReachTheQPs(t *testing.T) {
+	for _, c := range []struct{ test, conn string }{{"write-lat", "RC"}, {"send-bw", "UD"}, {"read-bw", "RC"}} {
+		t.Run(c.test+"-"+c.conn, func(t *testing.T) {
+			s := rdmaSpec(c.test, func(s *Spec) {
+				s.Connection, s.Sizes = c.conn, []int{64}
+				s.TClass, s.SL, s.FlowLabel = ptr(0x6a), ptr(3), ptr(0x12345)
+			})
+			res, err := loopback(t, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := res.Results[0]
+			av := r.Effective.AV
+			if av == nil || !av.GRH || av.TrafficClass != 0x6a || av.FlowLabel != 0x12345 {
+				t.Fatalf("effective address vector %+v", av)
+			}
+			if av.SL != 3 && !hasWarning(r, "kept service level 0, not 3 as asked (--sl)") {
+				t.Fatalf("service level %d without a warning: %q", av.SL, r.Warnings)
+			}
+			if c.conn == "UD" && av.HopLimit != 0 || c.conn == "RC" && av.HopLimit == 0 {
+				t.Fatalf("hop limit %d: want it read back over RC, absent over UD (the kernel takes it from the route)", av.HopLimit)
+			}
+		})
+	}
+}
+
+func TestPathDefaults(t *testing.T) {
+	res, err := loopback(t, rdmaSpec("write-bw", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if av := res.Results[0].Effective.AV; av == nil || av.TrafficClass != 0 || av.FlowLabel != 0 || av.SL != 0 {
+		t.Fatalf("default address vector %+v", av)
+	}
+}
+
+// TestHopLimitRefusedOnRoCE: on RoCE the kernel takes the IP TTL from the
+// route whatever the QP asks, so --hop-limit is refused there, by name.
+func TestHopLimitRefusedOnRoCE(t *testing.T) {
+	_, err := loopback(t, rdmaSpec("write-lat", func(s *Spec) { s.HopLimit = ptr(17) }))
+	if err == nil || !strings.Contains(err.Error(), "--hop-limit does not apply on RoCE") {
+		t.Fatalf("--hop-limit 17 on RoCE: %v", err)
+	}
+}
+
+func hasWarning(r report.Result, part string) bool {
+	for _, w := range r.Warnings {
+		if strings.Contains(w, part) {
+			return true
+		}
+	}
+	return false
+}
