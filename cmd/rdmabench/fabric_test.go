@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdmabench/rdmabench/internal/testutil"
 	"github.com/rdmabench/rdmabench/pkg/report"
 )
 
@@ -47,6 +48,36 @@ func TestDSCPOnTCP(t *testing.T) {
 		e := doc.Results[0].Effective
 		if doc.Params.TClass == nil || *doc.Params.TClass != 0xb8 || e.IPTOS == nil || *e.IPTOS != 0xb8 {
 			t.Fatalf("%q: params %v, effective %+v; want traffic class 0xb8 asked and taken", args, doc.Params.TClass, e)
+		}
+	}
+}
+
+// TestServeReverse: --reverse against a server: the server initiates each
+// bandwidth test and measures it, and the client's document says so.
+func TestServeReverse(t *testing.T) {
+	dev := testutil.Device(t)
+	testutil.NoLeaks(t)
+	port, _ := startServer(t, "-d", dev)
+	for _, test := range []string{"write-bw", "send-bw", "read-bw", "tcp-bw"} {
+		args := []string{test, "127.0.0.1", "-p", port, "--reverse", "-s", "4K", "-n", "50", "-o", "json"}
+		if test != "tcp-bw" {
+			args = append(args, "-d", dev)
+		}
+		out, stderr, code := cli(t, args...)
+		if code != 0 {
+			t.Fatalf("%s --reverse: exit %d: %s", test, code, stderr)
+		}
+		doc, err := report.ReadJSON(strings.NewReader(out))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := doc.Results[0]
+		want := "server_to_client"
+		if test == "read-bw" {
+			want = "client_to_server"
+		}
+		if !doc.Params.Reverse || !r.Reversed() || r.Direction != want || r.Bandwidth == nil || r.Bandwidth.Messages != 50 {
+			t.Fatalf("%s --reverse: params %+v, result %+v", test, doc.Params, r)
 		}
 	}
 }

@@ -396,7 +396,7 @@ func itoaOr(n int) string {
 // rows, and the devices actually used, show those.
 var paramKeys = []string{"connection", "mtu", "gid-index", "tx-depth", "rx-depth", "qps", "inline", "cq-mod",
 	"post-list", "events", "bidirectional", "atomic", "iterations", "duration", "warm-up",
-	"tclass", "sl", "flow-label", "hop-limit"}
+	"tclass", "sl", "flow-label", "hop-limit", "reverse"}
 
 func paramMap(p *Params) map[string]string {
 	m := map[string]string{
@@ -418,6 +418,9 @@ func paramMap(p *Params) map[string]string {
 	}
 	if p.Bidirectional {
 		m["bidirectional"] = "on"
+	}
+	if p.Reverse {
+		m["reverse"] = "on"
 	}
 	if p.DurationS > 0 {
 		m["duration"] = num(p.DurationS) + " s"

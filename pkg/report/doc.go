@@ -162,6 +162,8 @@ type Params struct {
 	Loopback      bool    `json:"loopback,omitempty"`
 	// Repeat is the number of runs requested (--repeat); 0 or 1: one.
 	Repeat int `json:"repeat,omitempty"`
+	// Reverse (--reverse): in bandwidth tests the server initiated.
+	Reverse bool `json:"reverse,omitempty"`
 	// The path asked for (--tclass or --dscp, --sl, --flow-label,
 	// --hop-limit); what reached the device is in each result's
 	// effective.av.
@@ -215,7 +217,22 @@ type Effective struct {
 	// kernel set it (it keeps the ECN bits to itself).
 	AV    *AddressVector `json:"av,omitempty"`
 	IPTOS *int           `json:"ip_tos,omitempty"`
+
+	// Reverse: the server initiated this bandwidth test (--reverse): it
+	// sent the WRITEs, SENDs or TCP stream, or issued the READs or
+	// atomics, and measured them; the client answered.
+	Reverse bool `json:"reverse,omitempty"`
 }
+
+// The directions of a bandwidth test's payload ([Result.Direction]).
+// READs carry data from the target to the reader: a read-bw moves data
+// from the server to the client, or with --reverse from the client to the
+// server.
+const (
+	DirectionClientToServer = "client_to_server"
+	DirectionServerToClient = "server_to_client"
+	DirectionBoth           = "both"
+)
 
 // AddressVector is what a QP's address vector (ibv_ah_attr) says beyond the
 // peer's address: for RC and UC as the device reads it back, for UD as its
@@ -258,7 +275,10 @@ type Result struct {
 	// Reverse is, in a bidirectional test, the other side's direction.
 	Reverse *Bandwidth `json:"reverse,omitempty"`
 	// Total is, in a bidirectional test, the sum of both directions.
-	Total     *Bandwidth `json:"total,omitempty"`
+	Total *Bandwidth `json:"total,omitempty"`
+	// Direction says which way a bandwidth test's payload went (see
+	// DirectionClientToServer); absent for latency tests.
+	Direction string     `json:"direction,omitempty"`
 	Intervals []Interval `json:"intervals,omitempty"`
 	// Precision says how well the headline figure is known, when the size
 	// ran until it was (--precision).
@@ -312,6 +332,19 @@ type CPUSide struct {
 
 // Bidirectional reports whether r holds figures for both directions.
 func (r *Result) Bidirectional() bool { return r.Reverse != nil || r.Total != nil }
+
+// Reversed reports whether the server initiated r, a bandwidth test run
+// with --reverse.
+func (r *Result) Reversed() bool { return r.Effective != nil && r.Effective.Reverse }
+
+// dir is how tables show a one-way result's direction: "->" the client
+// initiated, "<-" the server.
+func (r *Result) dir() string {
+	if r.Reversed() {
+		return "<-"
+	}
+	return "->"
+}
 
 // Interval is one period of a duration-mode test (normally 1 s).
 type Interval struct {

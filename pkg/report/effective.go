@@ -42,6 +42,7 @@ func (e *Effective) settings() []setting {
 	num("path-mtu", e.PathMTU, " B")
 	num("max-rd-atomic", e.MaxRdAtomic, "")
 	flag("events", e.Events)
+	flag("reverse (the server initiated)", e.Reverse)
 	if e.AtomicType != "" {
 		out = append(out, setting{"atomic", e.AtomicType})
 	}

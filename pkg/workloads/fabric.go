@@ -30,6 +30,29 @@ func (s *Spec) validateFabric(_ TestInfo, bad func(string, ...any)) {
 	check("service level", s.SL, 0, maxSL)
 	check("flow label", s.FlowLabel, 0, maxFlowLabel)
 	check("hop limit", s.HopLimit, 1, maxHopLimit)
+	if s.Reverse && s.Bidirectional {
+		bad("reverse and bidirectional (-b) are exclusive: -b already has the server send too")
+	}
+}
+
+// initiates tells whether the end playing r initiates the transfers of a
+// bandwidth test: the client, or with Reverse the server (with
+// Bidirectional, each end sends its own direction as well).
+func (s *Spec) initiates(r role) bool { return (r == clientEnd) != s.Reverse }
+
+// direction is which way a bandwidth test's payload goes: READs carry
+// data from the target to the reader.
+func (s *Spec) direction() string {
+	t := s.Info()
+	switch {
+	case t.Metric != Bandwidth:
+		return ""
+	case s.Bidirectional:
+		return report.DirectionBoth
+	case (t.Op == OpRead) != s.Reverse:
+		return report.DirectionServerToClient
+	}
+	return report.DirectionClientToServer
 }
 
 // orZero is *p, or 0 for nil.

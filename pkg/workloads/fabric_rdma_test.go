@@ -5,6 +5,7 @@ package workloads
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
 )
@@ -67,4 +68,60 @@ func hasWarning(r report.Result, part string) bool {
 		}
 	}
 	return false
+}
+
+// TestReverse: with --reverse the server initiates every RDMA bandwidth
+// test, on the same QPs: its measurement is the result, which says which
+// way the data went. SENDs are counted by the client, which receives them.
+func TestReverse(t *testing.T) {
+	for _, c := range []struct {
+		test, conn, dir string
+		size            int
+	}{
+		{"write-bw", "RC", "server_to_client", 65536},
+		{"write-bw", "UC", "server_to_client", 4096},
+		{"send-bw", "RC", "server_to_client", 4096},
+		{"send-bw", "UD", "server_to_client", 1024},
+		{"read-bw", "RC", "client_to_server", 65536},
+		{"atomic-bw", "RC", "server_to_client", 8},
+	} {
+		t.Run(c.test+"-"+c.conn, func(t *testing.T) {
+			s := rdmaSpec(c.test, func(s *Spec) { s.Connection, s.Sizes, s.Reverse, s.CPUUtil = c.conn, []int{c.size}, true, true })
+			res, err := loopback(t, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := res.Results[0]
+			if r.Direction != c.dir || !r.Reversed() || r.Reverse != nil {
+				t.Fatalf("direction %q, effective %+v; want %s, reversed", r.Direction, r.Effective, c.dir)
+			}
+			if c.conn == "RC" {
+				checkRDMABandwidth(t, r, r.Bandwidth, 50)
+			} else if r.Bandwidth == nil || r.Bandwidth.Messages != 50 {
+				t.Fatalf("sender figures %+v", r.Bandwidth)
+			}
+			// The server's loop did the sending: it polled, the client's
+			// side only received (SEND) or did nothing at all.
+			if r.CPU == nil || r.CPU.Server == nil || r.CPU.Client == nil || r.CPU.Server.WallS <= 0 {
+				t.Fatalf("cpu %+v", r.CPU)
+			}
+		})
+	}
+}
+
+func TestReverseDuration(t *testing.T) {
+	res, err := loopback(t, rdmaSpec("send-bw", func(s *Spec) {
+		s.Iterations, s.Duration, s.Interval, s.Reverse, s.Sizes = 0, 400*time.Millisecond, 100*time.Millisecond, true, []int{4096}
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res.Results[0]
+	var msgs uint64
+	for _, iv := range r.Intervals {
+		msgs += iv.Bandwidth.Messages
+	}
+	if len(r.Intervals) == 0 || r.Bandwidth == nil || msgs != r.Bandwidth.Messages || uint64(r.Iterations) != msgs {
+		t.Fatalf("%d intervals of %d messages, bandwidth %+v, %d iterations", len(r.Intervals), msgs, r.Bandwidth, r.Iterations)
+	}
 }

@@ -116,3 +116,71 @@ func runEnds(t *testing.T, s Spec, client, server endOptions) (*endResult, error
 	}
 	return res, err
 }
+
+// TestTCPReverse: with --reverse the server streams and the client
+// receives, on the same connection; the result is the server's
+// measurement and says which way the data went, in every mode.
+func TestTCPReverse(t *testing.T) {
+	for _, mode := range []string{"iterations", "duration", "precision"} {
+		t.Run(mode, func(t *testing.T) {
+			s := tcpTestSpec("tcp-bw", []int{4096, 65536}, 50, 5)
+			s.Reverse = true
+			switch mode {
+			case "duration":
+				s.Iterations, s.Duration, s.Interval = 0, 300*time.Millisecond, 100*time.Millisecond
+			case "precision":
+				s.Iterations, s.Precision, s.PrecisionCap = 0, 0.5, 500*time.Millisecond
+			}
+			if err := s.Normalize(); err != nil {
+				t.Fatal(err)
+			}
+			res := tcpLoopback(t, s, endOptions{})
+			for _, r := range res.Results {
+				b := r.Bandwidth
+				if b == nil || r.Direction != "server_to_client" || !r.Reversed() || r.Reverse != nil {
+					t.Fatalf("%d B: bandwidth %+v, direction %q, effective %+v", r.Size, b, r.Direction, r.Effective)
+				}
+				if b.Messages != uint64(r.Iterations) || b.Bytes != b.Messages*uint64(r.Size) || b.Messages == 0 {
+					t.Fatalf("%d B: %d iterations, bandwidth %+v", r.Size, r.Iterations, b)
+				}
+				switch mode {
+				case "iterations":
+					if b.Messages != 50 {
+						t.Fatalf("%d B: %d messages, want 50", r.Size, b.Messages)
+					}
+				case "duration":
+					if len(r.Intervals) < 2 {
+						t.Fatalf("%d B: %d intervals: the server's must reach the client's result", r.Size, len(r.Intervals))
+					}
+				case "precision":
+					if r.Precision == nil || r.Precision.Rounds > len(r.Intervals) || r.Precision.Rounds == 0 {
+						t.Fatalf("%d B: precision %+v with %d intervals", r.Size, r.Precision, len(r.Intervals))
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestReverseKnob(t *testing.T) {
+	asked := Spec{Warmup: -1, Inline: -1, GIDIndex: -1, Reverse: true}
+	if _, err := NewRun(Request{Tests: []string{"write-lat"}, Spec: asked}); err == nil || !strings.Contains(err.Error(), "--reverse does not apply to write-lat") {
+		t.Fatalf("--reverse on write-lat: %v", err)
+	}
+	asked.Bidirectional = true
+	if _, err := NewRun(Request{Tests: []string{"write-bw"}, Spec: asked}); err == nil || !strings.Contains(err.Error(), "exclusive") {
+		t.Fatalf("--reverse -b: %v", err)
+	}
+	for test, want := range map[string]string{"write-bw": "server_to_client", "send-bw": "server_to_client", "read-bw": "client_to_server",
+		"atomic-bw": "server_to_client", "tcp-bw": "server_to_client", "write-lat": ""} {
+		s := NewSpec(test)
+		s.Reverse = test != "write-lat"
+		if got := s.direction(); got != want {
+			t.Errorf("%s --reverse: direction %q, want %q", test, got, want)
+		}
+		s.Reverse = false
+		if got, fwd := s.direction(), map[string]string{"server_to_client": "client_to_server", "client_to_server": "server_to_client"}[want]; got != fwd {
+			t.Errorf("%s: direction %q, want %q", test, got, fwd)
+		}
+	}
+}

@@ -84,6 +84,7 @@ var Knobs = []Knob{
 	{"sl", "", isRDMA, func(s *Spec) bool { return s.SL != nil }, func(s *Spec) { s.SL = nil }},
 	{"flow-label", "", isRDMA, func(s *Spec) bool { return s.FlowLabel != nil }, func(s *Spec) { s.FlowLabel = nil }},
 	{"hop-limit", "", isRDMA, func(s *Spec) bool { return s.HopLimit != nil }, func(s *Spec) { s.HopLimit = nil }},
+	{"reverse", "", isBandwidth, func(s *Spec) bool { return s.Reverse }, func(s *Spec) { s.Reverse = false }},
 }
 
 // LookupKnob returns the knob named name.
@@ -140,6 +141,7 @@ func (s *Spec) requested() report.Params {
 		p.Warmup = ptr(s.Warmup)
 	}
 	p.TClass, p.SL, p.FlowLabel, p.HopLimit = s.TClass, s.SL, s.FlowLabel, s.HopLimit
+	p.Reverse = s.Reverse
 	return p
 }
 

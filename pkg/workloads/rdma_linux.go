@@ -328,14 +328,14 @@ func (e *rdmaRunner) prepare(size int) (*stage, error) {
 			e.responder(st, l)
 		}
 	} else {
-		if e.role == clientEnd || s.Bidirectional {
+		if s.initiates(e.role) || s.Bidirectional {
 			l, err := add(verbs.LoopConfig{Kind: verbs.BWSend, Size: uint32(size), TxDepth: s.TxDepth, CQMod: s.CQModFor(size), PostList: s.PostList})
 			if err != nil {
 				return nil, err
 			}
 			st.stream = &rdmaStream{l: l, qps: uint64(len(e.qps))}
 		}
-		if t.Op == OpSend && (e.role == serverEnd || s.Bidirectional) {
+		if t.Op == OpSend && (!s.initiates(e.role) || s.Bidirectional) {
 			var total uint64
 			if s.Connection == "RC" && !s.openEnded() {
 				total = uint64(warm+iters) * uint64(s.QPs)
@@ -407,6 +407,7 @@ func (e *rdmaRunner) effective(size int) report.Effective {
 		Inline: e.usesInline(size, e.opcode()), PathMTU: int(e.qps[0].PathMTU()), Events: s.Events}
 	if t.Metric == Bandwidth {
 		eff.PostList = s.PostList
+		eff.Reverse = s.Reverse
 	}
 	if t.Op == OpRead || t.Op == OpAtomic {
 		eff.MaxRdAtomic = e.qps[0].MaxRdAtomic()

@@ -175,6 +175,10 @@ type Spec struct {
 	SL        *int `json:"sl,omitempty"`
 	FlowLabel *int `json:"flow_label,omitempty"`
 	HopLimit  *int `json:"hop_limit,omitempty"`
+	// Reverse: in a bandwidth test the server initiates (sends the WRITEs
+	// or SENDs, issues the READs or atomics) and the client answers,
+	// without swapping hosts.
+	Reverse bool `json:"reverse,omitempty"`
 }
 
 // openEnded tells whether a size's count of iterations is known only when

@@ -157,7 +157,7 @@ func (r *tcpRunner) open(ctx context.Context) (any, *report.Device, error) {
 		}
 	} else {
 		r.rbuf = make([]byte, tcpRecvChunk)
-		if r.role == clientEnd || r.bidi() {
+		if r.spec.initiates(r.role) || r.bidi() {
 			r.sbuf = make([]byte, chunk)
 		}
 	}
@@ -309,8 +309,9 @@ func (r *tcpRunner) close() {
 }
 
 // prepare gives each connection its part at one size: the client pings or
-// streams on the first; the server echoes or receives there; in
-// bidirectional tcp-bw the second carries the server's stream.
+// streams on the first (the server streams there with --reverse); the
+// server echoes or receives there; in bidirectional tcp-bw the second
+// carries the server's stream.
 func (r *tcpRunner) prepare(size int) (*stage, error) {
 	st := &stage{abort: r.cl.closeAll, release: func() {}, effective: r.effective()}
 	if tc := r.spec.TClass; tc != nil && size == r.spec.Sizes[0] && st.effective.IPTOS != nil && *st.effective.IPTOS != *tc {
@@ -333,7 +334,7 @@ func (r *tcpRunner) prepare(size int) (*stage, error) {
 		st.received = nil
 	case r.latency():
 		st.passive = count(func() (uint64, error) { return r.echo(first, size) })
-	case r.role == clientEnd:
+	case r.spec.initiates(r.role):
 		st.stream = &tcpStream{r: r, c: first, size: size, every: max(1, min(64, tcpClockBytes/size))}
 		if r.bidi() {
 			st.passive = count(func() (uint64, error) { return r.receive(r.conns[1], size) })
@@ -352,7 +353,7 @@ func (r *tcpRunner) prepare(size int) (*stage, error) {
 // effective are the client socket's settings, as the kernel set them.
 func (r *tcpRunner) effective() report.Effective {
 	snd, rcv := socketBuffers(r.conns[0].c)
-	eff := report.Effective{Connections: len(r.conns), NoDelay: true, SendBuf: snd, RecvBuf: rcv}
+	eff := report.Effective{Connections: len(r.conns), NoDelay: true, SendBuf: snd, RecvBuf: rcv, Reverse: r.spec.Reverse}
 	if tc := readTClass(r.conns[0].c); tc >= 0 {
 		eff.IPTOS = &tc
 	}
