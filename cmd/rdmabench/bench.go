@@ -139,7 +139,7 @@ var benchFlagDefs = []benchFlag{
 		fs.Var(latencyLimit(&f.limits.Max), "limit-max", "exit 3 unless every latency max is at most this")
 	}},
 	{metric: workloads.Bandwidth, add: func(fs *pflag.FlagSet, f *benchFlags) {
-		fs.Var(rateLimit(&f.limits.MinGbps, report.ParseBandwidth), "limit-bw", "exit 3 unless every bandwidth is at least this (e.g. 90Gbps, 12GB/s)")
+		fs.Var(&bwLimit{&f.limits}, "limit-bw", "exit 3 unless every bandwidth is at least this (e.g. 90Gbps, 12GB/s), or this share of the link's nominal rate for RDMA (e.g. 90%link)")
 		fs.Var(rateLimit(&f.limits.MinMsgRate, report.ParseRate), "limit-msg-rate", "exit 3 unless every message rate is at least this (e.g. 10M messages/s)")
 	}},
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -79,5 +80,62 @@ func TestServeReverse(t *testing.T) {
 		if !doc.Params.Reverse || !r.Reversed() || r.Direction != want || r.Bandwidth == nil || r.Bandwidth.Messages != 50 {
 			t.Fatalf("%s --reverse: params %+v, result %+v", test, doc.Params, r)
 		}
+	}
+}
+
+// TestCompareLimitLink: compare --limit-bw 90%link measures NEW's
+// bandwidth (the median of its runs) against the link rate its results
+// record; a miss exits 3.
+func TestCompareLimitLink(t *testing.T) {
+	dir := t.TempDir()
+	withLink := func(doc *report.Document) *report.Document {
+		for i := range doc.Results {
+			doc.Results[i].Effective = &report.Effective{LinkGbps: 100}
+		}
+		return doc
+	}
+	base := writeDoc(t, dir, "base.json", withLink(runsDoc("mlx5_0", baseP99, baseGbps)))
+	slow := writeDoc(t, dir, "new.json", withLink(runsDoc("mlx5_0", baseP99, []float64{88.6, 88.7, 88.5, 88.6, 88.4})))
+	out, stderr, code := cli(t, "compare", base, slow, "--limit-bw", "90%link")
+	want := "limit failed (new): write-bw RC 65536 B: bandwidth 88.60 Gbit/s (median of 5 runs) < limit 90% of the link (90 of 100 Gbit/s)"
+	if code != exitGate || !strings.Contains(out, "gates: --limit-bw 90%link: 1 failed") || !strings.Contains(out, want) || !strings.Contains(stderr, want) {
+		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
+	}
+	if _, stderr, code := cli(t, "compare", base, slow, "--limit-bw", "85%link"); code != 0 {
+		t.Fatalf("85%%link: exit %d: %s", code, stderr)
+	}
+	if out, _, code := cli(t, "compare", base, slow, "--limit-bw", "90%link", "-o", "json"); code != exitGate || !strings.Contains(out, `"limits": [`) {
+		t.Fatalf("-o json: exit %d\n%s", code, out)
+	}
+	if _, stderr, code := cli(t, "compare", base, slow, "--limit-bw", "190%link"); code != exitUsage || !strings.Contains(stderr, "at most 100%") {
+		t.Fatalf("190%%link: exit %d: %s", code, stderr)
+	}
+}
+
+// TestLimitLinkOnDevice: --limit-bw N%link evaluates against the link rate
+// the device reports (Soft-RoCE: from its network interface), recorded in
+// the document: the exit status follows the figures the document holds.
+func TestLimitLinkOnDevice(t *testing.T) {
+	dev := testutil.Device(t)
+	testutil.NoLeaks(t)
+	for _, pct := range []float64{0.001, 100} {
+		arg := strconv.FormatFloat(pct, 'f', -1, 64) + "%link"
+		out, stderr, code := cli(t, "write-bw", "-d", dev, "-s", "64K", "-n", "100", "--limit-bw", arg, "-o", "json")
+		doc, err := report.ReadJSON(strings.NewReader(out))
+		if err != nil {
+			t.Fatalf("%s: exit %d: %v: %s", arg, code, err, stderr)
+		}
+		r := doc.Results[0]
+		d := doc.Hosts.Local.Device
+		if r.Effective == nil || r.Effective.LinkGbps <= 0 || d == nil || d.LinkGbps != r.Effective.LinkGbps || d.ActiveSpeed == "" || d.ActiveWidth == "" {
+			t.Fatalf("the link rate is not recorded: device %+v, effective %+v", d, r.Effective)
+		}
+		limit := pct / 100 * r.Effective.LinkGbps
+		if miss := r.Bandwidth.Gbps < limit; miss != (code == exitGate) || (!miss && code != 0) {
+			t.Fatalf("%s: %.3f Gbit/s against %.3f of a %g Gbit/s link: exit %d: %s", arg, r.Bandwidth.Gbps, limit, r.Effective.LinkGbps, code, stderr)
+		} else if miss && !strings.Contains(stderr, "% of the link (") {
+			t.Fatalf("%s: stderr %q", arg, stderr)
+		}
+		t.Logf("%s: %.3f Gbit/s on a %g Gbit/s link (%s, %s): exit %d", arg, r.Bandwidth.Gbps, r.Effective.LinkGbps, d.ActiveSpeed, d.ActiveWidth, code)
 	}
 }

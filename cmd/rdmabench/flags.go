@@ -119,6 +119,33 @@ func rateLimit(p *float64, parse func(string) (float64, error)) valueFlag[float6
 	return valueFlag[float64]{p, 0, "rate", parse}
 }
 
+// bwLimit is --limit-bw: an absolute bandwidth (90Gbps) or a share of the
+// link (90%link).
+type bwLimit struct{ l *report.Limits }
+
+func (b *bwLimit) String() string {
+	switch {
+	case b.l == nil:
+		return ""
+	case b.l.MinLinkFraction > 0:
+		return strconv.FormatFloat(100*b.l.MinLinkFraction, 'f', -1, 64) + "%link"
+	case b.l.MinGbps > 0:
+		return strconv.FormatFloat(b.l.MinGbps, 'f', -1, 64) + "Gbps"
+	}
+	return ""
+}
+
+func (b *bwLimit) Set(s string) error {
+	gbps, frac, err := report.ParseBandwidthLimit(s)
+	if err != nil {
+		return err
+	}
+	b.l.MinGbps, b.l.MinLinkFraction = gbps, frac
+	return nil
+}
+
+func (*bwLimit) Type() string { return "rate" }
+
 // byteSize is a size in bytes with a unit: --max-mem 4G.
 func byteSize(p *uint64) valueFlag[uint64] {
 	return valueFlag[uint64]{p, 0, "bytes", report.ParseBytes}

@@ -518,10 +518,24 @@ type GateResult struct {
 	// NotSignificant are changes beyond a threshold that are noise or
 	// come from too few runs: they do not fail a gate.
 	NotSignificant []GateFailure `json:"not_significant,omitempty"`
+	// Limits are the figures of NEW that miss an absolute limit
+	// (compare --limit-bw 90%link): each fails the gates.
+	Limits []LimitFailure `json:"limits,omitempty"`
 }
 
 // Failed reports whether a gate failed.
-func (g *GateResult) Failed() bool { return g != nil && len(g.Failures) > 0 }
+func (g *GateResult) Failed() bool { return g != nil && (len(g.Failures) > 0 || len(g.Limits) > 0) }
+
+// AddLimits checks the limits l, named name ("--limit-bw 90%link"), on
+// the NEW document of the comparison, as a run checks its own
+// ([CheckLimits]): every figure that misses one fails the gates.
+func (g *GateResult) AddLimits(name string, new *Document, l Limits) {
+	if l.IsZero() {
+		return
+	}
+	g.Gates = append(g.Gates, name)
+	g.Limits = append(g.Limits, CheckLimits(new, l)...)
+}
 
 // CheckGates checks every gate on every row and figure of c.
 func (c *Comparison) CheckGates(gates Gates) *GateResult {

@@ -109,6 +109,13 @@ type Device struct {
 	// "requested with -x").
 	GIDReason string `json:"gid_reason,omitempty"`
 	Netdev    string `json:"netdev,omitempty"`
+	// ActiveSpeed and ActiveWidth are the port's, as ibv_devinfo names
+	// them ("25.0 Gbps (EDR)", "4X"); LinkGbps their product, the port's
+	// nominal rate, Gbit/s (absent: unknown). On RoCE the kernel derives
+	// them from the network interface's speed.
+	ActiveSpeed string  `json:"active_speed,omitempty"`
+	ActiveWidth string  `json:"active_width,omitempty"`
+	LinkGbps    float64 `json:"link_gbps,omitempty"`
 }
 
 // Clock is a timestamp source of the timed loops and its measured
@@ -217,6 +224,11 @@ type Effective struct {
 	// kernel set it (it keeps the ECN bits to itself).
 	AV    *AddressVector `json:"av,omitempty"`
 	IPTOS *int           `json:"ip_tos,omitempty"`
+
+	// LinkGbps is the nominal rate of the slower of the two ports the
+	// test ran between (RDMA), Gbit/s: what --limit-bw 90%link measures
+	// against. Absent when a port does not say.
+	LinkGbps float64 `json:"link_gbps,omitempty"`
 
 	// Reverse: the server initiated this bandwidth test (--reverse): it
 	// sent the WRITEs, SENDs or TCP stream, or issued the READs or

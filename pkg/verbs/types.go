@@ -42,6 +42,9 @@ type PortInfo struct {
 	LID          uint16     `json:"lid"`
 	ActiveSpeed  string     `json:"active_speed"`
 	ActiveWidth  string     `json:"active_width"`
+	// LinkGbps is the port's nominal rate: lane rate times lanes, Gbit/s
+	// (0: unknown). See [LinkGbps].
+	LinkGbps float64 `json:"link_gbps"`
 	GIDTableLen  int        `json:"gid_table_len"`
 	GIDs         []GIDEntry `json:"gids,omitempty"`
 	GIDSelection *GIDChoice `json:"gid_selection,omitempty"`

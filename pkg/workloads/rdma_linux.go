@@ -19,6 +19,8 @@ import (
 // endpoint and the buffer the peer may target.
 type rdmaSetup struct {
 	QPs []qpSetup `json:"qps"`
+	// LinkGbps is the nominal rate of this end's port (0: unknown).
+	LinkGbps float64 `json:"link_gbps,omitempty"`
 }
 
 type qpSetup struct {
@@ -54,6 +56,9 @@ type rdmaRunner struct {
 	// avWarnings are notes for the first result: the address vector the
 	// device took differs from the one asked.
 	avWarnings []string
+	// linkGbps is the nominal rate of the slower port of the two ends (0:
+	// one does not say).
+	linkGbps float64
 }
 
 func newRDMA(spec *Spec, role role, o endOptions) runner {
@@ -156,8 +161,9 @@ func (e *rdmaRunner) open(context.Context) (any, *report.Device, error) {
 	device := &report.Device{Name: info.Name, Firmware: info.FirmwareVer, NodeGUID: info.NodeGUID,
 		Transport: info.Transport, Port: s.Port, PortState: port.State.String(), LinkLayer: string(port.LinkLayer),
 		ActiveMTU: int(port.ActiveMTU), GID: gid.GID.String(), GIDIndex: gid.Index, GIDType: gid.Type,
-		GIDReason: gid.Reason, Netdev: netdev}
-	var local rdmaSetup
+		GIDReason: gid.Reason, Netdev: netdev, ActiveSpeed: port.ActiveSpeed, ActiveWidth: port.ActiveWidth, LinkGbps: port.LinkGbps}
+	local := rdmaSetup{LinkGbps: port.LinkGbps}
+	e.linkGbps = port.LinkGbps
 	for _, q := range e.qps {
 		local.QPs = append(local.QPs, qpSetup{Endpoint: q.Endpoint(),
 			Buffer: verbs.RemoteBuffer{Addr: e.mr.Addr() + e.half, Len: e.half, RKey: e.mr.RKey()}})
@@ -175,6 +181,11 @@ func (e *rdmaRunner) connect(_ context.Context, body json.RawMessage) (func() er
 		return nil, fmt.Errorf("the peer has %d QPs, this end %d", len(peer.QPs), len(e.qps))
 	}
 	e.peer = peer.QPs
+	if peer.LinkGbps == 0 || e.linkGbps == 0 {
+		e.linkGbps = 0
+	} else {
+		e.linkGbps = min(e.linkGbps, peer.LinkGbps)
+	}
 	for i, q := range e.qps {
 		if err := q.Connect(peer.QPs[i].Endpoint); err != nil {
 			return nil, fmt.Errorf("connect qp %d: %w", i, err)
@@ -408,6 +419,7 @@ func (e *rdmaRunner) effective(size int) report.Effective {
 	if t.Metric == Bandwidth {
 		eff.PostList = s.PostList
 		eff.Reverse = s.Reverse
+		eff.LinkGbps = e.linkGbps
 	}
 	if t.Op == OpRead || t.Op == OpAtomic {
 		eff.MaxRdAtomic = e.qps[0].MaxRdAtomic()
