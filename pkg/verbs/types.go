@@ -34,20 +34,21 @@ type DeviceInfo struct {
 // PortInfo describes one port of a device. Equivalent to
 // `ibv_devinfo -v -d DEV -i PORT`.
 type PortInfo struct {
-	Port        int       `json:"port"`
-	State       PortState `json:"state"`
-	MaxMTU      MTU       `json:"max_mtu"`
-	ActiveMTU   MTU       `json:"active_mtu"`
-	LinkLayer   LinkLayer `json:"link_layer"`
-	LID         uint16    `json:"lid"`
-	ActiveSpeed string    `json:"active_speed"`
-	ActiveWidth string    `json:"active_width"`
-	// LinkGbps is the port's nominal rate: lane rate times lanes, Gbit/s
-	// (0: unknown). See [LinkGbps].
-	LinkGbps     float64    `json:"link_gbps"`
+	Port         int        `json:"port"`
+	State        PortState  `json:"state"`
+	MaxMTU       MTU        `json:"max_mtu"`
+	ActiveMTU    MTU        `json:"active_mtu"`
+	LinkLayer    LinkLayer  `json:"link_layer"`
+	LID          uint16     `json:"lid"`
+	ActiveSpeed  string     `json:"active_speed"`
+	ActiveWidth  string     `json:"active_width"`
 	GIDTableLen  int        `json:"gid_table_len"`
 	GIDs         []GIDEntry `json:"gids,omitempty"`
 	GIDSelection *GIDChoice `json:"gid_selection,omitempty"`
+
+	// LinkGbps is the port's nominal rate: lane rate times lanes, Gbit/s
+	// (0: unknown). See [LinkGbps].
+	LinkGbps float64 `json:"link_gbps"`
 }
 
 // PortState is the logical state of a port.
