@@ -100,6 +100,9 @@ var benchFlagDefs = []benchFlag{
 	{knob: "atomic_type", add: func(fs *pflag.FlagSet, f *benchFlags) {
 		fs.StringVarP(&f.spec.AtomicType, "atomic_type", "A", "", "atomic operation: FETCH_AND_ADD or CMP_AND_SWAP (default FETCH_AND_ADD)")
 	}},
+	{knob: "rdma-cm", add: func(fs *pflag.FlagSet, f *benchFlags) {
+		fs.BoolVarP(&f.spec.RDMACM, "rdma-cm", "R", false, "connect the QPs with rdma_cm (RC and UD), as perftest's -R")
+	}},
 	{knob: "reverse", add: func(fs *pflag.FlagSet, f *benchFlags) {
 		fs.BoolVar(&f.spec.Reverse, "reverse", false, "the server sends and the client receives (the server issues READs and atomics), without swapping hosts")
 	}},

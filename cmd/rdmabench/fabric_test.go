@@ -139,3 +139,26 @@ func TestLimitLinkOnDevice(t *testing.T) {
 		t.Logf("%s: %.3f Gbit/s on a %g Gbit/s link (%s, %s): exit %d", arg, r.Bandwidth.Gbps, r.Effective.LinkGbps, d.ActiveSpeed, d.ActiveWidth, code)
 	}
 }
+
+// TestServeRDMACM: -R against a server: the server listens for rdma_cm
+// where its QPs are and accepts the client's connections; the control
+// connection carries the rest.
+func TestServeRDMACM(t *testing.T) {
+	dev := testutil.Device(t)
+	testutil.NoLeaks(t)
+	port, _ := startServer(t, "-d", dev)
+	for _, args := range [][]string{{"write-lat"}, {"read-bw", "-q", "2"}, {"send-bw", "-c", "UD", "-s", "1K"}, {"write-bw", "--reverse", "--tclass", "0x68"}} {
+		out, stderr, code := cli(t, append(args, "127.0.0.1", "-p", port, "-d", dev, "-R", "-n", "50", "-o", "json")...)
+		if code != 0 {
+			t.Fatalf("%q -R: exit %d: %s", args, code, stderr)
+		}
+		doc, err := report.ReadJSON(strings.NewReader(out))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := doc.Results[0]
+		if !doc.Params.RDMACM || r.Error != "" || r.Effective == nil || r.Effective.RDMACM == nil || doc.Hosts.Remote == nil {
+			t.Fatalf("%q -R: params %+v, result %+v", args, doc.Params, r)
+		}
+	}
+}

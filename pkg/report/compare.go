@@ -396,7 +396,7 @@ func itoaOr(n int) string {
 // rows, and the devices actually used, show those.
 var paramKeys = []string{"connection", "mtu", "gid-index", "tx-depth", "rx-depth", "qps", "inline", "cq-mod",
 	"post-list", "events", "bidirectional", "atomic", "iterations", "duration", "warm-up",
-	"tclass", "sl", "flow-label", "hop-limit", "reverse"}
+	"tclass", "sl", "flow-label", "hop-limit", "reverse", "rdma-cm"}
 
 func paramMap(p *Params) map[string]string {
 	m := map[string]string{
@@ -421,6 +421,9 @@ func paramMap(p *Params) map[string]string {
 	}
 	if p.Reverse {
 		m["reverse"] = "on"
+	}
+	if p.RDMACM {
+		m["rdma-cm"] = "on"
 	}
 	if p.DurationS > 0 {
 		m["duration"] = num(p.DurationS) + " s"

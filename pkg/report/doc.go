@@ -171,6 +171,8 @@ type Params struct {
 	Repeat int `json:"repeat,omitempty"`
 	// Reverse (--reverse): in bandwidth tests the server initiated.
 	Reverse bool `json:"reverse,omitempty"`
+	// RDMACM (-R): rdma_cm set up the QPs' connections.
+	RDMACM bool `json:"rdma_cm,omitempty"`
 	// The path asked for (--tclass or --dscp, --sl, --flow-label,
 	// --hop-limit); what reached the device is in each result's
 	// effective.av.
@@ -225,6 +227,10 @@ type Effective struct {
 	AV    *AddressVector `json:"av,omitempty"`
 	IPTOS *int           `json:"ip_tos,omitempty"`
 
+	// RDMACM is what rdma_cm chose for the connections, when it set them
+	// up (-R).
+	RDMACM *RDMACM `json:"rdma_cm,omitempty"`
+
 	// LinkGbps is the nominal rate of the slower of the two ports the
 	// test ran between (RDMA), Gbit/s: what --limit-bw 90%link measures
 	// against. Absent when a port does not say.
@@ -234,6 +240,22 @@ type Effective struct {
 	// sent the WRITEs, SENDs or TCP stream, or issued the READs or
 	// atomics, and measured them; the client answered.
 	Reverse bool `json:"reverse,omitempty"`
+}
+
+// RDMACM is what rdma_cm chose for a test's connections (-R), as the
+// client's first QP saw it: every QP connects alike, each from a port of
+// its own.
+type RDMACM struct {
+	// PortSpace is "RDMA_PS_TCP" (RC) or "RDMA_PS_UDP" (UD).
+	PortSpace string `json:"port_space"`
+	// ClientAddr and ServerAddr are the two ends' addresses (IP:port): the
+	// client's rdma_cm id's, the server's listening one's.
+	ClientAddr string `json:"client_addr"`
+	ServerAddr string `json:"server_addr"`
+	// GID and GIDIndex are the client's source GID of the route rdma_cm
+	// resolved (its -x).
+	GID      string `json:"gid"`
+	GIDIndex int    `json:"gid_index"`
 }
 
 // The directions of a bandwidth test's payload ([Result.Direction]).

@@ -43,6 +43,9 @@ func (e *Effective) settings() []setting {
 	num("max-rd-atomic", e.MaxRdAtomic, "")
 	flag("events", e.Events)
 	flag("reverse (the server initiated)", e.Reverse)
+	if c := e.RDMACM; c != nil {
+		out = append(out, setting{"rdma_cm", fmt.Sprintf("%s, gid-index %d", c.PortSpace, c.GIDIndex)})
+	}
 	if e.LinkGbps > 0 {
 		out = append(out, setting{"link", strconv.FormatFloat(e.LinkGbps, 'f', -1, 64) + " Gbit/s"})
 	}

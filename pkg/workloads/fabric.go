@@ -33,6 +33,12 @@ func (s *Spec) validateFabric(_ TestInfo, bad func(string, ...any)) {
 	if s.Reverse && s.Bidirectional {
 		bad("reverse and bidirectional (-b) are exclusive: -b already has the server send too")
 	}
+	if s.RDMACM && s.Connection == "UC" {
+		bad("rdma_cm (-R) connects RC and UD QPs, not UC (librdmacm has no port space for UC; perftest refuses it too)")
+	}
+	if s.RDMACM && s.GIDIndex >= 0 {
+		bad("rdma_cm (-R) chooses the GID from the address it resolves: -x does not apply")
+	}
 }
 
 // initiates tells whether the end playing r initiates the transfers of a

@@ -125,3 +125,68 @@ func TestReverseDuration(t *testing.T) {
 		t.Fatalf("%d intervals of %d messages, bandwidth %+v, %d iterations", len(r.Intervals), msgs, r.Bandwidth, r.Iterations)
 	}
 }
+
+// TestRDMACM: with -R rdma_cm connects the QPs of every test perftest
+// connects with it (RC, and UD for SEND), several QPs included; the
+// results say what rdma_cm chose, and the path settings still apply.
+func TestRDMACM(t *testing.T) {
+	for _, c := range []struct {
+		test, conn string
+		mutate     func(*Spec)
+	}{
+		{"write-lat", "RC", nil},
+		{"read-lat", "RC", nil},
+		{"send-lat", "RC", nil},
+		{"send-lat", "UD", nil},
+		{"atomic-lat", "RC", nil},
+		{"write-bw", "RC", func(s *Spec) { s.QPs = 4; s.TClass = ptr(0x68) }},
+		{"read-bw", "RC", nil},
+		{"send-bw", "RC", func(s *Spec) { s.Reverse = true }},
+		{"send-bw", "UD", func(s *Spec) { s.QPs, s.Sizes = 2, []int{1024} }},
+		{"atomic-bw", "RC", nil},
+	} {
+		t.Run(c.test+"-"+c.conn, func(t *testing.T) {
+			s := rdmaSpec(c.test, func(s *Spec) {
+				s.Connection, s.RDMACM = c.conn, true
+				if c.mutate != nil {
+					c.mutate(s)
+				}
+			})
+			res, err := loopback(t, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := res.Results[0]
+			cm := r.Effective.RDMACM
+			ps := map[string]string{"RC": "RDMA_PS_TCP", "UD": "RDMA_PS_UDP"}[c.conn]
+			if cm == nil || cm.PortSpace != ps || cm.ClientAddr == "" || cm.ServerAddr == "" || cm.GID == "" {
+				t.Fatalf("rdma_cm chose %+v", cm)
+			}
+			if s.Info().Metric == Latency {
+				checkRDMALatency(t, r, 50, s.Info().Basis)
+			} else if r.Bandwidth == nil || r.Bandwidth.Messages != 50*uint64(s.QPs) {
+				t.Fatalf("bandwidth %+v", r.Bandwidth)
+			}
+			if s.TClass != nil && r.Effective.AV.TrafficClass != *s.TClass {
+				t.Fatalf("address vector %+v", r.Effective.AV)
+			}
+		})
+	}
+}
+
+func TestRDMACMRefusals(t *testing.T) {
+	for _, c := range []struct {
+		mutate func(*Spec)
+		want   string
+	}{
+		{func(s *Spec) { s.Connection = "UC" }, "not UC"},
+		{func(s *Spec) { s.GIDIndex = 1 }, "-x does not apply"},
+	} {
+		s := NewSpec("write-bw")
+		s.RDMACM = true
+		c.mutate(&s)
+		if err := s.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Validate = %v, want %q", err, c.want)
+		}
+	}
+}

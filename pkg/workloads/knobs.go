@@ -85,6 +85,7 @@ var Knobs = []Knob{
 	{"flow-label", "", isRDMA, func(s *Spec) bool { return s.FlowLabel != nil }, func(s *Spec) { s.FlowLabel = nil }},
 	{"hop-limit", "", isRDMA, func(s *Spec) bool { return s.HopLimit != nil }, func(s *Spec) { s.HopLimit = nil }},
 	{"reverse", "", isBandwidth, func(s *Spec) bool { return s.Reverse }, func(s *Spec) { s.Reverse = false }},
+	{"rdma-cm", "", isRDMA, func(s *Spec) bool { return s.RDMACM }, func(s *Spec) { s.RDMACM = false }},
 }
 
 // LookupKnob returns the knob named name.
@@ -141,7 +142,7 @@ func (s *Spec) requested() report.Params {
 		p.Warmup = ptr(s.Warmup)
 	}
 	p.TClass, p.SL, p.FlowLabel, p.HopLimit = s.TClass, s.SL, s.FlowLabel, s.HopLimit
-	p.Reverse = s.Reverse
+	p.Reverse, p.RDMACM = s.Reverse, s.RDMACM
 	return p
 }
 

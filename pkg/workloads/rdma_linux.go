@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/netip"
 	"sync"
 	"syscall"
 	"time"
@@ -21,6 +22,8 @@ type rdmaSetup struct {
 	QPs []qpSetup `json:"qps"`
 	// LinkGbps is the nominal rate of this end's port (0: unknown).
 	LinkGbps float64 `json:"link_gbps,omitempty"`
+	// CM is the server's rdma_cm listening address (IP:port), with -R.
+	CM string `json:"cm,omitempty"`
 }
 
 type qpSetup struct {
@@ -59,6 +62,12 @@ type rdmaRunner struct {
 	// linkGbps is the nominal rate of the slower port of the two ends (0:
 	// one does not say).
 	linkGbps float64
+	// With -R (rdma_cm.go): the address rdma_cm uses on this end, the
+	// server's listener, the client's connections, and what rdma_cm chose.
+	cmIP       netip.Addr
+	cmListener *verbs.CMListener
+	cmConns    []*verbs.CMConn
+	cmInfo     *verbs.CMInfo
 }
 
 func newRDMA(spec *Spec, role role, o endOptions) runner {
@@ -127,7 +136,7 @@ func (e *rdmaRunner) open(context.Context) (any, *report.Device, error) {
 		return nil, nil, err
 	}
 	inline, auto := s.InlineFor()
-	cfg := verbs.QPConfig{Type: typ, Port: s.Port, SendCQ: e.scq, RecvCQ: e.rcq, MaxSendWR: s.TxDepth,
+	cfg := verbs.QPConfig{Type: typ, Port: s.Port, SendCQ: e.scq, RecvCQ: e.rcq, MaxSendWR: s.TxDepth, QKey: cmQKey(s),
 		MaxRecvWR: recvWR, MaxInlineData: inline, GIDIndex: s.GIDIndex, MTU: verbs.MTU(s.MTU),
 		TrafficClass: orZero(s.TClass), SL: orZero(s.SL), FlowLabel: uint32(orZero(s.FlowLabel)), HopLimit: orZero(s.HopLimit)}
 	for i := 0; i < s.QPs; i++ {
@@ -164,6 +173,11 @@ func (e *rdmaRunner) open(context.Context) (any, *report.Device, error) {
 		GIDReason: gid.Reason, Netdev: netdev, ActiveSpeed: port.ActiveSpeed, ActiveWidth: port.ActiveWidth, LinkGbps: port.LinkGbps}
 	local := rdmaSetup{LinkGbps: port.LinkGbps}
 	e.linkGbps = port.LinkGbps
+	if s.RDMACM {
+		if local.CM, err = e.cmOpen(netdev); err != nil {
+			return nil, nil, err
+		}
+	}
 	for _, q := range e.qps {
 		local.QPs = append(local.QPs, qpSetup{Endpoint: q.Endpoint(),
 			Buffer: verbs.RemoteBuffer{Addr: e.mr.Addr() + e.half, Len: e.half, RKey: e.mr.RKey()}})
@@ -172,7 +186,7 @@ func (e *rdmaRunner) open(context.Context) (any, *report.Device, error) {
 }
 
 // connect moves every QP to RTS toward the peer's.
-func (e *rdmaRunner) connect(_ context.Context, body json.RawMessage) (func() error, error) {
+func (e *rdmaRunner) connect(ctx context.Context, body json.RawMessage) (func() error, error) {
 	var peer rdmaSetup
 	if err := json.Unmarshal(body, &peer); err != nil {
 		return nil, fmt.Errorf("the peer's setup: %w", err)
@@ -186,7 +200,15 @@ func (e *rdmaRunner) connect(_ context.Context, body json.RawMessage) (func() er
 	} else {
 		e.linkGbps = min(e.linkGbps, peer.LinkGbps)
 	}
+	if e.spec.RDMACM {
+		if err := e.cmConnect(ctx, peer); err != nil {
+			return nil, err
+		}
+	}
 	for i, q := range e.qps {
+		if e.spec.RDMACM {
+			break
+		}
 		if err := q.Connect(peer.QPs[i].Endpoint); err != nil {
 			return nil, fmt.Errorf("connect qp %d: %w", i, err)
 		}
@@ -207,6 +229,7 @@ func (e *rdmaRunner) av() report.AddressVector {
 }
 
 func (e *rdmaRunner) close() {
+	e.cmClose()
 	for _, q := range e.qps {
 		q.Close()
 	}
@@ -429,6 +452,7 @@ func (e *rdmaRunner) effective(size int) report.Effective {
 	}
 	av := e.av()
 	eff.AV = &av
+	eff.RDMACM = e.cmReport()
 	return eff
 }
 

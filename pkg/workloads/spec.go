@@ -179,6 +179,10 @@ type Spec struct {
 	// or SENDs, issues the READs or atomics) and the client answers,
 	// without swapping hosts.
 	Reverse bool `json:"reverse,omitempty"`
+	// RDMACM sets the QPs' connections up with rdma_cm (-R) instead of
+	// exchanging their endpoints; the control connection still carries the
+	// spec, the buffers' keys and the results.
+	RDMACM bool `json:"rdma_cm,omitempty"`
 }
 
 // openEnded tells whether a size's count of iterations is known only when
