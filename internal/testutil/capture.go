@@ -26,6 +26,7 @@ type Packet struct {
 	TOS       int
 	TTL       int // IPv4 TTL or IPv6 hop limit
 	FlowLabel int // IPv6 only
+	Length    int // the IP packet's, header included
 	Line      string
 }
 
@@ -126,21 +127,28 @@ var (
 	reClass = regexp.MustCompile(`\bclass 0x([0-9a-f]+)`)
 	reFlow  = regexp.MustCompile(`\bflowlabel 0x([0-9a-f]+)`)
 	reHlim  = regexp.MustCompile(`\bhlim (\d+)`)
+	reLen4  = regexp.MustCompile(`\blength (\d+)\)`)
+	reLen6  = regexp.MustCompile(`\bpayload length: (\d+)\)`)
 	// "10.0.0.1.49152 > 10.0.0.2.4791:" or "fe80::1.49152 > fe80::2.4791:"
 	reAddrs = regexp.MustCompile(`([0-9a-fA-F.:]+)\.(\d+) > ([0-9a-fA-F.:]+)\.(\d+):`)
 )
 
+// rePacket starts a packet's line; on "any" interface tcpdump names the
+// interface and the direction first ("eth0  Out IP (tos ...").
+var rePacket = regexp.MustCompile(`^(?:\S+\s+(?:In|Out|B|M|P)\s+)?(IP6? .*)$`)
+
 // ParsePackets reads the output of `tcpdump -nn -v -t`: each packet starts
-// a line with "IP " or "IP6 "; the lines that follow, indented, belong to
-// it.
+// a line with "IP " or "IP6 " (after the interface and direction on "any");
+// the lines that follow, indented, belong to it.
 func ParsePackets(out string) []Packet {
 	var texts []string
 	sc := bufio.NewScanner(strings.NewReader(out))
 	for sc.Scan() {
 		line := sc.Text()
+		m := rePacket.FindStringSubmatch(line)
 		switch {
-		case strings.HasPrefix(line, "IP ") || strings.HasPrefix(line, "IP6 "):
-			texts = append(texts, line)
+		case m != nil:
+			texts = append(texts, m[1])
 		case len(texts) > 0 && strings.HasPrefix(line, " "):
 			texts[len(texts)-1] += " " + strings.TrimSpace(line)
 		}
@@ -164,8 +172,9 @@ func ParsePackets(out string) []Packet {
 		}
 		if p.IPv6 {
 			p.TOS, p.TTL, p.FlowLabel = max(hex(reClass), 0), dec(reHlim), max(hex(reFlow), 0)
+			p.Length = max(dec(reLen6), 0) + 40
 		} else {
-			p.TOS, p.TTL = max(hex(reTOS), 0), dec(reTTL)
+			p.TOS, p.TTL, p.Length = max(hex(reTOS), 0), dec(reTTL), max(dec(reLen4), 0)
 		}
 		if m := reAddrs.FindStringSubmatch(s); m != nil {
 			p.Src, p.Dst = m[1], m[3]
