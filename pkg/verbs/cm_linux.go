@@ -169,8 +169,15 @@ func cmRoute(id *C.struct_rdma_cm_id) (local, remote netip.AddrPort, sgid GID) {
 	return goAddr(&s), goAddr(&d), sgid
 }
 
-// checkDevice checks that rdma_cm bound id to q's device and port.
+// errCMiWARP: on iWARP the connection manager moves the QPs to RTS itself,
+// which this package leaves to no one else.
+var errCMiWARP = fmt.Errorf("%w: rdma_cm on iWARP moves the QPs through their states itself; rdmabench's -R does so for RoCE and InfiniBand only", ErrNotSupported)
+
+// checkCMDevice checks that rdma_cm bound id to q's device and port.
 func (q *QP) checkCMDevice(id *C.struct_rdma_cm_id) error {
+	if q.pd.ctx.info.Transport == "iWARP" {
+		return errCMiWARP
+	}
 	name := C.rb_cm_device(id)
 	if name == nil {
 		return errors.New("rdma_cm bound the connection to no device")
