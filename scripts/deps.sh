@@ -21,6 +21,8 @@ packages=(
 	# the browser test of `rdmabench plot` (headless, driven by chromedp) and
 	# a font for its screenshots
 	chromium fonts-dejavu-core
+	# the traffic-class test captures RoCE v2 packets (UDP 4791) in the VM
+	tcpdump
 	# the Soft-RoCE VM: emulator, guest initramfs tools
 	qemu-system-x86 busybox-static kmod cpio xz-utils
 	# the mesh's launchers, run for real in the VMs: OpenMPI, Slurm and its

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Host B of the two-host tests (scripts/two-host-test.sh): the client side.
-# Runs the suite across the two hosts, then the protocol's failure cases
-# and the link faults (two-host-faults.sh), and prints one line per case
-# and a total "two-host: N passed, N failed".
-# Usage: two-host-scenarios.sh BINARY OLD_PROTOCOL_BINARY OUTDIR
+# Runs the suite across the two hosts, then the protocol's failure cases,
+# what crosses the wire (TestWire), and the link faults (two-host-faults.sh),
+# and prints one line per case and a total "two-host: N passed, N failed".
+# Usage: two-host-scenarios.sh BINARY OLD_PROTOCOL_BINARY OUTDIR [CMD_TEST_BINARY]
 set -uo pipefail
 bin=$1
 old=$2
 out=$3
+wire=${4:-}
 peer=${RDMABENCH_PEER_IP:?}
 pass=0
 fail=0
@@ -105,7 +106,20 @@ else
 	ko client-killed-mid-test "$(cat "$out/after-kill.err")"
 fi
 
-# 6. Faults on the link between the hosts (two-host-faults.sh prints a
+# 6. What crosses the wire between the hosts, captured with tcpdump: the
+# traffic class both ways, the direction of --reverse, rdma_cm (the Go
+# tests print their own PASS and FAIL lines, which test.sh counts).
+if [[ -n $wire ]]; then
+	if (cd "$(dirname "$0")/../cmd/rdmabench" && "$wire" -test.run '^TestWire' -test.v -test.timeout 300s) >"$out/wire.log" 2>&1; then
+		pass=$((pass + 1))
+	else
+		fail=$((fail + 1))
+		echo "two-host/wire failed:"
+	fi
+	grep -E -- '--- (PASS|FAIL|SKIP)|wire_test.go' "$out/wire.log"
+fi
+
+# 7. Faults on the link between the hosts (two-host-faults.sh prints a
 # line per case and the table of outcomes).
 "$(dirname -- "$0")/two-host-faults.sh" "$bin" "$out" || fail=$((fail + 1))
 

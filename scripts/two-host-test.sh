@@ -3,7 +3,9 @@
 # Soft-RoCE device on its own NIC (scripts/vm-pair.sh). Host A runs
 # `rdmabench serve`; host B runs the suite across them, then the control
 # protocol's failure cases: wrong token, another protocol version, a busy
-# server, a client killed mid-test, a server killed mid-test; then faults
+# server, a client killed mid-test, a server killed mid-test; then what
+# crosses the wire (cmd/rdmabench's TestWire tests: the traffic class both
+# ways, the direction of --reverse, rdma_cm between the hosts); then faults
 # on the link (two-host-faults.sh: loss, delay, partitions, a netdev
 # down). Ends with "two-host: N passed, N failed".
 #
@@ -21,6 +23,7 @@ if ! command -v go >/dev/null 2>&1; then
 	[[ -x /usr/local/go/bin/go ]] && PATH=$PATH:/usr/local/go/bin
 fi
 go build -o "$out/rdmabench" ./cmd/rdmabench
+go test -c -o "$out/cmd.test" ./cmd/rdmabench
 # A client that speaks protocol version 2, for the mismatch case.
 go build -o "$out/rdmabench-proto2" \
 	-ldflags "-X github.com/rdmabench/rdmabench/internal/buildinfo.Version=v0.0.0-proto2 -X github.com/rdmabench/rdmabench/internal/buildinfo.protocol=2" \
@@ -29,6 +32,6 @@ start=$SECONDS
 rc=0
 "$here/vm-pair.sh" --share "$out" \
 	--a "$(rb_sq "$here/two-host-servers.sh") $(rb_sq "$out/rdmabench") $(rb_sq "$out")" \
-	--b "$(rb_sq "$here/two-host-scenarios.sh") $(rb_sq "$out/rdmabench") $(rb_sq "$out/rdmabench-proto2") $(rb_sq "$out")" || rc=$?
+	--b "$(rb_sq "$here/two-host-scenarios.sh") $(rb_sq "$out/rdmabench") $(rb_sq "$out/rdmabench-proto2") $(rb_sq "$out") $(rb_sq "$out/cmd.test")" || rc=$?
 rb_log "two-host tests took $((SECONDS - start)) s (logs in $out)"
 exit $rc

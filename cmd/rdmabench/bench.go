@@ -34,6 +34,7 @@ type benchFlags struct {
 	stream   bool
 	maxMem   uint64
 	limits   report.Limits
+	dscp     *int // --dscp: merged into spec.TClass
 }
 
 // benchFlag defines one flag. A flag that sets a knob is registered only on
@@ -105,8 +106,27 @@ var benchFlagDefs = []benchFlag{
 	{knob: "validate", add: func(fs *pflag.FlagSet, f *benchFlags) {
 		fs.BoolVar(&f.spec.CheckData, "validate", false, "after each size, check the data: an untimed pass moves 3 messages per QP and direction, each with its own pattern, and the receiving side compares every byte (exit 1 on a difference)")
 	}},
+	{knob: "rdma-cm", add: func(fs *pflag.FlagSet, f *benchFlags) {
+		fs.BoolVarP(&f.spec.RDMACM, "rdma-cm", "R", false, "connect the QPs with rdma_cm (RC and UD), as perftest's -R")
+	}},
+	{knob: "reverse", add: func(fs *pflag.FlagSet, f *benchFlags) {
+		fs.BoolVar(&f.spec.Reverse, "reverse", false, "the server sends and the client receives (the server issues READs and atomics), without swapping hosts")
+	}},
 	{knob: "server-dev", add: func(fs *pflag.FlagSet, f *benchFlags) {
 		fs.StringVar(&f.spec.ServerDevice, "server-dev", "", "device the server uses (default: its own -d, or its first device)")
+	}},
+	{knob: "tclass", add: func(fs *pflag.FlagSet, f *benchFlags) {
+		fs.VarP(optInt{&f.spec.TClass, 0, 255}, "tclass", "T", "traffic class of both ends' packets: the IP header's DS field on RoCE v2 (DSCP << 2 | ECN) and IP_TOS on TCP, e.g. 0x68 (default 0)")
+		fs.Var(optInt{&f.dscp, 0, 63}, "dscp", "DSCP of both ends' packets: sets the traffic class's upper 6 bits, e.g. 26 for AF31")
+	}},
+	{knob: "sl", add: func(fs *pflag.FlagSet, f *benchFlags) {
+		fs.VarP(optInt{&f.spec.SL, 0, 15}, "sl", "S", "service level of both ends' QPs (default 0)")
+	}},
+	{knob: "flow-label", add: func(fs *pflag.FlagSet, f *benchFlags) {
+		fs.Var(optInt{&f.spec.FlowLabel, 0, 0xfffff}, "flow-label", "GRH flow label of both ends' QPs, 20 bits (default 0)")
+	}},
+	{knob: "hop-limit", add: func(fs *pflag.FlagSet, f *benchFlags) {
+		fs.VarP(optInt{&f.spec.HopLimit, 1, 255}, "hop-limit", "L", "GRH hop limit of both ends' QPs, on InfiniBand (on RoCE the kernel takes the IP TTL from the route) (default 64)")
 	}},
 	{add: func(fs *pflag.FlagSet, f *benchFlags) {
 		fs.Var(positiveDuration(&f.spec.IdleTimeout), "idle-timeout", "give up when the peer makes no progress for this long (default 10s)")
@@ -128,7 +148,7 @@ var benchFlagDefs = []benchFlag{
 		fs.Var(latencyLimit(&f.limits.Max), "limit-max", "exit 3 unless every latency max is at most this")
 	}},
 	{metric: workloads.Bandwidth, add: func(fs *pflag.FlagSet, f *benchFlags) {
-		fs.Var(rateLimit(&f.limits.MinGbps, report.ParseBandwidth), "limit-bw", "exit 3 unless every bandwidth is at least this (e.g. 90Gbps, 12GB/s)")
+		fs.Var(&bwLimit{&f.limits}, "limit-bw", "exit 3 unless every bandwidth is at least this (e.g. 90Gbps, 12GB/s), or this share of the link's nominal rate for RDMA (e.g. 90%link)")
 		fs.Var(rateLimit(&f.limits.MinMsgRate, report.ParseRate), "limit-msg-rate", "exit 3 unless every message rate is at least this (e.g. 10M messages/s)")
 	}},
 }
@@ -274,6 +294,9 @@ precise it is.`,
 func (f *benchFlags) run(cmd *cobra.Command, req workloads.Request, hosts []string) error {
 	if f.all && len(f.spec.Sizes) > 0 {
 		return usageError{fmt.Errorf("%s: -a and -s are exclusive", cmd.Name())}
+	}
+	if err := mergeDSCP(&req.Spec, f.dscp); err != nil {
+		return usageError{fmt.Errorf("%s: %w", cmd.Name(), err)}
 	}
 	stderr := cmd.ErrOrStderr()
 	prog := newProgress(stderr, f)

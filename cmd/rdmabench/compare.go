@@ -15,6 +15,7 @@ func newCompareCmd() *cobra.Command {
 		alpha                         float64
 		maxReg, maxP50, maxP99, maxBW percentFlag
 		minBWRatio                    ratioFlag
+		limits                        report.Limits
 	)
 	cmd := &cobra.Command{
 		Use:   "compare BASE NEW",
@@ -75,16 +76,21 @@ the exit status is 0.`,
 				gates = append(gates, report.MinRatioGate("--min-bw-ratio "+minBWRatio.String(), minBWRatio.v, report.FigGbps))
 			}
 			var verdict *report.GateResult
-			if len(gates) > 0 {
+			if len(gates) > 0 || !limits.IsZero() {
 				verdict = c.CheckGates(gates)
+				bw := bwLimit{&limits}
+				verdict.AddLimits("--limit-bw "+bw.String(), docs[1], limits)
 			}
 			if err := report.WriteComparison(cmd.OutOrStdout(), output, c, verdict); err != nil {
 				return err
 			}
 			if verdict.Failed() {
-				lines := make([]string, len(verdict.Failures))
-				for i, f := range verdict.Failures {
-					lines[i] = f.String()
+				var lines []string
+				for _, f := range verdict.Failures {
+					lines = append(lines, f.String())
+				}
+				for _, f := range verdict.Limits {
+					lines = append(lines, "limit failed (new): "+f.String())
 				}
 				return gateError{fmt.Errorf("compare: %d gate check(s) failed\n%s", len(lines), strings.Join(lines, "\n"))}
 			}
@@ -99,5 +105,6 @@ the exit status is 0.`,
 	fs.Var(&maxP99, "max-p99-regression", "fail when the p99 latency rose significantly by more than this")
 	fs.Var(&maxBW, "max-bw-regression", "fail when the bandwidth fell significantly by more than this")
 	fs.Var(&minBWRatio, "min-bw-ratio", "fail when NEW/BASE bandwidth is significantly below this ratio, e.g. 0.95")
+	fs.Var(&bwLimit{&limits}, "limit-bw", "fail when a NEW bandwidth (the median of its runs) is below this, e.g. 90Gbps, or this share of the link's nominal rate for RDMA, e.g. 90%link")
 	return cmd
 }

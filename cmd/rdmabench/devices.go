@@ -66,8 +66,12 @@ func writeDevices(w io.Writer, devs []verbs.DeviceInfo) error {
 		fmt.Fprintf(w, "  limits: max_qp_wr %d, max_cqe %d, max_sge %d, max_qp_rd_atom %d, atomics %s\n",
 			d.MaxQPWR, d.MaxCQE, d.MaxSGE, d.MaxQPRdAtom, d.AtomicCap)
 		for _, p := range d.Ports {
-			fmt.Fprintf(w, "  port %d: %s, link layer %s, active MTU %d (max %d), LID %d, speed %s, width %s\n",
-				p.Port, p.State, p.LinkLayer, p.ActiveMTU, p.MaxMTU, p.LID, p.ActiveSpeed, p.ActiveWidth)
+			link := ""
+			if p.LinkGbps > 0 {
+				link = fmt.Sprintf(" (link %g Gbit/s)", p.LinkGbps)
+			}
+			fmt.Fprintf(w, "  port %d: %s, link layer %s, active MTU %d (max %d), LID %d, speed %s, width %s%s\n",
+				p.Port, p.State, p.LinkLayer, p.ActiveMTU, p.MaxMTU, p.LID, p.ActiveSpeed, p.ActiveWidth, link)
 			if len(p.GIDs) == 0 {
 				fmt.Fprintln(w, "    GID table empty (is the port's network interface up and addressed?)")
 				continue

@@ -119,6 +119,33 @@ func rateLimit(p *float64, parse func(string) (float64, error)) valueFlag[float6
 	return valueFlag[float64]{p, 0, "rate", parse}
 }
 
+// bwLimit is --limit-bw: an absolute bandwidth (90Gbps) or a share of the
+// link (90%link).
+type bwLimit struct{ l *report.Limits }
+
+func (b *bwLimit) String() string {
+	switch {
+	case b.l == nil:
+		return ""
+	case b.l.MinLinkFraction > 0:
+		return strconv.FormatFloat(100*b.l.MinLinkFraction, 'f', -1, 64) + "%link"
+	case b.l.MinGbps > 0:
+		return strconv.FormatFloat(b.l.MinGbps, 'f', -1, 64) + "Gbps"
+	}
+	return ""
+}
+
+func (b *bwLimit) Set(s string) error {
+	gbps, frac, err := report.ParseBandwidthLimit(s)
+	if err != nil {
+		return err
+	}
+	b.l.MinGbps, b.l.MinLinkFraction = gbps, frac
+	return nil
+}
+
+func (*bwLimit) Type() string { return "rate" }
+
 // byteSize is a size in bytes with a unit: --max-mem 4G.
 func byteSize(p *uint64) valueFlag[uint64] {
 	return valueFlag[uint64]{p, 0, "bytes", report.ParseBytes}
@@ -208,5 +235,50 @@ func (r *ratioFlag) Set(s string) error {
 		return errors.New("want a positive ratio such as 0.95 (or 95%)")
 	}
 	r.v, r.set = v*scale, true
+	return nil
+}
+
+// optInt is a flag whose every value means something, 0 included, held as
+// a pointer that stays nil (the default) unless the flag is given: decimal
+// or 0x hex, within lo..hi.
+type optInt struct {
+	p      **int
+	lo, hi int
+}
+
+func (o optInt) String() string {
+	if o.p == nil || *o.p == nil {
+		return ""
+	}
+	return strconv.Itoa(**o.p)
+}
+
+func (o optInt) Set(s string) error {
+	v, err := strconv.ParseInt(strings.TrimSpace(s), 0, 64)
+	if err != nil {
+		return errors.New("want a whole number (decimal, or hex as 0x..)")
+	}
+	if v < int64(o.lo) || v > int64(o.hi) {
+		return fmt.Errorf("must be within %d..%d", o.lo, o.hi)
+	}
+	x := int(v)
+	*o.p = &x
+	return nil
+}
+
+func (optInt) Type() string { return "int" }
+
+// mergeDSCP sets the traffic class from --dscp (its upper 6 bits; ECN 0),
+// unless --tclass gives it: then the two must agree.
+func mergeDSCP(spec *workloads.Spec, dscp *int) error {
+	switch {
+	case dscp == nil:
+	case spec.TClass == nil:
+		tc := *dscp << 2
+		spec.TClass = &tc
+	case *spec.TClass>>2 != *dscp:
+		return fmt.Errorf("--dscp %d and --tclass 0x%02x disagree: traffic class 0x%02x has DSCP %d (DSCP is its upper 6 bits)",
+			*dscp, *spec.TClass, *spec.TClass, *spec.TClass>>2)
+	}
 	return nil
 }

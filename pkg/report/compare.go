@@ -395,7 +395,8 @@ func itoaOr(n int) string {
 // Sizes, the server address and the device requested are left out: the
 // rows, and the devices actually used, show those.
 var paramKeys = []string{"connection", "mtu", "gid-index", "tx-depth", "rx-depth", "qps", "inline", "cq-mod",
-	"post-list", "events", "bidirectional", "atomic", "iterations", "duration", "warm-up"}
+	"post-list", "events", "bidirectional", "atomic", "iterations", "duration", "warm-up",
+	"tclass", "sl", "flow-label", "hop-limit", "reverse", "rdma-cm"}
 
 func paramMap(p *Params) map[string]string {
 	m := map[string]string{
@@ -418,8 +419,19 @@ func paramMap(p *Params) map[string]string {
 	if p.Bidirectional {
 		m["bidirectional"] = "on"
 	}
+	if p.Reverse {
+		m["reverse"] = "on"
+	}
+	if p.RDMACM {
+		m["rdma-cm"] = "on"
+	}
 	if p.DurationS > 0 {
 		m["duration"] = num(p.DurationS) + " s"
+	}
+	for k, v := range map[string]*int{"tclass": p.TClass, "sl": p.SL, "flow-label": p.FlowLabel, "hop-limit": p.HopLimit} {
+		if v != nil {
+			m[k] = strconv.Itoa(*v)
+		}
 	}
 	for k, v := range p.Extra {
 		if _, ok := m[k]; !ok {
@@ -509,10 +521,24 @@ type GateResult struct {
 	// NotSignificant are changes beyond a threshold that are noise or
 	// come from too few runs: they do not fail a gate.
 	NotSignificant []GateFailure `json:"not_significant,omitempty"`
+	// Limits are the figures of NEW that miss an absolute limit
+	// (compare --limit-bw 90%link): each fails the gates.
+	Limits []LimitFailure `json:"limits,omitempty"`
 }
 
 // Failed reports whether a gate failed.
-func (g *GateResult) Failed() bool { return g != nil && len(g.Failures) > 0 }
+func (g *GateResult) Failed() bool { return g != nil && (len(g.Failures) > 0 || len(g.Limits) > 0) }
+
+// AddLimits checks the limits l, named name ("--limit-bw 90%link"), on
+// the NEW document of the comparison, as a run checks its own
+// ([CheckLimits]): every figure that misses one fails the gates.
+func (g *GateResult) AddLimits(name string, new *Document, l Limits) {
+	if l.IsZero() {
+		return
+	}
+	g.Gates = append(g.Gates, name)
+	g.Limits = append(g.Limits, CheckLimits(new, l)...)
+}
 
 // CheckGates checks every gate on every row and figure of c.
 func (c *Comparison) CheckGates(gates Gates) *GateResult {

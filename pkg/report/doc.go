@@ -112,6 +112,13 @@ type Device struct {
 	// "requested with -x").
 	GIDReason string `json:"gid_reason,omitempty"`
 	Netdev    string `json:"netdev,omitempty"`
+	// ActiveSpeed and ActiveWidth are the port's, as ibv_devinfo names
+	// them ("25.0 Gbps (EDR)", "4X"); LinkGbps their product, the port's
+	// nominal rate, Gbit/s (absent: unknown). On RoCE the kernel derives
+	// them from the network interface's speed.
+	ActiveSpeed string  `json:"active_speed,omitempty"`
+	ActiveWidth string  `json:"active_width,omitempty"`
+	LinkGbps    float64 `json:"link_gbps,omitempty"`
 }
 
 // Clock is a timestamp source of the timed loops and its measured
@@ -171,6 +178,17 @@ type Params struct {
 	Validate bool `json:"validate,omitempty"`
 	// Repeat is the number of runs requested (--repeat); 0 or 1: one.
 	Repeat int `json:"repeat,omitempty"`
+	// Reverse (--reverse): in bandwidth tests the server initiated.
+	Reverse bool `json:"reverse,omitempty"`
+	// RDMACM (-R): rdma_cm set up the QPs' connections.
+	RDMACM bool `json:"rdma_cm,omitempty"`
+	// The path asked for (--tclass or --dscp, --sl, --flow-label,
+	// --hop-limit); what reached the device is in each result's
+	// effective.av.
+	TClass    *int `json:"tclass,omitempty"`
+	SL        *int `json:"sl,omitempty"`
+	FlowLabel *int `json:"flow_label,omitempty"`
+	HopLimit  *int `json:"hop_limit,omitempty"`
 	// Extra holds parameters without a field of their own.
 	Extra map[string]string `json:"extra,omitempty"`
 }
@@ -217,6 +235,68 @@ type Effective struct {
 	NoDelay     bool `json:"tcp_nodelay,omitempty"`
 	SendBuf     int  `json:"so_sndbuf,omitempty"`
 	RecvBuf     int  `json:"so_rcvbuf,omitempty"`
+
+	// AV is the RDMA QPs' address vector toward the peer as the device took
+	// it; IPTOS the TCP client socket's IP_TOS (or IPV6_TCLASS) as the
+	// kernel set it (it keeps the ECN bits to itself).
+	AV    *AddressVector `json:"av,omitempty"`
+	IPTOS *int           `json:"ip_tos,omitempty"`
+
+	// RDMACM is what rdma_cm chose for the connections, when it set them
+	// up (-R).
+	RDMACM *RDMACM `json:"rdma_cm,omitempty"`
+
+	// LinkGbps is the nominal rate of the slower of the two ports the
+	// test ran between (RDMA), Gbit/s: what --limit-bw 90%link measures
+	// against. Absent when a port does not say.
+	LinkGbps float64 `json:"link_gbps,omitempty"`
+
+	// Reverse: the server initiated this bandwidth test (--reverse): it
+	// sent the WRITEs, SENDs or TCP stream, or issued the READs or
+	// atomics, and measured them; the client answered.
+	Reverse bool `json:"reverse,omitempty"`
+}
+
+// RDMACM is what rdma_cm chose for a test's connections (-R), as the
+// client's first QP saw it: every QP connects alike, each from a port of
+// its own.
+type RDMACM struct {
+	// PortSpace is "RDMA_PS_TCP" (RC) or "RDMA_PS_UDP" (UD).
+	PortSpace string `json:"port_space"`
+	// ClientAddr and ServerAddr are the two ends' addresses (IP:port): the
+	// client's rdma_cm id's, the server's listening one's.
+	ClientAddr string `json:"client_addr"`
+	ServerAddr string `json:"server_addr"`
+	// GID and GIDIndex are the client's source GID of the route rdma_cm
+	// resolved (its -x).
+	GID      string `json:"gid"`
+	GIDIndex int    `json:"gid_index"`
+}
+
+// The directions of a bandwidth test's payload ([Result.Direction]).
+// READs carry data from the target to the reader: a read-bw moves data
+// from the server to the client, or with --reverse from the client to the
+// server.
+const (
+	DirectionClientToServer = "client_to_server"
+	DirectionServerToClient = "server_to_client"
+	DirectionBoth           = "both"
+)
+
+// AddressVector is what a QP's address vector (ibv_ah_attr) says beyond the
+// peer's address: for RC and UC as the device reads it back, for UD as its
+// address handle was made. On RoCE v2 the traffic class is the IP header's
+// DS field (DSCP << 2 | ECN) and the hop limit its TTL.
+type AddressVector struct {
+	// GRH: the packets carry a global route header (RoCE always; on
+	// InfiniBand, across subnets). Without one, only SL applies.
+	GRH          bool `json:"grh"`
+	TrafficClass int  `json:"traffic_class"`
+	SL           int  `json:"sl"`
+	FlowLabel    int  `json:"flow_label"`
+	// HopLimit is absent where the kernel sets it from the IP route and
+	// cannot be asked (UD on RoCE).
+	HopLimit int `json:"hop_limit,omitempty"`
 }
 
 // Result is one test at one message size.
@@ -244,7 +324,10 @@ type Result struct {
 	// Reverse is, in a bidirectional test, the other side's direction.
 	Reverse *Bandwidth `json:"reverse,omitempty"`
 	// Total is, in a bidirectional test, the sum of both directions.
-	Total     *Bandwidth `json:"total,omitempty"`
+	Total *Bandwidth `json:"total,omitempty"`
+	// Direction says which way a bandwidth test's payload went (see
+	// DirectionClientToServer); absent for latency tests.
+	Direction string     `json:"direction,omitempty"`
 	Intervals []Interval `json:"intervals,omitempty"`
 	// Precision says how well the headline figure is known, when the size
 	// ran until it was (--precision).
@@ -305,6 +388,19 @@ type CPUSide struct {
 
 // Bidirectional reports whether r holds figures for both directions.
 func (r *Result) Bidirectional() bool { return r.Reverse != nil || r.Total != nil }
+
+// Reversed reports whether the server initiated r, a bandwidth test run
+// with --reverse.
+func (r *Result) Reversed() bool { return r.Effective != nil && r.Effective.Reverse }
+
+// dir is how tables show a one-way result's direction: "->" the client
+// initiated, "<-" the server.
+func (r *Result) dir() string {
+	if r.Reversed() {
+		return "<-"
+	}
+	return "->"
+}
 
 // Interval is one period of a duration-mode test (normally 1 s).
 type Interval struct {

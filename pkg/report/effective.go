@@ -42,6 +42,13 @@ func (e *Effective) settings() []setting {
 	num("path-mtu", e.PathMTU, " B")
 	num("max-rd-atomic", e.MaxRdAtomic, "")
 	flag("events", e.Events)
+	flag("reverse (the server initiated)", e.Reverse)
+	if c := e.RDMACM; c != nil {
+		out = append(out, setting{"rdma_cm", fmt.Sprintf("%s, gid-index %d", c.PortSpace, c.GIDIndex)})
+	}
+	if e.LinkGbps > 0 {
+		out = append(out, setting{"link", strconv.FormatFloat(e.LinkGbps, 'f', -1, 64) + " Gbit/s"})
+	}
 	if e.AtomicType != "" {
 		out = append(out, setting{"atomic", e.AtomicType})
 	}
@@ -50,7 +57,33 @@ func (e *Effective) settings() []setting {
 	flag("TCP_NODELAY", e.NoDelay)
 	num("SO_SNDBUF", e.SendBuf, " B")
 	num("SO_RCVBUF", e.RecvBuf, " B")
+	if e.IPTOS != nil && *e.IPTOS != 0 {
+		out = append(out, setting{"IP_TOS", TClassName(*e.IPTOS)})
+	}
+	if av := e.AV; av != nil {
+		// Only what differs from the defaults (0, hop limit 64).
+		if av.TrafficClass != 0 {
+			out = append(out, setting{"tclass", TClassName(av.TrafficClass)})
+		}
+		num("sl", av.SL, "")
+		if av.FlowLabel != 0 {
+			out = append(out, setting{"flow-label", fmt.Sprintf("0x%05x", av.FlowLabel)})
+		}
+		if av.HopLimit != 0 && av.HopLimit != 64 {
+			num("hop-limit", av.HopLimit, "")
+		}
+	}
 	return out
+}
+
+// TClassName writes a traffic class (an IP DS field) for people:
+// "0x6a (DSCP 26, ECT(0))".
+func TClassName(tc int) string {
+	s := fmt.Sprintf("0x%02x (DSCP %d", tc, tc>>2)
+	if ecn := tc & 3; ecn != 0 {
+		s += ", " + [...]string{"", "ECT(1)", "ECT(0)", "CE"}[ecn]
+	}
+	return s + ")"
 }
 
 // settingsDiff lists how the effective values of base and new differ:

@@ -2,7 +2,9 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -17,6 +19,10 @@ type Limits struct {
 	MinGbps float64
 	// MinMsgRate: a message rate (messages per second) below it fails.
 	MinMsgRate float64
+	// MinLinkFraction: an RDMA bandwidth below this fraction of the
+	// link's nominal rate ([Effective.LinkGbps]) fails; TCP results are
+	// not checked against it.
+	MinLinkFraction float64
 }
 
 // IsZero reports whether l sets no limit.
@@ -46,6 +52,19 @@ type limit struct {
 	fig   Figure
 	value float64 // in the figure's unit
 	name  string  // as messages show it
+	// link, when set, makes the limit this fraction of each result's link
+	// rate (value is then unused).
+	link float64
+}
+
+// against returns the value of lim for a result whose link rate is
+// linkGbps (the limit's own value when it is not relative to the link);
+// ok is false when it is relative and the link rate is unknown.
+func (lim limit) against(linkGbps float64) (float64, bool) {
+	if lim.link == 0 {
+		return lim.value, true
+	}
+	return lim.link * linkGbps, linkGbps > 0
 }
 
 func (l Limits) list() []limit {
@@ -55,16 +74,36 @@ func (l Limits) list() []limit {
 		d   time.Duration
 	}{{FigP50, l.P50}, {FigP99, l.P99}, {FigP999, l.P999}, {FigMean, l.Mean}, {FigMax, l.Max}} {
 		if x.d > 0 {
-			ls = append(ls, limit{x.fig, float64(x.d.Nanoseconds()), string(x.fig)})
+			ls = append(ls, limit{fig: x.fig, value: float64(x.d.Nanoseconds()), name: string(x.fig)})
 		}
 	}
 	if l.MinGbps > 0 {
-		ls = append(ls, limit{FigGbps, l.MinGbps, "bandwidth"})
+		ls = append(ls, limit{fig: FigGbps, value: l.MinGbps, name: "bandwidth"})
 	}
 	if l.MinMsgRate > 0 {
-		ls = append(ls, limit{FigMsgRate, l.MinMsgRate / 1e6, "message rate"})
+		ls = append(ls, limit{fig: FigMsgRate, value: l.MinMsgRate / 1e6, name: "message rate"})
+	}
+	if l.MinLinkFraction > 0 {
+		ls = append(ls, limit{fig: FigGbps, link: l.MinLinkFraction, name: "bandwidth"})
 	}
 	return ls
+}
+
+// ParseBandwidthLimit parses a bandwidth limit: an absolute one ("90Gbps",
+// "12.5GB/s", see [ParseBandwidth]), which sets gbps, or a share of the
+// link ("90%link"), which sets linkFraction (0.9).
+func ParseBandwidthLimit(s string) (gbps, linkFraction float64, err error) {
+	t := strings.TrimSpace(s)
+	if p, ok := strings.CutSuffix(strings.ToLower(t), "link"); ok {
+		p = strings.TrimSpace(p)
+		v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(p, "%")), 64)
+		if !strings.HasSuffix(p, "%") || err != nil || math.IsNaN(v) || v <= 0 || v > 100 {
+			return 0, 0, fmt.Errorf("bandwidth limit %q: want a share of the link above 0 and at most 100%%, such as 90%%link", s)
+		}
+		return 0, v / 100, nil
+	}
+	gbps, err = ParseBandwidth(t)
+	return gbps, 0, err
 }
 
 // CheckLimits returns one LimitFailure per figure of a result of doc that
@@ -80,23 +119,32 @@ func CheckLimits(doc *Document, l Limits) []LimitFailure {
 		return nil
 	}
 	var fails []LimitFailure
-	checked := map[Figure]bool{}
-	check := func(lim limit, k Key, run, runs int, v float64) {
-		checked[lim.fig] = true
-		var over bool
-		if lim.fig.HigherIsBetter() {
-			over = v < lim.value
-		} else {
-			over = v > lim.value
+	checked := map[limit]bool{}
+	check := func(lim limit, k Key, run, runs int, v, linkGbps float64) {
+		if lim.link > 0 && strings.HasPrefix(k.Test, "tcp-") {
+			return // a TCP stream has no RDMA link to measure against
 		}
-		if !over {
-			return
-		}
-		f := LimitFailure{Key: k, Run: run, Runs: runs, Figure: lim.fig, Value: v, Limit: lim.value}
+		checked[lim] = true
 		where := k.String()
 		if run > 0 {
 			where += fmt.Sprintf(", run %d", run)
 		}
+		limValue, ok := lim.against(linkGbps)
+		if !ok {
+			fails = append(fails, LimitFailure{Key: k, Run: run, Runs: runs, Figure: lim.fig, Value: v,
+				Message: fmt.Sprintf("%s: %s %s: the result records no link rate to measure it against", where, lim.name, formatLimit(lim, 0))})
+			return
+		}
+		var over bool
+		if lim.fig.HigherIsBetter() {
+			over = v < limValue
+		} else {
+			over = v > limValue
+		}
+		if !over {
+			return
+		}
+		f := LimitFailure{Key: k, Run: run, Runs: runs, Figure: lim.fig, Value: v, Limit: limValue}
 		val := lim.fig.Format(v)
 		if runs > 1 {
 			val += fmt.Sprintf(" (median of %d runs)", runs)
@@ -105,15 +153,21 @@ func CheckLimits(doc *Document, l Limits) []LimitFailure {
 		if lim.fig.HigherIsBetter() {
 			op = "<"
 		}
-		f.Message = fmt.Sprintf("%s: %s %s %s limit %s", where, lim.name, val, op, formatLimit(lim))
+		f.Message = fmt.Sprintf("%s: %s %s %s limit %s", where, lim.name, val, op, formatLimit(lim, linkGbps))
 		fails = append(fails, f)
 	}
 	lims := l.list()
 	if doc.Repeated() {
+		links := map[Key]float64{} // the link rate of each test and size (its runs ran alike)
+		for i := range doc.Results {
+			if r := &doc.Results[i]; r.Effective != nil && r.Effective.LinkGbps > 0 {
+				links[KeyOf(r)] = r.Effective.LinkGbps
+			}
+		}
 		for _, s := range Summarize(doc) {
 			for _, lim := range lims {
 				if sp, ok := s.Spread(lim.fig); ok && sp.N > 0 {
-					check(lim, s.Key(), 0, sp.N, sp.Median)
+					check(lim, s.Key(), 0, sp.N, sp.Median, links[s.Key()])
 				}
 			}
 		}
@@ -125,25 +179,41 @@ func CheckLimits(doc *Document, l Limits) []LimitFailure {
 			}
 			for _, lim := range lims {
 				if v, ok := lim.fig.Of(r); ok {
-					check(lim, KeyOf(r), r.Run, 0, v)
+					var link float64
+					if r.Effective != nil {
+						link = r.Effective.LinkGbps
+					}
+					check(lim, KeyOf(r), r.Run, 0, v, link)
 				}
 			}
 		}
 	}
 	for _, lim := range lims {
-		if !checked[lim.fig] {
-			kind := "latency"
+		if !checked[lim] {
+			kind := "a latency"
 			if lim.fig.HigherIsBetter() {
-				kind = "bandwidth"
+				kind = "a bandwidth"
+			}
+			if lim.link > 0 {
+				kind = "an RDMA bandwidth"
 			}
 			fails = append(fails, LimitFailure{Figure: lim.fig, Limit: lim.value,
-				Message: fmt.Sprintf("limit %s %s: no result has a %s to check it against", lim.name, formatLimit(lim), kind)})
+				Message: fmt.Sprintf("limit %s %s: no result has %s to check it against", lim.name, formatLimit(lim, 0), kind)})
 		}
 	}
 	return fails
 }
 
-func formatLimit(lim limit) string {
+// formatLimit writes lim for a message; a limit relative to the link says
+// what it makes of linkGbps (when known).
+func formatLimit(lim limit, linkGbps float64) string {
+	if lim.link > 0 {
+		s := strconv.FormatFloat(100*lim.link, 'f', -1, 64) + "% of the link"
+		if linkGbps > 0 {
+			s += fmt.Sprintf(" (%s of %s Gbit/s)", num(lim.link*linkGbps), num(linkGbps))
+		}
+		return s
+	}
 	switch {
 	case lim.fig.IsLatency():
 		return num(lim.value/1e3) + " µs"

@@ -128,6 +128,9 @@ type MeshGates struct {
 	// Limits, as --limit-* gave them: figure name to value, in the figure's
 	// unit (ns, Gbit/s, Mmsg/s).
 	Limits map[string]float64 `json:"limits,omitempty"`
+	// LinkShares, as --limit-bw 90%link gave them: figure name to the share
+	// of each link's nominal rate (0.9) that every link must reach.
+	LinkShares map[string]float64 `json:"link_shares,omitempty"`
 	// OutlierFraction marks a link as an outlier when its figure is below
 	// this fraction of the median of all links (bandwidth), or its latency
 	// above the median divided by it.
@@ -308,6 +311,10 @@ func CheckMesh(m *Mesh, l Limits, outlier float64) []LinkFailure {
 		if g.Limits == nil {
 			g.Limits = map[string]float64{}
 		}
+		if lim.link > 0 {
+			g.LinkShares = map[string]float64{string(lim.fig): lim.link}
+			continue
+		}
 		g.Limits[string(lim.fig)] = lim.value
 	}
 	m.Gates = g
@@ -336,7 +343,7 @@ func CheckMesh(m *Mesh, l Limits, outlier float64) []LinkFailure {
 		for _, lim := range l.list() {
 			if !checked[lim.fig] {
 				fails = append(fails, LinkFailure{From: -1, To: -1, Kind: FailLimit, Figure: lim.fig, Threshold: lim.value,
-					Message: fmt.Sprintf("limit %s %s: no link has a figure to check it against", lim.name, formatLimit(lim))})
+					Message: fmt.Sprintf("limit %s %s: no link has a figure to check it against", lim.name, formatLimit(lim, 0))})
 			}
 		}
 	}

@@ -156,11 +156,14 @@ func compareTrailer(c *Comparison, gates *GateResult) []string {
 	if gates != nil && len(gates.Gates) > 0 {
 		verdict := "passed"
 		if gates.Failed() {
-			verdict = fmt.Sprintf("%d failed", len(gates.Failures))
+			verdict = fmt.Sprintf("%d failed", len(gates.Failures)+len(gates.Limits))
 		}
 		lines = append(lines, fmt.Sprintf("gates: %s: %s", strings.Join(gates.Gates, ", "), verdict))
 		for _, f := range gates.Failures {
 			lines = append(lines, f.String())
+		}
+		for _, f := range gates.Limits {
+			lines = append(lines, "limit failed (new): "+f.String())
 		}
 		for _, f := range gates.NotSignificant {
 			lines = append(lines, f.String())

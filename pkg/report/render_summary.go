@@ -57,6 +57,8 @@ func buildSummaryRows(doc *Document, sums []Summary, notes *footnotes) []row {
 			figs = BandwidthFigures
 			kind, lead = "->", []string{"-"}
 			if r := firstMeasured(groups[i].results); r != nil {
+				kind = r.dir()
+				notes.bidir = notes.bidir || r.Reversed()
 				if r.Bidirectional() {
 					kind = "<->"
 					notes.bidir = true

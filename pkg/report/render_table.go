@@ -527,7 +527,7 @@ func bandwidthRows(r *Result, note string) []row {
 	}
 	var rows []row
 	if !r.Bidirectional() {
-		rows = append(rows, row{cells: append(first, bwCells("->", qps, r.Bandwidth)...), suffix: note})
+		rows = append(rows, row{cells: append(first, bwCells(r.dir(), qps, r.Bandwidth)...), suffix: note})
 	} else {
 		// The sum on the result's row, then each direction under it.
 		total := r.Total
@@ -546,7 +546,7 @@ func bandwidthRows(r *Result, note string) []row {
 		if b := iv.Bandwidth; b != nil {
 			cells[colIters] = strconv.FormatUint(b.Messages, 10)
 		}
-		dir := "->"
+		dir := r.dir()
 		if r.Bidirectional() {
 			dir = "" // which direction an interval covers is not recorded
 		}
@@ -713,7 +713,7 @@ func newFootnotes(doc *Document) *footnotes {
 	f := &footnotes{byResult: map[int][]int{}}
 	for i := range doc.Results {
 		r := &doc.Results[i]
-		if r.Bidirectional() {
+		if r.Bidirectional() || r.Reversed() {
 			f.bidir = true
 		}
 		notes := r.Warnings

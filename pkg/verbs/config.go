@@ -80,6 +80,15 @@ type QPConfig struct {
 	// error).
 	RetryCnt int
 	RNRRetry int
+	// The address vector (ibv_ah_attr) toward the peer: TrafficClass is
+	// the GRH traffic class (on RoCE v2 the IP header's DS field: DSCP in
+	// its upper 6 bits, ECN in the lower 2), SL the service level,
+	// FlowLabel the GRH flow label (20 bits), HopLimit the GRH hop limit
+	// (the IP TTL on RoCE v2); 0 means 64.
+	TrafficClass int
+	SL           int
+	FlowLabel    uint32
+	HopLimit     int
 }
 
 // QPCaps are a QP's queue sizes: work requests in its send and receive
@@ -118,6 +127,18 @@ func (c QPConfig) Validate() error {
 	}
 	if c.RetryCnt < 0 || c.RetryCnt > 7 || c.RNRRetry < 0 || c.RNRRetry > 7 {
 		errs = append(errs, "retry counts must be within 0..7")
+	}
+	if c.TrafficClass < 0 || c.TrafficClass > 255 {
+		errs = append(errs, fmt.Sprintf("traffic class %d is outside 0..255", c.TrafficClass))
+	}
+	if c.SL < 0 || c.SL > 15 {
+		errs = append(errs, fmt.Sprintf("service level %d is outside 0..15", c.SL))
+	}
+	if c.FlowLabel > 0xfffff {
+		errs = append(errs, fmt.Sprintf("flow label 0x%x exceeds 20 bits", c.FlowLabel))
+	}
+	if c.HopLimit < 0 || c.HopLimit > 255 {
+		errs = append(errs, fmt.Sprintf("hop limit %d is outside 1..255", c.HopLimit))
 	}
 	if c.PSN > 0xffffff {
 		errs = append(errs, fmt.Sprintf("PSN 0x%x exceeds 24 bits", c.PSN))

@@ -195,6 +195,7 @@ func (c *Context) QueryPort(port int) (PortInfo, error) {
 		LID:         uint16(a.lid),
 		ActiveSpeed: speedName(int(a.active_speed)),
 		ActiveWidth: widthName(int(a.active_width)),
+		LinkGbps:    LinkGbps(int(a.active_speed), int(a.active_width)),
 		GIDTableLen: int(a.gid_tbl_len),
 	}, nil
 }

@@ -59,6 +59,7 @@ type pairOpts struct {
 	depth   int
 	connect bool
 	gid     int
+	qkey    uint32
 }
 
 func defaults(typ verbs.QPType) pairOpts {
@@ -92,7 +93,7 @@ func newPair(t *testing.T, o pairOpts) *pair {
 		mr := s.mr
 		t.Cleanup(func() { closeOK(t, mr) })
 		s.qp, err = pd.CreateQP(verbs.QPConfig{Type: o.typ, SendCQ: s.scq, RecvCQ: s.rcq,
-			MaxSendWR: o.depth, MaxRecvWR: o.depth, MaxInlineData: o.inline, GIDIndex: o.gid})
+			MaxSendWR: o.depth, MaxRecvWR: o.depth, MaxInlineData: o.inline, GIDIndex: o.gid, QKey: o.qkey})
 		if err != nil {
 			t.Fatalf("create qp: %v", err)
 		}

@@ -43,6 +43,53 @@ func speedName(s int) string {
 	return fmt.Sprintf("speed code %d", s)
 }
 
+// laneGbps is the nominal rate of one lane at ibv_port_attr.active_speed,
+// Gbit/s, as the speed is named (speedName); 0 when unknown.
+func laneGbps(s int) float64 {
+	switch s {
+	case 1:
+		return 2.5
+	case 2:
+		return 5
+	case 4, 8:
+		return 10
+	case 16:
+		return 14
+	case 32:
+		return 25
+	case 64:
+		return 50
+	case 128:
+		return 100
+	}
+	return 0
+}
+
+// lanes is the number of lanes at ibv_port_attr.active_width; 0 when
+// unknown.
+func lanes(w int) int {
+	switch w {
+	case 1:
+		return 1
+	case 2:
+		return 4
+	case 4:
+		return 8
+	case 8:
+		return 12
+	case 16:
+		return 2
+	}
+	return 0
+}
+
+// LinkGbps is the nominal rate of a port whose ibv_port_attr has
+// active_speed s and active_width w: the lane rate times the lanes, as
+// links are named (a 4X EDR port is 100 Gbit/s). On RoCE the kernel
+// derives both from the network interface's speed (1 Gbit/s and unknown
+// speeds show as 1X SDR, 2.5 Gbit/s). 0 when either is unknown.
+func LinkGbps(s, w int) float64 { return laneGbps(s) * float64(lanes(w)) }
+
 // widthName renders ibv_port_attr.active_width as a lane count.
 func widthName(w int) string {
 	switch w {

@@ -26,6 +26,7 @@ type QP struct {
 	remote    Endpoint
 	ah        *C.struct_ibv_ah
 	ahID      int
+	av        AddressVector
 	connected bool
 	caps      QPCaps
 	rdAtomic  int
@@ -141,6 +142,9 @@ func (q *QP) toInit() error {
 	return nil
 }
 
+// LinkLayer is the link layer of the QP's port.
+func (q *QP) LinkLayer() LinkLayer { return q.port.LinkLayer }
+
 // Endpoint returns what the peer needs to connect to this QP.
 func (q *QP) Endpoint() Endpoint { return q.local }
 
@@ -184,17 +188,45 @@ func (q *QP) PathMTU() MTU { return MinMTU(q.local.MTU, q.remote.MTU) }
 
 func (q *QP) fillAH(ah *C.struct_ibv_ah_attr, remote Endpoint) {
 	ah.dlid = C.uint16_t(remote.LID)
-	ah.sl = 0
+	ah.sl = C.uint8_t(q.cfg.SL)
 	ah.src_path_bits = 0
 	ah.port_num = C.uint8_t(q.cfg.port())
 	if q.port.LinkLayer == LinkEthernet || !remote.GID.IsZero() {
 		ah.is_global = 1
 		*(*[16]byte)(unsafe.Pointer(&ah.grh.dgid)) = remote.GID
 		ah.grh.sgid_index = C.uint8_t(q.local.GIDIndex)
-		ah.grh.hop_limit = 64
-		ah.grh.traffic_class = 0
-		ah.grh.flow_label = 0
+		ah.grh.hop_limit = C.uint8_t(orDefault(q.cfg.HopLimit, DefaultHopLimit))
+		ah.grh.traffic_class = C.uint8_t(q.cfg.TrafficClass)
+		ah.grh.flow_label = C.uint32_t(q.cfg.FlowLabel)
 	}
+}
+
+// avOf reads the part of an address vector a benchmark chooses.
+func avOf(ah *C.struct_ibv_ah_attr) AddressVector {
+	av := AddressVector{SL: int(ah.sl), Global: ah.is_global != 0}
+	if av.Global {
+		av.TrafficClass = int(ah.grh.traffic_class)
+		av.FlowLabel = uint32(ah.grh.flow_label)
+		av.HopLimit = int(ah.grh.hop_limit)
+		av.SGIDIndex = int(ah.grh.sgid_index)
+	}
+	return av
+}
+
+// AddressVector is the QP's address vector toward its peer as the device
+// took it (after Connect): for RC and UC as ibv_query_qp reads it back, for
+// UD as its address handle was created.
+func (q *QP) AddressVector() AddressVector { return q.av }
+
+// readAV asks the device for a connected QP's address vector.
+// Equivalent to ibv_query_qp with IBV_QP_AV.
+func (q *QP) readAV() (AddressVector, error) {
+	var a C.struct_ibv_qp_attr
+	var ia C.struct_ibv_qp_init_attr
+	if rc := C.ibv_query_qp(q.qp, &a, C.IBV_QP_AV, &ia); rc != 0 {
+		return AddressVector{}, newError("query qp address vector", syscall.Errno(rc))
+	}
+	return avOf(&a.ah_attr), nil
 }
 
 // Connect moves the QP through RTR to RTS toward remote. The path MTU is
@@ -261,9 +293,16 @@ func (q *QP) Connect(remote Endpoint) error {
 		}
 		q.ah = h
 		q.ahID = track("ah")
+		q.av = avOf(&ah)
 		if remote.QKey == 0 {
 			remote.QKey = DefaultQKey
 		}
+	} else {
+		av, err := q.readAV()
+		if err != nil {
+			return err
+		}
+		q.av = av
 	}
 	q.remote = remote
 	q.connected = true

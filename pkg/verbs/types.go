@@ -45,6 +45,10 @@ type PortInfo struct {
 	GIDTableLen  int        `json:"gid_table_len"`
 	GIDs         []GIDEntry `json:"gids,omitempty"`
 	GIDSelection *GIDChoice `json:"gid_selection,omitempty"`
+
+	// LinkGbps is the port's nominal rate: lane rate times lanes, Gbit/s
+	// (0: unknown). See [LinkGbps].
+	LinkGbps float64 `json:"link_gbps"`
 }
 
 // PortState is the logical state of a port.
@@ -237,6 +241,23 @@ type Endpoint struct {
 	QKey        uint32 `json:"qkey,omitempty"`
 	MaxRdAtomic int    `json:"max_rd_atomic"`
 }
+
+// AddressVector is what a QP's address vector (ibv_ah_attr) toward its
+// peer says beyond the address itself, as the device took it: the service
+// level, and on a global route (RoCE, or InfiniBand with a GRH) the GRH's
+// traffic class, flow label and hop limit. On RoCE v2 the traffic class
+// is the IP header's DS field (DSCP << 2 | ECN) and the hop limit its TTL.
+type AddressVector struct {
+	SL           int    `json:"sl"`
+	Global       bool   `json:"global"`
+	TrafficClass int    `json:"traffic_class"`
+	FlowLabel    uint32 `json:"flow_label"`
+	HopLimit     int    `json:"hop_limit"`
+	SGIDIndex    int    `json:"sgid_index"`
+}
+
+// DefaultHopLimit is the GRH hop limit QPs use unless told otherwise.
+const DefaultHopLimit = 64
 
 // RemoteBuffer names registered memory on the peer that RDMA READ, WRITE
 // and atomics may target.

@@ -216,6 +216,11 @@ type sizeOutcome struct {
 	// CPU is this end's CPU time at this size (--cpu-util).
 	CPU *report.CPUSide `json:"cpu,omitempty"`
 	Err string          `json:"error,omitempty"`
+	// With --reverse the server measures the only direction: its
+	// iterations, intervals and precision go to the client's result.
+	Iterations int               `json:"iterations,omitempty"`
+	Intervals  []report.Interval `json:"intervals,omitempty"`
+	Precision  *report.Precision `json:"precision,omitempty"`
 }
 
 // cpuSpan is the CPU time one or more loop threads used over wall time.
@@ -398,7 +403,7 @@ func (d *driver) cause(ctx context.Context, err error) error {
 func (d *driver) baseResult(size int) report.Result {
 	s := d.spec
 	r := report.Result{Test: s.Test, Connection: s.Connection, Size: size, Iterations: s.ItersFor(size),
-		Warmup: s.WarmupFor(size), Clock: d.r.clock().name}
+		Warmup: s.WarmupFor(size), Clock: d.r.clock().name, Direction: s.direction()}
 	if s.Info().IsRDMA() {
 		r.QPs = s.QPs
 	}
@@ -469,6 +474,9 @@ func (d *driver) size(ctx context.Context, i, size int) (res report.Result, err 
 	case st.stream != nil:
 		activeCPU = onLoopThread(func() { mine.Bandwidth, runErr = d.measureStream(ctx, st.stream, size, &res) })
 		sent = st.stream.sent()
+		if d.spec.Reverse {
+			mine.Iterations, mine.Intervals, mine.Precision = res.Iterations, res.Intervals, res.Precision
+		}
 	}
 	// A loop that failed before anything stopped this end failed by
 	// itself: its error (a work completion's status) tells more than the
@@ -567,6 +575,15 @@ func pickError(mine error, peerErr, ph string) error {
 func (d *driver) compose(r *report.Result, mine, peer sizeOutcome, sent, peerSent uint64) error {
 	s := d.spec
 	r.Bandwidth = mine.Bandwidth
+	if s.Reverse {
+		if peer.Bandwidth == nil {
+			return errors.New("the server reported no bandwidth for its direction")
+		}
+		r.Bandwidth, r.Intervals, r.Precision = peer.Bandwidth, peer.Intervals, peer.Precision
+		if s.openEnded() {
+			r.Iterations = peer.Iterations
+		}
+	}
 	if s.CPUUtil {
 		r.CPU = &report.CPUUse{Client: mine.CPU, Server: peer.CPU}
 	}
@@ -810,13 +827,13 @@ func (p *precision) result() *report.Precision {
 	return out
 }
 
-// interval records a finished interval of the client's result and reports
-// it.
+// interval records a finished interval of this end's result (the server's
+// goes to the client with --reverse) and reports the client's.
 func (d *driver) interval(r *report.Result, iv report.Interval) {
+	r.Intervals = append(r.Intervals, iv)
 	if d.role != clientEnd {
 		return
 	}
-	r.Intervals = append(r.Intervals, iv)
 	if d.o.progress != nil {
 		d.o.progress(Progress{Run: d.o.run, Test: d.spec.Test, Size: r.Size, Interval: &iv})
 	}

@@ -80,6 +80,14 @@ var Knobs = []Knob{
 	{"bidirectional", "", isBandwidth, func(s *Spec) bool { return s.Bidirectional }, func(s *Spec) { s.Bidirectional = false }},
 	{"atomic_type", "", func(t TestInfo) bool { return t.Op == OpAtomic },
 		func(s *Spec) bool { return s.AtomicType != "" }, func(s *Spec) { s.AtomicType = "" }},
+
+	// The path's settings (fabric.go): the traffic class also sets TCP's IP_TOS.
+	{"tclass", "", func(TestInfo) bool { return true }, func(s *Spec) bool { return s.TClass != nil }, func(s *Spec) { s.TClass = nil }},
+	{"sl", "", isRDMA, func(s *Spec) bool { return s.SL != nil }, func(s *Spec) { s.SL = nil }},
+	{"flow-label", "", isRDMA, func(s *Spec) bool { return s.FlowLabel != nil }, func(s *Spec) { s.FlowLabel = nil }},
+	{"hop-limit", "", isRDMA, func(s *Spec) bool { return s.HopLimit != nil }, func(s *Spec) { s.HopLimit = nil }},
+	{"reverse", "", isBandwidth, func(s *Spec) bool { return s.Reverse }, func(s *Spec) { s.Reverse = false }},
+	{"rdma-cm", "", isRDMA, func(s *Spec) bool { return s.RDMACM }, func(s *Spec) { s.RDMACM = false }},
 }
 
 // LookupKnob returns the knob named name.
@@ -136,6 +144,8 @@ func (s *Spec) requested() report.Params {
 	if s.Warmup >= 0 {
 		p.Warmup = ptr(s.Warmup)
 	}
+	p.TClass, p.SL, p.FlowLabel, p.HopLimit = s.TClass, s.SL, s.FlowLabel, s.HopLimit
+	p.Reverse, p.RDMACM = s.Reverse, s.RDMACM
 	return p
 }
 

@@ -30,7 +30,7 @@ func (s *Spec) tcpBuffers(r role) uint64 {
 		return 2 * chunk
 	case latency:
 		return chunk
-	case r == clientEnd || s.Bidirectional:
+	case s.initiates(r) || s.Bidirectional:
 		return chunk + tcpRecvChunk
 	}
 	return tcpRecvChunk

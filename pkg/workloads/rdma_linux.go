@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/netip"
 	"sync"
 	"syscall"
 	"time"
@@ -19,6 +20,10 @@ import (
 // endpoint and the buffer the peer may target.
 type rdmaSetup struct {
 	QPs []qpSetup `json:"qps"`
+	// LinkGbps is the nominal rate of this end's port (0: unknown).
+	LinkGbps float64 `json:"link_gbps,omitempty"`
+	// CM is the server's rdma_cm listening address (IP:port), with -R.
+	CM string `json:"cm,omitempty"`
 }
 
 type qpSetup struct {
@@ -51,6 +56,18 @@ type rdmaRunner struct {
 	recvsPosted bool
 	// warning is a note for the first result (inline refused).
 	warning string
+	// avWarnings are notes for the first result: the address vector the
+	// device took differs from the one asked.
+	avWarnings []string
+	// linkGbps is the nominal rate of the slower port of the two ends (0:
+	// one does not say).
+	linkGbps float64
+	// With -R (rdma_cm.go): the address rdma_cm uses on this end, the
+	// server's listener, the client's connections, and what rdma_cm chose.
+	cmIP       netip.Addr
+	cmListener *verbs.CMListener
+	cmConns    []*verbs.CMConn
+	cmInfo     *verbs.CMInfo
 }
 
 func newRDMA(spec *Spec, role role, o endOptions) runner {
@@ -93,6 +110,9 @@ func (e *rdmaRunner) open(context.Context) (any, *report.Device, error) {
 	if port.State != verbs.PortActive {
 		return nil, nil, fmt.Errorf("port %d of %s is %s, not ACTIVE (check the link and `rdma link`)", s.Port, dev.Name(), port.State)
 	}
+	if s.HopLimit != nil && port.LinkLayer == verbs.LinkEthernet {
+		return nil, nil, hopLimitOnRoCE(dev.Name(), s.Port)
+	}
 	// What needs no allocation is checked before anything is allocated.
 	if err := fitsDevice(s, dev.Info()); err != nil {
 		return nil, nil, err
@@ -116,8 +136,9 @@ func (e *rdmaRunner) open(context.Context) (any, *report.Device, error) {
 		return nil, nil, err
 	}
 	inline, auto := s.InlineFor()
-	cfg := verbs.QPConfig{Type: typ, Port: s.Port, SendCQ: e.scq, RecvCQ: e.rcq, MaxSendWR: s.TxDepth,
+	cfg := verbs.QPConfig{Type: typ, Port: s.Port, SendCQ: e.scq, RecvCQ: e.rcq, MaxSendWR: s.TxDepth, QKey: cmQKey(s),
 		MaxRecvWR: recvWR, MaxInlineData: inline, GIDIndex: s.GIDIndex, MTU: verbs.MTU(s.MTU),
+		TrafficClass: orZero(s.TClass), SL: orZero(s.SL), FlowLabel: uint32(orZero(s.FlowLabel)), HopLimit: orZero(s.HopLimit),
 		Timeout: s.QPTimeout}
 	for i := 0; i < s.QPs; i++ {
 		q, err := e.pd.CreateQP(cfg)
@@ -150,8 +171,14 @@ func (e *rdmaRunner) open(context.Context) (any, *report.Device, error) {
 	device := &report.Device{Name: info.Name, Firmware: info.FirmwareVer, NodeGUID: info.NodeGUID,
 		Transport: info.Transport, Port: s.Port, PortState: port.State.String(), LinkLayer: string(port.LinkLayer),
 		ActiveMTU: int(port.ActiveMTU), GID: gid.GID.String(), GIDIndex: gid.Index, GIDType: gid.Type,
-		GIDReason: gid.Reason, Netdev: netdev}
-	var local rdmaSetup
+		GIDReason: gid.Reason, Netdev: netdev, ActiveSpeed: port.ActiveSpeed, ActiveWidth: port.ActiveWidth, LinkGbps: port.LinkGbps}
+	local := rdmaSetup{LinkGbps: port.LinkGbps}
+	e.linkGbps = port.LinkGbps
+	if s.RDMACM {
+		if local.CM, err = e.cmOpen(netdev); err != nil {
+			return nil, nil, err
+		}
+	}
 	for _, q := range e.qps {
 		local.QPs = append(local.QPs, qpSetup{Endpoint: q.Endpoint(),
 			Buffer: verbs.RemoteBuffer{Addr: e.mr.Addr() + e.half, Len: e.half, RKey: e.mr.RKey()}})
@@ -160,7 +187,7 @@ func (e *rdmaRunner) open(context.Context) (any, *report.Device, error) {
 }
 
 // connect moves every QP to RTS toward the peer's.
-func (e *rdmaRunner) connect(_ context.Context, body json.RawMessage) (func() error, error) {
+func (e *rdmaRunner) connect(ctx context.Context, body json.RawMessage) (func() error, error) {
 	var peer rdmaSetup
 	if err := json.Unmarshal(body, &peer); err != nil {
 		return nil, fmt.Errorf("the peer's setup: %w", err)
@@ -169,15 +196,41 @@ func (e *rdmaRunner) connect(_ context.Context, body json.RawMessage) (func() er
 		return nil, fmt.Errorf("the peer has %d QPs, this end %d", len(peer.QPs), len(e.qps))
 	}
 	e.peer = peer.QPs
+	if peer.LinkGbps == 0 || e.linkGbps == 0 {
+		e.linkGbps = 0
+	} else {
+		e.linkGbps = min(e.linkGbps, peer.LinkGbps)
+	}
+	if e.spec.RDMACM {
+		if err := e.cmConnect(ctx, peer); err != nil {
+			return nil, err
+		}
+	}
 	for i, q := range e.qps {
+		if e.spec.RDMACM {
+			break
+		}
 		if err := q.Connect(peer.QPs[i].Endpoint); err != nil {
 			return nil, fmt.Errorf("connect qp %d: %w", i, err)
 		}
 	}
+	e.avWarnings = e.spec.avWarnings(e.dev.Name(), e.av())
 	return nil, nil
 }
 
+// av is the address vector of the QPs (the first one's: all are made
+// alike), as the device took it.
+func (e *rdmaRunner) av() report.AddressVector {
+	av := e.qps[0].AddressVector()
+	r := report.AddressVector{GRH: av.Global, TrafficClass: av.TrafficClass, SL: av.SL, FlowLabel: int(av.FlowLabel), HopLimit: av.HopLimit}
+	if e.spec.Connection == "UD" && e.qps[0].LinkLayer() == verbs.LinkEthernet {
+		r.HopLimit = 0 // the kernel takes it from the route, and tells no one
+	}
+	return r
+}
+
 func (e *rdmaRunner) close() {
+	e.cmClose()
 	for _, q := range e.qps {
 		q.Close()
 	}
@@ -264,6 +317,7 @@ func (e *rdmaRunner) prepare(size int) (*stage, error) {
 	if e.warning != "" {
 		st.warnings, e.warning = []string{e.warning}, ""
 	}
+	st.warnings, e.avWarnings = append(st.warnings, e.avWarnings...), nil
 	var loops []*verbs.Loop
 	var recv *verbs.Loop // the loop that posted this end's receives (SEND)
 	st.abort = func() {
@@ -318,14 +372,14 @@ func (e *rdmaRunner) prepare(size int) (*stage, error) {
 			e.responder(st, l)
 		}
 	} else {
-		if e.role == clientEnd || s.Bidirectional {
+		if s.initiates(e.role) || s.Bidirectional {
 			l, err := add(verbs.LoopConfig{Kind: verbs.BWSend, Size: uint32(size), TxDepth: s.TxDepth, CQMod: s.CQModFor(size), PostList: s.PostList})
 			if err != nil {
 				return nil, err
 			}
 			st.stream = &rdmaStream{l: l, qps: uint64(len(e.qps))}
 		}
-		if t.Op == OpSend && (e.role == serverEnd || s.Bidirectional) {
+		if t.Op == OpSend && (!s.initiates(e.role) || s.Bidirectional) {
 			var total uint64
 			if s.Connection == "RC" && !s.openEnded() {
 				total = uint64(warm+iters) * uint64(s.QPs)
@@ -404,6 +458,8 @@ func (e *rdmaRunner) effective(size int) report.Effective {
 	}
 	if t.Metric == Bandwidth {
 		eff.PostList = s.PostList
+		eff.Reverse = s.Reverse
+		eff.LinkGbps = e.linkGbps
 	}
 	if t.Op == OpRead || t.Op == OpAtomic {
 		eff.MaxRdAtomic = e.qps[0].MaxRdAtomic()
@@ -412,6 +468,9 @@ func (e *rdmaRunner) effective(size int) report.Effective {
 		eff.AtomicType = s.AtomicType
 	}
 	eff.Validate = s.CheckData
+	av := e.av()
+	eff.AV = &av
+	eff.RDMACM = e.cmReport()
 	return eff
 }
 

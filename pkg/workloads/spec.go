@@ -174,6 +174,21 @@ type Spec struct {
 	// PrecisionCap has passed (default DefaultPrecisionCap).
 	Precision    float64       `json:"precision,omitempty"`
 	PrecisionCap time.Duration `json:"precision_cap_ns,omitempty"`
+	// TClass, SL, FlowLabel and HopLimit set the address vector of both
+	// ends' QPs; TClass also sets the TCP sockets' IP_TOS. Nil leaves the
+	// default (0; hop limit 64). See fabric.go.
+	TClass    *int `json:"tclass,omitempty"`
+	SL        *int `json:"sl,omitempty"`
+	FlowLabel *int `json:"flow_label,omitempty"`
+	HopLimit  *int `json:"hop_limit,omitempty"`
+	// Reverse: in a bandwidth test the server initiates (sends the WRITEs
+	// or SENDs, issues the READs or atomics) and the client answers,
+	// without swapping hosts.
+	Reverse bool `json:"reverse,omitempty"`
+	// RDMACM sets the QPs' connections up with rdma_cm (-R) instead of
+	// exchanging their endpoints; the control connection still carries the
+	// spec, the buffers' keys and the results.
+	RDMACM bool `json:"rdma_cm,omitempty"`
 }
 
 // openEnded tells whether a size's count of iterations is known only when
@@ -430,6 +445,7 @@ func (s *Spec) Validate() error {
 	if t.IsRDMA() {
 		s.validateRDMA(t, bad)
 	}
+	s.validateFabric(t, bad)
 	if len(errs) > 0 {
 		return errors.New(strings.Join(errs, "; "))
 	}

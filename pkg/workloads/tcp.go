@@ -157,14 +157,18 @@ func (r *tcpRunner) open(ctx context.Context) (any, *report.Device, error) {
 		}
 	} else {
 		r.rbuf = make([]byte, tcpRecvChunk)
-		if r.role == clientEnd || r.bidi() {
+		if r.spec.initiates(r.role) || r.bidi() {
 			r.sbuf = make([]byte, chunk)
 		}
 	}
 	if r.role == clientEnd {
 		return tcpSetup{}, nil, nil
 	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(r.o.listenHost, "0"))
+	var lc net.ListenConfig
+	if tc := r.spec.TClass; tc != nil {
+		lc.Control = tclassControl(*tc) // accepted connections inherit it
+	}
+	ln, err := lc.Listen(ctx, "tcp", net.JoinHostPort(r.o.listenHost, "0"))
 	if err != nil {
 		return nil, nil, fmt.Errorf("tcp listen: %w", err)
 	}
@@ -212,6 +216,9 @@ func (r *tcpRunner) connect(ctx context.Context, body json.RawMessage) (func() e
 	}
 	addr := net.JoinHostPort(dialHost(r.o.peerHost), strconv.Itoa(srv.Port))
 	d := net.Dialer{Timeout: r.idle}
+	if tc := r.spec.TClass; tc != nil {
+		d.Control = tclassControl(*tc)
+	}
 	conns := make([]*net.TCPConn, n)
 	var buf [8]byte
 	for k := range conns {
@@ -280,6 +287,7 @@ func (r *tcpRunner) useConns(cs []*net.TCPConn) error {
 		if err := c.SetNoDelay(true); err != nil {
 			return fmt.Errorf("tcp: set TCP_NODELAY: %w", err)
 		}
+
 		tc, err := newTCPConn(c, r.idle)
 		if err != nil {
 			return fmt.Errorf("tcp: %w", err)
@@ -301,10 +309,15 @@ func (r *tcpRunner) close() {
 }
 
 // prepare gives each connection its part at one size: the client pings or
-// streams on the first; the server echoes or receives there; in
-// bidirectional tcp-bw the second carries the server's stream.
+// streams on the first (the server streams there with --reverse); the
+// server echoes or receives there; in bidirectional tcp-bw the second
+// carries the server's stream.
 func (r *tcpRunner) prepare(size int) (*stage, error) {
 	st := &stage{abort: r.cl.closeAll, release: func() {}, effective: r.effective()}
+	if tc := r.spec.TClass; tc != nil && size == r.spec.Sizes[0] && st.effective.IPTOS != nil && *st.effective.IPTOS != *tc {
+		st.warnings = append(st.warnings, fmt.Sprintf("the kernel set IP_TOS 0x%02x, not 0x%02x as asked (--tclass): it keeps the ECN bits of TCP to itself",
+			*st.effective.IPTOS, *tc))
+	}
 	var got uint64
 	count := func(f func() (uint64, error)) func() error {
 		return func() error {
@@ -321,7 +334,7 @@ func (r *tcpRunner) prepare(size int) (*stage, error) {
 		st.received = nil
 	case r.latency():
 		st.passive = count(func() (uint64, error) { return r.echo(first, size) })
-	case r.role == clientEnd:
+	case r.spec.initiates(r.role):
 		st.stream = &tcpStream{r: r, c: first, size: size, every: max(1, min(64, tcpClockBytes/size))}
 		if r.bidi() {
 			st.passive = count(func() (uint64, error) { return r.receive(r.conns[1], size) })
@@ -340,7 +353,11 @@ func (r *tcpRunner) prepare(size int) (*stage, error) {
 // effective are the client socket's settings, as the kernel set them.
 func (r *tcpRunner) effective() report.Effective {
 	snd, rcv := socketBuffers(r.conns[0].c)
-	return report.Effective{Connections: len(r.conns), NoDelay: true, SendBuf: snd, RecvBuf: rcv}
+	eff := report.Effective{Connections: len(r.conns), NoDelay: true, SendBuf: snd, RecvBuf: rcv, Reverse: r.spec.Reverse}
+	if tc := readTClass(r.conns[0].c); tc >= 0 {
+		eff.IPTOS = &tc
+	}
+	return eff
 }
 
 // writeMessage writes a message of size bytes marked mark, from the

@@ -1,0 +1,104 @@
+package report
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+func TestParseBandwidthLimit(t *testing.T) {
+	for in, want := range map[string][2]float64{
+		"90%link":    {0, 0.9},
+		" 90 % LINK": {0, 0.9},
+		"100%link":   {0, 1},
+		"0.5%link":   {0, 0.005},
+		"90Gbps":     {90, 0},
+		"12.5GB/s":   {100, 0},
+	} {
+		g, f, err := ParseBandwidthLimit(in)
+		if err != nil || g != want[0] || f != want[1] {
+			t.Errorf("ParseBandwidthLimit(%q) = %v, %v, %v; want %v", in, g, f, err, want)
+		}
+	}
+	for _, bad := range []string{"90link", "0%link", "101%link", "-5%link", "x%link", "%link", "90%lnk", "NaN%link"} {
+		if g, f, err := ParseBandwidthLimit(bad); err == nil {
+			t.Errorf("ParseBandwidthLimit(%q) = %v, %v; want an error", bad, g, f)
+		}
+	}
+}
+
+// linkRateDoc is write-bw at 64 KiB on a 100 Gbit/s link, then tcp-bw.
+func linkRateDoc(gbps, link float64) *Document {
+	doc := NewDocument()
+	doc.Results = []Result{
+		{Test: "write-bw", Connection: "RC", Size: 65536, Bandwidth: bwAt(65536, gbps), Effective: &Effective{LinkGbps: link}},
+		{Test: "tcp-bw", Connection: "TCP", Size: 65536, Bandwidth: bwAt(65536, 5)},
+	}
+	return doc
+}
+
+// TestCheckLimitsLink: a limit relative to the link measures each RDMA
+// bandwidth against the link rate its result records; TCP results are
+// not checked against it; a result without a link rate fails it.
+func TestCheckLimitsLink(t *testing.T) {
+	l := Limits{MinLinkFraction: 0.9}
+	if fs := CheckLimits(linkRateDoc(95, 100), l); len(fs) != 0 {
+		t.Errorf("95 of 100 Gbit/s: %q", messages2(fs))
+	}
+	eq(t, "below", messages2(CheckLimits(linkRateDoc(85, 100), l)), []string{
+		"write-bw RC 65536 B: bandwidth 85.00 Gbit/s < limit 90% of the link (90 of 100 Gbit/s)",
+	})
+	if fs := CheckLimits(linkRateDoc(85, 100), l); math.Abs(fs[0].Limit-90) > 1e-6 || math.Abs(fs[0].Value-85) > 1e-3 {
+		t.Errorf("failure fields %+v", fs[0])
+	}
+	eq(t, "no link rate", messages2(CheckLimits(linkRateDoc(85, 0), l)), []string{
+		"write-bw RC 65536 B: bandwidth 90% of the link: the result records no link rate to measure it against",
+	})
+	tcp := linkRateDoc(1, 100)
+	tcp.Results = tcp.Results[1:]
+	eq(t, "TCP only", messages2(CheckLimits(tcp, l)), []string{
+		"limit bandwidth 90% of the link: no result has an RDMA bandwidth to check it against",
+	})
+	// With an absolute limit too, each is checked.
+	eq(t, "both", messages2(CheckLimits(linkRateDoc(85, 100), Limits{MinLinkFraction: 0.8, MinGbps: 88})), []string{
+		"write-bw RC 65536 B: bandwidth 85.00 Gbit/s < limit 88 Gbit/s",
+		"tcp-bw TCP 65536 B: bandwidth 5.00 Gbit/s < limit 88 Gbit/s",
+	})
+}
+
+// TestCheckLimitsLinkRepeated: over repeated runs the median is measured
+// against the link rate of its test and size.
+func TestCheckLimitsLinkRepeated(t *testing.T) {
+	doc := baseRuns() // bandwidth median 98.5
+	for i := range doc.Results {
+		doc.Results[i].Effective = &Effective{LinkGbps: 100}
+	}
+	if fs := CheckLimits(doc, Limits{MinLinkFraction: 0.98}); len(fs) != 0 {
+		t.Errorf("98.5 of 100: %q", messages2(fs))
+	}
+	eq(t, "median", messages2(CheckLimits(doc, Limits{MinLinkFraction: 0.99})), []string{
+		"write-bw RC 65536 B: bandwidth 98.50 Gbit/s (median of 5 runs) < limit 99% of the link (99 of 100 Gbit/s)",
+	})
+}
+
+// TestCompareLimitLink: compare applies the same limit to NEW, and a miss
+// fails the gates.
+func TestCompareLimitLink(t *testing.T) {
+	base, new := baseRuns(), regressedRuns() // new's median 88.6
+	for _, d := range []*Document{base, new} {
+		for i := range d.Results {
+			d.Results[i].Effective = &Effective{LinkGbps: 100}
+		}
+	}
+	c := Compare(base, new, CompareOptions{})
+	g := c.CheckGates(nil)
+	g.AddLimits("--limit-bw 90%link", new, Limits{MinLinkFraction: 0.9})
+	if !g.Failed() || len(g.Limits) != 1 || !strings.Contains(g.Limits[0].Message, "88.60 Gbit/s (median of 5 runs) < limit 90% of the link") {
+		t.Fatalf("gates %+v", g)
+	}
+	g = c.CheckGates(nil)
+	g.AddLimits("--limit-bw 85%link", new, Limits{MinLinkFraction: 0.85})
+	if g.Failed() || len(g.Gates) != 1 {
+		t.Fatalf("85%% of the link: %+v", g)
+	}
+}
