@@ -279,7 +279,7 @@ func (c *rdmaCheck) checkReceive(ctx context.Context, k checkKey, qp int, point 
 // planned (duration and precision modes), the words' sum is checked.
 func (c *rdmaCheck) counters(peerSent uint64) (int, *report.Mismatch) {
 	s := c.e.spec
-	if s.Info().Op != OpAtomic || s.AtomicType != FetchAdd || (c.e.role == clientEnd && !s.Bidirectional) {
+	if s.Info().Op != OpAtomic || s.AtomicType != FetchAdd || (s.initiates(c.e.role) && !s.Bidirectional) {
 		return 0, nil
 	}
 	area := c.e.mr.Buf()[c.e.half : 2*c.e.half]

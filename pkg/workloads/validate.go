@@ -112,6 +112,9 @@ func (s *Spec) checkDirs() []checkDir {
 	if s.Bidirectional || (t.Metric == Latency && (t.Op == OpWrite || t.Op == OpSend)) {
 		return []checkDir{up, down}
 	}
+	if s.Reverse { // the server initiates
+		return []checkDir{down}
+	}
 	return []checkDir{up}
 }
 

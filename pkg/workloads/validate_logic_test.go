@@ -15,28 +15,32 @@ func TestCheckDirs(t *testing.T) {
 	cases := []struct {
 		test   string
 		bidi   bool
+		rev    bool
 		want   []string
 		starts []role // the initiator of each direction
 	}{
-		{"write-lat", false, []string{up, down}, []role{clientEnd, serverEnd}},
-		{"send-lat", false, []string{up, down}, []role{clientEnd, serverEnd}},
-		{"read-lat", false, []string{down}, []role{clientEnd}},
-		{"atomic-lat", false, []string{up}, []role{clientEnd}},
-		{"write-bw", false, []string{up}, []role{clientEnd}},
-		{"write-bw", true, []string{up, down}, []role{clientEnd, serverEnd}},
-		{"read-bw", true, []string{down, up}, []role{clientEnd, serverEnd}},
-		{"atomic-bw", true, []string{up, down}, []role{clientEnd, serverEnd}},
+		{"write-lat", false, false, []string{up, down}, []role{clientEnd, serverEnd}},
+		{"send-lat", false, false, []string{up, down}, []role{clientEnd, serverEnd}},
+		{"read-lat", false, false, []string{down}, []role{clientEnd}},
+		{"atomic-lat", false, false, []string{up}, []role{clientEnd}},
+		{"write-bw", false, false, []string{up}, []role{clientEnd}},
+		{"write-bw", true, false, []string{up, down}, []role{clientEnd, serverEnd}},
+		{"read-bw", true, false, []string{down, up}, []role{clientEnd, serverEnd}},
+		{"atomic-bw", true, false, []string{up, down}, []role{clientEnd, serverEnd}},
+		{"write-bw", false, true, []string{down}, []role{serverEnd}},
+		{"read-bw", false, true, []string{up}, []role{serverEnd}},
+		{"atomic-bw", false, true, []string{down}, []role{serverEnd}},
 	}
 	for _, c := range cases {
 		s := NewSpec(c.test)
-		s.Bidirectional = c.bidi
+		s.Bidirectional, s.Reverse = c.bidi, c.rev
 		dirs := s.checkDirs()
 		if len(dirs) != len(c.want) {
-			t.Fatalf("%s -b=%v: %v", c.test, c.bidi, dirs)
+			t.Fatalf("%s -b=%v --reverse=%v: %v", c.test, c.bidi, c.rev, dirs)
 		}
 		for i, d := range dirs {
 			if d.String() != c.want[i] || d.initiator != c.starts[i] {
-				t.Errorf("%s -b=%v: direction %d is %s started by the %s; want %s by the %s", c.test, c.bidi, i, d, d.initiator, c.want[i], c.starts[i])
+				t.Errorf("%s -b=%v --reverse=%v: direction %d is %s started by the %s; want %s by the %s", c.test, c.bidi, c.rev, i, d, d.initiator, c.want[i], c.starts[i])
 			}
 		}
 	}

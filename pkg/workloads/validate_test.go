@@ -45,6 +45,12 @@ func TestValidateEveryTest(t *testing.T) {
 		{"atomic-bw", "RC", []int{8}, func(s *Spec) { s.QPs = 2 }},
 		{"atomic-bw", "RC", []int{8}, func(s *Spec) { s.AtomicType = CmpSwap; s.QPs = 2 }},
 		{"atomic-bw", "RC", []int{8}, func(s *Spec) { s.Bidirectional = true }},
+		{"write-bw", "RC", []int{4096}, func(s *Spec) { s.Reverse = true; s.QPs = 2 }},
+		{"read-bw", "RC", []int{4096}, func(s *Spec) { s.Reverse = true }},
+		{"send-bw", "RC", []int{4096}, func(s *Spec) { s.Reverse = true }},
+		{"atomic-bw", "RC", []int{8}, func(s *Spec) { s.Reverse = true }},
+		{"write-bw", "RC", []int{4096}, func(s *Spec) { s.RDMACM = true; s.GIDIndex = -1 }},
+		{"send-lat", "UD", []int{512}, func(s *Spec) { s.RDMACM = true; s.GIDIndex = -1 }},
 		{"atomic-bw", "RC", []int{8}, func(s *Spec) {
 			s.Iterations = 0
 			s.Duration = 200 * time.Millisecond
@@ -61,6 +67,12 @@ func TestValidateEveryTest(t *testing.T) {
 		name := fmt.Sprintf("%s-%s-q%d", c.test, c.conn, s.QPs)
 		if s.Bidirectional {
 			name += "-b"
+		}
+		if s.Reverse {
+			name += "-reverse"
+		}
+		if s.RDMACM {
+			name += "-R"
 		}
 		if s.AtomicType == CmpSwap {
 			name += "-cas"
