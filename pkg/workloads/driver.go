@@ -113,15 +113,20 @@ type runner interface {
 type stage struct {
 	// ping is the client's timed loop of a latency test.
 	ping pingLoop
-	// stream is the sending side of a bandwidth test.
-	stream streamLoop
+	// stream is the sending side of a bandwidth test; streams, instead,
+	// its parts on loop threads of their own (--threads), in thread order.
+	stream  streamLoop
+	streams []streamLoop
 	// passive runs until its traffic ends or settle ends it: the ping-pong
-	// responder, the receiver of a stream.
-	passive func() error
+	// responder, the receiver of a stream; passives, instead, its parts,
+	// side by side on loop threads of their own.
+	passive  func() error
+	passives []func() error
 	// settle ends passive once the peer's sending is over: peerOK tells
 	// whether the peer's sending went well, peerSent how many messages it
-	// sent in all. Nil when there is nothing to settle.
-	settle func(peerOK bool, peerSent uint64)
+	// sent in all (perThread: on each of its threads, with --threads).
+	// Nil when there is nothing to settle.
+	settle func(peerOK bool, peerSent uint64, perThread []uint64)
 	// received counts the messages passive received, warm-up included
 	// (nil when it does not count them).
 	received func() uint64
@@ -193,6 +198,8 @@ type finishedMsg struct {
 	// included.
 	Sent   uint64 `json:"sent,omitempty"`
 	Failed bool   `json:"failed,omitempty"`
+	// ThreadSent counts them per loop thread (--threads).
+	ThreadSent []uint64 `json:"thread_sent,omitempty"`
 }
 
 // sizeOutcome is what each end reports at "result/i".
@@ -204,15 +211,25 @@ type sizeOutcome struct {
 	Received *uint64 `json:"received,omitempty"`
 	// CPU is this end's CPU time at this size (--cpu-util).
 	CPU *report.CPUSide `json:"cpu,omitempty"`
-	Err string          `json:"error,omitempty"`
+	// Threads are this end's sending threads (--threads); Placement is
+	// where its loop threads ran.
+	Threads   []report.Thread      `json:"threads,omitempty"`
+	Placement *report.EndPlacement `json:"placement,omitempty"`
+	Err       string               `json:"error,omitempty"`
 }
 
-// cpuSpan is the CPU time one or more loop threads used over wall time.
-type cpuSpan struct{ user, sys, wall time.Duration }
+// cpuSpan is the CPU time one or more loop threads used over wall time,
+// and the cores they were seen on.
+type cpuSpan struct {
+	user, sys, wall time.Duration
+	cores           []int
+	pinErr          error // pinning a thread to its cores failed
+}
 
 // add is the CPU of two threads that ran side by side.
 func (a cpuSpan) add(b cpuSpan) cpuSpan {
-	return cpuSpan{user: a.user + b.user, sys: a.sys + b.sys, wall: max(a.wall, b.wall)}
+	return cpuSpan{user: a.user + b.user, sys: a.sys + b.sys, wall: max(a.wall, b.wall),
+		cores: mergeCores(a.cores, b.cores), pinErr: firstErr(a.pinErr, b.pinErr)}
 }
 
 func (a cpuSpan) report() *report.CPUSide {
@@ -287,6 +304,10 @@ type driver struct {
 	o       endOptions
 	r       runner
 	samples []uint64 // the client's latency batch
+	// place is where this end's loop threads run; placed tells whether
+	// the results record it (RDMA tests, or cores asked for).
+	place  placement
+	placed bool
 }
 
 func (d *driver) run(ctx context.Context) (*endResult, error) {
@@ -296,6 +317,9 @@ func (d *driver) run(ctx context.Context) (*endResult, error) {
 		return nil, d.told(ctx, "setup", err)
 	}
 	host.Device = dev
+	if err := d.placeLoops(dev); err != nil {
+		return nil, d.told(ctx, "setup", err)
+	}
 	body, err := json.Marshal(local)
 	if err != nil {
 		return nil, d.told(ctx, "setup", err)
@@ -407,10 +431,13 @@ func (d *driver) size(ctx context.Context, i, size int) (res report.Result, err 
 		cpu cpuSpan
 	}
 	passiveDone := make(chan passiveEnd, 1)
+	passives := st.passives
 	if st.passive != nil {
+		passives = append(passives, st.passive)
+	}
+	if len(passives) > 0 {
 		go func() {
-			var err error
-			cpu := onLoopThread(func() { err = st.passive() })
+			err, cpu := runPassives(passives, st.abort, &d.place)
 			if err != nil {
 				st.abort() // the other direction stops too
 			}
@@ -420,25 +447,34 @@ func (d *driver) size(ctx context.Context, i, size int) (res report.Result, err 
 		passiveDone <- passiveEnd{}
 	}
 	var mine sizeOutcome
-	var sent uint64
+	fin := finishedMsg{}
 	var runErr error
 	var activeCPU cpuSpan
 	switch {
 	case st.ping != nil:
-		activeCPU = onLoopThread(func() { res.Latency, sent, runErr = d.measurePing(st.ping, size, &res) })
+		activeCPU = onLoopThread(&d.place, func() { res.Latency, fin.Sent, runErr = d.measurePing(st.ping, size, &res) })
+	case len(st.streams) > 0:
+		ps := newParallelStream(st.streams, st.abort, &d.place, d.role.String(), d.spec.QPs)
+		activeCPU = onLoopThread(nil, func() { mine.Bandwidth, runErr = d.measureStream(ctx, ps, size, &res) })
+		ps.close()
+		activeCPU = activeCPU.add(ps.cpu)
+		fin.Sent, fin.ThreadSent = ps.sent(), ps.sentPerThread()
+		mine.Threads = ps.threads(size)
 	case st.stream != nil:
-		activeCPU = onLoopThread(func() { mine.Bandwidth, runErr = d.measureStream(ctx, st.stream, size, &res) })
-		sent = st.stream.sent()
+		activeCPU = onLoopThread(&d.place, func() { mine.Bandwidth, runErr = d.measureStream(ctx, st.stream, size, &res) })
+		fin.Sent = st.stream.sent()
 	}
+	sent := fin.Sent
 	if runErr != nil {
 		st.abort()
 	}
 
 	var peerFin finishedMsg
-	ferr := d.link.Exchange(ctx, phase("finished", i), finishedMsg{Sent: sent, Failed: runErr != nil}, &peerFin)
+	fin.Failed = runErr != nil
+	ferr := d.link.Exchange(ctx, phase("finished", i), fin, &peerFin)
 	peerOK := ferr == nil && !peerFin.Failed
 	if st.settle != nil {
-		st.settle(peerOK, peerFin.Sent)
+		st.settle(peerOK, peerFin.Sent, peerFin.ThreadSent)
 	}
 	if !peerOK {
 		st.abort()
@@ -448,8 +484,15 @@ func (d *driver) size(ctx context.Context, i, size int) (res report.Result, err 
 	if !peerOK {
 		passiveErr = nil // stopped because the peer failed: its error tells
 	}
+	used := activeCPU.add(passive.cpu)
 	if d.spec.CPUUtil {
-		mine.CPU = activeCPU.add(passive.cpu).report()
+		mine.CPU = used.report()
+	}
+	if d.placed {
+		mine.Placement = d.place.report(used.cores)
+	}
+	if used.pinErr != nil {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the %s's loop threads could not be pinned to cores %s: %v", d.role, FormatCPUList(d.place.cpus), used.pinErr))
 	}
 	if ferr != nil {
 		// This end's own failure, if any, says more than the lost link.
@@ -506,6 +549,10 @@ func (d *driver) compose(r *report.Result, mine, peer sizeOutcome, sent, peerSen
 	r.Bandwidth = mine.Bandwidth
 	if s.CPUUtil {
 		r.CPU = &report.CPUUse{Client: mine.CPU, Server: peer.CPU}
+	}
+	r.Threads = append(mine.Threads, peer.Threads...)
+	if mine.Placement != nil || peer.Placement != nil {
+		r.Placement = &report.Placement{Client: mine.Placement, Server: peer.Placement}
 	}
 	if s.Bidirectional {
 		if peer.Bandwidth == nil {

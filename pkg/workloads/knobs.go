@@ -78,7 +78,19 @@ var Knobs = []Knob{
 	{"bidirectional", "", isBandwidth, func(s *Spec) bool { return s.Bidirectional }, func(s *Spec) { s.Bidirectional = false }},
 	{"atomic_type", "", func(t TestInfo) bool { return t.Op == OpAtomic },
 		func(s *Spec) bool { return s.AtomicType != "" }, func(s *Spec) { s.AtomicType = "" }},
+	{"threads", "a latency test times one QP", isRDMABW, func(s *Spec) bool { return s.Threads != 0 }, func(s *Spec) { s.Threads = 0 }},
+	{"rate-limit", "a latency test sends one message at a time", isRDMABW,
+		func(s *Spec) bool { return s.RateGbps != 0 || s.RateMsgs != 0 }, func(s *Spec) { s.RateGbps, s.RateMsgs = 0, 0 }},
+	{"rate-limiter", "a latency test sends one message at a time", isRDMABW,
+		func(s *Spec) bool { return s.RateLimiter != "" }, func(s *Spec) { s.RateLimiter = "" }},
+	{"load", "the load runs under a latency test", isRDMALatency, func(s *Spec) bool { return s.Load != nil }, func(s *Spec) { s.Load = nil }},
+	{"load-qps", "the load runs under a latency test", isRDMALatency,
+		func(s *Spec) bool { return s.Load != nil && s.Load.QPs != 0 }, func(s *Spec) { s.Load = nil }},
+	{"load-size", "the load runs under a latency test", isRDMALatency,
+		func(s *Spec) bool { return s.Load != nil && s.Load.Size != 0 }, func(s *Spec) { s.Load = nil }},
 }
+
+func isRDMALatency(t TestInfo) bool { return t.IsRDMA() && t.Metric == Latency }
 
 // LookupKnob returns the knob named name.
 func LookupKnob(name string) (Knob, bool) {
@@ -133,6 +145,7 @@ func (s *Spec) requested() report.Params {
 	if s.Warmup >= 0 {
 		p.Warmup = ptr(s.Warmup)
 	}
+	s.requestedFabric(&p)
 	return p
 }
 
