@@ -72,6 +72,15 @@ type endOptions struct {
 	// onResult, when set, gets each size's result as soon as it is known
 	// (the client's), with the clock it was timed with.
 	onResult func(report.Result, clockInfo)
+	// The hooks of a lane (lanes.go). beforeSize runs before each size
+	// (the devices start it together; the latency waits for its load).
+	// load measures the background load during each latency size. stop
+	// ends an open-ended stream (the load) when closed; streaming hears
+	// of a stream once its warm-up is over.
+	beforeSize func(ctx context.Context, i int) error
+	load       *loadProbe
+	stop       <-chan struct{}
+	streaming  func(streamLoop)
 }
 
 // endResult is what one end measured.
@@ -263,7 +272,7 @@ func runEnd(ctx context.Context, spec *Spec, role role, link Link, o endOptions)
 func runLoopback(ctx context.Context, spec *Spec, o endOptions) (*endResult, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	a, b, hangupA, hangupB := pipe()
+	a, b, hangupA, hangupB := pipeTransports()
 	so := endOptions{device: spec.ServerDevice, maxMem: o.maxMem, listenHost: "127.0.0.1"}
 	if so.device == "" {
 		so.device = spec.Device
@@ -277,9 +286,9 @@ func runLoopback(ctx context.Context, spec *Spec, o endOptions) (*endResult, err
 	go func() {
 		defer wg.Done()
 		defer hangupB()
-		_, serr = runEnd(ctx, spec, serverEnd, b, so)
+		_, serr = runSide(ctx, spec, serverEnd, b, so)
 	}()
-	res, err := runEnd(ctx, spec, clientEnd, a, o)
+	res, err := runSide(ctx, spec, clientEnd, a, o)
 	hangupA()
 	if err != nil {
 		cancel()
@@ -411,6 +420,11 @@ func (d *driver) size(ctx context.Context, i, size int) (res report.Result, err 
 			res.Error = err.Error()
 		}
 	}()
+	if d.o.beforeSize != nil {
+		if err := d.o.beforeSize(ctx, i); err != nil {
+			return res, d.told(ctx, phase("ready", i), err)
+		}
+	}
 	st, err := d.r.prepare(size)
 	if err != nil {
 		return res, d.told(ctx, phase("ready", i), err)
@@ -604,6 +618,7 @@ func (d *driver) measurePing(l pingLoop, size int, r *report.Result) (*report.La
 		}
 		done += n
 	}
+	load := d.markLoad(size)
 	rec := report.NewLatencyRecorder(s.Info().Basis)
 	iv := report.NewLatencyRecorder(rec.Basis())
 	record := func(n, valid int) {
@@ -647,6 +662,9 @@ func (d *driver) measurePing(l pingLoop, size int, r *report.Result) (*report.La
 			done += n
 		}
 	}
+	if err := load(r); err != nil {
+		return nil, ran, err
+	}
 	if err := l.done(); err != nil {
 		return nil, ran, err
 	}
@@ -675,6 +693,9 @@ func (d *driver) measureStream(ctx context.Context, l streamLoop, size int, r *r
 			return nil, fmt.Errorf("warm-up: %w", err)
 		}
 	}
+	if d.o.streaming != nil {
+		d.o.streaming(l)
+	}
 	bw := func(msgs, from, to uint64) *report.Bandwidth {
 		return report.NewBandwidth(msgs*uint64(size), msgs, time.Duration(to-from))
 	}
@@ -696,7 +717,7 @@ func (d *driver) measureStream(ctx context.Context, l streamLoop, size int, r *r
 				return nil, err
 			}
 			now := d.r.now()
-			if now >= end {
+			if now >= end || d.stopped() {
 				break
 			}
 			if now >= next {
@@ -801,5 +822,40 @@ func (d *driver) interval(r *report.Result, iv report.Interval) {
 	r.Intervals = append(r.Intervals, iv)
 	if d.o.progress != nil {
 		d.o.progress(Progress{Run: d.o.run, Test: d.spec.Test, Size: r.Size, Interval: &iv})
+	}
+}
+
+// stopped tells whether an open-ended stream was told to stop (the load of
+// a latency test that is over).
+func (d *driver) stopped() bool {
+	select {
+	case <-d.o.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// markLoad, under a load (--load), reads what the load completed so far
+// and returns what records, at the end of the size's measured samples,
+// the load's bandwidth between the two; without a load it does nothing.
+func (d *driver) markLoad(size int) func(*report.Result) error {
+	p := d.o.load
+	if p == nil {
+		return func(*report.Result) error { return nil }
+	}
+	l := &p.spec
+	m0, ok0 := p.mark()
+	t0 := d.r.now()
+	return func(r *report.Result) error {
+		m1, ok1 := p.mark()
+		t1 := d.r.now()
+		if !ok0 || !ok1 {
+			return fmt.Errorf("the load (%s) stopped during the measurement: %w", l.Test, p.failure())
+		}
+		size := l.Sizes[0]
+		r.Load = &report.Load{Test: l.Test, Connection: l.Connection, Size: size, QPs: l.QPs,
+			Bandwidth: report.NewBandwidth((m1-m0)*uint64(size), m1-m0, time.Duration(t1-t0))}
+		return nil
 	}
 }

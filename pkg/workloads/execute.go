@@ -360,7 +360,7 @@ func runRemote(ctx context.Context, remote Remote, s *Spec, o endOptions) (*endR
 		case <-tctx.Done():
 		}
 	}()
-	res, rerr := runEnd(tctx, s, clientEnd, NewLink(rt), o)
+	res, rerr := runSide(tctx, s, clientEnd, rt, o)
 	if cause := context.Cause(tctx); rerr != nil && ctx.Err() == nil && cause != nil && cause != context.Canceled {
 		return res, cause
 	}

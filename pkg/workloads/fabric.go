@@ -243,3 +243,16 @@ const paceCatchUp = 10 * time.Millisecond
 func paceBurst(perQPNs float64, postList int) int {
 	return max(postList, int(float64(paceCatchUp)/perQPNs))
 }
+
+// onEveryLane is the memory of an end whose one lane takes one: as many
+// times as it has devices, and its load's on each.
+func (s *Spec) onEveryLane(one uint64, server bool) uint64 {
+	n := uint64(max(1, len(splitDevices(s.Device))))
+	total := n * one
+	if s.Load != nil {
+		ld := loadSpec(s, *s)
+		ld.Device, ld.ServerDevice = "", ""
+		total += n * ld.EndMemory(server)
+	}
+	return total
+}

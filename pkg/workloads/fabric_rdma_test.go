@@ -8,11 +8,15 @@ package workloads
 // break (a loaded machine only makes a run slower).
 
 import (
+	"context"
 	"errors"
+	"math"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/rdmabench/rdmabench/internal/testutil"
 	"github.com/rdmabench/rdmabench/pkg/report"
 	"github.com/rdmabench/rdmabench/pkg/verbs"
 )
@@ -211,4 +215,118 @@ func TestPlacement(t *testing.T) {
 		}
 		t.Logf("%s: %+v", res.Host.Device.Name, *p.Client)
 	})
+}
+
+// onDevices runs s in loopback on devices at once.
+func onDevices(t *testing.T, s Spec, devices []string) (*endResult, error) {
+	t.Helper()
+	testutil.NoLeaks(t)
+	s.Device = strings.Join(devices, ",")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var hosts []report.Host
+	res, err := runLoopback(ctx, &s, endOptions{onHosts: func(l report.Host, _ *report.Host) { hosts = append(hosts, l) }})
+	if err == nil && (len(hosts) != 1 || len(hosts[0].Devices) != len(devices)) {
+		t.Fatalf("hosts told %d times: %+v; want once, with %d devices", len(hosts), hosts, len(devices))
+	}
+	return res, err
+}
+
+// TestTwoDevices: -d A,B runs the test on both devices at once, each in
+// loopback with itself; each size is one result whose figures are the sum
+// of the devices' (bandwidth) or all their samples (latency), each
+// device's own under devices.
+func TestTwoDevices(t *testing.T) {
+	devs := testutil.Devices(t, 2)
+	for _, c := range []struct {
+		test   string
+		mutate func(*Spec)
+	}{
+		{"write-bw", func(s *Spec) { s.Sizes = []int{2, 65536} }},
+		{"send-bw", func(s *Spec) { s.QPs, s.Threads = 2, 2 }},
+		{"write-lat", nil},
+		{"read-lat", func(s *Spec) { s.Sizes = []int{2, 4096} }},
+	} {
+		t.Run(c.test, func(t *testing.T) {
+			s := rdmaSpec(c.test, c.mutate)
+			res, err := onDevices(t, s, devs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Results) != len(s.Sizes) {
+				t.Fatalf("%d results for %d sizes", len(res.Results), len(s.Sizes))
+			}
+			for _, r := range res.Results {
+				if r.Error != "" || len(r.Devices) != 2 {
+					t.Fatalf("result %+v", r)
+				}
+				for i, d := range r.Devices {
+					if d.Device != devs[i] || d.ServerDevice != devs[i] || d.Error != "" {
+						t.Fatalf("device %d: %+v, want %s paired with itself", i, d, devs[i])
+					}
+				}
+				a, b := r.Devices[0], r.Devices[1]
+				if s.Info().Metric == Bandwidth {
+					perDev := uint64(50 * s.QPs)
+					checkRDMABandwidth(t, r, a.Bandwidth, perDev)
+					checkRDMABandwidth(t, r, b.Bandwidth, perDev)
+					// The rates add, as the two directions of -b do.
+					if tot := r.Bandwidth; tot.Messages != 2*perDev || tot.Bytes != 2*perDev*uint64(r.Size) {
+						t.Fatalf("total %+v: want %d messages", tot, 2*perDev)
+					}
+					if sum := a.Bandwidth.Gbps + b.Bandwidth.Gbps; math.Abs(r.Bandwidth.Gbps-sum) > 1e-9*sum {
+						t.Fatalf("total %g Gbit/s, the devices' sum %g", r.Bandwidth.Gbps, sum)
+					}
+					continue
+				}
+				checkRDMALatency(t, report.Result{Test: r.Test, Size: r.Size, Iterations: 50, Warmup: 5, Latency: a.Latency}, 50, s.Info().Basis)
+				checkRDMALatency(t, report.Result{Test: r.Test, Size: r.Size, Iterations: 100, Warmup: 5, Latency: r.Latency}, 100, s.Info().Basis)
+				if r.Latency.MinNs != math.Min(a.Latency.MinNs, b.Latency.MinNs) || r.Latency.MaxNs != math.Max(a.Latency.MaxNs, b.Latency.MaxNs) {
+					t.Fatalf("merged min/max %g/%g, devices %g/%g and %g/%g", r.Latency.MinNs, r.Latency.MaxNs,
+						a.Latency.MinNs, a.Latency.MaxNs, b.Latency.MinNs, b.Latency.MaxNs)
+				}
+			}
+		})
+	}
+	t.Run("unpaired", func(t *testing.T) {
+		s := rdmaSpec("write-bw", func(s *Spec) { s.ServerDevice = devs[0] })
+		_, err := onDevices(t, s, devs)
+		if err == nil || !strings.Contains(err.Error(), "pair") {
+			t.Fatalf("two client devices, one server device: %v", err)
+		}
+	})
+}
+
+// TestLoad: a latency test under a load runs the load's bandwidth test on
+// QPs of its own between the same ends while each size's latency is
+// measured, and records what the load moved meanwhile.
+func TestLoad(t *testing.T) {
+	for _, c := range []struct{ test, load string }{{"write-lat", "write-bw"}, {"send-lat", "send-bw"}} {
+		t.Run(c.test+"+"+c.load, func(t *testing.T) {
+			s := rdmaSpec(c.test, func(s *Spec) {
+				s.Iterations, s.Sizes = 300, []int{2, 1024}
+				s.Load = &LoadSpec{Test: c.load, QPs: 2, Size: 16384}
+			})
+			res, err := loopback(t, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Results) != 2 {
+				t.Fatalf("%d results", len(res.Results))
+			}
+			for _, r := range res.Results {
+				checkRDMALatency(t, r, 300, s.Info().Basis)
+				l := r.Load
+				if l == nil || l.Test != c.load || l.Size != 16384 || l.QPs != 2 || l.Connection != "RC" {
+					t.Fatalf("load %+v", l)
+				}
+				// The load streams the whole time: it completes messages while
+				// 300 round trips are timed.
+				if b := l.Bandwidth; b == nil || b.Messages == 0 || b.Bytes != b.Messages*16384 || b.DurationNs <= 0 {
+					t.Fatalf("load bandwidth %+v", b)
+				}
+				t.Logf("%d B: p50 %.1f us under %.3f Gbit/s of %s", r.Size, r.Latency.P50Ns/1e3, l.Bandwidth.Gbps, c.load)
+			}
+		})
+	}
 }
