@@ -396,7 +396,7 @@ type laneMerge struct {
 	lanes   []lane
 	mains   int
 	sizes   int
-	next    int                        // the next size to hand on
+	next    int                      // the next size to hand on
 	results map[int][]*report.Result // by size: one per device (nil until it reports)
 	out     []report.Result
 	hosts   []*report.Host
