@@ -94,7 +94,7 @@ var volatileKeys = []string{
 	"start", "end", "hostname", "kernel", "cpu", "cpus", "os", "go_version", "commit", "node_guid", "firmware",
 	"resolution_ns", "reported_resolution_ns", "read_cost_ns", "source", "histogram", "so_sndbuf", "so_rcvbuf",
 	"min_ns", "p50_ns", "mean_ns", "stdev_ns", "p90_ns", "p99_ns", "p99_9_ns", "p99_99_ns", "max_ns",
-	"bw_gbps", "bw_mibps", "msg_rate_mpps", "duration_ns", "command", "verbs",
+	"bw_gbps", "bw_mibps", "msg_rate_mpps", "duration_ns", "command", "verbs", "used_cpus",
 }
 
 var (

@@ -258,8 +258,9 @@ func (lp *Loop) ResetCounters() {
 	// The pacing schedule starts again with the measured messages: no
 	// credit from the pause before them.
 	lp.l.pace_base = 0
-	for _, q := range unsafe.Slice(lp.l.qps, len(lp.qps)) {
-		q.pace_next = 0
+	qs := unsafe.Slice(lp.l.qps, len(lp.qps))
+	for i := range qs {
+		qs[i].pace_next = 0
 	}
 	lp.l.first_tick = 0
 	lp.l.last_tick = 0

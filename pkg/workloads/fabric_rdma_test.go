@@ -299,34 +299,42 @@ func TestTwoDevices(t *testing.T) {
 
 // TestLoad: a latency test under a load runs the load's bandwidth test on
 // QPs of its own between the same ends while each size's latency is
-// measured, and records what the load moved meanwhile.
+// measured, and records what the load moved meanwhile. A result records a
+// load only when the load was streaming (past its warm-up, whose messages
+// all completed) both when the size's measured samples began and when
+// they ended; how much it moved in between depends on the machine (on a
+// VM with fewer cores than busy-polling threads, it may be nothing).
 func TestLoad(t *testing.T) {
-	for _, c := range []struct{ test, load string }{{"write-lat", "write-bw"}, {"send-lat", "send-bw"}} {
+	for _, c := range []struct {
+		test, load string
+		size       int
+	}{{"write-lat", "write-bw", 1024}, {"send-lat", "send-bw", 2}} {
 		t.Run(c.test+"+"+c.load, func(t *testing.T) {
 			s := rdmaSpec(c.test, func(s *Spec) {
-				s.Iterations, s.Sizes = 300, []int{2, 1024}
+				s.Iterations, s.Sizes = 100, []int{c.size}
 				s.Load = &LoadSpec{Test: c.load, QPs: 2, Size: 16384}
 			})
 			res, err := loopback(t, s)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(res.Results) != 2 {
-				t.Fatalf("%d results", len(res.Results))
+			r := res.Results[0]
+			checkRDMALatency(t, r, 100, s.Info().Basis)
+			l := r.Load
+			if l == nil || l.Test != c.load || l.Size != 16384 || l.QPs != 2 || l.Connection != "RC" {
+				t.Fatalf("load %+v", l)
 			}
-			for _, r := range res.Results {
-				checkRDMALatency(t, r, 300, s.Info().Basis)
-				l := r.Load
-				if l == nil || l.Test != c.load || l.Size != 16384 || l.QPs != 2 || l.Connection != "RC" {
-					t.Fatalf("load %+v", l)
-				}
-				// The load streams the whole time: it completes messages while
-				// 300 round trips are timed.
-				if b := l.Bandwidth; b == nil || b.Messages == 0 || b.Bytes != b.Messages*16384 || b.DurationNs <= 0 {
-					t.Fatalf("load bandwidth %+v", b)
-				}
-				t.Logf("%d B: p50 %.1f us under %.3f Gbit/s of %s", r.Size, r.Latency.P50Ns/1e3, l.Bandwidth.Gbps, c.load)
+			if b := l.Bandwidth; b == nil || b.Bytes != b.Messages*16384 || b.DurationNs <= 0 {
+				t.Fatalf("load bandwidth %+v", b)
 			}
+			t.Logf("%d B: p50 %.1f us under %.3f Gbit/s of %s", r.Size, r.Latency.P50Ns/1e3, l.Bandwidth.Gbps, c.load)
 		})
 	}
+	t.Run("refused", func(t *testing.T) {
+		s := NewSpec("write-lat")
+		s.Load = &LoadSpec{Test: "write-lat"}
+		if err := s.Normalize(); err == nil || !strings.Contains(err.Error(), "bandwidth test") {
+			t.Fatalf("a latency test as the load: %v", err)
+		}
+	})
 }
