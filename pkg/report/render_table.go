@@ -463,6 +463,7 @@ func latencyRows(r *Result, note string) []row {
 		return []row{{cells: append(first, "-"), suffix: note}}
 	}
 	rows := []row{{cells: append(first, latencyCells(r.Latency)...), suffix: note}}
+	rows = append(rows, fabricLatencyRows(r)...)
 	for _, iv := range shownIntervals(r) {
 		cells := []string{intervalLabel(iv), "", "", "-"}
 		if l := iv.Latency; l != nil {
@@ -538,6 +539,7 @@ func bandwidthRows(r *Result, note string) []row {
 			row{cells: append(slices.Clone(blank), bwCells("<-", "", r.Reverse)...)},
 		)
 	}
+	rows = append(rows, fabricBandwidthRows(r)...)
 	for _, iv := range shownIntervals(r) {
 		cells := []string{intervalLabel(iv), "", "", "-"}
 		if b := iv.Bandwidth; b != nil {
