@@ -223,11 +223,11 @@ func (f *fakeStream) round(n uint64) error {
 	f.sentN += n
 	return nil
 }
-func (f *fakeStream) send(uint64) error                   { f.calls.Add(1); return nil }
-func (f *fakeStream) finish() error                       { f.calls.Add(1); return nil }
-func (f *fakeStream) end() error                          { f.calls.Add(1); return nil }
+func (f *fakeStream) send(uint64) error                  { f.calls.Add(1); return nil }
+func (f *fakeStream) finish() error                      { f.calls.Add(1); return nil }
+func (f *fakeStream) end() error                         { f.calls.Add(1); return nil }
 func (f *fakeStream) measured() (uint64, uint64, uint64) { return f.msgs, f.first, f.last }
-func (f *fakeStream) sent() uint64                        { return f.sentN }
+func (f *fakeStream) sent() uint64                       { return f.sentN }
 
 func TestParallelStream(t *testing.T) {
 	a := &fakeStream{first: 100, last: 900}
@@ -365,7 +365,9 @@ func TestMergeDevices(t *testing.T) {
 		return r.Snapshot()
 	}
 	lanes := []lane{{device: "a"}, {device: "b"}}
-	bw := func(msgs uint64, ns int64) *report.Bandwidth { return report.NewBandwidth(msgs*64, msgs, time.Duration(ns)) }
+	bw := func(msgs uint64, ns int64) *report.Bandwidth {
+		return report.NewBandwidth(msgs*64, msgs, time.Duration(ns))
+	}
 	rs := []*report.Result{
 		{Test: "write-bw", Size: 64, Iterations: 10, Bandwidth: bw(10, 1000), Warnings: []string{"slow"}},
 		{Test: "write-bw", Size: 64, Iterations: 10, Bandwidth: bw(10, 2000), Error: "IBV_WC_RETRY_EXC_ERR"},
