@@ -588,11 +588,14 @@ int64_t rb_lat_run(struct rb_loop *l, uint64_t n, uint64_t *samples, uint64_t un
 #define IDX_MASK ((1ull << QP_SHIFT) - 1)
 
 /* The software rate limiter: how many of k messages QP p may post now (0:
- * none yet). Message m of a QP is due pace_gap after message m-1; a QP that
- * fell behind its schedule (a stall, a full window) catches up at most
- * pace_burst messages at once, so the rate never exceeds the limit by more
- * than pace_burst messages over any span. Posting time counts as progress
- * for the idle timeout: a slow rate is not a silent peer. */
+ * none yet). A QP's schedule starts at its first post (and again after
+ * rb_loop's pacing is reset): message m is due m pace_gaps after it, and
+ * none goes before its time. A QP that fell behind (a stall, a full window)
+ * posts what is due at once, but forgives lateness beyond pace_burst
+ * messages: its schedule moves on instead. So the rate from a QP's first
+ * message never exceeds the limit, and over a shorter span exceeds it by
+ * at most pace_burst messages. Posting counts as progress for the idle
+ * timeout: a slow rate is not a silent peer. */
 static inline uint64_t pace(struct rb_loop *l, struct rb_qp *p, uint64_t k)
 {
 	uint64_t now = ticks();

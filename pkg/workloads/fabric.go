@@ -70,29 +70,32 @@ func (s *Spec) applyFabricDefaults(t TestInfo) {
 // validateFabric checks the fabric settings of a normalized spec.
 func (s *Spec) validateFabric(t TestInfo, bad func(string, ...any)) {
 	if s.Threads < 0 || (s.Threads > 1 && s.Threads > s.QPs) {
-		bad("threads %d must be within 1..the QP count %d (-q): each thread drives QPs of its own", s.Threads, s.QPs)
+		bad("--threads %d must be within 1..the QP count %d (-q): each thread drives QPs of its own", s.Threads, s.QPs)
 	}
 	if s.Threads > 1 && t.Metric != Bandwidth {
-		bad("threads %d: latency tests time one QP on one thread", s.Threads)
+		bad("--threads %d: latency tests time one QP on one thread", s.Threads)
 	}
-	for _, list := range [][]int{s.CPUs, s.ServerCPUs} {
-		for _, c := range list {
-			if c < 0 || c >= maxCPU {
-				bad("core %d is outside 0..%d", c, maxCPU-1)
+	for _, c := range []struct {
+		flag string
+		list []int
+	}{{"--cpu", s.CPUs}, {"--server-cpu", s.ServerCPUs}} {
+		for _, core := range c.list {
+			if core < 0 || core >= maxCPU {
+				bad("%s: core %d is outside 0..%d", c.flag, core, maxCPU-1)
 			}
 		}
 	}
 	switch {
 	case s.RateGbps < 0 || s.RateMsgs < 0 || math.IsNaN(s.RateGbps) || math.IsNaN(s.RateMsgs) || math.IsInf(s.RateGbps, 0) || math.IsInf(s.RateMsgs, 0):
-		bad("rate limit must be positive")
+		bad("--rate-limit must be positive")
 	case s.RateGbps > 0 && s.RateMsgs > 0:
-		bad("rate limit: a bandwidth or a message rate, not both")
+		bad("--rate-limit is a bandwidth or a message rate, not both")
 	case s.RateLimiter != "" && s.RateLimiter != LimiterSW && s.RateLimiter != LimiterHW:
-		bad("rate limiter %q must be %s (the timed loop paces its posts) or %s (the device's)", s.RateLimiter, LimiterSW, LimiterHW)
+		bad("--rate-limiter %q must be %s (the timed loop paces its posts) or %s (the device's)", s.RateLimiter, LimiterSW, LimiterHW)
 	case s.RateLimiter != "" && s.RateGbps == 0 && s.RateMsgs == 0:
-		bad("a rate limiter (%s) needs a rate limit", s.RateLimiter)
+		bad("--rate-limiter %s needs --rate-limit", s.RateLimiter)
 	case (s.RateGbps > 0 || s.RateMsgs > 0) && t.Metric != Bandwidth:
-		bad("a rate limit is for bandwidth tests")
+		bad("--rate-limit is for bandwidth tests")
 	}
 	if l := s.Load; l != nil {
 		s.validateLoad(t, l, bad)
@@ -102,15 +105,15 @@ func (s *Spec) validateFabric(t TestInfo, bad func(string, ...any)) {
 		seen := map[string]bool{}
 		for _, d := range list {
 			if d == "" {
-				bad("device list %q has an empty entry", strings.Join(list, ","))
+				bad("the device list %q has an empty entry", strings.Join(list, ","))
 			} else if seen[d] {
-				bad("device %s is listed twice", d)
+				bad("the device list %q names %s twice", strings.Join(list, ","), d)
 			}
 			seen[d] = true
 		}
 	}
 	if len(sdevs) > 0 && !slices.Equal(sdevs, []string{"all"}) && len(sdevs) != max(len(devs), 1) {
-		bad("the server's devices (%s) must pair with the client's (%s) one by one", s.ServerDevice, orFirst(s.Device))
+		bad("--server-dev %s must pair one by one with the client's devices (-d %s)", s.ServerDevice, orFirst(s.Device))
 	}
 }
 
@@ -121,19 +124,19 @@ func (s *Spec) validateLoad(t TestInfo, l *LoadSpec, bad func(string, ...any)) {
 		bad("--load-qps and --load-size need --load, the bandwidth test to run in the background")
 		return
 	case !ok || !lt.IsRDMA() || lt.Metric != Bandwidth:
-		bad("load %q must be an RDMA bandwidth test: write-bw, read-bw, send-bw or atomic-bw", l.Test)
+		bad("--load %s must be an RDMA bandwidth test: write-bw, read-bw, send-bw or atomic-bw", l.Test)
 		return
 	case t.Metric != Latency:
-		bad("a load (--load) runs under latency tests")
+		bad("--load runs under latency tests")
 	}
 	if l.QPs < 1 || l.QPs > 1024 {
-		bad("load QP count %d must be within 1..1024", l.QPs)
+		bad("--load-qps %d must be within 1..1024", l.QPs)
 	}
 	if l.Size < 1 || l.Size > MaxSize {
-		bad("load message size %d is outside 1 B..1 GiB", l.Size)
+		bad("--load-size %d is outside 1 B..1 GiB", l.Size)
 	}
 	if lt.Op == OpAtomic && l.Size != 8 {
-		bad("the load %s uses 8-byte messages, not %d", l.Test, l.Size)
+		bad("--load %s uses 8-byte messages, not --load-size %d", l.Test, l.Size)
 	}
 }
 
@@ -234,9 +237,13 @@ func (s *Spec) checkCores(loopback bool) error {
 }
 
 // paceCatchUp is how much of its schedule a paced QP that fell behind (its
-// window was full, its thread was descheduled) may catch up at once: the
-// rate over any span exceeds the limit by at most this much of it.
-const paceCatchUp = 10 * time.Millisecond
+// window was full, its thread was descheduled) may catch up at once; it
+// loses what it is late beyond that. Its schedule starts with its first
+// measured message, and no message goes before its time in it, so the
+// rate from the first message to the last never exceeds the limit (by
+// more than one message); over a shorter span, such as an interval of
+// -D, the catching up may exceed it by this much of the schedule.
+const paceCatchUp = 100 * time.Millisecond
 
 // paceBurst is the messages a QP paced one per perQPNs may catch up at
 // once: paceCatchUp of its schedule, and at least a post list.

@@ -155,11 +155,11 @@ func TestPaceFor(t *testing.T) {
 	if g, n := (&Spec{QPs: 1}).paceFor(64); g != 0 || n != 0 {
 		t.Errorf("no limit: %g, %g", g, n)
 	}
-	if b := paceBurst(1e6, 1); b != 10 {
-		t.Errorf("burst at 1 ms: %d, want 10 (10 ms of schedule)", b)
+	if b := paceBurst(1e6, 1); b != 100 {
+		t.Errorf("burst at 1 ms: %d, want 100 (100 ms of schedule)", b)
 	}
-	if b := paceBurst(1e8, 4); b != 4 {
-		t.Errorf("burst at 100 ms: %d, want the post list 4", b)
+	if b := paceBurst(1e9, 4); b != 4 {
+		t.Errorf("burst at 1 s: %d, want the post list 4", b)
 	}
 }
 
@@ -170,16 +170,16 @@ func TestFabricValidate(t *testing.T) {
 		want   string // "" when valid
 	}{
 		{"write-bw", func(s *Spec) { s.QPs, s.Threads = 4, 2 }, ""},
-		{"write-bw", func(s *Spec) { s.QPs, s.Threads = 2, 3 }, "threads 3 must be within 1..the QP count 2"},
+		{"write-bw", func(s *Spec) { s.QPs, s.Threads = 2, 3 }, "--threads 3 must be within 1..the QP count 2"},
 		{"write-bw", func(s *Spec) { s.RateGbps, s.RateMsgs = 1, 1 }, "not both"},
-		{"write-bw", func(s *Spec) { s.RateLimiter = "hw" }, "needs a rate limit"},
-		{"write-bw", func(s *Spec) { s.RateGbps, s.RateLimiter = 1, "fpga" }, `rate limiter "fpga"`},
+		{"write-bw", func(s *Spec) { s.RateLimiter = "hw" }, "needs --rate-limit"},
+		{"write-bw", func(s *Spec) { s.RateGbps, s.RateLimiter = 1, "fpga" }, `--rate-limiter "fpga"`},
 		{"write-bw", func(s *Spec) { s.RateGbps = 1 }, ""},
 		{"write-lat", func(s *Spec) { s.Load = &LoadSpec{Test: "send-bw", QPs: 2, Size: 4096} }, ""},
 		{"write-lat", func(s *Spec) { s.Load = &LoadSpec{QPs: 2} }, "need --load"},
 		{"write-lat", func(s *Spec) { s.Load = &LoadSpec{Test: "tcp-bw"} }, "RDMA bandwidth test"},
 		{"write-lat", func(s *Spec) { s.Load = &LoadSpec{Test: "atomic-bw", Size: 64} }, "8-byte"},
-		{"write-bw", func(s *Spec) { s.Device = "a,b,a" }, "listed twice"},
+		{"write-bw", func(s *Spec) { s.Device = "a,b,a" }, "twice"},
 		{"write-bw", func(s *Spec) { s.Device = "a,,b" }, "empty entry"},
 		{"write-bw", func(s *Spec) { s.Device, s.ServerDevice = "a,b", "c" }, "one by one"},
 		{"write-bw", func(s *Spec) { s.Device, s.ServerDevice = "a,b", "all" }, ""},
