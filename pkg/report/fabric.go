@@ -73,6 +73,7 @@ type DeviceResult struct {
 	Threads   []Thread   `json:"threads,omitempty"`
 	Load      *Load      `json:"load,omitempty"`
 	Intervals []Interval `json:"intervals,omitempty"`
+	Precision *Precision `json:"precision,omitempty"`
 	Effective *Effective `json:"effective,omitempty"`
 	Placement *Placement `json:"placement,omitempty"`
 	Warnings  []string   `json:"warnings,omitempty"`

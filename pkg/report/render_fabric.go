@@ -21,6 +21,9 @@ func fabricBandwidthRows(r *Result) []row {
 			label += " / " + clean(d.ServerDevice)
 		}
 		cells := []string{label, "", "", "-"}
+		if d.Iterations > 0 {
+			cells[colIters] = strconv.Itoa(d.Iterations)
+		}
 		switch {
 		case d.Error != "":
 			rows = append(rows, errorRow(cells, d.Error, ""))

@@ -159,6 +159,11 @@ func hostLines(b *bytes.Buffer, key string, h *Host) {
 		kv(b, "", dev)
 		kv(b, "", gid)
 	}
+	for i := 1; i < len(h.Devices); i++ { // the others of several at once
+		dev, gid := deviceLines(&h.Devices[i])
+		kv(b, "", dev)
+		kv(b, "", gid)
+	}
 }
 
 // deviceLines describes a device and port, then the GID in use.
