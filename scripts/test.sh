@@ -5,6 +5,7 @@
 # integration tests and a short soak (scripts/soak.sh) against a real
 # kernel RDMA driver:
 #   - on RDMABENCH_TEST_DEVICE when it is set (a NIC, or Soft-RoCE already up);
+#     the tests of two devices at once use RDMABENCH_TEST_DEVICES (two names);
 #   - else on Soft-RoCE set up on this host when its kernel has rdma_rxe;
 #   - else inside a qemu VM with Soft-RoCE (scripts/vm.sh).
 # The last line is the total: "tests: N passed, N failed, N skipped".
@@ -73,8 +74,8 @@ host)
 	"$here/run-test-bins.sh" "$bins/list" 2>&1 | tee "$out/rdma.log" || failed=1
 	;;
 vm)
-	rb_log "this kernel has no rdma_rxe: RDMA tests run in the Soft-RoCE VM (rxe0)"
-	"$here/vm.sh" --share "$out" -- "$here/run-test-bins.sh" "$bins/list" 2>&1 | tee "$out/rdma.log" || failed=1
+	rb_log "this kernel has no rdma_rxe: RDMA tests run in the Soft-RoCE VM (rxe0, and rxe1 for the tests of two devices)"
+	"$here/vm.sh" --devices 2 --share "$out" -- "$here/run-test-bins.sh" "$bins/list" 2>&1 | tee "$out/rdma.log" || failed=1
 	;;
 *) rb_die "RDMABENCH_RDMA_MODE must be vm or host" ;;
 esac

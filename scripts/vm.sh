@@ -14,6 +14,10 @@
 #                       guest's writes lives in it
 #   --cpus N            guest vCPUs (default 2; 1 makes busy-polling crawl)
 #   --timeout SECONDS   kill the VM after SECONDS (default 1800)
+#   --devices N         N Soft-RoCE devices (1..4, default 1): rxeI on its own
+#                       dummy netdev dummyI at 10.0.I.1, each reaching only
+#                       itself (loopback), for tests on several devices at
+#                       once; RDMABENCH_TEST_DEVICES lists them
 #   -e, --env NAME[=VALUE]
 #                       pass one more environment variable (repeatable)
 #   --rebuild           rebuild the cached guest kernel and initramfs first
@@ -36,8 +40,9 @@
 # the host's PATH, HOME, TERM, TMPDIR, locale, GO*, CGO_*, RDMABENCH_* and a
 # few build variables, plus RDMABENCH_IN_VM=1, RDMABENCH_VM_IP=10.0.0.1 (or
 # --ip), RDMABENCH_PEER_IP (with --peer) and RDMABENCH_TEST_DEVICE=rxe0
-# (unless set); with several --peer addresses RDMABENCH_PEER_IP is the first
-# and RDMABENCH_PEER_IPS all of them. `ulimit -l` is unlimited. The guest device is rxe0 on dummy0
+# (unless set), RDMABENCH_TEST_DEVICES=rxe0[,rxe1...] (unless set); with several
+# --peer addresses RDMABENCH_PEER_IP is the first and RDMABENCH_PEER_IPS all
+# of them. `ulimit -l` is unlimited. The guest device is rxe0 on dummy0
 # (10.0.0.1/24); a server and a client in the same VM talk through it. The
 # command's stdin is /dev/null; its stdout and stderr go to the host's stdout
 # and stderr (as terminals when the host's are), live, through emulated
@@ -145,6 +150,12 @@ net_up() {
 # is ACTIVE and the IPv4-mapped GID of IP is in its GID table.
 rxe_up() {
 	chroot "$R" rdma link add "$1" type rxe netdev "$2" || return 1
+	rxe_wait "$1" "$3"
+}
+
+# rxe_wait RXE IP: wait until port 1 of RXE is ACTIVE with the GID of IP.
+rxe_wait() {
+	set -- "$1" "" "$2"
 	old_ifs=$IFS
 	IFS=.
 	# shellcheck disable=SC2086
@@ -220,6 +231,19 @@ net_up "$VM_NETDEV" "$VM_IP/$VM_PREFIX" "$VM_MAC" "$VM_NETKIND" ||
 rxe_up "$VM_RXE" "$VM_NETDEV" "$VM_IP" ||
 	fail "Soft-RoCE device $VM_RXE on $VM_NETDEV did not become ready (port ACTIVE with GID ::ffff:$VM_IP)"
 stamp "$VM_RXE ready"
+# More devices (--devices): rxeN on dummyN at 10.0.N.1, added together.
+n=1
+while [ "$n" -lt "$VM_NDEVICES" ]; do
+	net_up "dummy$n" "10.0.$n.1/24" "02:00:0a:00:0$n:01" dummy || fail "cannot set up dummy$n (10.0.$n.1/24)"
+	chroot "$R" rdma link add "rxe$n" type rxe netdev "dummy$n" || fail "cannot add rxe$n on dummy$n"
+	n=$((n + 1))
+done
+n=1
+while [ "$n" -lt "$VM_NDEVICES" ]; do
+	rxe_wait "rxe$n" "10.0.$n.1" || fail "Soft-RoCE device rxe$n on dummy$n did not become ready"
+	n=$((n + 1))
+done
+[ "$VM_NDEVICES" -lt 2 ] || stamp "$((VM_NDEVICES - 1)) more Soft-RoCE devices ready"
 if [ -n "$VM_PEER_IP" ]; then
 	echo 0 >/proc/sys/net/ipv4/icmp_echo_ignore_all
 	for p in $(echo "$VM_PEER_IP" | tr , ' '); do
@@ -281,6 +305,7 @@ extra_env=()
 mem=2048
 cpus=2
 timeout=1800
+ndevices=1
 rebuild=0
 verbose=${RDMABENCH_VM_VERBOSE:-0}
 net='' ip=10.0.0.1 mac=02:00:0a:00:00:01 peer='' status_file=''
@@ -295,6 +320,8 @@ while [[ $# -gt 0 ]]; do
 	--cpus=*) cpus=${1#*=}; shift ;;
 	--timeout) [[ $# -ge 2 ]] || rb_die "--timeout needs seconds"; timeout=$2; shift 2 ;;
 	--timeout=*) timeout=${1#*=}; shift ;;
+	--devices) [[ $# -ge 2 ]] || rb_die "--devices needs a number"; ndevices=$2; shift 2 ;;
+	--devices=*) ndevices=${1#*=}; shift ;;
 	-e | --env) [[ $# -ge 2 ]] || rb_die "$1 needs NAME[=VALUE]"; extra_env+=("$2"); shift 2 ;;
 	--env=*) extra_env+=("${1#*=}"); shift ;;
 	--net | --ip | --mac | --peer | --status-file)
@@ -324,6 +351,8 @@ for a in "$ip" ${peer:+"${peers[@]}"}; do
 	[[ $a =~ ^([0-9]{1,3}\.){3}[0-9]{1,3}$ ]] || { rb_log "not an IPv4 address: $a"; exit 2; }
 done
 [[ $mac =~ ^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$ ]] || { rb_log "not a MAC address: $mac"; exit 2; }
+[[ $ndevices =~ ^[1-4]$ ]] || { rb_log "--devices $ndevices: want 1 to 4"; exit 2; }
+[[ -z $net || $ndevices == 1 ]] || { rb_log "--devices is for one VM on dummy netdevs, not --net"; exit 2; }
 
 now() { printf '%s' "${EPOCHREALTIME/[,.]/}"; } # microseconds
 t_start=$(now)
@@ -553,6 +582,7 @@ virtfs=(-virtfs "local,path=/,mount_tag=hostroot,security_model=none,multidevs=r
 		printf 'VM_NETDEV=dummy0\nVM_NETKIND=dummy\n'
 	fi
 	printf 'VM_IP=%s\nVM_PREFIX=24\nVM_MAC=%s\nVM_RXE=rxe0\n' "$ip" "$mac"
+	printf 'VM_NDEVICES=%s\n' "$ndevices"
 	printf 'VM_PEER_IP=%s\nVM_PEER_WAIT=%s\n' "$peer" "$peer_wait"
 	printf 'VM_NSHARES=%s\n' "${#shares[@]}"
 	i=0
@@ -594,6 +624,10 @@ printf '%s\n' "$STAGE2_INIT" >"$x/init.sh"
 	done
 	# shellcheck disable=SC2016 # expanded in the guest
 	printf 'export RDMABENCH_TEST_DEVICE="${RDMABENCH_TEST_DEVICE:-rxe0}"\n'
+	devs=rxe0
+	for ((d = 1; d < ndevices; d++)); do devs+=,rxe$d; done
+	# shellcheck disable=SC2016 # expanded in the guest
+	printf 'export RDMABENCH_TEST_DEVICES="${RDMABENCH_TEST_DEVICES:-%s}"\n' "$devs"
 	printf 'export RDMABENCH_IN_VM=1 RDMABENCH_VM_IP=%s\n' "$ip"
 	[[ -z $peer ]] || printf 'export RDMABENCH_PEER_IP=%s RDMABENCH_PEER_IPS=%s\n' "${peer%%,*}" "$peer"
 } >"$x/env.sh"

@@ -35,6 +35,7 @@ type benchFlags struct {
 	maxMem   uint64
 	limits   report.Limits
 	dscp     *int // --dscp: merged into spec.TClass
+	load     workloads.LoadSpec
 }
 
 // benchFlag defines one flag. A flag that sets a knob is registered only on
@@ -49,7 +50,7 @@ type benchFlag struct {
 // benchFlags keep perftest's letters where it has one.
 var benchFlagDefs = []benchFlag{
 	{knob: "ib-dev", add: func(fs *pflag.FlagSet, f *benchFlags) {
-		fs.StringVarP(&f.spec.Device, "ib-dev", "d", "", "RDMA device (default: the first one)")
+		fs.StringVarP(&f.spec.Device, "ib-dev", "d", "", "RDMA device, or several at once (mlx5_0,mlx5_1, or all), each paired with the server's (default: the first one)")
 	}},
 	{knob: "ib-port", add: func(fs *pflag.FlagSet, f *benchFlags) {
 		fs.VarP(positiveInt(&f.spec.Port), "ib-port", "i", "device port (default 1)")
@@ -113,7 +114,25 @@ var benchFlagDefs = []benchFlag{
 		fs.BoolVar(&f.spec.Reverse, "reverse", false, "the server sends and the client receives (the server issues READs and atomics), without swapping hosts")
 	}},
 	{knob: "server-dev", add: func(fs *pflag.FlagSet, f *benchFlags) {
-		fs.StringVar(&f.spec.ServerDevice, "server-dev", "", "device the server uses (default: its own -d, or its first device)")
+		fs.StringVar(&f.spec.ServerDevice, "server-dev", "", "device the server uses, or one per -d device (default: its own -d, or its first device)")
+	}},
+	{knob: "threads", add: func(fs *pflag.FlagSet, f *benchFlags) {
+		fs.Var(positiveInt(&f.spec.Threads), "threads", "spread the QPs over this many loop threads on each end, each with its own CQs (default 1)")
+	}},
+	{knob: "rate-limit", add: func(fs *pflag.FlagSet, f *benchFlags) {
+		fs.Var(rateLimitFlag{&f.spec.RateGbps, &f.spec.RateMsgs}, "rate-limit", "limit each end's sending on each device to this payload rate (5Gbps, 800Mbps, 1GB/s; a bare number is Gbit/s) or message rate (2Mpps)")
+	}},
+	{knob: "rate-limiter", add: func(fs *pflag.FlagSet, f *benchFlags) {
+		fs.Var(limiter(&f.spec.RateLimiter), "rate-limiter", "what enforces --rate-limit: sw (the timed loop paces its posts) or hw (the device's per-QP rate limiter) (default sw)")
+	}},
+	{knob: "load", add: func(fs *pflag.FlagSet, f *benchFlags) {
+		fs.Var(loadTest(&f.load.Test), "load", "run this bandwidth test (write-bw, read-bw, send-bw, atomic-bw) in the background, on QPs of its own, while the latency is measured")
+	}},
+	{knob: "load-qps", add: func(fs *pflag.FlagSet, f *benchFlags) {
+		fs.Var(positiveInt(&f.load.QPs), "load-qps", "QPs of the --load test (default 1)")
+	}},
+	{knob: "load-size", add: func(fs *pflag.FlagSet, f *benchFlags) {
+		fs.Var(loadSize(&f.load.Size), "load-size", "message size of the --load test (default its own: 64K, atomics 8)")
 	}},
 	{knob: "tclass", add: func(fs *pflag.FlagSet, f *benchFlags) {
 		fs.VarP(optInt{&f.spec.TClass, 0, 255}, "tclass", "T", "traffic class of both ends' packets: the IP header's DS field on RoCE v2 (DSCP << 2 | ECN) and IP_TOS on TCP, e.g. 0x68 (default 0)")
@@ -132,6 +151,8 @@ var benchFlagDefs = []benchFlag{
 		fs.Var(positiveDuration(&f.spec.IdleTimeout), "idle-timeout", "give up when the peer makes no progress for this long (default 10s)")
 		fs.Var(byteSize(&f.maxMem), "max-mem", "refuse tests whose ends would take more memory than this on this host, e.g. 4G (always: more than it has)")
 		fs.BoolVar(&f.spec.CPUUtil, "cpu-util", false, "record the CPU time (user and system) of each end's loops, per size")
+		fs.Var((*cpuListFlag)(&f.spec.CPUs), "cpu", "pin each end's loop threads to these cores, e.g. 0-3,8 (default: the cores of the device's NUMA node)")
+		fs.Var((*cpuListFlag)(&f.spec.ServerCPUs), "server-cpu", "pin the server's loop threads to these cores instead of --cpu's")
 		fs.BoolVar(&f.loopback, "loopback", false, "run both ends in this process on the local device (the default when no HOST is given)")
 		fs.IntVarP(&f.ctlPort, "port", "p", control.DefaultPort, "the server's control port (with HOST)")
 		fs.StringVar(&f.token, "token", "", "token the server requires (default $"+EnvToken+")")
@@ -219,6 +240,10 @@ func (f *benchFlags) request(tests []string, suite bool, args []string) workload
 	spec := f.spec
 	if f.all {
 		spec.Sizes = workloads.AllSizes()
+	}
+	if f.load != (workloads.LoadSpec{}) {
+		l := f.load
+		spec.Load = &l
 	}
 	return workloads.Request{Tests: tests, Spec: spec, Suite: suite, Baseline: f.baseline, Repeat: f.repeat,
 		MaxMem: f.maxMem, Command: append([]string{"rdmabench"}, args...)}

@@ -1,164 +1,120 @@
 package main
 
 import (
-	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rdmabench/rdmabench/internal/testutil"
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/schema"
 )
 
-// TestFabricFlagsRefused: the path's flags refuse what has no meaning, by
-// name, with exit status 2, before anything runs.
+// TestFabricFlagsRefused: the fabric flags refuse, by name and before
+// anything runs (exit 2), what has no meaning.
 func TestFabricFlagsRefused(t *testing.T) {
-	for _, c := range []struct {
+	cases := []struct {
 		args []string
 		want string
 	}{
-		{[]string{"write-lat", "--tclass", "256"}, `invalid argument "256" for "-T, --tclass" flag: must be within 0..255`},
-		{[]string{"write-lat", "--dscp", "64"}, `invalid argument "64" for "--dscp" flag: must be within 0..63`},
-		{[]string{"write-lat", "--tclass", "0x68", "--dscp", "10"}, "--dscp 10 and --tclass 0x68 disagree: traffic class 0x68 has DSCP 26"},
-		{[]string{"write-lat", "--sl", "16"}, "must be within 0..15"},
-		{[]string{"write-lat", "--flow-label", "0x100000"}, "must be within 0..1048575"},
-		{[]string{"write-lat", "--hop-limit", "0"}, "must be within 1..255"},
-		{[]string{"write-lat", "--tclass", "x"}, "want a whole number"},
-		{[]string{"tcp-lat", "--sl", "3"}, "--sl does not apply to tcp-lat: it is for write-lat"},
-		{[]string{"tcp-bw", "--flow-label", "3"}, "--flow-label does not apply to tcp-bw"},
-		{[]string{"tcp-bw", "-L", "3"}, "--hop-limit does not apply to tcp-bw"},
-	} {
+		{[]string{"write-lat", "--threads", "2"}, "--threads does not apply to write-lat"},
+		{[]string{"tcp-bw", "--threads", "2"}, "--threads does not apply to tcp-bw"},
+		{[]string{"write-bw", "--threads", "3", "-q", "2"}, "--threads 3 must be within 1..the QP count 2"},
+		{[]string{"write-bw", "--threads", "0"}, "--threads"},
+		{[]string{"write-lat", "--rate-limit", "5Gbps"}, "--rate-limit does not apply to write-lat"},
+		{[]string{"write-bw", "--rate-limit", "fast"}, "--rate-limit"},
+		{[]string{"write-bw", "--rate-limiter", "hw"}, "--rate-limiter hw needs --rate-limit"},
+		{[]string{"write-bw", "--rate-limit", "1G", "--rate-limiter", "fpga"}, "--rate-limiter"},
+		{[]string{"write-bw", "--load", "write-bw"}, "--load does not apply to write-bw"},
+		{[]string{"write-lat", "--load", "write-lat"}, "--load"},
+		{[]string{"write-lat", "--load-qps", "2"}, "need --load"},
+		{[]string{"write-lat", "--load", "write-bw", "--load-size", "2..64"}, "--load-size"},
+		{[]string{"tcp-lat", "--load", "write-bw"}, "--load does not apply to tcp-lat"},
+		{[]string{"write-lat", "--cpu", "5-3"}, "--cpu"},
+		{[]string{"write-lat", "--cpu", "1023"}, "--cpu 1023: core 1023 is not one this process may use"},
+		{[]string{"write-bw", "-d", "a,a"}, "names a twice"},
+		{[]string{"write-bw", "-d", "a,b", "--server-dev", "c"}, "one by one"},
+	}
+	for _, c := range cases {
 		_, stderr, code := cli(t, c.args...)
 		if code != exitUsage || !strings.Contains(stderr, c.want) {
-			t.Errorf("%q: exit %d, %q; want exit %d and %q", c.args, code, stderr, exitUsage, c.want)
+			t.Errorf("%q: exit %d, %q; want exit %d naming %q", c.args, code, stderr, exitUsage, c.want)
 		}
 	}
 }
 
-// TestDSCPOnTCP: --dscp is the traffic class's upper 6 bits, as the
-// document records it, and the TCP sockets of both ends take it.
-func TestDSCPOnTCP(t *testing.T) {
-	for _, args := range [][]string{{"--dscp", "46"}, {"--dscp", "46", "--tclass", "0xb8"}, {"-T", "184"}} {
-		out, stderr, code := cli(t, append([]string{"tcp-lat", "-n", "20", "-o", "json"}, args...)...)
-		if code != 0 {
-			t.Fatalf("%q: exit %d: %s", args, code, stderr)
-		}
-		doc, err := report.ReadJSON(strings.NewReader(out))
-		if err != nil {
-			t.Fatal(err)
-		}
-		e := doc.Results[0].Effective
-		if doc.Params.TClass == nil || *doc.Params.TClass != 0xb8 || e.IPTOS == nil || *e.IPTOS != 0xb8 {
-			t.Fatalf("%q: params %v, effective %+v; want traffic class 0xb8 asked and taken", args, doc.Params.TClass, e)
+// TestFabricFlagsRecorded: the fabric flags as asked are in the document's
+// params (a TCP test takes --cpu).
+func TestFabricFlagsRecorded(t *testing.T) {
+	out, stderr, code := cli(t, "tcp-lat", "-n", "20", "--cpu", "0", "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{`"cpus": [`, `"policy": "cpu-list"`, `"used_cpus": [`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the document lacks %s:\n%s", want, out)
 		}
 	}
 }
 
-// TestServeReverse: --reverse against a server: the server initiates each
-// bandwidth test and measures it, and the client's document says so.
-func TestServeReverse(t *testing.T) {
+// TestServeFabric: threads, cores, a load and several devices against a
+// server in this process, over the control protocol as between two hosts:
+// the server applies what the client asks, and the lanes of a load or of
+// several devices share the test's one connection.
+func TestServeFabric(t *testing.T) {
 	dev := testutil.Device(t)
 	testutil.NoLeaks(t)
 	port, _ := startServer(t, "-d", dev)
-	for _, test := range []string{"write-bw", "send-bw", "read-bw", "tcp-bw"} {
-		args := []string{test, "127.0.0.1", "-p", port, "--reverse", "-s", "4K", "-n", "50", "-o", "json"}
-		if test != "tcp-bw" {
-			args = append(args, "-d", dev)
-		}
-		out, stderr, code := cli(t, args...)
+	doc := func(args ...string) *report.Document {
+		t.Helper()
+		out, stderr, code := cli(t, append(append([]string{args[0], "127.0.0.1", "-p", port}, args[1:]...), "-o", "json")...)
 		if code != 0 {
-			t.Fatalf("%s --reverse: exit %d: %s", test, code, stderr)
+			t.Fatalf("%q against the server: exit %d: %s", args, code, stderr)
+		}
+		d, err := report.ReadJSON(strings.NewReader(out))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := schema.Validate([]byte(out)); err != nil {
+			t.Fatalf("the document does not follow the schema: %v", err)
+		}
+		return d
+	}
+	start := time.Now()
+	d := doc("send-bw", "-q", "2", "--threads", "2", "-s", "4K", "-n", "20", "--server-cpu", "0")
+	r := d.Results[0]
+	if s := r.Placement.Server; len(r.Threads) != 2 || s == nil || s.Policy != report.PlaceCPUList || len(s.CPUs) != 1 || s.CPUs[0] != 0 ||
+		len(s.Used) != 1 || s.Used[0] != 0 {
+		t.Fatalf("threads %+v, placement %+v", r.Threads, r.Placement)
+	}
+	t.Logf("send-bw on two threads: %s", time.Since(start))
+	start = time.Now()
+	d = doc("write-lat", "-n", "50", "--load", "write-bw", "--load-size", "4K")
+	t.Logf("write-lat under load: %s", time.Since(start))
+	if l := d.Results[0].Load; l == nil || l.Test != "write-bw" || l.Size != 4096 || l.Bandwidth == nil {
+		t.Fatalf("load %+v", d.Results[0].Load)
+	}
+}
+
+// TestServeTwoDevices: -d A,B against a server that pairs them with its
+// own -d A,B (and with -d all on both sides).
+func TestServeTwoDevices(t *testing.T) {
+	devs := testutil.Devices(t, 2)
+	testutil.NoLeaks(t)
+	port, _ := startServer(t, "-d", strings.Join(devs, ","))
+	for _, d := range []string{strings.Join(devs, ","), "all"} {
+		out, stderr, code := cli(t, "write-bw", "127.0.0.1", "-p", port, "-d", d, "-s", "4K", "-n", "20", "-o", "json")
+		if code != 0 {
+			t.Fatalf("-d %s against the server: exit %d: %s", d, code, stderr)
 		}
 		doc, err := report.ReadJSON(strings.NewReader(out))
 		if err != nil {
 			t.Fatal(err)
 		}
 		r := doc.Results[0]
-		want := "server_to_client"
-		if test == "read-bw" {
-			want = "client_to_server"
-		}
-		if !doc.Params.Reverse || !r.Reversed() || r.Direction != want || r.Bandwidth == nil || r.Bandwidth.Messages != 50 {
-			t.Fatalf("%s --reverse: params %+v, result %+v", test, doc.Params, r)
-		}
-	}
-}
-
-// TestCompareLimitLink: compare --limit-bw 90%link measures NEW's
-// bandwidth (the median of its runs) against the link rate its results
-// record; a miss exits 3.
-func TestCompareLimitLink(t *testing.T) {
-	dir := t.TempDir()
-	withLink := func(doc *report.Document) *report.Document {
-		for i := range doc.Results {
-			doc.Results[i].Effective = &report.Effective{LinkGbps: 100}
-		}
-		return doc
-	}
-	base := writeDoc(t, dir, "base.json", withLink(runsDoc("mlx5_0", baseP99, baseGbps)))
-	slow := writeDoc(t, dir, "new.json", withLink(runsDoc("mlx5_0", baseP99, []float64{88.6, 88.7, 88.5, 88.6, 88.4})))
-	out, stderr, code := cli(t, "compare", base, slow, "--limit-bw", "90%link")
-	want := "limit failed (new): write-bw RC 65536 B: bandwidth 88.60 Gbit/s (median of 5 runs) < limit 90% of the link (90 of 100 Gbit/s)"
-	if code != exitGate || !strings.Contains(out, "gates: --limit-bw 90%link: 1 failed") || !strings.Contains(out, want) || !strings.Contains(stderr, want) {
-		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
-	}
-	if _, stderr, code := cli(t, "compare", base, slow, "--limit-bw", "85%link"); code != 0 {
-		t.Fatalf("85%%link: exit %d: %s", code, stderr)
-	}
-	if out, _, code := cli(t, "compare", base, slow, "--limit-bw", "90%link", "-o", "json"); code != exitGate || !strings.Contains(out, `"limits": [`) {
-		t.Fatalf("-o json: exit %d\n%s", code, out)
-	}
-	if _, stderr, code := cli(t, "compare", base, slow, "--limit-bw", "190%link"); code != exitUsage || !strings.Contains(stderr, "at most 100%") {
-		t.Fatalf("190%%link: exit %d: %s", code, stderr)
-	}
-}
-
-// TestLimitLinkOnDevice: --limit-bw N%link evaluates against the link rate
-// the device reports (Soft-RoCE: from its network interface), recorded in
-// the document: the exit status follows the figures the document holds.
-func TestLimitLinkOnDevice(t *testing.T) {
-	dev := testutil.Device(t)
-	testutil.NoLeaks(t)
-	for _, pct := range []float64{0.001, 100} {
-		arg := strconv.FormatFloat(pct, 'f', -1, 64) + "%link"
-		out, stderr, code := cli(t, "write-bw", "-d", dev, "-s", "64K", "-n", "100", "--limit-bw", arg, "-o", "json")
-		doc, err := report.ReadJSON(strings.NewReader(out))
-		if err != nil {
-			t.Fatalf("%s: exit %d: %v: %s", arg, code, err, stderr)
-		}
-		r := doc.Results[0]
-		d := doc.Hosts.Local.Device
-		if r.Effective == nil || r.Effective.LinkGbps <= 0 || d == nil || d.LinkGbps != r.Effective.LinkGbps || d.ActiveSpeed == "" || d.ActiveWidth == "" {
-			t.Fatalf("the link rate is not recorded: device %+v, effective %+v", d, r.Effective)
-		}
-		limit := pct / 100 * r.Effective.LinkGbps
-		if miss := r.Bandwidth.Gbps < limit; miss != (code == exitGate) || (!miss && code != 0) {
-			t.Fatalf("%s: %.3f Gbit/s against %.3f of a %g Gbit/s link: exit %d: %s", arg, r.Bandwidth.Gbps, limit, r.Effective.LinkGbps, code, stderr)
-		} else if miss && !strings.Contains(stderr, "% of the link (") {
-			t.Fatalf("%s: stderr %q", arg, stderr)
-		}
-		t.Logf("%s: %.3f Gbit/s on a %g Gbit/s link (%s, %s): exit %d", arg, r.Bandwidth.Gbps, r.Effective.LinkGbps, d.ActiveSpeed, d.ActiveWidth, code)
-	}
-}
-
-// TestServeRDMACM: -R against a server: the server listens for rdma_cm
-// where its QPs are and accepts the client's connections; the control
-// connection carries the rest.
-func TestServeRDMACM(t *testing.T) {
-	dev := testutil.Device(t)
-	testutil.NoLeaks(t)
-	port, _ := startServer(t, "-d", dev)
-	for _, args := range [][]string{{"write-lat"}, {"read-bw", "-q", "2"}, {"send-bw", "-c", "UD", "-s", "1K"}, {"write-bw", "--reverse", "--tclass", "0x68"}} {
-		out, stderr, code := cli(t, append(args, "127.0.0.1", "-p", port, "-d", dev, "-R", "-n", "50", "-o", "json")...)
-		if code != 0 {
-			t.Fatalf("%q -R: exit %d: %s", args, code, stderr)
-		}
-		doc, err := report.ReadJSON(strings.NewReader(out))
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := doc.Results[0]
-		if !doc.Params.RDMACM || r.Error != "" || r.Effective == nil || r.Effective.RDMACM == nil || doc.Hosts.Remote == nil {
-			t.Fatalf("%q -R: params %+v, result %+v", args, doc.Params, r)
+		if len(r.Devices) < 2 || r.Devices[0].ServerDevice != devs[0] || r.Devices[1].ServerDevice != devs[1] ||
+			r.Bandwidth.Messages != uint64(20*len(r.Devices)) || len(doc.Hosts.Remote.Devices) != len(r.Devices) {
+			t.Fatalf("-d %s: devices %+v, total %+v, remote %+v", d, r.Devices, r.Bandwidth, doc.Hosts.Remote)
 		}
 	}
 }

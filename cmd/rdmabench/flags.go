@@ -282,3 +282,82 @@ func mergeDSCP(spec *workloads.Spec, dscp *int) error {
 	}
 	return nil
 }
+
+// cpuListFlag is --cpu: cores as the kernel lists them ("0-3,8").
+type cpuListFlag []int
+
+func (v *cpuListFlag) String() string {
+	if len(*v) == 0 {
+		return ""
+	}
+	return workloads.FormatCPUList(*v)
+}
+
+func (v *cpuListFlag) Set(s string) error {
+	c, err := workloads.ParseCPUList(s)
+	if err != nil {
+		return err
+	}
+	*v = c
+	return nil
+}
+
+func (*cpuListFlag) Type() string { return "cores" }
+
+// rateLimitFlag is --rate-limit: a payload bandwidth or a message rate.
+type rateLimitFlag struct{ gbps, msgs *float64 }
+
+func (v rateLimitFlag) String() string {
+	switch {
+	case v.gbps != nil && *v.gbps > 0:
+		return strconv.FormatFloat(*v.gbps, 'g', -1, 64) + "Gbps"
+	case v.msgs != nil && *v.msgs > 0:
+		return strconv.FormatFloat(*v.msgs, 'g', -1, 64) + "pps"
+	}
+	return ""
+}
+
+func (v rateLimitFlag) Set(s string) error {
+	g, m, err := workloads.ParseRateLimit(s)
+	if err != nil {
+		return err
+	}
+	*v.gbps, *v.msgs = g, m
+	return nil
+}
+
+func (rateLimitFlag) Type() string { return "rate" }
+
+// limiter is --rate-limiter: sw or hw.
+func limiter(p *string) valueFlag[string] {
+	return valueFlag[string]{p, "", "sw|hw", func(s string) (string, error) {
+		if s = strings.ToLower(s); s != workloads.LimiterSW && s != workloads.LimiterHW {
+			return "", errors.New(`want "sw" (the timed loop paces its posts) or "hw" (the device's rate limiter)`)
+		}
+		return s, nil
+	}}
+}
+
+// loadTest is --load: an RDMA bandwidth test.
+func loadTest(p *string) valueFlag[string] {
+	return valueFlag[string]{p, "", "test", func(s string) (string, error) {
+		if t, ok := workloads.LookupTest(s); !ok || !t.IsRDMA() || t.Metric != workloads.Bandwidth {
+			return "", errors.New("want an RDMA bandwidth test: write-bw, read-bw, send-bw or atomic-bw")
+		}
+		return s, nil
+	}}
+}
+
+// loadSize is --load-size: one message size.
+func loadSize(p *int) valueFlag[int] {
+	return valueFlag[int]{p, 0, "size", func(s string) (int, error) {
+		sizes, err := workloads.ParseSizes(s)
+		if err != nil {
+			return 0, err
+		}
+		if len(sizes) != 1 {
+			return 0, errors.New("want one message size, such as 64K")
+		}
+		return sizes[0], nil
+	}}
+}

@@ -94,7 +94,7 @@ var volatileKeys = []string{
 	"start", "end", "hostname", "kernel", "cpu", "cpus", "os", "go_version", "commit", "node_guid", "firmware",
 	"resolution_ns", "reported_resolution_ns", "read_cost_ns", "source", "histogram", "so_sndbuf", "so_rcvbuf",
 	"min_ns", "p50_ns", "mean_ns", "stdev_ns", "p90_ns", "p99_ns", "p99_9_ns", "p99_99_ns", "max_ns",
-	"bw_gbps", "bw_mibps", "msg_rate_mpps", "duration_ns", "command", "verbs",
+	"bw_gbps", "bw_mibps", "msg_rate_mpps", "duration_ns", "command", "verbs", "used_cpus",
 }
 
 var (
@@ -103,6 +103,7 @@ var (
 	reClock     = regexp.MustCompile(`(?m)^clock {4}(\w+): .*$`)
 	reFloat     = regexp.MustCompile(`\b\d+\.\d+\b`)
 	reSockBuf   = regexp.MustCompile(`(SO_SNDBUF|SO_RCVBUF) \d+ B`)
+	reRanOn     = regexp.MustCompile(`ran on [0-9,-]+`)
 	reSpaces    = regexp.MustCompile(` {2,}`)
 	reCommand   = regexp.MustCompile(`(?m)^command  .*$`)
 	reLoopClock = regexp.MustCompile(`\b(tsc|monotonic)\b`)
@@ -136,6 +137,7 @@ func normalise(out string) string {
 	out = reCommand.ReplaceAllString(out, "command COMMAND")
 	out = reTool.ReplaceAllString(out, "rdmabench VERSION")
 	out = reSockBuf.ReplaceAllString(out, "$1 N B")
+	out = reRanOn.ReplaceAllString(out, "ran on N") // the cores the loop threads ran on
 	out = reFloat.ReplaceAllString(out, "N")
 	out = reTookDash.ReplaceAllString(out, "-----")
 	return reSpaces.ReplaceAllString(out, " ")

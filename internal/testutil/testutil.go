@@ -80,3 +80,33 @@ func KernelObjects() (lines []string, ok bool) {
 	}
 	return lines, true
 }
+
+// EnvDevices lists the devices tests of several devices at once use
+// (scripts/vm.sh --devices 2 sets it). When it is set and names fewer than
+// a test needs, or a device that is missing, the test fails.
+const EnvDevices = "RDMABENCH_TEST_DEVICES"
+
+// Devices returns n RDMA devices to test on at once: those of
+// RDMABENCH_TEST_DEVICES, else the host's first n. The test is skipped
+// when the host has fewer and the variable is not set.
+func Devices(t testing.TB, n int) []string {
+	t.Helper()
+	names, err := verbs.DeviceNames()
+	want := os.Getenv(EnvDevices)
+	if want == "" {
+		if err != nil || len(names) < n {
+			t.Skipf("needs %d RDMA devices, this host has %d (set %s, or run under scripts/vm.sh --devices %d)", n, len(names), EnvDevices, n)
+		}
+		return names[:n]
+	}
+	list := strings.Split(want, ",")
+	if len(list) < n {
+		t.Fatalf("%s=%s names fewer than the %d devices this test needs", EnvDevices, want, n)
+	}
+	for _, d := range list[:n] {
+		if !slices.Contains(names, d) {
+			t.Fatalf("%s=%s but this host has %q", EnvDevices, want, names)
+		}
+	}
+	return list[:n]
+}

@@ -92,6 +92,9 @@ type Host struct {
 	CPU      string  `json:"cpu,omitempty"`
 	CPUs     int     `json:"cpus,omitempty"`
 	Device   *Device `json:"device,omitempty"`
+	// Devices are, when a test ran on several devices at once (-d A,B),
+	// each of them, in order; Device is the first.
+	Devices []Device `json:"devices,omitempty"`
 }
 
 // Device is the RDMA device and port an end used, as `ibv_devinfo -v` and the
@@ -189,6 +192,18 @@ type Params struct {
 	SL        *int `json:"sl,omitempty"`
 	FlowLabel *int `json:"flow_label,omitempty"`
 	HopLimit  *int `json:"hop_limit,omitempty"`
+
+	// Threads (--threads), the loop threads' cores (--cpu, --server-cpu),
+	// the rate limit (--rate-limit: Gbit/s of payload, or messages per
+	// second) and its limiter (--rate-limiter), the load (--load).
+	Threads       int         `json:"threads,omitempty"`
+	CPUs          []int       `json:"cpus,omitempty"`
+	ServerCPUs    []int       `json:"server_cpus,omitempty"`
+	ServerDevice  string      `json:"server_device,omitempty"`
+	RateLimitGbps float64     `json:"rate_limit_gbps,omitempty"`
+	RateLimitMsgs float64     `json:"rate_limit_msgs,omitempty"`
+	RateLimiter   string      `json:"rate_limiter,omitempty"`
+	Load          *LoadParams `json:"load,omitempty"`
 	// Extra holds parameters without a field of their own.
 	Extra map[string]string `json:"extra,omitempty"`
 }
@@ -226,6 +241,14 @@ type Effective struct {
 	// 4.096 µs × 2^QPTimeout (14: 67 ms).
 	QPTimeout  int    `json:"qp_timeout,omitempty"`
 	AtomicType string `json:"atomic_type,omitempty"` // "FETCH_AND_ADD" or "CMP_AND_SWAP"
+	// Threads is the loop threads each end's QPs were spread over, each
+	// with its own CQs (bandwidth tests with --threads).
+	Threads int `json:"threads,omitempty"`
+	// RateLimitGbps is the payload rate each end's sending was limited
+	// to at this size, all its QPs together, by RateLimiter: "sw" (the
+	// timed loop paces its posts) or "hw" (the device, per QP).
+	RateLimitGbps float64 `json:"rate_limit_gbps,omitempty"`
+	RateLimiter   string  `json:"rate_limiter,omitempty"`
 
 	// TCP. Connections is the number of TCP connections (two when
 	// bidirectional); NoDelay says TCP_NODELAY was set; SendBuf and RecvBuf
@@ -340,7 +363,13 @@ type Result struct {
 	// them.
 	PortCounters *PortCounters `json:"port_counters,omitempty"`
 	// CPU is the CPU time each end's loops used at this size (--cpu-util).
-	CPU      *CPUUse  `json:"cpu,omitempty"`
+	CPU *CPUUse `json:"cpu,omitempty"`
+	// Threads, Devices, Load and Placement: see their types.
+	Threads   []Thread       `json:"threads,omitempty"`
+	Devices   []DeviceResult `json:"devices,omitempty"`
+	Load      *Load          `json:"load,omitempty"`
+	Placement *Placement     `json:"placement,omitempty"`
+
 	Warnings []string `json:"warnings,omitempty"`
 	Error    string   `json:"error,omitempty"`
 }

@@ -38,6 +38,10 @@ func (e *Effective) settings() []setting {
 	num("rx-depth", e.RxDepth, "")
 	num("cq-mod", e.CQMod, "")
 	num("post-list", e.PostList, "")
+	num("threads", e.Threads, "")
+	if e.RateLimitGbps > 0 {
+		out = append(out, setting{"rate-limit", strconv.FormatFloat(e.RateLimitGbps, 'g', 4, 64) + " Gbit/s " + orDefault(e.RateLimiter, "sw")})
+	}
 	num("inline-max", e.InlineMax, " B")
 	num("path-mtu", e.PathMTU, " B")
 	num("max-rd-atomic", e.MaxRdAtomic, "")
@@ -122,11 +126,14 @@ func settingsLine(rs []*Result) string {
 	}
 	var names []string
 	values := map[string][]valued{}
-	clock := ""
+	clock, placed := "", ""
 	inlineUpTo := 0
 	for _, r := range rs {
 		if clock == "" {
 			clock = r.Clock
+		}
+		if placed == "" {
+			placed = placementText(r.Placement)
 		}
 		if r.Effective == nil {
 			continue
@@ -165,6 +172,9 @@ func settingsLine(rs []*Result) string {
 	}
 	if clock != "" {
 		parts = append(parts, "clock "+clock)
+	}
+	if placed != "" {
+		parts = append(parts, placed)
 	}
 	return strings.Join(parts, ", ")
 }

@@ -159,6 +159,11 @@ func hostLines(b *bytes.Buffer, key string, h *Host) {
 		kv(b, "", dev)
 		kv(b, "", gid)
 	}
+	for i := 1; i < len(h.Devices); i++ { // the others of several at once
+		dev, gid := deviceLines(&h.Devices[i])
+		kv(b, "", dev)
+		kv(b, "", gid)
+	}
 }
 
 // deviceLines describes a device and port, then the GID in use.
@@ -466,6 +471,7 @@ func latencyRows(r *Result, note string) []row {
 		return []row{{cells: append(first, "-"), suffix: note}}
 	}
 	rows := []row{{cells: append(first, latencyCells(r.Latency)...), suffix: note}}
+	rows = append(rows, fabricLatencyRows(r)...)
 	for _, iv := range shownIntervals(r) {
 		cells := []string{intervalLabel(iv), "", "", "-"}
 		if l := iv.Latency; l != nil {
@@ -541,6 +547,7 @@ func bandwidthRows(r *Result, note string) []row {
 			row{cells: append(slices.Clone(blank), bwCells("<-", "", r.Reverse)...)},
 		)
 	}
+	rows = append(rows, fabricBandwidthRows(r)...)
 	for _, iv := range shownIntervals(r) {
 		cells := []string{intervalLabel(iv), "", "", "-"}
 		if b := iv.Bandwidth; b != nil {

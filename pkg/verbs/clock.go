@@ -90,6 +90,12 @@ func (c calibration) ticks(ns uint64) uint64 {
 // ticksOf converts a duration in ns to ticks.
 func (c calibration) ticksOf(ns uint64) uint64 { return uint64(float64(ns) / c.nsPerTick) }
 
+// fixedTicks converts a duration in ns to ticks in fixed point, with shift
+// fractional bits (the pacing schedule's unit), at least 1.
+func (c calibration) fixedTicks(ns float64, shift uint) uint64 {
+	return max(1, uint64(ns/c.nsPerTick*float64(uint64(1)<<shift)+0.5))
+}
+
 // driftPPM compares a new bracket with what the calibration predicts for
 // its TSC read: how far the scale has drifted since, in 10^-6.
 func (c calibration) driftPPM(b bracket) float64 {

@@ -78,6 +78,12 @@ type LoopConfig struct {
 	// (so the last one is signalled), or for BWRecv the receives expected
 	// (0: until Stop).
 	Total uint64
+	// PaceNs, when positive, paces a bandwidth sender (the software rate
+	// limiter): each QP posts one message per PaceNs nanoseconds at most,
+	// and one that fell behind (a stall, a full window) catches up at most
+	// PaceBurst messages at once (0: 1).
+	PaceNs    float64
+	PaceBurst int
 }
 
 // Validate checks the config without a device.
@@ -129,6 +135,9 @@ func (c LoopConfig) Validate() error {
 		}
 	} else if c.CQMod < 0 {
 		errs = append(errs, "completion moderation must not be negative")
+	}
+	if c.PaceNs < 0 || c.PaceBurst < 0 || (c.PaceNs > 0 && c.Kind != BWSend) {
+		errs = append(errs, fmt.Sprintf("pacing (%g ns, burst %d) is for bandwidth senders, and not negative", c.PaceNs, c.PaceBurst))
 	}
 	if (c.Kind == LatSend || c.Kind == BWRecv) && c.RxDepth <= 0 {
 		errs = append(errs, "receive depth must be positive")

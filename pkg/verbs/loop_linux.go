@@ -128,6 +128,10 @@ func NewLoop(cfg LoopConfig, tx, rx Buf, qps []LoopQP) (*Loop, error) {
 	l.swap_add = C.uint64_t(cfg.SwapAdd)
 	l.idle_timeout_ticks = C.uint64_t(clock.cal.ticksOf(uint64(cfg.IdleTimeout.Nanoseconds())))
 	l.total = C.uint64_t(cfg.Total)
+	if cfg.PaceNs > 0 {
+		l.pace_gap = C.uint64_t(clock.cal.fixedTicks(cfg.PaceNs, C.RB_PACE_SHIFT))
+		l.pace_burst = C.uint64_t(max(cfg.PaceBurst, 1))
+	}
 	if rc := C.rb_loop_init(l); rc != 0 {
 		C.free(unsafe.Pointer(cq))
 		C.free(unsafe.Pointer(l))
@@ -269,12 +273,34 @@ func (lp *Loop) Stop() {
 }
 
 // ResetCounters clears the bandwidth counters and timestamps (after a
-// warm-up), keeping the QPs' posted/completed positions.
+// warm-up), keeping the QPs' posted/completed positions, and restarts the
+// pacing schedule.
 func (lp *Loop) ResetCounters() {
+	// The pacing schedule starts again with the measured messages: no
+	// credit from the pause before them.
+	lp.l.pace_base = 0
+	qs := unsafe.Slice(lp.l.qps, len(lp.qps))
+	for i := range qs {
+		qs[i].pace_next = 0
+	}
 	lp.l.first_tick = 0
 	lp.l.last_tick = 0
 	lp.l.total_completed = 0
 	lp.l.total_recv_bytes = 0
+}
+
+// Progress returns a bandwidth sender's completions since ResetCounters and
+// the time of the last one (on the Now clock). Unlike Stats, it may be
+// called while RunBandwidth runs in another goroutine.
+func (lp *Loop) Progress() (completed, lastNs uint64) {
+	lp.mu.Lock()
+	defer lp.mu.Unlock()
+	if lp.l == nil {
+		return 0, 0
+	}
+	var c, t C.uint64_t
+	C.rb_loop_snapshot(lp.l, &c, &t)
+	return uint64(c), clock.cal.ns(uint64(t))
 }
 
 // Stats returns the loop's counters.

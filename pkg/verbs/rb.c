@@ -614,6 +614,31 @@ int64_t rb_lat_run(struct rb_loop *l, uint64_t n, uint64_t *samples, uint64_t un
 #define QP_SHIFT 48
 #define IDX_MASK ((1ull << QP_SHIFT) - 1)
 
+/* The software rate limiter: how many of k messages QP p may post now (0:
+ * none yet). A QP's schedule starts at its first post (and again after
+ * rb_loop's pacing is reset): message m is due m pace_gaps after it, and
+ * none goes before its time. A QP that fell behind (a stall, a full window)
+ * posts what is due at once, but forgives lateness beyond pace_burst
+ * messages: its schedule moves on instead. So the rate from a QP's first
+ * message never exceeds the limit, and over a shorter span exceeds it by
+ * at most pace_burst messages. Posting counts as progress for the idle
+ * timeout: a slow rate is not a silent peer. */
+static inline uint64_t pace(struct rb_loop *l, struct rb_qp *p, uint64_t k)
+{
+	uint64_t now = ticks();
+	if (l->pace_base == 0)
+		l->pace_base = now;
+	uint64_t t = (now - l->pace_base) << RB_PACE_SHIFT;
+	uint64_t slack = l->pace_burst * l->pace_gap;
+	if (t > slack && p->pace_next < t - slack)
+		p->pace_next = t - slack;
+	if (p->pace_next > t)
+		return 0;
+	uint64_t due = (t - p->pace_next) / l->pace_gap + 1;
+	l->progress_tick = now;
+	return k < due ? k : due;
+}
+
 /* Posts as many WRs on QP q as its window allows; returns the number posted
  * or an RB_E* code. Every cq_mod-th WR, and the last of the target, is
  * signalled; its wr_id carries the QP and the count posted through it, so
@@ -628,6 +653,8 @@ static inline int bw_post(struct rb_loop *l, int q)
 		uint64_t left = p->target - p->posted;
 		uint64_t k = left < (uint64_t)pl ? left : (uint64_t)pl;
 		if (k == 0 || room < k)
+			return total;
+		if (l->pace_gap && (k = pace(l, p, k)) == 0)
 			return total;
 		struct ibv_send_wr *first = &l->wrs[q * pl];
 		unsigned base = l->use_inline ? IBV_SEND_INLINE : 0;
@@ -657,6 +684,8 @@ static inline int bw_post(struct rb_loop *l, int q)
 			return RB_EPOST;
 		}
 		p->posted += k;
+		if (l->pace_gap)
+			p->pace_next += k * l->pace_gap;
 		total += (int)k;
 	}
 }
@@ -687,10 +716,10 @@ int rb_bw_run(struct rb_loop *l, uint64_t until)
 					return wc_fail(l, wc);
 				struct rb_qp *p = &l->qps[wc->wr_id >> QP_SHIFT];
 				uint64_t idx = wc->wr_id & IDX_MASK;
-				l->total_completed += idx - p->completed;
+				__atomic_store_n(&l->total_completed, l->total_completed + (idx - p->completed), __ATOMIC_RELAXED);
 				p->completed = idx;
 			}
-			l->last_tick = now;
+			__atomic_store_n(&l->last_tick, now, __ATOMIC_RELAXED);
 			l->progress_tick = now;
 			if (until && now >= until)
 				return 0;
@@ -722,6 +751,12 @@ void rb_bw_finish(struct rb_loop *l)
 		uint64_t t = (p->posted + m - 1) / m * m;
 		p->target = t;
 	}
+}
+
+void rb_loop_snapshot(struct rb_loop *l, uint64_t *completed, uint64_t *last_tick)
+{
+	*completed = __atomic_load_n(&l->total_completed, __ATOMIC_RELAXED);
+	*last_tick = __atomic_load_n(&l->last_tick, __ATOMIC_RELAXED);
 }
 
 void rb_loop_expect(struct rb_loop *l, uint64_t total) { __atomic_store_n(&l->total, total, __ATOMIC_RELEASE); }

@@ -102,7 +102,13 @@ struct rb_qp {
 	uint64_t completed;
 	uint64_t target;
 	uint32_t slot, rslot;    /* next send and receive slot of the cycle */
+	/* pacing: when the next message may be posted, in ticks since
+	 * pace_base scaled by 2^RB_PACE_SHIFT */
+	uint64_t pace_next;
 };
+
+/* Fractional bits of the pacing schedule's fixed-point ticks. */
+#define RB_PACE_SHIFT 12
 
 struct rb_loop {
 	/* configuration, filled in by Go before rb_loop_init */
@@ -134,6 +140,11 @@ struct rb_loop {
 	uint64_t cmp, swap_add;  /* atomics */
 	uint64_t idle_timeout_ticks;
 	uint64_t total;          /* latency: planned iterations; RB_BW_RECV: receives expected (0: until stop) */
+	/* Software rate limiter of RB_BW_SEND: each QP posts one message per
+	 * pace_gap (ticks scaled by 2^RB_PACE_SHIFT) at most, and after a stall
+	 * catches up at most pace_burst messages. 0: no pacing. */
+	uint64_t pace_gap;
+	uint64_t pace_burst;
 
 	/* state */
 	volatile int stop;
@@ -141,6 +152,9 @@ struct rb_loop {
 	int pending_sig;         /* signalled sends not yet polled */
 	uint64_t first_tick, last_tick; /* bandwidth: first post, last completion */
 	uint64_t progress_tick;  /* bandwidth: last progress, across calls (idle timeout) */
+	uint64_t pace_base;      /* pacing: the tick its schedule counts from */
+	/* total_completed and last_tick are stored atomically by the sender,
+	 * so that rb_loop_snapshot may read them from another thread */
 	uint64_t total_completed;
 	uint64_t total_recv_bytes;
 
@@ -181,6 +195,9 @@ int rb_bw_run(struct rb_loop *l, uint64_t until);
 void rb_bw_finish(struct rb_loop *l);
 /* SEND bandwidth receiver: polls, reposts and counts until total receives
  * arrived (returns 1), the tick until passed (0), or stop (1). */
+/* Reads a running sender's completions and the tick of the last one (from
+ * another thread). */
+void rb_loop_snapshot(struct rb_loop *l, uint64_t *completed, uint64_t *last_tick);
 /* Sets the receives a running receiver waits for (from another thread). */
 void rb_loop_expect(struct rb_loop *l, uint64_t total);
 int rb_bw_recv_run(struct rb_loop *l, uint64_t until);

@@ -123,7 +123,7 @@ func (c *rdmaCheck) waitSends(ctx context.Context, qps []int) error {
 	for _, q := range qps {
 		want[checkWRTag|uint64(q)] = true
 	}
-	return c.poll(ctx, c.e.scq, c.e.spec.IdleTimeout, func(wc verbs.WC) (bool, error) {
+	return c.poll(ctx, c.e.scqs[0], c.e.spec.IdleTimeout, func(wc verbs.WC) (bool, error) {
 		delete(want, wc.ID) // a timed loop's late completion is passed over
 		return len(want) == 0, nil
 	})
@@ -238,7 +238,7 @@ func (c *rdmaCheck) checkReceive(ctx context.Context, k checkKey, qp int, point 
 	}
 	tag := checkImm(k, qp)
 	var got *verbs.WC
-	err := c.poll(ctx, c.e.rcq, checkRecvWait, func(wc verbs.WC) (bool, error) {
+	err := c.poll(ctx, c.e.rcqs[0], checkRecvWait, func(wc verbs.WC) (bool, error) {
 		if wc.HasImm && wc.Imm == tag && got == nil {
 			got = &wc
 			return true, nil

@@ -75,6 +75,15 @@ type endOptions struct {
 	// onResult, when set, gets each size's result as soon as it is known
 	// (the client's), with the clock it was timed with.
 	onResult func(report.Result, clockInfo)
+	// The hooks of a lane (lanes.go). beforeSize runs before each size
+	// (the devices start it together; the latency waits for its load).
+	// load measures the background load during each latency size. stop
+	// ends an open-ended stream (the load) when closed; streaming hears
+	// of a stream once its warm-up is over.
+	beforeSize func(ctx context.Context, i int) error
+	load       *loadProbe
+	stop       <-chan struct{}
+	streaming  func(streamLoop)
 }
 
 // endResult is what one end measured.
@@ -116,15 +125,20 @@ type runner interface {
 type stage struct {
 	// ping is the client's timed loop of a latency test.
 	ping pingLoop
-	// stream is the sending side of a bandwidth test.
-	stream streamLoop
+	// stream is the sending side of a bandwidth test; streams, instead,
+	// its parts on loop threads of their own (--threads), in thread order.
+	stream  streamLoop
+	streams []streamLoop
 	// passive runs until its traffic ends or settle ends it: the ping-pong
-	// responder, the receiver of a stream.
-	passive func() error
+	// responder, the receiver of a stream; passives, instead, its parts,
+	// side by side on loop threads of their own.
+	passive  func() error
+	passives []func() error
 	// settle ends passive once the peer's sending is over: peerOK tells
 	// whether the peer's sending went well, peerSent how many messages it
-	// sent in all. Nil when there is nothing to settle.
-	settle func(peerOK bool, peerSent uint64)
+	// sent in all (perThread: on each of its threads, with --threads).
+	// Nil when there is nothing to settle.
+	settle func(peerOK bool, peerSent uint64, perThread []uint64)
 	// received counts the messages passive received, warm-up included
 	// (nil when it does not count them).
 	received func() uint64
@@ -202,6 +216,8 @@ type finishedMsg struct {
 	// included.
 	Sent   uint64 `json:"sent,omitempty"`
 	Failed bool   `json:"failed,omitempty"`
+	// ThreadSent counts them per loop thread (--threads).
+	ThreadSent []uint64 `json:"thread_sent,omitempty"`
 }
 
 // sizeOutcome is what each end reports at "result/i".
@@ -215,7 +231,11 @@ type sizeOutcome struct {
 	Counters *report.CounterDeltas `json:"counters,omitempty"`
 	// CPU is this end's CPU time at this size (--cpu-util).
 	CPU *report.CPUSide `json:"cpu,omitempty"`
-	Err string          `json:"error,omitempty"`
+	// Threads are this end's sending threads (--threads); Placement is
+	// where its loop threads ran.
+	Threads   []report.Thread      `json:"threads,omitempty"`
+	Placement *report.EndPlacement `json:"placement,omitempty"`
+	Err       string               `json:"error,omitempty"`
 	// With --reverse the server measures the only direction: its
 	// iterations, intervals and precision go to the client's result.
 	Iterations int               `json:"iterations,omitempty"`
@@ -223,12 +243,18 @@ type sizeOutcome struct {
 	Precision  *report.Precision `json:"precision,omitempty"`
 }
 
-// cpuSpan is the CPU time one or more loop threads used over wall time.
-type cpuSpan struct{ user, sys, wall time.Duration }
+// cpuSpan is the CPU time one or more loop threads used over wall time,
+// and the cores they were seen on.
+type cpuSpan struct {
+	user, sys, wall time.Duration
+	cores           []int
+	pinErr          error // pinning a thread to its cores failed
+}
 
 // add is the CPU of two threads that ran side by side.
 func (a cpuSpan) add(b cpuSpan) cpuSpan {
-	return cpuSpan{user: a.user + b.user, sys: a.sys + b.sys, wall: max(a.wall, b.wall)}
+	return cpuSpan{user: a.user + b.user, sys: a.sys + b.sys, wall: max(a.wall, b.wall),
+		cores: mergeCores(a.cores, b.cores), pinErr: firstErr(a.pinErr, b.pinErr)}
 }
 
 func (a cpuSpan) report() *report.CPUSide {
@@ -262,7 +288,7 @@ func runEnd(ctx context.Context, spec *Spec, role role, link Link, o endOptions)
 func runLoopback(ctx context.Context, spec *Spec, o endOptions) (*endResult, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	a, b, hangupA, hangupB := pipe()
+	a, b, hangupA, hangupB := pipeTransports()
 	so := endOptions{device: spec.ServerDevice, maxMem: o.maxMem, listenHost: "127.0.0.1",
 		noCounters: spec.ServerDevice == "" || spec.ServerDevice == spec.Device}
 	if so.device == "" {
@@ -277,9 +303,9 @@ func runLoopback(ctx context.Context, spec *Spec, o endOptions) (*endResult, err
 	go func() {
 		defer wg.Done()
 		defer hangupB()
-		_, serr = runEnd(ctx, spec, serverEnd, b, so)
+		_, serr = runSide(ctx, spec, serverEnd, b, so)
 	}()
-	res, err := runEnd(ctx, spec, clientEnd, a, o)
+	res, err := runSide(ctx, spec, clientEnd, a, o)
 	hangupA()
 	if err != nil {
 		cancel()
@@ -304,6 +330,10 @@ type driver struct {
 	o       endOptions
 	r       runner
 	samples []uint64 // the client's latency batch
+	// place is where this end's loop threads run; placed tells whether
+	// the results record it (RDMA tests, or cores asked for).
+	place  placement
+	placed bool
 }
 
 func (d *driver) run(ctx context.Context) (*endResult, error) {
@@ -313,6 +343,9 @@ func (d *driver) run(ctx context.Context) (*endResult, error) {
 		return nil, d.told(ctx, "setup", err)
 	}
 	host.Device = dev
+	if err := d.placeLoops(dev); err != nil {
+		return nil, d.told(ctx, "setup", err)
+	}
 	body, err := json.Marshal(local)
 	if err != nil {
 		return nil, d.told(ctx, "setup", err)
@@ -432,6 +465,11 @@ func (d *driver) size(ctx context.Context, i, size int) (res report.Result, err 
 			}
 		}
 	}()
+	if d.o.beforeSize != nil {
+		if err := d.o.beforeSize(ctx, i); err != nil {
+			return res, d.told(ctx, phase("ready", i), err)
+		}
+	}
 	st, err = d.r.prepare(size)
 	if err != nil {
 		return res, d.told(ctx, phase("ready", i), err)
@@ -452,10 +490,13 @@ func (d *driver) size(ctx context.Context, i, size int) (res report.Result, err 
 		cpu cpuSpan
 	}
 	passiveDone := make(chan passiveEnd, 1)
+	passives := st.passives
 	if st.passive != nil {
+		passives = append(passives, st.passive)
+	}
+	if len(passives) > 0 {
 		go func() {
-			var err error
-			cpu := onLoopThread(func() { err = st.passive() })
+			err, cpu := runPassives(passives, st.abort, &d.place)
 			if err != nil {
 				st.abort() // the other direction stops too
 			}
@@ -465,19 +506,27 @@ func (d *driver) size(ctx context.Context, i, size int) (res report.Result, err 
 		passiveDone <- passiveEnd{}
 	}
 	var mine sizeOutcome
-	var sent uint64
+	fin := finishedMsg{}
 	var runErr error
 	var activeCPU cpuSpan
 	switch {
 	case st.ping != nil:
-		activeCPU = onLoopThread(func() { res.Latency, sent, runErr = d.measurePing(st.ping, size, &res) })
+		activeCPU = onLoopThread(&d.place, func() { res.Latency, fin.Sent, runErr = d.measurePing(st.ping, size, &res) })
+	case len(st.streams) > 0:
+		ps := newParallelStream(st.streams, st.abort, &d.place, d.role.String(), d.spec.QPs)
+		activeCPU = onLoopThread(nil, func() { mine.Bandwidth, runErr = d.measureStream(ctx, ps, size, &res) })
+		ps.close()
+		activeCPU = activeCPU.add(ps.cpu)
+		fin.Sent, fin.ThreadSent = ps.sent(), ps.sentPerThread()
+		mine.Threads = ps.threads(size)
 	case st.stream != nil:
-		activeCPU = onLoopThread(func() { mine.Bandwidth, runErr = d.measureStream(ctx, st.stream, size, &res) })
-		sent = st.stream.sent()
-		if d.spec.Reverse {
-			mine.Iterations, mine.Intervals, mine.Precision = res.Iterations, res.Intervals, res.Precision
-		}
+		activeCPU = onLoopThread(&d.place, func() { mine.Bandwidth, runErr = d.measureStream(ctx, st.stream, size, &res) })
+		fin.Sent = st.stream.sent()
 	}
+	if d.spec.Reverse {
+		mine.Iterations, mine.Intervals, mine.Precision = res.Iterations, res.Intervals, res.Precision
+	}
+	sent := fin.Sent
 	// A loop that failed before anything stopped this end failed by
 	// itself: its error (a work completion's status) tells more than the
 	// lost link that may follow.
@@ -487,10 +536,11 @@ func (d *driver) size(ctx context.Context, i, size int) (res report.Result, err 
 	}
 
 	var peerFin finishedMsg
-	ferr := d.link.Exchange(ctx, phase("finished", i), finishedMsg{Sent: sent, Failed: runErr != nil}, &peerFin)
+	fin.Failed = runErr != nil
+	ferr := d.link.Exchange(ctx, phase("finished", i), fin, &peerFin)
 	peerOK := ferr == nil && !peerFin.Failed
 	if st.settle != nil {
-		st.settle(peerOK, peerFin.Sent)
+		st.settle(peerOK, peerFin.Sent, peerFin.ThreadSent)
 	}
 	if !peerOK {
 		st.abort()
@@ -500,8 +550,15 @@ func (d *driver) size(ctx context.Context, i, size int) (res report.Result, err 
 	if !peerOK {
 		passiveErr = nil // stopped because the peer failed: its error tells
 	}
+	used := activeCPU.add(passive.cpu)
 	if d.spec.CPUUtil {
-		mine.CPU = activeCPU.add(passive.cpu).report()
+		mine.CPU = used.report()
+	}
+	if d.placed {
+		mine.Placement = d.place.report(used.cores)
+	}
+	if used.pinErr != nil {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the %s's loop threads could not be pinned to cores %s: %v", d.role, FormatCPUList(d.place.cpus), used.pinErr))
 	}
 	if ferr != nil {
 		// This end's own failure, if any, says more than the lost link.
@@ -587,6 +644,10 @@ func (d *driver) compose(r *report.Result, mine, peer sizeOutcome, sent, peerSen
 	if s.CPUUtil {
 		r.CPU = &report.CPUUse{Client: mine.CPU, Server: peer.CPU}
 	}
+	r.Threads = append(mine.Threads, peer.Threads...)
+	if mine.Placement != nil || peer.Placement != nil {
+		r.Placement = &report.Placement{Client: mine.Placement, Server: peer.Placement}
+	}
 	if s.Bidirectional {
 		if peer.Bandwidth == nil {
 			return errors.New("the server reported no bandwidth for its direction")
@@ -637,6 +698,7 @@ func (d *driver) measurePing(l pingLoop, size int, r *report.Result) (*report.La
 		}
 		done += n
 	}
+	load := d.markLoad(size)
 	rec := report.NewLatencyRecorder(s.Info().Basis)
 	iv := report.NewLatencyRecorder(rec.Basis())
 	record := func(n, valid int) {
@@ -681,6 +743,9 @@ func (d *driver) measurePing(l pingLoop, size int, r *report.Result) (*report.La
 			done += n
 		}
 	}
+	if err := load(r); err != nil {
+		return nil, ran, err
+	}
 	if err := l.done(); err != nil {
 		return nil, ran, err
 	}
@@ -709,6 +774,9 @@ func (d *driver) measureStream(ctx context.Context, l streamLoop, size int, r *r
 			return nil, fmt.Errorf("warm-up: %w", err)
 		}
 	}
+	if d.o.streaming != nil {
+		d.o.streaming(l)
+	}
 	bw := func(msgs, from, to uint64) *report.Bandwidth {
 		return report.NewBandwidth(msgs*uint64(size), msgs, time.Duration(to-from))
 	}
@@ -730,7 +798,7 @@ func (d *driver) measureStream(ctx context.Context, l streamLoop, size int, r *r
 				return nil, err
 			}
 			now := d.r.now()
-			if now >= end && p == nil {
+			if (now >= end && p == nil) || d.stopped() {
 				break // the last interval ends at the last completion
 			}
 			if now >= next {
@@ -836,5 +904,40 @@ func (d *driver) interval(r *report.Result, iv report.Interval) {
 	}
 	if d.o.progress != nil {
 		d.o.progress(Progress{Run: d.o.run, Test: d.spec.Test, Size: r.Size, Interval: &iv})
+	}
+}
+
+// stopped tells whether an open-ended stream was told to stop (the load of
+// a latency test that is over).
+func (d *driver) stopped() bool {
+	select {
+	case <-d.o.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// markLoad, under a load (--load), reads what the load completed so far
+// and returns what records, at the end of the size's measured samples,
+// the load's bandwidth between the two; without a load it does nothing.
+func (d *driver) markLoad(size int) func(*report.Result) error {
+	p := d.o.load
+	if p == nil {
+		return func(*report.Result) error { return nil }
+	}
+	l := &p.spec
+	m0, ok0 := p.mark()
+	t0 := d.r.now()
+	return func(r *report.Result) error {
+		m1, ok1 := p.mark()
+		t1 := d.r.now()
+		if !ok0 || !ok1 {
+			return fmt.Errorf("the load (%s) stopped during the measurement: %w", l.Test, p.failure())
+		}
+		size := l.Sizes[0]
+		r.Load = &report.Load{Test: l.Test, Connection: l.Connection, Size: size, QPs: l.QPs,
+			Bandwidth: report.NewBandwidth((m1-m0)*uint64(size), m1-m0, time.Duration(t1-t0))}
+		return nil
 	}
 }

@@ -80,6 +80,9 @@ func NewRun(req Request) (*Run, error) {
 		return nil, fmt.Errorf("repeat %d must be at least 1", req.Repeat)
 	}
 	req.Repeat = max(req.Repeat, 1)
+	if err := req.Spec.resolveDevices(); err != nil {
+		return nil, err
+	}
 	r := &Run{req: req}
 	for _, name := range req.Tests {
 		s, err := specFor(req.Spec, name, req.Suite)
@@ -189,6 +192,9 @@ func (r *Run) Execute(ctx context.Context, target Target) (*report.Document, err
 	}
 	for i := range r.specs {
 		if err := r.specs[i].checkMemory(r.req.MaxMem, ends, false); err != nil {
+			return nil, err
+		}
+		if err := r.specs[i].checkCores(ends == 2); err != nil {
 			return nil, err
 		}
 	}
@@ -364,7 +370,7 @@ func runRemote(ctx context.Context, remote Remote, s *Spec, o endOptions) (*endR
 		case <-tctx.Done():
 		}
 	}()
-	res, rerr := runEnd(tctx, s, clientEnd, NewLink(rt), o)
+	res, rerr := runSide(tctx, s, clientEnd, rt, o)
 	var own *ownError
 	if cause := context.Cause(tctx); rerr != nil && ctx.Err() == nil && cause != nil && cause != context.Canceled && !errors.As(rerr, &own) {
 		return res, cause

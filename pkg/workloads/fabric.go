@@ -1,95 +1,268 @@
 package workloads
 
 import (
+	"errors"
 	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/verbs"
 )
 
-// The path a test's packets take through the fabric: the traffic class
-// (the IP header's DS field on RoCE v2 and TCP: DSCP and ECN), service
-// level, flow label and hop limit of the QPs' address vector. Both ends
-// apply the same spec, so both directions carry them.
+// The settings that spread a test over a host's fabric: loop threads
+// (--threads), several devices at once (-d A,B), CPU placement (--cpu),
+// pacing (--rate-limit) and a background load (--load).
 
-// Limits of the address vector's fields.
+// LoadSpec is the bandwidth test a latency test runs under (--load): on
+// QPs of its own, between the same two ends, for as long as the latency
+// test runs.
+type LoadSpec struct {
+	Test string `json:"test"`
+	QPs  int    `json:"qps,omitempty"`
+	Size int    `json:"size,omitempty"`
+}
+
+// Rate limiters.
 const (
-	maxTClass    = 255
-	maxSL        = 15
-	maxFlowLabel = 0xfffff
-	maxHopLimit  = 255
+	LimiterSW = "sw" // the timed loop paces its posts
+	LimiterHW = "hw" // the device's per-QP rate limiter
 )
 
-// validateFabric checks the path's settings of a normalized spec.
-func (s *Spec) validateFabric(_ TestInfo, bad func(string, ...any)) {
-	check := func(name string, p *int, lo, hi int) {
-		if p != nil && (*p < lo || *p > hi) {
-			bad("%s %d is outside %d..%d", name, *p, lo, hi)
-		}
+// maxCPU bounds the cores --cpu may name (a CPU set of 1024, as glibc's).
+const maxCPU = 1024
+
+// threads is the number of loop threads each end runs a bandwidth test's
+// QPs on.
+func (s *Spec) threads() int { return max(1, s.Threads) }
+
+// threadQPs returns the QPs thread t of n drives, [lo, hi): contiguous
+// shares, the first threads taking one more when qps does not divide.
+func threadQPs(qps, n, t int) (lo, hi int) {
+	base, extra := qps/n, qps%n
+	lo = t*base + min(t, extra)
+	hi = lo + base
+	if t < extra {
+		hi++
 	}
-	check("traffic class", s.TClass, 0, maxTClass)
-	check("service level", s.SL, 0, maxSL)
-	check("flow label", s.FlowLabel, 0, maxFlowLabel)
-	check("hop limit", s.HopLimit, 1, maxHopLimit)
-	if s.Reverse && s.Bidirectional {
-		bad("reverse and bidirectional (-b) are exclusive: -b already has the server send too")
-	}
-	if s.RDMACM && s.Connection == "UC" {
-		bad("rdma_cm (-R) connects RC and UD QPs, not UC (librdmacm has no port space for UC; perftest refuses it too)")
-	}
-	if s.RDMACM && s.GIDIndex >= 0 {
-		bad("rdma_cm (-R) chooses the GID from the address it resolves: -x does not apply")
-	}
+	return lo, hi
 }
 
-// initiates tells whether the end playing r initiates the transfers of a
-// bandwidth test: the client, or with Reverse the server (with
-// Bidirectional, each end sends its own direction as well).
-func (s *Spec) initiates(r role) bool { return (r == clientEnd) != s.Reverse }
+// applyFabricDefaults fills the defaults of the fabric settings.
+func (s *Spec) applyFabricDefaults(t TestInfo) {
+	if (s.RateGbps > 0 || s.RateMsgs > 0) && s.RateLimiter == "" {
+		s.RateLimiter = LimiterSW
+	}
+	s.RateLimiter = strings.ToLower(s.RateLimiter)
+	if l := s.Load; l != nil {
+		if l.QPs == 0 {
+			l.QPs = 1
+		}
+		if lt, ok := LookupTest(l.Test); ok && l.Size == 0 {
+			l.Size = lt.DefaultSize
+		}
+	}
+	_ = t
+}
 
-// direction is which way a bandwidth test's payload goes: READs carry
-// data from the target to the reader.
-func (s *Spec) direction() string {
-	t := s.Info()
+// validateFabric checks the fabric settings of a normalized spec.
+func (s *Spec) validateFabric(t TestInfo, bad func(string, ...any)) {
+	if s.Threads < 0 || (s.Threads > 1 && s.Threads > s.QPs) {
+		bad("--threads %d must be within 1..the QP count %d (-q): each thread drives QPs of its own", s.Threads, s.QPs)
+	}
+	if s.Threads > 1 && s.CheckData {
+		bad("--validate checks the QPs of one loop thread: run it without --threads %d", s.Threads)
+	}
+	if s.Threads > 1 && t.Metric != Bandwidth {
+		bad("--threads %d: latency tests time one QP on one thread", s.Threads)
+	}
+	for _, c := range []struct {
+		flag string
+		list []int
+	}{{"--cpu", s.CPUs}, {"--server-cpu", s.ServerCPUs}} {
+		for _, core := range c.list {
+			if core < 0 || core >= maxCPU {
+				bad("%s: core %d is outside 0..%d", c.flag, core, maxCPU-1)
+			}
+		}
+	}
 	switch {
-	case t.Metric != Bandwidth:
-		return ""
-	case s.Bidirectional:
-		return report.DirectionBoth
-	case (t.Op == OpRead) != s.Reverse:
-		return report.DirectionServerToClient
+	case s.RateGbps < 0 || s.RateMsgs < 0 || math.IsNaN(s.RateGbps) || math.IsNaN(s.RateMsgs) || math.IsInf(s.RateGbps, 0) || math.IsInf(s.RateMsgs, 0):
+		bad("--rate-limit must be positive")
+	case s.RateGbps > 0 && s.RateMsgs > 0:
+		bad("--rate-limit is a bandwidth or a message rate, not both")
+	case s.RateLimiter != "" && s.RateLimiter != LimiterSW && s.RateLimiter != LimiterHW:
+		bad("--rate-limiter %q must be %s (the timed loop paces its posts) or %s (the device's)", s.RateLimiter, LimiterSW, LimiterHW)
+	case s.RateLimiter != "" && s.RateGbps == 0 && s.RateMsgs == 0:
+		bad("--rate-limiter %s needs --rate-limit", s.RateLimiter)
+	case (s.RateGbps > 0 || s.RateMsgs > 0) && t.Metric != Bandwidth:
+		bad("--rate-limit is for bandwidth tests")
 	}
-	return report.DirectionClientToServer
-}
-
-// orZero is *p, or 0 for nil.
-func orZero(p *int) int {
-	if p == nil {
-		return 0
+	if l := s.Load; l != nil {
+		s.validateLoad(t, l, bad)
 	}
-	return *p
-}
-
-// avWarnings says which values of the address vector the device took
-// (av) differ from those asked.
-func (s *Spec) avWarnings(device string, av report.AddressVector) []string {
-	var w []string
-	differs := func(flag string, asked *int, got int, what string) {
-		if asked != nil && *asked != got {
-			w = append(w, fmt.Sprintf("%s kept %s %d, not %d as asked (--%s)", device, what, got, *asked, flag))
+	devs, sdevs := splitDevices(s.Device), splitDevices(s.ServerDevice)
+	for _, list := range [][]string{devs, sdevs} {
+		seen := map[string]bool{}
+		for _, d := range list {
+			if d == "" {
+				bad("the device list %q has an empty entry", strings.Join(list, ","))
+			} else if seen[d] {
+				bad("the device list %q names %s twice", strings.Join(list, ","), d)
+			}
+			seen[d] = true
 		}
 	}
-	differs("tclass", s.TClass, av.TrafficClass, "traffic class")
-	differs("sl", s.SL, av.SL, "service level")
-	differs("flow-label", s.FlowLabel, av.FlowLabel, "flow label")
-	if av.HopLimit > 0 {
-		differs("hop-limit", s.HopLimit, av.HopLimit, "hop limit")
+	if len(sdevs) > 0 && !slices.Equal(sdevs, []string{"all"}) && len(sdevs) != max(len(devs), 1) {
+		bad("--server-dev %s must pair one by one with the client's devices (-d %s)", s.ServerDevice, orFirst(s.Device))
 	}
-	return w
 }
 
-// hopLimitOnRoCE is the error of --hop-limit on a RoCE port, where the
-// kernel sets the IP TTL from the route to the peer whatever the QP asks.
-func hopLimitOnRoCE(device string, port int) error {
-	return fmt.Errorf("--hop-limit does not apply on RoCE (%s port %d is Ethernet): the kernel sets the IP TTL of RoCE packets "+
-		"from the route to the peer (`ip route ... hoplimit N`), whatever the QP asks; it applies to InfiniBand's global routes", device, port)
+func (s *Spec) validateLoad(t TestInfo, l *LoadSpec, bad func(string, ...any)) {
+	lt, ok := LookupTest(l.Test)
+	switch {
+	case l.Test == "":
+		bad("--load-qps and --load-size need --load, the bandwidth test to run in the background")
+		return
+	case !ok || !lt.IsRDMA() || lt.Metric != Bandwidth:
+		bad("--load %s must be an RDMA bandwidth test: write-bw, read-bw, send-bw or atomic-bw", l.Test)
+		return
+	case t.Metric != Latency:
+		bad("--load runs under latency tests")
+	}
+	if l.QPs < 1 || l.QPs > 1024 {
+		bad("--load-qps %d must be within 1..1024", l.QPs)
+	}
+	if l.Size < 1 || l.Size > MaxSize {
+		bad("--load-size %d is outside 1 B..1 GiB", l.Size)
+	}
+	if lt.Op == OpAtomic && l.Size != 8 {
+		bad("--load %s uses 8-byte messages, not --load-size %d", l.Test, l.Size)
+	}
+}
+
+func orFirst(s string) string {
+	if s == "" {
+		return "the first"
+	}
+	return s
+}
+
+// splitDevices is a device flag's list: "mlx5_0,mlx5_1" is two; "" none.
+func splitDevices(s string) []string {
+	if s == "" {
+		return nil
+	}
+	parts := strings.Split(s, ",")
+	for i := range parts {
+		parts[i] = strings.TrimSpace(parts[i])
+	}
+	return parts
+}
+
+// requestedFabric records the fabric settings as asked.
+func (s *Spec) requestedFabric(p *report.Params) {
+	p.Threads = s.Threads
+	p.CPUs, p.ServerCPUs = s.CPUs, s.ServerCPUs
+	p.ServerDevice = s.ServerDevice
+	p.RateLimitGbps, p.RateLimitMsgs, p.RateLimiter = s.RateGbps, s.RateMsgs, s.RateLimiter
+	if s.Load != nil {
+		p.Load = &report.LoadParams{Test: s.Load.Test, QPs: s.Load.QPs, Size: s.Load.Size}
+	}
+}
+
+// ParseRateLimit parses --rate-limit: a payload bandwidth ("5Gbps",
+// "800Mbps", "1.25GB/s"; a bare number or prefix is Gbit/s, perftest's
+// default unit) or a message rate ("2Mpps", "100k msg/s", perftest's
+// packets per second). It returns one of gbps and msgs.
+func ParseRateLimit(v string) (gbps, msgs float64, err error) {
+	t := strings.TrimSpace(v)
+	for _, u := range []string{"pps", "msg/s", "msgs/s", "mps"} {
+		if strings.HasSuffix(t, u) {
+			msgs, err = report.ParseRate(t)
+			return 0, msgs, err
+		}
+	}
+	if _, perr := fmt.Sscanf(t, "%g", new(float64)); perr == nil && strings.TrimLeft(t, "0123456789.eE+-") == "" {
+		t += "Gbps" // perftest's --rate_units default: Gbit/s
+	}
+	gbps, err = report.ParseBandwidth(t)
+	return gbps, 0, err
+}
+
+// paceFor is the rate limit at a message size: the payload rate each end
+// may send, all its QPs together (Gbit/s; 0: no limit), and the interval
+// between messages on each QP that holds it to that, ns (each QP an equal
+// share).
+func (s *Spec) paceFor(size int) (gbps, perQPNs float64) {
+	msgs := s.RateMsgs
+	switch {
+	case s.RateGbps > 0:
+		msgs = s.RateGbps * 1e9 / 8 / float64(size)
+	case s.RateMsgs <= 0:
+		return 0, 0
+	}
+	return msgs * float64(size) * 8 / 1e9, float64(max(s.QPs, 1)) * 1e9 / msgs
+}
+
+// resolveDevices names the client's devices of "-d all" (before anything
+// runs).
+func (s *Spec) resolveDevices() error {
+	if s.Device != "all" {
+		return nil
+	}
+	names, err := verbs.DeviceNames()
+	if err != nil {
+		return fmt.Errorf("-d all: %w", err)
+	}
+	if len(names) == 0 {
+		return errors.New("-d all: this host has no RDMA device")
+	}
+	s.Device = strings.Join(names, ",")
+	return nil
+}
+
+// checkCores refuses, before anything runs, cores this host's ends may not
+// use: the client's (--cpu), and in loopback the server's too.
+func (s *Spec) checkCores(loopback bool) error {
+	allowed := allowedCPUs()
+	if _, err := placeLoops("--cpu", s.CPUs, "", allowed); err != nil {
+		return err
+	}
+	if loopback {
+		if _, err := placeLoops("--server-cpu", s.ServerCPUs, "", allowed); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// paceCatchUp is how much of its schedule a paced QP that fell behind (its
+// window was full, its thread was descheduled) may catch up at once; it
+// loses what it is late beyond that. Its schedule starts with its first
+// measured message, and no message goes before its time in it, so the
+// rate from the first message to the last never exceeds the limit (by
+// more than one message); over a shorter span, such as an interval of
+// -D, the catching up may exceed it by this much of the schedule.
+const paceCatchUp = 100 * time.Millisecond
+
+// paceBurst is the messages a QP paced one per perQPNs may catch up at
+// once: paceCatchUp of its schedule, and at least a post list.
+func paceBurst(perQPNs float64, postList int) int {
+	return max(postList, int(float64(paceCatchUp)/perQPNs))
+}
+
+// onEveryLane is the memory of an end whose one lane takes one: as many
+// times as it has devices, and its load's on each.
+func (s *Spec) onEveryLane(one uint64, server bool) uint64 {
+	n := uint64(max(1, len(splitDevices(s.Device))))
+	total := n * one
+	if s.Load != nil {
+		ld := loadSpec(s, *s)
+		ld.Device, ld.ServerDevice = "", ""
+		total += n * ld.EndMemory(server)
+	}
+	return total
 }

@@ -81,14 +81,26 @@ var Knobs = []Knob{
 	{"atomic_type", "", func(t TestInfo) bool { return t.Op == OpAtomic },
 		func(s *Spec) bool { return s.AtomicType != "" }, func(s *Spec) { s.AtomicType = "" }},
 
-	// The path's settings (fabric.go): the traffic class also sets TCP's IP_TOS.
+	// The path's settings (path.go): the traffic class also sets TCP's IP_TOS.
 	{"tclass", "", func(TestInfo) bool { return true }, func(s *Spec) bool { return s.TClass != nil }, func(s *Spec) { s.TClass = nil }},
 	{"sl", "", isRDMA, func(s *Spec) bool { return s.SL != nil }, func(s *Spec) { s.SL = nil }},
 	{"flow-label", "", isRDMA, func(s *Spec) bool { return s.FlowLabel != nil }, func(s *Spec) { s.FlowLabel = nil }},
 	{"hop-limit", "", isRDMA, func(s *Spec) bool { return s.HopLimit != nil }, func(s *Spec) { s.HopLimit = nil }},
 	{"reverse", "", isBandwidth, func(s *Spec) bool { return s.Reverse }, func(s *Spec) { s.Reverse = false }},
 	{"rdma-cm", "", isRDMA, func(s *Spec) bool { return s.RDMACM }, func(s *Spec) { s.RDMACM = false }},
+	{"threads", "a latency test times one QP", isRDMABW, func(s *Spec) bool { return s.Threads != 0 }, func(s *Spec) { s.Threads = 0 }},
+	{"rate-limit", "a latency test sends one message at a time", isRDMABW,
+		func(s *Spec) bool { return s.RateGbps != 0 || s.RateMsgs != 0 }, func(s *Spec) { s.RateGbps, s.RateMsgs = 0, 0 }},
+	{"rate-limiter", "a latency test sends one message at a time", isRDMABW,
+		func(s *Spec) bool { return s.RateLimiter != "" }, func(s *Spec) { s.RateLimiter = "" }},
+	{"load", "the load runs under a latency test", isRDMALatency, func(s *Spec) bool { return s.Load != nil }, func(s *Spec) { s.Load = nil }},
+	{"load-qps", "the load runs under a latency test", isRDMALatency,
+		func(s *Spec) bool { return s.Load != nil && s.Load.QPs != 0 }, func(s *Spec) { s.Load = nil }},
+	{"load-size", "the load runs under a latency test", isRDMALatency,
+		func(s *Spec) bool { return s.Load != nil && s.Load.Size != 0 }, func(s *Spec) { s.Load = nil }},
 }
+
+func isRDMALatency(t TestInfo) bool { return t.IsRDMA() && t.Metric == Latency }
 
 // LookupKnob returns the knob named name.
 func LookupKnob(name string) (Knob, bool) {
@@ -146,6 +158,7 @@ func (s *Spec) requested() report.Params {
 	}
 	p.TClass, p.SL, p.FlowLabel, p.HopLimit = s.TClass, s.SL, s.FlowLabel, s.HopLimit
 	p.Reverse, p.RDMACM = s.Reverse, s.RDMACM
+	s.requestedFabric(&p)
 	return p
 }
 

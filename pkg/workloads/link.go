@@ -137,10 +137,17 @@ func Pipe() (Link, Link) {
 // then fail at once (after taking what was already sent) instead of
 // waiting for ever.
 func pipe() (a, b Link, hangupA, hangupB func()) {
+	ta, tb, hangupA, hangupB := pipeTransports()
+	return NewLink(ta), NewLink(tb), hangupA, hangupB
+}
+
+// pipeTransports returns the two ends of an in-process Transport, with
+// their hangups (see pipe).
+func pipeTransports() (a, b Transport, hangupA, hangupB func()) {
 	ab, ba := make(chan []byte, 1), make(chan []byte, 1)
 	goneA, goneB := make(chan struct{}), make(chan struct{})
-	a = NewLink(&chanTransport{send: ab, recv: ba, peerGone: goneB})
-	b = NewLink(&chanTransport{send: ba, recv: ab, peerGone: goneA})
+	a = &chanTransport{send: ab, recv: ba, peerGone: goneB}
+	b = &chanTransport{send: ba, recv: ab, peerGone: goneA}
 	var onceA, onceB sync.Once
 	return a, b, func() { onceA.Do(func() { close(goneA) }) }, func() { onceB.Do(func() { close(goneB) }) }
 }

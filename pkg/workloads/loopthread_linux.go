@@ -5,6 +5,7 @@ package workloads
 import (
 	"runtime"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -22,9 +23,10 @@ var privateFiles = "yes"
 
 // onLoopThread runs f on an OS thread of its own, which ends with it (so
 // the copy of the descriptor table, which holds the device's file open,
-// goes too), and returns the CPU time that thread used and the wall time
-// it took.
-func onLoopThread(f func()) cpuSpan {
+// goes too), pinned to the cores of p (nil or no cores: not pinned), and
+// returns the CPU time that thread used, the wall time it took and the
+// cores it was seen on.
+func onLoopThread(p *placement, f func()) cpuSpan {
 	done := make(chan cpuSpan, 1)
 	go func() {
 		// Never unlocked: the thread exits when this goroutine returns.
@@ -32,17 +34,60 @@ func onLoopThread(f func()) cpuSpan {
 		if privateFiles == "yes" {
 			_ = unix.Unshare(unix.CLONE_FILES) // without it the loop only runs a little slower
 		}
+		var pinErr error
+		if p != nil && len(p.cpus) > 0 {
+			var set unix.CPUSet
+			for _, c := range p.cpus {
+				set.Set(c)
+			}
+			pinErr = unix.SchedSetaffinity(0, &set) // 0: this thread
+		}
 		var r0, r1 unix.Rusage
 		_ = unix.Getrusage(unix.RUSAGE_THREAD, &r0)
 		t0 := time.Now()
+		c0 := currentCPU()
 		f()
+		c1 := currentCPU()
 		wall := time.Since(t0)
 		_ = unix.Getrusage(unix.RUSAGE_THREAD, &r1)
 		done <- cpuSpan{
-			user: time.Duration(unix.TimevalToNsec(r1.Utime) - unix.TimevalToNsec(r0.Utime)),
-			sys:  time.Duration(unix.TimevalToNsec(r1.Stime) - unix.TimevalToNsec(r0.Stime)),
-			wall: wall,
+			user:   time.Duration(unix.TimevalToNsec(r1.Utime) - unix.TimevalToNsec(r0.Utime)),
+			sys:    time.Duration(unix.TimevalToNsec(r1.Stime) - unix.TimevalToNsec(r0.Stime)),
+			wall:   wall,
+			cores:  mergeCores(cpuSet(c0), cpuSet(c1)),
+			pinErr: pinErr,
 		}
 	}()
 	return <-done
+}
+
+// currentCPU is the core this thread runs on now (getcpu), or -1.
+func currentCPU() int {
+	var cpu, node uint32
+	if _, _, e := unix.RawSyscall(unix.SYS_GETCPU, uintptr(unsafe.Pointer(&cpu)), uintptr(unsafe.Pointer(&node)), 0); e != 0 {
+		return -1
+	}
+	return int(cpu)
+}
+
+func cpuSet(c int) []int {
+	if c < 0 {
+		return nil
+	}
+	return []int{c}
+}
+
+// allowedCPUs are the cores this process may run on (sched_getaffinity).
+func allowedCPUs() []int {
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		return nil
+	}
+	var out []int
+	for c := 0; c < maxCPU && c < len(set)*64; c++ {
+		if set.IsSet(c) {
+			out = append(out, c)
+		}
+	}
+	return out
 }

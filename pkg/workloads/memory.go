@@ -51,7 +51,7 @@ func (s *Spec) EndMemory(server bool) uint64 {
 		return s.tcpBuffers(r)
 	}
 	queues := uint64(s.QPs) * uint64(2*s.TxDepth+2*max(s.RxDepth, 1)) * wqeBytes
-	return s.RegisteredBytes() + queues
+	return s.onEveryLane(s.RegisteredBytes()+queues, server)
 }
 
 // checkMemory refuses a test whose ends need more memory than allowed

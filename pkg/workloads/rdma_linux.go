@@ -41,19 +41,21 @@ type rdmaRunner struct {
 	role role
 	o    endOptions
 
-	dev     *verbs.Context
-	pd      *verbs.PD
-	scq     *verbs.CQ
-	rcq     *verbs.CQ
+	dev *verbs.Context
+	pd  *verbs.PD
+	// scqs and rcqs are each loop thread's send and receive CQs
+	// (--threads; one pair without), shared by its QPs.
+	scqs    []*verbs.CQ
+	rcqs    []*verbs.CQ
 	mr      *verbs.MR
 	qps     []*verbs.QP
 	peer    []qpSetup
 	half    uint64 // the MR's second half is the receive/target area
 	maxSize int
 	inline  int // the inline size each QP was granted
-	// recvsPosted: receives are posted once per test; every loop reposts
-	// what it consumes, so the count stays at rx-depth.
-	recvsPosted bool
+	// recvsPosted, per thread: receives are posted once per test; every
+	// loop reposts what it consumes, so the count stays at rx-depth.
+	recvsPosted []bool
 	// warning is a note for the first result (inline refused).
 	warning string
 	// avWarnings are notes for the first result: the address vector the
@@ -120,14 +122,27 @@ func (e *rdmaRunner) open(context.Context) (any, *report.Device, error) {
 	if e.pd, err = dev.AllocPD(); err != nil {
 		return nil, nil, err
 	}
+	if err := e.checkRateLimiter(); err != nil {
+		return nil, nil, err
+	}
 	// Receives are posted by SEND tests only; the others keep one slot.
 	recvWR := max(s.RxDepth, 1)
-	if e.scq, err = dev.CreateCQ(verbs.CQConfig{Depth: s.TxDepth * s.QPs, Events: s.Events}); err != nil {
-		return nil, nil, err
+	// Each loop thread has CQs of its own, for its QPs.
+	threads := s.threads()
+	for t := range threads {
+		lo, hi := threadQPs(s.QPs, threads, t)
+		scq, err := dev.CreateCQ(verbs.CQConfig{Depth: s.TxDepth * (hi - lo), Events: s.Events})
+		if err != nil {
+			return nil, nil, err
+		}
+		e.scqs = append(e.scqs, scq)
+		rcq, err := dev.CreateCQ(verbs.CQConfig{Depth: recvWR * (hi - lo), Events: s.Events})
+		if err != nil {
+			return nil, nil, err
+		}
+		e.rcqs = append(e.rcqs, rcq)
 	}
-	if e.rcq, err = dev.CreateCQ(verbs.CQConfig{Depth: recvWR * s.QPs, Events: s.Events}); err != nil {
-		return nil, nil, err
-	}
+	e.recvsPosted = make([]bool, threads)
 	if e.mr, err = e.pd.RegMR(verbs.MRConfig{Length: need, Access: verbs.AccessAll}); err != nil {
 		return nil, nil, err
 	}
@@ -136,11 +151,13 @@ func (e *rdmaRunner) open(context.Context) (any, *report.Device, error) {
 		return nil, nil, err
 	}
 	inline, auto := s.InlineFor()
-	cfg := verbs.QPConfig{Type: typ, Port: s.Port, SendCQ: e.scq, RecvCQ: e.rcq, MaxSendWR: s.TxDepth, QKey: cmQKey(s),
+	cfg := verbs.QPConfig{Type: typ, Port: s.Port, MaxSendWR: s.TxDepth, QKey: cmQKey(s),
 		MaxRecvWR: recvWR, MaxInlineData: inline, GIDIndex: s.GIDIndex, MTU: verbs.MTU(s.MTU),
 		TrafficClass: orZero(s.TClass), SL: orZero(s.SL), FlowLabel: uint32(orZero(s.FlowLabel)), HopLimit: orZero(s.HopLimit),
 		Timeout: s.QPTimeout}
 	for i := 0; i < s.QPs; i++ {
+		t := e.threadOf(i)
+		cfg.SendCQ, cfg.RecvCQ = e.scqs[t], e.rcqs[t]
 		q, err := e.pd.CreateQP(cfg)
 		if err != nil && i == 0 && inline > 0 && errors.Is(err, syscall.EINVAL) {
 			if !auto {
@@ -236,8 +253,10 @@ func (e *rdmaRunner) close() {
 	}
 	// Each Close is nil-safe; the order is the reverse of creation.
 	e.mr.Close()
-	e.rcq.Close()
-	e.scq.Close()
+	for i := range e.scqs {
+		e.rcqs[i].Close()
+		e.scqs[i].Close()
+	}
 	e.pd.Close()
 	e.dev.Close()
 }
@@ -265,7 +284,19 @@ func (e *rdmaRunner) usesInline(size int, op verbs.Opcode) bool {
 	return e.inline > 0 && size <= e.inline && op != verbs.OpRead && !op.IsAtomic()
 }
 
-func (e *rdmaRunner) newLoop(cfg verbs.LoopConfig) (*verbs.Loop, error) {
+// threadOf is the loop thread that drives QP i.
+func (e *rdmaRunner) threadOf(i int) int {
+	n := e.spec.threads()
+	for t := range n {
+		if _, hi := threadQPs(e.spec.QPs, n, t); i < hi {
+			return t
+		}
+	}
+	return n - 1
+}
+
+// newLoop makes a loop over the QPs of loop thread t.
+func (e *rdmaRunner) newLoop(cfg verbs.LoopConfig, t int) (*verbs.Loop, error) {
 	if cfg.Kind == verbs.BWRecv {
 		cfg.Opcode = verbs.OpSend
 	} else {
@@ -278,15 +309,16 @@ func (e *rdmaRunner) newLoop(cfg verbs.LoopConfig) (*verbs.Loop, error) {
 	if cfg.Opcode == verbs.OpFetchAdd {
 		cfg.SwapAdd = 1
 	}
-	qps := make([]verbs.LoopQP, len(e.qps))
-	for i, q := range e.qps {
-		qps[i] = verbs.LoopQP{QP: q, Remote: e.peer[i].Buffer}
+	lo, hi := threadQPs(len(e.qps), e.spec.threads(), t)
+	var qps []verbs.LoopQP
+	for i := lo; i < hi; i++ {
+		qps = append(qps, verbs.LoopQP{QP: e.qps[i], Remote: e.peer[i].Buffer})
 	}
 	l, err := verbs.NewLoop(cfg, verbs.Buf{MR: e.mr}, verbs.Buf{MR: e.mr, Offset: e.half}, qps)
-	if err == nil && (cfg.Kind == verbs.LatSend || cfg.Kind == verbs.BWRecv) && !e.recvsPosted {
+	if err == nil && (cfg.Kind == verbs.LatSend || cfg.Kind == verbs.BWRecv) && !e.recvsPosted[t] {
 		// Receives are posted once per test, the first time a loop needs
 		// them.
-		e.recvsPosted = true
+		e.recvsPosted[t] = true
 		if err = l.PostRecvs(e.spec.RxDepth); err != nil {
 			l.Close()
 		}
@@ -330,8 +362,8 @@ func (e *rdmaRunner) prepare(size int) (*stage, error) {
 			l.Close()
 		}
 	}
-	add := func(cfg verbs.LoopConfig) (*verbs.Loop, error) {
-		l, err := e.newLoop(cfg)
+	add := func(cfg verbs.LoopConfig, t int) (*verbs.Loop, error) {
+		l, err := e.newLoop(cfg, t)
 		if err != nil {
 			st.release()
 			return nil, err
@@ -358,37 +390,63 @@ func (e *rdmaRunner) prepare(size int) (*stage, error) {
 		cfg := verbs.LoopConfig{Kind: kind, Size: uint32(size), CQMod: 1, Total: total}
 		switch {
 		case e.role == clientEnd:
-			l, err := add(cfg)
+			l, err := add(cfg, 0)
 			if err != nil {
 				return nil, err
 			}
 			st.ping = rdmaPing{l}
 		case kind != verbs.LatPost: // READ and atomics have no responder
 			cfg.Role = verbs.Responder
-			l, err := add(cfg)
+			l, err := add(cfg, 0)
 			if err != nil {
 				return nil, err
 			}
 			e.responder(st, l)
 		}
 	} else {
-		if s.initiates(e.role) || s.Bidirectional {
-			l, err := add(verbs.LoopConfig{Kind: verbs.BWSend, Size: uint32(size), TxDepth: s.TxDepth, CQMod: s.CQModFor(size), PostList: s.PostList})
-			if err != nil {
+		sending := s.initiates(e.role) || s.Bidirectional
+		if sending && s.RateLimiter == LimiterHW {
+			if err := e.setRateLimit(size); err != nil {
+				st.release()
 				return nil, err
 			}
-			st.stream = &rdmaStream{l: l, qps: uint64(len(e.qps))}
 		}
-		if t.Op == OpSend && (!s.initiates(e.role) || s.Bidirectional) {
-			var total uint64
-			if s.Connection == "RC" && !s.openEnded() {
-				total = uint64(warm+iters) * uint64(s.QPs)
+		var streams []streamLoop
+		var receivers []*verbs.Loop
+		for th := range s.threads() {
+			lo, hi := threadQPs(s.QPs, s.threads(), th)
+			if sending {
+				cfg := verbs.LoopConfig{Kind: verbs.BWSend, Size: uint32(size), TxDepth: s.TxDepth, CQMod: s.CQModFor(size), PostList: s.PostList}
+				if _, pace := s.paceFor(size); pace > 0 && s.RateLimiter == LimiterSW {
+					cfg.PaceNs, cfg.PaceBurst = pace, paceBurst(pace, s.PostList)
+				}
+				l, err := add(cfg, th)
+				if err != nil {
+					return nil, err
+				}
+				streams = append(streams, &rdmaStream{l: l, qps: uint64(hi - lo)})
 			}
-			l, err := add(verbs.LoopConfig{Kind: verbs.BWRecv, Size: uint32(size), Total: total})
-			if err != nil {
-				return nil, err
+			if t.Op == OpSend && (!s.initiates(e.role) || s.Bidirectional) {
+				var total uint64
+				if s.Connection == "RC" && !s.openEnded() {
+					total = uint64(warm+iters) * uint64(hi-lo)
+				}
+				l, err := add(verbs.LoopConfig{Kind: verbs.BWRecv, Size: uint32(size), Total: total}, th)
+				if err != nil {
+					return nil, err
+				}
+				receivers = append(receivers, l)
 			}
-			e.receiver(st, l)
+		}
+		switch len(streams) {
+		case 0:
+		case 1:
+			st.stream = streams[0]
+		default:
+			st.streams = streams
+		}
+		if len(receivers) > 0 {
+			e.receiver(st, receivers)
 		}
 	}
 	if s.CheckData {
@@ -409,33 +467,54 @@ func (e *rdmaRunner) responder(st *stage, l *verbs.Loop) {
 		}
 		return e.loopErr(err)
 	}
-	st.settle = func(peerOK bool, _ uint64) {
+	st.settle = func(peerOK bool, _ uint64, _ []uint64) {
 		if !peerOK || e.spec.openEnded() {
 			stopped.Do(l.Stop)
 		}
 	}
 }
 
-// receiver makes l, the receiving side of SEND bandwidth, the stage's
-// passive part: it counts until every message the peer sent arrived (RC),
-// or a moment after the peer is done (UC and UD lose messages).
-func (e *rdmaRunner) receiver(st *stage, l *verbs.Loop) {
-	st.passive = func() error {
-		_, err := l.RunReceiver(0)
-		return e.loopErr(err)
+// receiver makes loops, the receiving side of SEND bandwidth (one per
+// loop thread), the stage's passive part: each counts until every message
+// the peer sent on its QPs arrived (RC), or a moment after the peer is done
+// (UC and UD lose messages).
+func (e *rdmaRunner) receiver(st *stage, loops []*verbs.Loop) {
+	for _, l := range loops {
+		st.passives = append(st.passives, func() error {
+			_, err := l.RunReceiver(0)
+			return e.loopErr(err)
+		})
 	}
-	st.settle = func(peerOK bool, peerSent uint64) {
+	st.settle = func(peerOK bool, peerSent uint64, perThread []uint64) {
 		switch {
 		case !peerOK:
-			l.Stop()
+			for _, l := range loops {
+				l.Stop()
+			}
+		case e.spec.Connection == "RC" && len(loops) == 1:
+			loops[0].Expect(peerSent)
+		case e.spec.Connection == "RC" && len(perThread) == len(loops):
+			for i, l := range loops {
+				l.Expect(perThread[i])
+			}
 		case e.spec.Connection == "RC":
-			l.Expect(peerSent)
+			// The peer's sending is over but it did not say how much went
+			// through each thread: the receivers stop at their idle
+			// timeout, which is its fault.
 		default:
 			time.Sleep(unreliableDrain)
-			l.Stop()
+			for _, l := range loops {
+				l.Stop()
+			}
 		}
 	}
-	st.received = func() uint64 { return l.Stats().Completed }
+	st.received = func() uint64 {
+		var n uint64
+		for _, l := range loops {
+			n += l.Stats().Completed
+		}
+		return n
+	}
 }
 
 // loopErr marks a loop's idle timeout as the peer's silence.
@@ -460,6 +539,12 @@ func (e *rdmaRunner) effective(size int) report.Effective {
 		eff.PostList = s.PostList
 		eff.Reverse = s.Reverse
 		eff.LinkGbps = e.linkGbps
+		if s.Threads > 1 {
+			eff.Threads = s.Threads
+		}
+		if gbps, _ := s.paceFor(size); gbps > 0 {
+			eff.RateLimitGbps, eff.RateLimiter = gbps, s.RateLimiter
+		}
 	}
 	if t.Op == OpRead || t.Op == OpAtomic {
 		eff.MaxRdAtomic = e.qps[0].MaxRdAtomic()
@@ -582,6 +667,10 @@ func (b *rdmaStream) measured() (uint64, uint64, uint64) {
 }
 
 func (b *rdmaStream) sent() uint64 { return b.l.Stats().Completed + b.warm*b.qps }
+
+// progress reads the completions so far while the stream runs in another
+// thread (the load of a latency test).
+func (b *rdmaStream) progress() (uint64, uint64) { return b.l.Progress() }
 
 // clockDrift measures, at the end of a run, how far the loops' TSC has
 // drifted from its calibration (ok false when they read CLOCK_MONOTONIC).

@@ -59,6 +59,6 @@ func (t *ServerTest) Run(ctx context.Context, tr Transport) error {
 	if t.spec.ServerDevice != "" {
 		o.device = t.spec.ServerDevice
 	}
-	_, err := runEnd(ctx, &t.spec, serverEnd, NewLink(tr), o)
+	_, err := runSide(ctx, &t.spec, serverEnd, tr, o)
 	return err
 }

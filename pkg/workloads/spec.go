@@ -168,6 +168,25 @@ type Spec struct {
 	// CheckData follows each size of an RDMA test with a data check
 	// (--validate): see validate.go.
 	CheckData bool `json:"validate,omitempty"`
+
+	// Threads spreads a bandwidth test's QPs over this many loop threads
+	// on each end, each with its own CQs (--threads); 0 or 1: one.
+	Threads int `json:"threads,omitempty"`
+	// CPUs are the cores each end's loop threads are pinned to (--cpu);
+	// ServerCPUs, when set, the server's instead (--server-cpu). Neither:
+	// the cores of the device's NUMA node.
+	CPUs       []int `json:"cpus,omitempty"`
+	ServerCPUs []int `json:"server_cpus,omitempty"`
+	// RateGbps (payload Gbit/s) or RateMsgs (messages per second) limits
+	// each end's sending on each device (--rate-limit), by RateLimiter:
+	// "sw" (the timed loop paces its posts; the default) or "hw" (the
+	// device's per-QP rate limiter).
+	RateGbps    float64 `json:"rate_limit_gbps,omitempty"`
+	RateMsgs    float64 `json:"rate_limit_msgs,omitempty"`
+	RateLimiter string  `json:"rate_limiter,omitempty"`
+	// Load runs a bandwidth test in the background of a latency test,
+	// between the same two ends, on QPs of its own (--load).
+	Load *LoadSpec `json:"load,omitempty"`
 	// Precision, when positive, runs each size in rounds until the 95%
 	// confidence interval of its headline figure (p50 latency, bandwidth)
 	// over the rounds is within this fraction of their median, or
@@ -276,6 +295,7 @@ func (s *Spec) applyDefaults() {
 	if s.AtomicType == "" && t.Op == OpAtomic {
 		s.AtomicType = FetchAdd
 	}
+	s.applyFabricDefaults(t)
 }
 
 // ItersFor returns the measured iterations for a message size: the
@@ -445,6 +465,7 @@ func (s *Spec) Validate() error {
 	if t.IsRDMA() {
 		s.validateRDMA(t, bad)
 	}
+	s.validatePath(t, bad)
 	s.validateFabric(t, bad)
 	if len(errs) > 0 {
 		return errors.New(strings.Join(errs, "; "))

@@ -1,0 +1,158 @@
+package report
+
+import (
+	"fmt"
+	"math"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// The parts of a result that say how a test spread over the host: its loop
+// threads (--threads), its devices (-d A,B), the cores its loops ran on
+// (--cpu) and the load it ran under (--load).
+
+// Thread is one sending loop thread of an end of a bandwidth test run on
+// several threads (--threads): the QPs it drove and what it sent.
+type Thread struct {
+	// End is "client" or "server": whose sending it is.
+	End   string `json:"end"`
+	Index int    `json:"index"`
+	// QPs are the indexes of the QPs the thread drove (0-based, as the
+	// test created them), each with its own loop on the thread's own CQs.
+	QPs       []int      `json:"qps"`
+	Bandwidth *Bandwidth `json:"bandwidth,omitempty"`
+}
+
+// Placement says where each end's loop threads ran.
+type Placement struct {
+	Client *EndPlacement `json:"client,omitempty"`
+	Server *EndPlacement `json:"server,omitempty"`
+}
+
+// Placement policies.
+const (
+	// PlaceCPUList: pinned to the cores asked for (--cpu, --server-cpu).
+	PlaceCPUList = "cpu-list"
+	// PlaceNUMA: pinned to the cores of the device's NUMA node.
+	PlaceNUMA = "numa"
+	// PlaceNone: not pinned; Note says why.
+	PlaceNone = "none"
+)
+
+// EndPlacement is where one end's loop threads were allowed to run and
+// where they were seen running.
+type EndPlacement struct {
+	// Policy is PlaceCPUList, PlaceNUMA or PlaceNone.
+	Policy string `json:"policy"`
+	// NUMANode is the device's NUMA node (policy numa).
+	NUMANode *int `json:"numa_node,omitempty"`
+	// CPUs are the cores every loop thread was pinned to
+	// (sched_setaffinity); absent when not pinned.
+	CPUs []int `json:"cpus,omitempty"`
+	// Used are the cores the loop threads were seen running on (at the
+	// start and end of each loop call).
+	Used []int `json:"used_cpus,omitempty"`
+	// Note says why the threads were not pinned, or what limited the set.
+	Note string `json:"note,omitempty"`
+}
+
+// DeviceResult is one device's part of a test run on several devices at
+// once (-d A,B): the result's own figures are the sum of its devices'
+// (bandwidth: the rates add) or all their samples together (latency).
+type DeviceResult struct {
+	// Device is the client's device, ServerDevice the server's it was
+	// paired with.
+	Device       string `json:"device"`
+	ServerDevice string `json:"server_device,omitempty"`
+	Iterations   int    `json:"iterations"`
+	// The figures of this device alone, as in a result.
+	Latency   *Latency   `json:"latency,omitempty"`
+	Bandwidth *Bandwidth `json:"bandwidth,omitempty"`
+	Reverse   *Bandwidth `json:"reverse,omitempty"`
+	Total     *Bandwidth `json:"total,omitempty"`
+	Threads   []Thread   `json:"threads,omitempty"`
+	Load      *Load      `json:"load,omitempty"`
+	Intervals []Interval `json:"intervals,omitempty"`
+	Precision *Precision `json:"precision,omitempty"`
+	Effective *Effective `json:"effective,omitempty"`
+	Placement *Placement `json:"placement,omitempty"`
+	Warnings  []string   `json:"warnings,omitempty"`
+	Error     string     `json:"error,omitempty"`
+}
+
+// Load is the background load of a latency test run under load (--load):
+// a bandwidth test on QPs of its own between the same two ends, and what
+// it moved while the latency of one size was measured.
+type Load struct {
+	Test       string `json:"test"`
+	Connection string `json:"connection,omitempty"`
+	Size       int    `json:"size"`
+	QPs        int    `json:"qps"`
+	// Bandwidth is what the load's sender completed from the first
+	// measured latency sample to the last.
+	Bandwidth *Bandwidth `json:"bandwidth,omitempty"`
+}
+
+// LoadParams is a load as asked for (--load, --load-qps, --load-size).
+type LoadParams struct {
+	Test string `json:"test"`
+	QPs  int    `json:"qps,omitempty"`
+	Size int    `json:"size,omitempty"`
+}
+
+// MergeLatency returns the statistics of the samples of every l together,
+// as if one recorder had recorded them all: the histograms merged, the
+// count, min and max exact, the mean and the population stdev from each
+// set's (exact up to rounding), the percentiles from the merged histogram
+// by the same rule as a recorder's. Every l must have the same basis.
+func MergeLatency(ls ...*Latency) (*Latency, error) {
+	var out *Latency
+	var hist *hdrhistogram.Histogram
+	var sum, sumSq float64
+	for _, l := range ls {
+		if l == nil {
+			continue
+		}
+		if out == nil {
+			out = &Latency{Basis: l.Basis}
+		} else if l.Basis != out.Basis {
+			return nil, fmt.Errorf("report: merge latencies of different bases (%s and %s)", out.Basis, l.Basis)
+		}
+		h, err := DecodeHistogram(l.Histogram)
+		if err != nil {
+			return nil, err
+		}
+		if hist == nil {
+			hist = hdrhistogram.New(h.LowestTrackableValue(), h.HighestTrackableValue(), int(h.SignificantFigures()))
+		}
+		if dropped := hist.Merge(h); dropped != 0 {
+			return nil, fmt.Errorf("report: merge latency histograms: %d values dropped", dropped)
+		}
+		if l.Count > 0 {
+			if out.Count == 0 {
+				out.MinNs, out.MaxNs = l.MinNs, l.MaxNs
+			}
+			out.MinNs, out.MaxNs = min(out.MinNs, l.MinNs), max(out.MaxNs, l.MaxNs)
+		}
+		n := float64(l.Count)
+		sum += n * l.MeanNs
+		sumSq += n * (l.StdevNs*l.StdevNs + l.MeanNs*l.MeanNs)
+		out.Count += l.Count
+		out.ClockBackward += l.ClockBackward
+	}
+	if out == nil {
+		return nil, nil
+	}
+	if enc, err := hist.Encode(hdrhistogram.V2CompressedEncodingCookieBase); err == nil {
+		out.Histogram = string(enc)
+	}
+	if out.Count == 0 {
+		return out, nil
+	}
+	n := float64(out.Count)
+	out.MeanNs = sum / n
+	out.StdevNs = math.Sqrt(max(0, sumSq/n-out.MeanNs*out.MeanNs))
+	pct := func(p float64) float64 { return min(max(float64(hist.ValueAtPercentile(p)), out.MinNs), out.MaxNs) }
+	out.P50Ns, out.P90Ns, out.P99Ns, out.P999Ns, out.P9999Ns = pct(50), pct(90), pct(99), pct(99.9), pct(99.99)
+	return out, nil
+}

@@ -1,0 +1,151 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// The table's rows for a result spread over loop threads (--threads),
+// devices (-d A,B) or run under a load (--load), and the words for where
+// its loop threads ran.
+
+// fabricBandwidthRows are the rows under a bandwidth result's own: each
+// device's figures (and its threads), or each thread's.
+func fabricBandwidthRows(r *Result) []row {
+	var rows []row
+	for _, d := range r.Devices {
+		label := "  " + clean(d.Device)
+		if d.ServerDevice != "" && d.ServerDevice != d.Device {
+			label += " / " + clean(d.ServerDevice)
+		}
+		cells := []string{label, "", "", "-"}
+		if d.Iterations > 0 {
+			cells[colIters] = strconv.Itoa(d.Iterations)
+		}
+		switch {
+		case d.Error != "":
+			rows = append(rows, errorRow(cells, d.Error, ""))
+			continue
+		case d.Total != nil:
+			rows = append(rows, row{cells: append(cells, bwCells("<->", "", d.Total)...)})
+		default:
+			rows = append(rows, row{cells: append(cells, bwCells("->", "", d.Bandwidth)...)})
+		}
+		rows = append(rows, threadRows(d.Threads, "    ")...)
+	}
+	if len(r.Devices) == 0 {
+		rows = append(rows, threadRows(r.Threads, "  ")...)
+	}
+	return rows
+}
+
+// threadRows are a row per sending thread: its QPs and what it sent.
+func threadRows(ts []Thread, indent string) []row {
+	var rows []row
+	for _, t := range ts {
+		dir := "->"
+		if t.End == "server" {
+			dir = "<-"
+		}
+		cells := []string{fmt.Sprintf("%sthread %d", indent, t.Index), "", "", "-"}
+		if t.Bandwidth != nil {
+			cells[colIters] = strconv.FormatUint(t.Bandwidth.Messages, 10)
+		}
+		rows = append(rows, row{cells: append(cells, bwCells(dir, listText(t.QPs), t.Bandwidth)...)})
+	}
+	return rows
+}
+
+// fabricLatencyRows are the rows under a latency result's own: each
+// device's figures, and the load it ran under.
+func fabricLatencyRows(r *Result) []row {
+	var rows []row
+	for _, d := range r.Devices {
+		cells := []string{"  " + clean(d.Device), "", "", "-"}
+		if d.Latency == nil {
+			rows = append(rows, errorRow(cells, orDefault(d.Error, "no latency"), ""))
+			continue
+		}
+		cells[colIters] = strconv.FormatInt(d.Latency.Count, 10)
+		rows = append(rows, row{cells: append(cells, latencyCells(d.Latency)...)})
+		if d.Load != nil {
+			rows = append(rows, row{kind: rowTitle, text: "    " + loadText(d.Load)})
+		}
+	}
+	if r.Load != nil {
+		rows = append(rows, row{kind: rowTitle, text: "  " + loadText(r.Load)})
+	}
+	return rows
+}
+
+// loadText says what a load moved while a size's latency was measured.
+func loadText(l *Load) string {
+	s := fmt.Sprintf("under load: %s, %d QPs of %d B", clean(l.Test), l.QPs, l.Size)
+	if b := l.Bandwidth; b != nil {
+		s += fmt.Sprintf(", %.3f Gbit/s (%.4f Mmsg/s) during the samples", b.Gbps, b.Mmsgps)
+	}
+	return s
+}
+
+// listText writes indexes as ranges: "0-3", "0,2".
+func listText(v []int) string {
+	if len(v) == 0 {
+		return "-"
+	}
+	c := slices.Compact(slices.Sorted(slices.Values(v)))
+	var parts []string
+	for i := 0; i < len(c); {
+		j := i
+		for j+1 < len(c) && c[j+1] == c[j]+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, fmt.Sprintf("%d-%d", c[i], c[j]))
+		} else {
+			parts = append(parts, strconv.Itoa(c[i]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ",")
+}
+
+// placementText says where each end's loop threads ran.
+func placementText(p *Placement) string {
+	if p == nil {
+		return ""
+	}
+	end := func(name string, e *EndPlacement) string {
+		if e == nil {
+			return ""
+		}
+		var s string
+		switch e.Policy {
+		case PlaceCPUList:
+			s = name + " pinned to cores " + listText(e.CPUs)
+		case PlaceNUMA:
+			node := "?"
+			if e.NUMANode != nil {
+				node = strconv.Itoa(*e.NUMANode)
+			}
+			s = fmt.Sprintf("%s on NUMA node %s (cores %s)", name, node, listText(e.CPUs))
+		default:
+			s = name + " not pinned"
+		}
+		if len(e.Used) > 0 {
+			s += ", ran on " + listText(e.Used)
+		}
+		return s
+	}
+	var parts []string
+	for _, s := range []string{end("client", p.Client), end("server", p.Server)} {
+		if s != "" {
+			parts = append(parts, s)
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "loop threads: " + strings.Join(parts, "; ")
+}

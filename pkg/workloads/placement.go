@@ -1,0 +1,181 @@
+package workloads
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/rdmabench/rdmabench/pkg/report"
+)
+
+// placement is where an end's loop threads run: pinned to cpus (nil: not
+// pinned), chosen by policy, and why.
+type placement struct {
+	policy string // report.PlaceCPUList, PlaceNUMA or PlaceNone
+	node   int    // the device's NUMA node (policy numa), else -1
+	cpus   []int
+	note   string
+}
+
+// sysfsRoot is where the device and NUMA facts are read (a test points it
+// at a tree of its own).
+var sysfsRoot = "/sys"
+
+// placeLoops decides where one end's loop threads run: on the cores asked
+// for (--cpu), else on the cores of the device's NUMA node, else anywhere;
+// allowed are the cores this process may use. A core asked for that it
+// may not use is an error naming the flag.
+func placeLoops(flag string, asked []int, device string, allowed []int) (placement, error) {
+	if len(asked) > 0 {
+		var out []int
+		for _, c := range asked {
+			if !slices.Contains(allowed, c) {
+				return placement{}, fmt.Errorf("%s %s: core %d is not one this process may use (%s)", flag, FormatCPUList(asked), c, FormatCPUList(allowed))
+			}
+			out = append(out, c)
+		}
+		slices.Sort(out)
+		return placement{policy: report.PlaceCPUList, node: -1, cpus: slices.Compact(out)}, nil
+	}
+	if device == "" {
+		return placement{policy: report.PlaceNone, node: -1, note: "no device: the loop threads may run on any core"}, nil
+	}
+	node, note := numaNode(device)
+	if node < 0 {
+		return placement{policy: report.PlaceNone, node: -1, note: note + ": the loop threads may run on any core"}, nil
+	}
+	list, err := os.ReadFile(filepath.Join(sysfsRoot, "devices", "system", "node", "node"+strconv.Itoa(node), "cpulist"))
+	if err != nil {
+		return placement{policy: report.PlaceNone, node: -1, note: fmt.Sprintf("%s is on NUMA node %d, whose cores cannot be read (%v): the loop threads may run on any core", device, node, err)}, nil
+	}
+	cores, err := ParseCPUList(strings.TrimSpace(string(list)))
+	if err != nil {
+		return placement{policy: report.PlaceNone, node: -1, note: fmt.Sprintf("NUMA node %d's cores: %v", node, err)}, nil
+	}
+	var in []int
+	for _, c := range cores {
+		if slices.Contains(allowed, c) {
+			in = append(in, c)
+		}
+	}
+	p := placement{policy: report.PlaceNUMA, node: node, cpus: in}
+	switch {
+	case len(in) == 0:
+		return placement{policy: report.PlaceNone, node: -1, note: fmt.Sprintf("none of the cores of %s's NUMA node %d (%s) is one this process may use (%s): the loop threads may run on any of those",
+			device, node, FormatCPUList(cores), FormatCPUList(allowed))}, nil
+	case len(in) < len(cores):
+		p.note = fmt.Sprintf("the cores of NUMA node %d this process may use", node)
+	}
+	return p, nil
+}
+
+// placeLoops decides where this end's loop threads run: the cores its
+// role was asked for, else its device's NUMA node's.
+func (d *driver) placeLoops(dev *report.Device) error {
+	flag, asked := "--cpu", d.spec.CPUs
+	if d.role == serverEnd && len(d.spec.ServerCPUs) > 0 {
+		flag, asked = "--server-cpu", d.spec.ServerCPUs
+	}
+	name := ""
+	if dev != nil {
+		name = dev.Name
+	}
+	p, err := placeLoops(flag, asked, name, allowedCPUs())
+	if err != nil {
+		return fmt.Errorf("%w (on the %s)", err, d.role)
+	}
+	d.place, d.placed = p, dev != nil || len(asked) > 0
+	return nil
+}
+
+// numaNode is the NUMA node of an RDMA device's PCI function, from
+// sysfs, or -1 with the reason there is none.
+func numaNode(device string) (int, string) {
+	dir := filepath.Join(sysfsRoot, "class", "infiniband", device, "device")
+	b, err := os.ReadFile(filepath.Join(dir, "numa_node"))
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		if _, derr := os.Stat(dir); errors.Is(derr, os.ErrNotExist) {
+			return -1, device + " has no PCI device (a software device such as Soft-RoCE), so no NUMA node"
+		}
+		return -1, device + " has no NUMA node in sysfs"
+	case err != nil:
+		return -1, fmt.Sprintf("%s's NUMA node cannot be read (%v)", device, err)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || n < 0 {
+		return -1, device + " reports no NUMA node (-1: the platform has one, or does not say)"
+	}
+	return n, ""
+}
+
+// report records the placement, with the cores the threads were seen on.
+func (p placement) report(used []int) *report.EndPlacement {
+	e := &report.EndPlacement{Policy: p.policy, CPUs: p.cpus, Used: used, Note: p.note}
+	if p.policy == report.PlaceNUMA {
+		n := p.node
+		e.NUMANode = &n
+	}
+	return e
+}
+
+// ParseCPUList parses a list of cores as the kernel writes them: "0-3,8,10-11".
+func ParseCPUList(s string) ([]int, error) {
+	var out []int
+	if strings.TrimSpace(s) == "" {
+		return nil, errors.New("empty list of cores")
+	}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(lo)
+		b := a
+		if err == nil && isRange {
+			b, err = strconv.Atoi(hi)
+		}
+		if err != nil || a < 0 || b < a || b >= maxCPU {
+			return nil, fmt.Errorf("cores %q: want a list such as 0-3,8 (cores 0..%d)", s, maxCPU-1)
+		}
+		for c := a; c <= b; c++ {
+			out = append(out, c)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// FormatCPUList writes cores as the kernel does: "0-3,8".
+func FormatCPUList(cores []int) string {
+	c := slices.Compact(slices.Sorted(slices.Values(cores)))
+	var parts []string
+	for i := 0; i < len(c); {
+		j := i
+		for j+1 < len(c) && c[j+1] == c[j]+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, fmt.Sprintf("%d-%d", c[i], c[j]))
+		} else {
+			parts = append(parts, strconv.Itoa(c[i]))
+		}
+		i = j + 1
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ",")
+}
+
+// mergeCores is the union of two sorted sets of cores.
+func mergeCores(a, b []int) []int {
+	if len(b) == 0 {
+		return a
+	}
+	out := append(slices.Clone(a), b...)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
