@@ -72,9 +72,15 @@ else
 fi
 
 # 4. A busy server: a second client while a test runs.
-"$bin" write-bw "$peer" -D 4 >/dev/null 2>"$out/long.err" &
+# The second client starts once the first one's test is measuring (its
+# first interval is out), not after a fixed time a slow host may not keep.
+"$bin" write-bw "$peer" -D 6 --interval 500ms --json-stream >"$out/long.jsonl" 2>"$out/long.err" &
 long=$!
-sleep 1.5
+for _ in $(seq 100); do
+	grep -q '"event":"interval"' "$out/long.jsonl" 2>/dev/null && break
+	kill -0 $long 2>/dev/null || break
+	sleep 0.2
+done
 "$bin" write-lat "$peer" -n 10 >/dev/null 2>"$out/busy.err"
 rc=$?
 wait $long
