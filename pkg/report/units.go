@@ -75,9 +75,9 @@ func ParseBandwidth(s string) (float64, error) {
 	case unit == "" && q.exp == 0:
 		return 0, fmt.Errorf("bandwidth %q has no unit: write e.g. %sGbps (bits) or %sGB/s (bytes)", s, strings.TrimSpace(s), strings.TrimSpace(s))
 	case unit == "" || slices.Contains(bitUnits, unit):
-		return v * mult / 1e9, nil
+		return finite(s, "bandwidth", v*mult/1e9)
 	case slices.Contains(byteUnits, unit):
-		return v * mult * 8 / 1e9, nil
+		return finite(s, "bandwidth", v*mult*8/1e9)
 	}
 	return 0, fmt.Errorf("bandwidth %q: unknown unit %q (want bps, bit/s or B/s, with a prefix: 90Gbps, 100G, 12.5GB/s)", s, unit)
 }
@@ -92,7 +92,15 @@ func ParseRate(s string) (float64, error) {
 	if q.unit != "" && !slices.Contains(rateUnits, q.unit) {
 		return 0, fmt.Errorf("message rate %q: unknown unit %q (want a count per second: 10M, 10Mmsg/s, 10Mpps)", s, q.unit)
 	}
-	return q.v * q.scale(), nil
+	return finite(s, "message rate", q.v*q.scale())
+}
+
+// finite refuses a value its prefix took beyond float64 ("1e307K").
+func finite(s, what string, v float64) (float64, error) {
+	if math.IsInf(v, 0) {
+		return 0, fmt.Errorf("%s %q is too large", what, s)
+	}
+	return v, nil
 }
 
 // quantity is a number with a prefix and a unit: "12.5 GiB/s" is v 12.5,

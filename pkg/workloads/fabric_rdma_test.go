@@ -105,12 +105,15 @@ func TestThreadsDuration(t *testing.T) {
 }
 
 // TestRateLimit: with a limit far below what the device does here, the
-// rate measured stays within 10% above it. Each QP's schedule starts with
-// its first measured message and no message is posted before its time in
-// it (catching up after a stall only recovers lost time), so the n
+// rate measured lands within 10% of it. Above: each QP's schedule starts
+// with its first measured message and no message is posted before its time
+// in it (catching up after a stall only recovers lost time), so the n
 // messages of a QP span at least n-1 intervals whatever the machine's
-// noise: at most 1% over the limit with these counts. A noisy machine may
-// only fall below the limit, which the test does not bound.
+// noise: at most 1% over the limit with these counts, asserted of every
+// run. Below: a busy machine can only slow a run down (a stall of more than
+// 100 ms is forgiven, not caught up), so a run that falls more than 10%
+// short is run again, up to three times, and one of them must land within
+// 10%.
 func TestRateLimit(t *testing.T) {
 	cases := []struct {
 		name   string
@@ -126,21 +129,30 @@ func TestRateLimit(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			s := rdmaSpec("write-bw", c.mutate)
-			res, err := loopback(t, s)
-			if err != nil {
-				t.Fatal(err)
+			const attempts = 3
+			for a := 1; ; a++ {
+				s := rdmaSpec("write-bw", c.mutate)
+				res, err := loopback(t, s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				r := res.Results[0]
+				checkRDMABandwidth(t, r, r.Bandwidth, uint64(s.Iterations*s.QPs))
+				got, limit := c.check(r.Bandwidth)
+				if got > 1.1*limit {
+					t.Fatalf("measured %g, more than 10%% over the limit %g", got, limit)
+				}
+				if e := r.Effective; e == nil || e.RateLimiter != LimiterSW || e.RateLimitGbps <= 0 {
+					t.Fatalf("effective %+v: want the limit and its limiter recorded", e)
+				}
+				t.Logf("run %d: limit %g, measured %g (%.1f%%)", a, limit, got, 100*got/limit)
+				if got >= 0.9*limit {
+					return
+				}
+				if a == attempts {
+					t.Fatalf("%d runs all more than 10%% below the limit %g", attempts, limit)
+				}
 			}
-			r := res.Results[0]
-			checkRDMABandwidth(t, r, r.Bandwidth, uint64(s.Iterations*s.QPs))
-			got, limit := c.check(r.Bandwidth)
-			if got > 1.1*limit {
-				t.Fatalf("measured %g, more than 10%% over the limit %g", got, limit)
-			}
-			if e := r.Effective; e == nil || e.RateLimiter != LimiterSW || e.RateLimitGbps <= 0 {
-				t.Fatalf("effective %+v: want the limit and its limiter recorded", e)
-			}
-			t.Logf("limit %g, measured %g (%.1f%%)", limit, got, 100*got/limit)
 		})
 	}
 }
