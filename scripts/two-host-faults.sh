@@ -127,7 +127,7 @@ run() {
 	[[ -z $fault_t ]] || since=$(awk -v a="$fault_t" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.1f", b-a}')
 	eval "$fault_end"
 	local msg what kept c served=no
-	msg=$(grep -v '^$' "$errf" | tail -1 | cut -c1-200)
+	msg=$(grep -v '^$' "$errf" | tail -1 | cut -c1-500)
 	c=$(counters "$doc")
 	kept="no document"
 	if [[ -s $doc ]]; then
