@@ -13,7 +13,7 @@
 # Usage: scripts/test.sh
 # Environment: RDMABENCH_RDMA_MODE=vm|host forces where RDMA tests run;
 #              RDMABENCH_TEST_OUT=DIR keeps the logs there;
-#              RDMABENCH_SOAK_TESTS=N the soak's tests (default 100).
+#              RDMABENCH_SOAK_TESTS=N the soak's tests (default 20).
 set -euo pipefail
 rb_prog=test.sh
 here=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
@@ -81,10 +81,10 @@ vm)
 esac
 rb_log "RDMA tests took $((SECONDS - start)) s"
 
-soak_tests=${RDMABENCH_SOAK_TESTS:-100}
-step "soak: $soak_tests tests against one server, 10% of the clients killed mid-test (scripts/soak.sh)"
+soak_tests=${RDMABENCH_SOAK_TESTS:-20}
+step "soak: $soak_tests tests against one server, 30% of the clients after the warm-up killed mid-test (scripts/soak.sh)"
 start=$SECONDS
-RDMABENCH_RDMA_MODE=$mode "$here/soak.sh" --tests "$soak_tests" --out "$out/soak" 2>&1 | tee "$out/soak.log" || failed=1
+RDMABENCH_RDMA_MODE=$mode "$here/soak.sh" --tests "$soak_tests" --kill-pct 30 --out "$out/soak" 2>&1 | tee "$out/soak.log" || failed=1
 rb_log "the soak took $((SECONDS - start)) s"
 
 : >"$out/two-host.log"
