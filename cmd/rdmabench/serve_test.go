@@ -128,6 +128,11 @@ func TestServeMaxMem(t *testing.T) {
 // largest message.
 func TestServeMaxMemAnySize(t *testing.T) {
 	port, log := startServer(t, "--max-mem", "64G")
+	// The server logs its settings once it listens: maybe just after a
+	// client could first connect.
+	for i := 0; i < 500 && !strings.Contains(log.String(), "max-mem 68719476736 bytes"); i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
 	if !strings.Contains(log.String(), "max-mem 68719476736 bytes") {
 		t.Fatalf("serve --max-mem 64G logged %q", log.String())
 	}
