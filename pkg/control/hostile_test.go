@@ -57,7 +57,16 @@ func hostileServer(t *testing.T, script func(f *fake)) string {
 			return
 		}
 		f := &fake{t: t, conn: conn, quit: quit}
-		defer conn.Close()
+		// A close with the client's pings unread would reset the
+		// connection instead of closing it: say the end (FIN) and read
+		// what is left first. (A script that resets has closed already.)
+		defer func() {
+			if tc, ok := conn.(*net.TCPConn); ok && tc.CloseWrite() == nil {
+				_ = conn.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+				_, _ = io.Copy(io.Discard, conn)
+			}
+			conn.Close()
+		}()
 		defer f.quiet()
 		script(f)
 	}()
