@@ -75,7 +75,7 @@ fi
 # 4. A busy server: a second client while a test runs.
 # The second client starts once the first one's test is measuring (its
 # first interval is out), not after a fixed time a slow host may not keep.
-"$bin" write-bw "$peer" -D 6 --interval 500ms --json-stream >"$out/long.jsonl" 2>"$out/long.err" &
+"$bin" write-bw "$peer" -D 6 --interval 500ms -u 18 --json-stream >"$out/long.jsonl" 2>"$out/long.err" &
 long=$!
 for _ in $(seq 100); do
 	grep -q '"event":"interval"' "$out/long.jsonl" 2>/dev/null && break
