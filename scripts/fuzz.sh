@@ -39,12 +39,22 @@ else
 fi
 rb_log "${#targets[@]} fuzz targets, $each each"
 
+# inputs DIR NAME: the inputs kept in the target's corpus folder.
+inputs() { ls "$1/testdata/fuzz/$2" 2>/dev/null | sort || true; }
+
 failed=0
 for t in "${targets[@]}"; do
 	read -r dir name <<<"$t"
 	start=$SECONDS
+	before=$(inputs "$dir" "$name")
 	if out=$(CGO_ENABLED=0 go test -run '^$' -fuzz "^$name\$" -fuzztime "$each" "./$dir" 2>&1); then
 		echo "--- PASS: $name ($dir, $((SECONDS - start))s)"
+	elif [[ $(inputs "$dir" "$name") == "$before" ]] && grep -qx '    context deadline exceeded' <<<"$out" &&
+		! grep -q 'Failing input' <<<"$out"; then
+		# Go's fuzzing coordinator (before Go 1.27) can report its own
+		# -fuzztime deadline as a failure when a busy worker stops late
+		# (go.dev/issue/75804): no input failed and none was written.
+		echo "--- PASS: $name ($dir, $((SECONDS - start))s; the fuzzer's deadline race, no failing input)"
 	else
 		failed=1
 		echo "--- FAIL: $name ($dir, $((SECONDS - start))s)"
