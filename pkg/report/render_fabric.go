@@ -94,6 +94,12 @@ func listText(v []int) string {
 	if len(v) == 0 {
 		return "-"
 	}
+	return strings.Join(IntRanges(v), ",")
+}
+
+// IntRanges writes a set of integers (cores, runs, indexes) as sorted
+// runs of consecutive values: [8 0 1 2 5] is "0-2", "5", "8".
+func IntRanges(v []int) []string {
 	c := slices.Compact(slices.Sorted(slices.Values(v)))
 	var parts []string
 	for i := 0; i < len(c); {
@@ -108,7 +114,7 @@ func listText(v []int) string {
 		}
 		i = j + 1
 	}
-	return strings.Join(parts, ",")
+	return parts
 }
 
 // placementText says where each end's loop threads ran.

@@ -159,19 +159,7 @@ func runsLabel(runs []int, total int) string {
 	if len(runs) == total && total > 1 {
 		return "every run"
 	}
-	var parts []string
-	for i := 0; i < len(runs); {
-		j := i
-		for j+1 < len(runs) && runs[j+1] == runs[j]+1 {
-			j++
-		}
-		if j > i {
-			parts = append(parts, fmt.Sprintf("%d-%d", runs[i], runs[j]))
-		} else {
-			parts = append(parts, strconv.Itoa(runs[i]))
-		}
-		i = j + 1
-	}
+	parts := IntRanges(runs)
 	if len(runs) == 1 {
 		return "run " + parts[0]
 	}

@@ -150,24 +150,10 @@ func ParseCPUList(s string) ([]int, error) {
 
 // FormatCPUList writes cores as the kernel does: "0-3,8".
 func FormatCPUList(cores []int) string {
-	c := slices.Compact(slices.Sorted(slices.Values(cores)))
-	var parts []string
-	for i := 0; i < len(c); {
-		j := i
-		for j+1 < len(c) && c[j+1] == c[j]+1 {
-			j++
-		}
-		if j > i {
-			parts = append(parts, fmt.Sprintf("%d-%d", c[i], c[j]))
-		} else {
-			parts = append(parts, strconv.Itoa(c[i]))
-		}
-		i = j + 1
-	}
-	if len(parts) == 0 {
+	if len(cores) == 0 {
 		return "none"
 	}
-	return strings.Join(parts, ",")
+	return strings.Join(report.IntRanges(cores), ",")
 }
 
 // mergeCores is the union of two sorted sets of cores.
