@@ -416,13 +416,18 @@ func writeHeatmap(b *bytes.Buffer, h *heatmap, id int) {
 	fmt.Fprintf(b, "<svg class=\"heatmap\" width=\"%s\" height=\"%s\" viewBox=\"0 0 %s %s\" role=\"img\" aria-label=\"%s\" xmlns=\"http://www.w3.org/2000/svg\">\n",
 		f1(w), f1(ht), f1(w), f1(ht), esc(h.title()))
 	hatch := fmt.Sprintf("hatch%d", id)
-	hs := max(4, min(8, cell/3))
+	// Hatching: on cells too small to show stripes, denser, so that a
+	// failed link still reads darker than any measured one near the median.
+	hs, stripe := max(4, min(8, cell/3)), 1.0/3
+	if cell < 8 {
+		stripe = 0.5
+	}
 	fmt.Fprintf(b, "<defs><pattern id=\"%s\" patternUnits=\"userSpaceOnUse\" width=\"%s\" height=\"%s\" patternTransform=\"rotate(45)\"><rect width=\"%s\" height=\"%s\" fill=\"#d4d4d4\"/><rect width=\"%s\" height=\"%s\" fill=\"#6f6f6f\"/></pattern></defs>\n",
-		hatch, f1(hs), f1(hs), f1(hs), f1(hs), f1(max(1, hs/3)), f1(hs))
+		hatch, f1(hs), f1(hs), f1(hs), f1(hs), f1(max(1, hs*stripe)), f1(hs))
 	// Axis titles.
 	fmt.Fprintf(b, "<g class=\"axis\"><text class=\"label\" x=\"%s\" y=\"13\" text-anchor=\"middle\">server rank (to)</text>", f1(left+side/2))
 	fmt.Fprintf(b, "<text class=\"label\" transform=\"translate(13 %s) rotate(-90)\" text-anchor=\"middle\">client rank (from)</text>", f1(top+side/2))
-	fs := min(heatFont, max(7, cell*0.8))
+	fs := min(heatFont, max(7, float64(step)*cell*0.8))
 	for i := 0; i < n; i += step {
 		c := float64(i)*cell + cell/2
 		fmt.Fprintf(b, "<text x=\"%s\" y=\"%s\" text-anchor=\"end\" font-size=\"%s\">%s</text>", f1(left-5), f1(top+c+fs*0.35), f1(fs), esc(labels[i]))
