@@ -120,7 +120,7 @@ func (h *heatmap) title() string {
 	return s
 }
 
-// rankName is "3" or, when the rank's host is known, "3 (node4)".
+// host is the host name of a rank, "" when the document does not say.
 func (h *heatmap) host(rank int) string {
 	for i := range h.mesh.Ranks {
 		if r := &h.mesh.Ranks[i]; r.Rank == rank && r.Host != nil {
@@ -171,8 +171,9 @@ func (h *heatmap) cells() [][]heatCell {
 			}
 			tip += ": "
 			l := links[[2]int{i, j}]
+			valid := v != nil && !math.IsNaN(*v) && !math.IsInf(*v, 0) && *v >= 0
 			switch {
-			case v != nil && !math.IsNaN(*v) && !math.IsInf(*v, 0) && *v >= 0 && (l == nil || l.Error == ""):
+			case valid && (l == nil || l.Error == ""):
 				c.kind, c.v = cellValue, *v
 				x := *v
 				if mx.Figure.IsLatency() {
@@ -200,7 +201,11 @@ func (h *heatmap) cells() [][]heatCell {
 						why = resultError(l, mx.Key())
 					}
 				}
-				if v != nil {
+				switch {
+				case valid:
+					// A figure beside the link's error: say both.
+					why += "; measured " + mx.Figure.Format(*v)
+				case v != nil:
 					why = strings.TrimPrefix(why+"; ", "; ") + fmt.Sprintf("the value %v %s is not a measurement", *v, unit)
 				}
 				tip += "failed"
