@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"math"
 	"strconv"
@@ -196,9 +197,11 @@ func (h *heatmap) cells() [][]heatCell {
 				c.kind = cellFailed
 				why := ""
 				if l != nil {
-					why = l.failure()
-					if why == "" {
-						why = resultError(l, mx.Key())
+					// The link's own error, else its test's of this key, else
+					// any of its tests'.
+					why = cmp.Or(l.Error, resultError(l, mx.Key()), l.failure())
+					if why == "" && v == nil {
+						why = "no " + figureName(mx.Figure) + " measured"
 					}
 				}
 				switch {
@@ -251,7 +254,7 @@ func cellText(x float64) string {
 	return strconv.FormatFloat(x, 'f', d, 64)
 }
 
-// ratioText writes a ratio to the median: "4×", "1.2×", "1/4".
+// ratioText writes a ratio to the median: "4×", "1.2×", "25% of".
 func ratioText(r float64) string {
 	switch {
 	case math.IsInf(r, 0) || math.IsNaN(r):

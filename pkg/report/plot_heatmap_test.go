@@ -229,14 +229,16 @@ func TestPlotMeshOverlay(t *testing.T) {
 
 // TestPlotMeshHeatmapOdd: matrices no well-behaved mesh writes, and links
 // that were not scheduled, still make a page: short rows, a link with an
-// error beside a value, no median, too many ranks (listed, not drawn), no
-// matrix at all.
+// error beside a value, a link whose test of another key failed, no
+// median, too many ranks (listed, not drawn), no matrix at all.
 func TestPlotMeshHeatmapOdd(t *testing.T) {
 	v := func(x float64) *float64 { return &x }
 	m := &Mesh{Size: 3, Schedule: "pairs-file", Links: []MeshLink{
 		{From: 0, To: 1, Results: []Result{}},
 		{From: 1, To: 0, Error: "server went away"},
 		{From: 2, To: 0, Error: "timed out"},
+		{From: 1, To: 2, Results: []Result{{Test: "write-lat", Size: 2, Error: "other test"}, {Test: "write-bw", Size: 65536, Error: "IBV_WC_RETRY_EXC_ERR"}}},
+		{From: 2, To: 1, Results: []Result{}},
 	}, Matrices: []Matrix{{Test: "write-bw", Size: 65536, Figure: FigGbps, Unit: "Gbit/s",
 		Values: [][]*float64{{nil, v(90)}, {v(45), nil, nil}, {v(0), nil, nil}}}}}
 	doc := NewDocument()
@@ -253,9 +255,9 @@ func TestPlotMeshHeatmapOdd(t *testing.T) {
 		"0 → 1: ": "bandwidth 90.00 Gbit/s",
 		"0 → 2: ": "not measured",
 		"1 → 0: ": "failed: server went away",
-		"1 → 2: ": "not measured",
+		"1 → 2: ": "failed: IBV_WC_RETRY_EXC_ERR",
 		"2 → 0: ": "failed: timed out; measured 0.00 Gbit/s",
-		"2 → 1: ": "not measured",
+		"2 → 1: ": "failed: no bandwidth measured",
 	} {
 		if c := f.cell(prefix); c == nil || !strings.HasPrefix(c.title, prefix+want) {
 			t.Errorf("cell %s: %+v, want %q", prefix, c, want)
