@@ -20,12 +20,19 @@ size (decoded from its histogram; x = percentile on a 1/(1-p) axis), latency
 and bandwidth against message size for tests run at several sizes, and
 bandwidth and latency per interval for duration-mode (-D) runs.
 
+A mesh document (rdmabench mesh --out fabric.json) is drawn as a heatmap
+of each matrix: rows the client rank, columns the server rank, cells
+coloured against the median of all links (red is worse: higher latency,
+lower bandwidth), failed links hatched, each value in its cell's tooltip
+(and written in it up to 16 ranks).
+
 Several files are overlaid, each in its own colour (base against new, as
-compare reads them). The page needs no network and runs no script. "-"
+compare reads them); mesh documents among them add their heatmaps. The page needs no network and runs no script. "-"
 reads a document from standard input; -o - writes the page to standard
 output.`,
 		Example: `  rdmabench plot results.json -o results.html
-  rdmabench plot base.json new.json -o compare.html`,
+  rdmabench plot base.json new.json -o compare.html
+  rdmabench plot fabric.json -o fabric.html`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageError{errors.New("plot: name at least one results file (or - for standard input)")}

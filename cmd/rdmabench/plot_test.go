@@ -65,3 +65,25 @@ func TestPlot(t *testing.T) {
 		}
 	}
 }
+
+// TestPlotMesh: a mesh document, alone or beside a pair's, is drawn as
+// the heatmaps of its matrices (the page is tested in pkg/report).
+func TestPlotMesh(t *testing.T) {
+	dir := t.TempDir()
+	mesh := filepath.Join("..", "..", "pkg", "report", "testdata", "mesh.json")
+	base := writeDoc(t, dir, "base.json", runsDoc("mlx5_0", []float64{1.31, 1.30, 1.33}, []float64{98.5, 98.4, 98.6}))
+	for _, args := range [][]string{{mesh}, {mesh, base}, {base, mesh}} {
+		page := filepath.Join(dir, "fabric.html")
+		stdout, stderr, code := cli(t, append(append([]string{"plot"}, args...), "-o", page)...)
+		if code != 0 || stdout != "" || stderr != "plot: wrote "+page+"\n" {
+			t.Fatalf("plot %v: exit %d, stdout %q, stderr %q", args, code, stdout, stderr)
+		}
+		got, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(string(got), `<figure class="chart heatmap" data-kind="mesh-heatmap"`); n != 3 {
+			t.Errorf("plot %v: %d heatmaps, want 3", args, n)
+		}
+	}
+}

@@ -17,6 +17,11 @@ import (
 // Plot kinds: the data-kind attribute of each chart of [WritePlot]'s page,
 // in page order.
 const (
+	// PlotMeshHeatmap is the fabric matrix of a mesh document (`rdmabench
+	// mesh`) as a heatmap, per test, size and figure: rows the client
+	// rank, columns the server rank, each cell coloured by how much worse
+	// than the median of all links it is.
+	PlotMeshHeatmap = "mesh-heatmap"
 	// PlotSpectrum is the latency percentile spectrum of each latency
 	// result, decoded from its histogram: HdrHistogram's percentile plot,
 	// x = percentile on a 1/(1-p) log axis, y = latency in µs.
@@ -36,7 +41,7 @@ const (
 )
 
 // PlotKinds lists the kinds of chart, in page order.
-var PlotKinds = []string{PlotSpectrum, PlotLatencyBySize, PlotBandwidthBySize, PlotBandwidthIntervals, PlotLatencyIntervals}
+var PlotKinds = []string{PlotMeshHeatmap, PlotSpectrum, PlotLatencyBySize, PlotBandwidthBySize, PlotBandwidthIntervals, PlotLatencyIntervals}
 
 // spectrumTicks is the number of percentile points per halving of the
 // distance to 100%, as HdrHistogram's own percentile output prints them.
@@ -46,6 +51,10 @@ const spectrumTicks = 5
 // charts, as `rdmabench plot FILE...` prints it: no script, no network (its
 // Content-Security-Policy forbids both), viewable offline and attachable to
 // a CI run. The page has, in this order:
+//   - the heatmap ([PlotMeshHeatmap]) of each matrix of each mesh
+//     document: an N×N grid of the links, coloured relative to the
+//     median, failed links hatched, each cell's value in its tooltip (and
+//     written in it up to 16 ranks);
 //   - the percentile spectrum ([PlotSpectrum]) of each test and size that
 //     has latency histograms, one line per result: each source and, in a
 //     document of repeated runs, each run;
@@ -73,9 +82,10 @@ func WritePlot(w io.Writer, srcs []Source) error {
 		}
 	}
 	p := &plotter{srcs: srcs}
+	heat := p.heatmaps()
 	charts := p.charts()
 	var b bytes.Buffer
-	writePage(&b, srcs, charts, p.notes)
+	writePage(&b, srcs, heat, charts, p.notes)
 	if _, err := w.Write(b.Bytes()); err != nil {
 		return fmt.Errorf("report: write plot: %w", err)
 	}
@@ -598,17 +608,24 @@ h1{font-size:20px;margin:0 0 8px}h2{font-size:17px;margin:28px 0 8px;border-bott
 .charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(560px,1fr));gap:20px}
 figure.chart{margin:0;border:1px solid #e3e3e3;border-radius:6px;padding:10px 12px}
 figcaption{font-weight:600;margin-bottom:4px}
-svg{width:100%;height:auto;display:block}
-svg text{font-family:system-ui,"DejaVu Sans",sans-serif;font-size:12px;fill:#333}
+svg{width:100%;height:auto;display:block;font-size:12px}
+svg text{font-family:system-ui,"DejaVu Sans",sans-serif;fill:#333}
 .grid line{stroke:#e8e8e8;stroke-width:1}.frame{fill:none;stroke:#999;stroke-width:1}
 .series path{fill:none;stroke-width:1.8;stroke-linejoin:round;stroke-linecap:round}
 .series path.dashed{stroke-dasharray:6 4}.series circle{stroke:#fff;stroke-width:1}
 ul.legend{list-style:none;margin:6px 0 0;padding:0;display:flex;flex-wrap:wrap;gap:4px 16px;font-size:12px}
 ul.legend span.swatch{display:inline-block;width:22px;height:0;border-top:3px solid;vertical-align:middle;margin-right:6px}
 ul.legend span.swatch.dashed{border-top-style:dashed}
-.notes{color:#8a4b00}.empty{color:#555}`
+.notes{color:#8a4b00}.empty{color:#555}
+figure.heatmap{overflow-x:auto}svg.heatmap{width:auto;max-width:100%;height:auto}
+.heatmap rect.gate{stroke:#000}.heatmap g.cells text{fill:#1b1b1b}.heatmap g.cells text.light{fill:#fff}
+.heatmap g.cells text.failed{paint-order:stroke;stroke:#fff;stroke-width:3px;stroke-linejoin:round}.heatmap rect.none{stroke:#ccc;stroke-width:1}
+ul.legend span.box{display:inline-block;width:14px;height:14px;vertical-align:middle;margin-right:6px;border:1px solid #bbb;box-sizing:border-box}
+ul.legend span.box.failed{background:repeating-linear-gradient(45deg,#6f6f6f 0 2px,#d4d4d4 2px 6px)}
+ul.legend span.box.none{background:#fff}ul.legend span.box.gate{border:2px solid #000;background:#eaeff3}
+ul.legend li.direction{flex-basis:100%;color:#333}`
 
-func writePage(b *bytes.Buffer, srcs []Source, charts []*chart, notes []string) {
+func writePage(b *bytes.Buffer, srcs []Source, heat []*heatmap, charts []*chart, notes []string) {
 	names := make([]string, len(srcs))
 	for i, s := range srcs {
 		names[i] = s.Name
@@ -624,8 +641,15 @@ func writePage(b *bytes.Buffer, srcs []Source, charts []*chart, notes []string) 
 		fmt.Fprintf(b, "<li data-source=\"%s\"><b>%s</b>: %s</li>\n", esc(s.Name), esc(s.Name), esc(sourceLine(s.Doc)))
 	}
 	b.WriteString("</ul>\n")
-	if len(charts) == 0 {
+	if len(charts) == 0 && len(heat) == 0 {
 		b.WriteString("<p class=\"empty\">Nothing to plot: no latency histograms, no test at two sizes or more, no intervals.</p>\n")
+	}
+	if len(heat) > 0 {
+		fmt.Fprintf(b, "<section id=\"%s\" data-kind=\"%s\">\n<h2>%s</h2>\n<div class=\"charts\">\n", PlotMeshHeatmap, PlotMeshHeatmap, esc(kindTitle(PlotMeshHeatmap)))
+		for i, h := range heat {
+			writeHeatmap(b, h, i)
+		}
+		b.WriteString("</div>\n</section>\n")
 	}
 	for _, kind := range PlotKinds {
 		var cs []*chart
@@ -655,6 +679,8 @@ func writePage(b *bytes.Buffer, srcs []Source, charts []*chart, notes []string) 
 
 func kindTitle(kind string) string {
 	switch kind {
+	case PlotMeshHeatmap:
+		return "Fabric matrix: every link, rows the client rank, columns the server rank"
 	case PlotSpectrum:
 		return "Latency percentile spectrum"
 	case PlotLatencyBySize:

@@ -172,7 +172,7 @@ type chartDOM struct {
 	TickTexts int
 }
 
-const chartsJS = `[...document.querySelectorAll('figure.chart')].map(f => {
+const chartsJS = `[...document.querySelectorAll('figure.chart:not(.heatmap)')].map(f => {
   const frame = f.querySelector('rect.frame').getBBox();
   const svg = f.querySelector('svg').getBoundingClientRect();
   return {
@@ -194,6 +194,120 @@ const chartsJS = `[...document.querySelectorAll('figure.chart')].map(f => {
     TickTexts: f.querySelectorAll('g.axis text').length,
   };
 })`
+
+// heatmapDOM is what the browser shows of one heatmap.
+type heatmapDOM struct {
+	Source, Figure, Test string
+	Ranks, Cells, Failed int     // its data- attributes
+	Drawn                int     // rects among the cells
+	DrawnFailed          int     // rects of class failed
+	HatchedFailed        int     // failed rects painted with a pattern that is on the page
+	Titled               int     // rects with a non-empty tooltip
+	Texts                int     // texts among the cells
+	Inside               bool    // every cell lies within the frame
+	CellPx               float64 // the smallest cell's rendered width, CSS pixels
+	Width                float64 // the rendered <svg>, CSS pixels
+	Legend               int
+	Caption              string
+}
+
+const heatmapsJS = `[...document.querySelectorAll('figure.chart.heatmap')].map(f => {
+  const frame = f.querySelector('rect.frame').getBBox();
+  const rects = [...f.querySelectorAll('g.cells rect')];
+  let inside = true, px = Infinity;
+  for (const r of rects) {
+    const b = r.getBBox();
+    inside = inside && b.x >= frame.x - 0.5 && b.y >= frame.y - 0.5 && b.x + b.width <= frame.x + frame.width + 0.5 && b.y + b.height <= frame.y + frame.height + 0.5;
+    px = Math.min(px, r.getBoundingClientRect().width);
+  }
+  const failed = rects.filter(r => r.classList.contains('failed'));
+  const hatched = failed.filter(r => {
+    const m = /^url\("?#([^")]+)"?\)$/.exec(getComputedStyle(r).fill);
+    return m && f.querySelector('pattern#' + m[1]) !== null;
+  });
+  return {
+    Source: f.dataset.source, Figure: f.dataset.figure, Test: f.dataset.test,
+    Ranks: +f.dataset.ranks, Cells: +f.dataset.cells, Failed: +f.dataset.failed,
+    Drawn: rects.length, DrawnFailed: failed.length, HatchedFailed: hatched.length,
+    Titled: rects.filter(r => r.querySelector('title') && r.querySelector('title').textContent.length > 0).length,
+    Texts: f.querySelectorAll('g.cells text').length,
+    Inside: inside, CellPx: rects.length ? px : 0,
+    Width: f.querySelector('svg').getBoundingClientRect().width,
+    Legend: f.querySelectorAll('ul.legend li').length,
+    Caption: f.querySelector('figcaption').textContent,
+  };
+})`
+
+// wantHeatmaps is the heatmaps a page of srcs must show, worked out from
+// the documents alone: per source and matrix ("source test figure"), its
+// ranks and failed links (no value off the diagonal, where a link was
+// scheduled, or any link when the document lists none; or a link with an
+// error).
+func wantHeatmaps(srcs []Source) map[string][2]int {
+	want := map[string][2]int{}
+	for _, s := range srcs {
+		m := s.Doc.Mesh
+		if m == nil {
+			continue
+		}
+		scheduled, broken := map[[2]int]bool{}, map[[2]int]bool{}
+		for _, l := range m.Links {
+			scheduled[[2]int{l.From, l.To}] = true
+			broken[[2]int{l.From, l.To}] = l.Error != ""
+		}
+		for _, mx := range m.Matrices {
+			n := len(mx.Values)
+			if n == 0 || n > maxHeatmapRanks {
+				continue
+			}
+			failed := 0
+			for i := range n {
+				for j := range n {
+					k := [2]int{i, j}
+					if i != j && (broken[k] || (j >= len(mx.Values[i]) || mx.Values[i][j] == nil) && (scheduled[k] || len(m.Links) == 0)) {
+						failed++
+					}
+				}
+			}
+			want[fmt.Sprintf("%s %s %s", s.Name, mx.Test, mx.Figure)] = [2]int{n, failed}
+		}
+	}
+	return want
+}
+
+// checkHeatmaps checks the heatmaps of the page in tab against srcs: each
+// has N×N−N cells, each with its tooltip, inside its frame and at least a
+// pixel wide, the failed ones hatched, their values written in them when
+// N ≤ 16 and not otherwise. It returns how many there are.
+func checkHeatmaps(t *testing.T, tab context.Context, srcs []Source) int {
+	t.Helper()
+	heats, err := chromedp.Run(tab, chromedp.Evaluate[[]heatmapDOM](heatmapsJS))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := wantHeatmaps(srcs)
+	got := map[string][2]int{}
+	for _, h := range heats {
+		id := fmt.Sprintf("%s %s %s", h.Source, h.Test, h.Figure)
+		got[id] = [2]int{h.Ranks, h.Failed}
+		cells := h.Ranks*h.Ranks - h.Ranks
+		if h.Cells != cells || h.Drawn != cells || h.Titled != cells || h.DrawnFailed != h.Failed || h.HatchedFailed != h.Failed {
+			t.Errorf("%s: %d ranks, %d cells (data-cells %d), %d with a tooltip, %d failed (data-failed %d), %d hatched",
+				id, h.Ranks, h.Drawn, h.Cells, h.Titled, h.DrawnFailed, h.Failed, h.HatchedFailed)
+		}
+		if !h.Inside || h.CellPx < 1 || h.Width < 200 || h.Legend < 3 || !strings.Contains(h.Caption, "median") {
+			t.Errorf("%s: cells inside the frame %v, smallest %.2f px, %.0f px wide, %d legend entries, caption %q",
+				id, h.Inside, h.CellPx, h.Width, h.Legend, h.Caption)
+		}
+		if wantTexts := h.Ranks <= heatmapText; (h.Texts > 0) != wantTexts {
+			t.Errorf("%s: %d ranks, %d texts in the cells", id, h.Ranks, h.Texts)
+		}
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("heatmaps (source test figure: [ranks failed])\n got %v\nwant %v", got, want)
+	}
+	return len(heats)
+}
 
 // wantCharts is what a page of srcs must show, worked out from the
 // documents alone: per kind, the charts (by test, connection, size) and
@@ -308,7 +422,8 @@ func TestPlotInBrowser(t *testing.T) {
 					t.Errorf("%s: charts (test/connection/size: lines)\n got %v\nwant %v", kind, got[kind], want[kind])
 				}
 			}
-			if len(charts) == 0 {
+			heats := checkHeatmaps(t, tab, srcs)
+			if len(charts) == 0 && heats == 0 {
 				empty, err := chromedp.Run(tab, chromedp.Evaluate[int](`document.querySelectorAll('p.empty').length`))
 				if err != nil || empty != 1 {
 					t.Errorf("a page with no chart does not say so: %v", err)
@@ -316,7 +431,11 @@ func TestPlotInBrowser(t *testing.T) {
 			}
 			if *screenshots {
 				for _, kind := range PlotKinds {
-					if len(got[kind]) == 0 || shots[kind] {
+					drawn := len(got[kind]) > 0
+					if kind == PlotMeshHeatmap {
+						drawn = heats > 0
+					}
+					if !drawn || shots[kind] {
 						continue
 					}
 					shots[kind] = true
@@ -340,6 +459,24 @@ func TestPlotInBrowser(t *testing.T) {
 	if *screenshots && len(shots) != len(PlotKinds) {
 		t.Errorf("screenshots of %d kinds of plot, want %d", len(shots), len(PlotKinds))
 	}
+}
+
+// TestPlotHeatmapInBrowserLarge: the heatmap of a mesh of 256 ranks loads
+// and shows every cell, at least a pixel wide, without a problem.
+func TestPlotHeatmapInBrowserLarge(t *testing.T) {
+	browser := newBrowser(t)
+	srcs := []Source{{Name: "fabric.json", Doc: bigMeshDoc(256)}}
+	path := filepath.Join(t.TempDir(), "fabric.html")
+	if err := os.WriteFile(path, renderPlot(t, srcs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	tab, log := openPage(t, browser, path)
+	t.Logf("loaded in %v", time.Since(start))
+	if n := checkHeatmaps(t, tab, srcs); n != 1 {
+		t.Errorf("%d heatmaps", n)
+	}
+	log.check(t, path)
 }
 
 // TestPageLogCatchesProblems: the checks above would see a page that

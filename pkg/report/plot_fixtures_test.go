@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -112,6 +113,7 @@ func sweepDoc(mtu1024 bool) *Document {
 var plotFixtures = map[string]func() *Document{
 	"sweep.json":         func() *Document { return sweepDoc(false) },
 	"sweep-mtu1024.json": func() *Document { return sweepDoc(true) },
+	"mesh.json":          meshPlotDoc,
 }
 
 // TestPlotFixtures: the fixture documents in testdata/ are what their
@@ -138,4 +140,93 @@ func fixture(t *testing.T, path string) Source {
 		t.Fatal(err)
 	}
 	return Source{Name: filepath.Base(path), Doc: doc}
+}
+
+// meshPlotDoc is `rdmabench mesh --out fabric.json --outlier 0.8` over four
+// ranks: every link measured but 3 -> 1 (rank 3 lost the connection), the
+// link 0 -> 2 four times slower than the others (an outlier in latency
+// and in bandwidth).
+func meshPlotDoc() *Document {
+	doc := NewDocument()
+	doc.Tool = Tool{Name: "rdmabench", Version: "0.1.0"}
+	doc.Command = []string{"rdmabench", "mesh", "--out", "fabric.json", "--outlier", "0.8"}
+	doc.Start = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	doc.End = doc.Start.Add(24 * time.Second)
+	const n = 4
+	m := &Mesh{Size: n, Launcher: "slurm", Coordinator: "node1:19514", Tests: []string{"write-lat", "write-bw"},
+		Rounds: 3, Schedule: "round-robin"}
+	for r := range n {
+		host := fmt.Sprintf("node%d", r+1)
+		m.Ranks = append(m.Ranks, MeshRank{Rank: r, State: RankOK, Addr: fmt.Sprintf("10.0.0.%d:40000", r+1),
+			Host: &Host{Hostname: host, Device: &Device{Name: "mlx5_0", Port: 1, GID: fmt.Sprintf("::ffff:10.0.0.%d", r+1), GIDIndex: 3}}})
+	}
+	lat := func(ns float64) Result {
+		rec := NewLatencyRecorder(BasisRTTHalf)
+		for k := range 100 {
+			rec.Record(uint64(2*ns) + uint64(k%5)*20)
+		}
+		return Result{Test: "write-lat", Connection: "RC", Size: 2, Iterations: 100, Latency: rec.Snapshot()}
+	}
+	bw := func(gbps float64) Result {
+		return Result{Test: "write-bw", Connection: "RC", Size: 65536, Iterations: 1000,
+			Bandwidth: NewBandwidth(1000*65536, 1000, time.Duration(float64(1000*65536*8)/gbps))}
+	}
+	round := 0
+	for from := range n {
+		for to := range n {
+			if from == to {
+				continue
+			}
+			round++
+			l := MeshLink{From: from, To: to, Round: (round+1)/2%3 + 1, Start: doc.Start.Add(time.Duration(round) * time.Second)}
+			l.End = l.Start.Add(time.Second)
+			spread := float64((from*n+to)%5) * 0.01 // a link differs from the next by a few percent
+			switch {
+			case from == 3 && to == 1:
+				l.Start, l.End = time.Time{}, time.Time{}
+				l.Error = "rank 3 (node4) was lost: rank at 10.0.0.4:52114 closed the connection (reset)"
+				l.Results = []Result{}
+			case from == 0 && to == 2:
+				l.Results = []Result{lat(4000), bw(23.1)}
+			default:
+				l.Results = []Result{lat(1000 * (1 + spread)), bw(96.5 * (1 - spread))}
+			}
+			m.Links = append(m.Links, l)
+		}
+	}
+	m.BuildMatrices()
+	CheckMesh(m, Limits{}, 0.8)
+	doc.Mesh = m
+	return doc
+}
+
+// bigMeshDoc is the matrices of a mesh of n ranks without the links'
+// results (too large to keep as a file): bandwidth around 95 Gbit/s, the
+// links of rank 7 as a client at half of it, and every link to rank 3
+// failed.
+func bigMeshDoc(n int) *Document {
+	doc := NewDocument()
+	m := &Mesh{Size: n, Coordinator: "node0:19514", Tests: []string{"write-bw"}, Rounds: n - 1, Schedule: "round-robin"}
+	for r := range n {
+		m.Ranks = append(m.Ranks, MeshRank{Rank: r, State: RankOK, Host: &Host{Hostname: fmt.Sprintf("node%d", r)}})
+	}
+	mx := Matrix{Test: "write-bw", Connection: "RC", Size: 65536, Figure: FigGbps, Unit: "Gbit/s", Values: make([][]*float64, n)}
+	for i := range n {
+		mx.Values[i] = make([]*float64, n)
+		for j := range n {
+			if i == j || j == 3 {
+				continue
+			}
+			v := 95 + float64((i*7+j*13)%11)/5
+			if i == 7 {
+				v /= 2
+			}
+			mx.Values[i][j] = &v
+		}
+	}
+	med := 95.0
+	mx.Median = &med
+	m.Matrices = []Matrix{mx}
+	doc.Mesh = m
+	return doc
 }

@@ -22,6 +22,12 @@ var plotPages = []struct {
 	{"duration", []string{"duration.json"}},
 	// Repeated runs without histograms and at one size: nothing to plot.
 	{"repeat", []string{"repeat.json"}},
+	// A mesh of four ranks: its matrices as heatmaps, one link failed,
+	// one an outlier.
+	{"mesh", []string{"mesh.json"}},
+	// A mesh overlaid with a pair's document: the heatmaps of the one,
+	// the charts of the other.
+	{"mesh-overlay", []string{"mesh.json", "duration.json"}},
 }
 
 func plotSources(t *testing.T, files []string) []Source {

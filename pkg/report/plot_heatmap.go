@@ -1,0 +1,556 @@
+package report
+
+import (
+	"bytes"
+	"cmp"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// maxHeatmapRanks is the most ranks a heatmap is drawn for: 512 ranks are
+// 261,632 cells, each with its tooltip, about 20 MB of page per matrix.
+// Larger matrices are listed under the charts instead.
+const maxHeatmapRanks = 512
+
+// heatmapText is the most ranks whose cells have their value written in
+// them; larger matrices have it in each cell's tooltip only.
+const heatmapText = 16
+
+// heatmap is the fabric matrix of one figure of a mesh document: an N×N
+// grid of cells, rows the client rank, columns the server rank.
+type heatmap struct {
+	source string // the document's name
+	multi  bool   // several sources: the caption names this one
+	mx     *Matrix
+	mesh   *Mesh
+	// median is the centre of the colour scale: the matrix's median, or
+	// when the document has none, the median of its values; 0 when no
+	// value is usable.
+	median float64
+}
+
+// cellKind says what a cell of a heatmap shows.
+type cellKind int
+
+const (
+	cellValue  cellKind = iota // a measured figure
+	cellFailed                 // a link that failed (or a value that is no number)
+	cellNone                   // a link that was not scheduled
+)
+
+// heatCell is one cell off the diagonal.
+type heatCell struct {
+	kind  cellKind
+	v     float64
+	bad   float64 // how much worse than the median: v/median (latency), median/v (bandwidth)
+	tip   string
+	gate  bool   // the link failed a gate for this figure
+	text  string // written in the cell (small matrices)
+	color string
+}
+
+// heatmaps are the heatmaps of the mesh documents among the sources, one
+// per matrix, in document order.
+func (p *plotter) heatmaps() []*heatmap {
+	var out []*heatmap
+	for _, s := range p.srcs {
+		m := s.Doc.Mesh
+		if m == nil {
+			continue
+		}
+		if len(m.Matrices) == 0 {
+			p.notes = append(p.notes, fmt.Sprintf("%s: mesh of %d ranks: no link measured a figure, no matrix to draw (%d links failed)",
+				s.Name, m.Size, len(m.FailedLinks())))
+			continue
+		}
+		for i := range m.Matrices {
+			mx := &m.Matrices[i]
+			n := len(mx.Values)
+			if n == 0 {
+				continue
+			}
+			if n > maxHeatmapRanks {
+				p.notes = append(p.notes, fmt.Sprintf("%s: %s %s: %d ranks, more than the %d a heatmap is drawn for (rdmabench report -o csv %s lists every link)",
+					s.Name, mx.Key(), mx.Figure, n, maxHeatmapRanks, s.Name))
+				continue
+			}
+			out = append(out, &heatmap{source: s.Name, multi: len(p.srcs) > 1, mx: mx, mesh: m, median: matrixCentre(mx)})
+		}
+	}
+	return out
+}
+
+// matrixCentre is the median the colours are relative to: the matrix's
+// own, else the median of its positive finite values; 0 when there is none.
+func matrixCentre(mx *Matrix) float64 {
+	if mx.Median != nil && *mx.Median > 0 && !math.IsInf(*mx.Median, 0) {
+		return *mx.Median
+	}
+	var all []float64
+	for _, row := range mx.Values {
+		for _, v := range row {
+			if v != nil && *v > 0 && !math.IsInf(*v, 0) {
+				all = append(all, *v)
+			}
+		}
+	}
+	if len(all) == 0 {
+		return 0
+	}
+	return median(all)
+}
+
+// title is the heatmap's caption: test, figure, unit, median, and the
+// document when several are plotted.
+func (h *heatmap) title() string {
+	what := figureName(h.mx.Figure)
+	if h.mx.Figure.IsLatency() {
+		what += " latency"
+	}
+	s := fmt.Sprintf("%s: %s, %s", h.mx.Key(), what, meshUnit(h.mx.Figure))
+	if h.median > 0 {
+		s += "; median " + h.mx.Figure.Format(h.median)
+	} else {
+		s += "; no link measured"
+	}
+	if h.multi {
+		s += " (" + h.source + ")"
+	}
+	return s
+}
+
+// host is the host name of a rank, "" when the document does not say.
+func (h *heatmap) host(rank int) string {
+	for i := range h.mesh.Ranks {
+		if r := &h.mesh.Ranks[i]; r.Rank == rank && r.Host != nil {
+			return clean(r.Host.Hostname)
+		}
+	}
+	return ""
+}
+
+// cells works out every cell off the diagonal, row by row: cells[i][j] for
+// i != j (the diagonal entries are left zero).
+func (h *heatmap) cells() [][]heatCell {
+	mx, m := h.mx, h.mesh
+	n := len(mx.Values)
+	links := make(map[[2]int]*MeshLink, len(m.Links))
+	for i := range m.Links {
+		l := &m.Links[i]
+		links[[2]int{l.From, l.To}] = l
+	}
+	gates := map[[2]int][]string{}
+	for _, f := range m.Failures {
+		if f.From >= 0 && f.Figure == mx.Figure && f.Test == mx.Test && f.Connection == mx.Connection && f.Size == mx.Size {
+			k := [2]int{f.From, f.To}
+			gates[k] = append(gates[k], f.Kind+" failed: "+clean(f.Message))
+		}
+	}
+	hosts := make([]string, n)
+	for i := range hosts {
+		hosts[i] = h.host(i)
+	}
+	unit := meshUnit(mx.Figure)
+	out := make([][]heatCell, n)
+	for i := range n {
+		out[i] = make([]heatCell, n)
+		row := mx.Values[i]
+		for j := range n {
+			if i == j {
+				continue
+			}
+			var v *float64
+			if j < len(row) {
+				v = row[j]
+			}
+			c := &out[i][j]
+			tip := strconv.Itoa(i) + " → " + strconv.Itoa(j)
+			if hosts[i] != "" || hosts[j] != "" {
+				tip += " (" + orDefault(hosts[i], "?") + " → " + orDefault(hosts[j], "?") + ")"
+			}
+			tip += ": "
+			l := links[[2]int{i, j}]
+			valid := v != nil && !math.IsNaN(*v) && !math.IsInf(*v, 0) && *v >= 0
+			switch {
+			case valid && (l == nil || l.Error == ""):
+				c.kind, c.v = cellValue, *v
+				x := *v
+				if mx.Figure.IsLatency() {
+					x /= 1e3
+				}
+				c.text = cellText(x)
+				tip += figureName(mx.Figure) + " " + mx.Figure.Format(*v)
+				if h.median > 0 {
+					c.bad = *v / h.median
+					if !mx.Figure.IsLatency() {
+						c.bad = h.median / *v // 0 Gbit/s: +Inf, as bad as it gets
+					}
+					tip += ", " + ratioText(*v/h.median) + " the median"
+				}
+				c.color = heatColor(c.bad)
+			case v == nil && l == nil && len(m.Links) > 0:
+				c.kind = cellNone
+				tip += "not measured (not scheduled)"
+			default:
+				c.kind = cellFailed
+				why := ""
+				if l != nil {
+					// The link's own error, else its test's of this key, else
+					// any of its tests'.
+					why = cmp.Or(l.Error, resultError(l, mx.Key()), l.failure())
+					if why == "" && v == nil {
+						why = "no " + figureName(mx.Figure) + " measured"
+					}
+				}
+				switch {
+				case valid:
+					// A figure beside the link's error: say both.
+					why += "; measured " + mx.Figure.Format(*v)
+				case v != nil:
+					why = strings.TrimPrefix(why+"; ", "; ") + fmt.Sprintf("the value %v %s is not a measurement", *v, unit)
+				}
+				tip += "failed"
+				if why != "" {
+					tip += ": " + clean(why)
+				}
+			}
+			if g := gates[[2]int{i, j}]; len(g) > 0 {
+				c.gate = true
+				tip += "; " + strings.Join(g, "; ")
+			}
+			c.tip = tip
+		}
+	}
+	return out
+}
+
+// resultError is the error of a link's result of key k, if any.
+func resultError(l *MeshLink, k Key) string {
+	for i := range l.Results {
+		if r := &l.Results[i]; KeyOf(r) == k && r.Error != "" {
+			return r.Error
+		}
+	}
+	return ""
+}
+
+// cellText writes a value for its cell in three or four figures: "8978",
+// "26.1", "1.23", "0.064".
+func cellText(x float64) string {
+	a := math.Abs(x)
+	switch {
+	case a == 0:
+		return "0"
+	case a >= 100:
+		return strconv.FormatFloat(x, 'f', 0, 64)
+	case a >= 10:
+		return strconv.FormatFloat(x, 'f', 1, 64)
+	case a >= 1:
+		return strconv.FormatFloat(x, 'f', 2, 64)
+	}
+	d := min(1-int(math.Floor(math.Log10(a))), 9)
+	return strconv.FormatFloat(x, 'f', d, 64)
+}
+
+// ratioText writes a ratio to the median: "4×", "1.2×", "25% of".
+func ratioText(r float64) string {
+	switch {
+	case math.IsInf(r, 0) || math.IsNaN(r):
+		return fmt.Sprint(r) + "×"
+	case r == 0:
+		return "0×"
+	case r >= 0.95:
+		return twoFigures(r) + "×"
+	}
+	return twoFigures(100*r) + "% of"
+}
+
+// twoFigures writes x > 0 with two significant figures (all of its whole
+// part), without trailing zeros: "3.8", "1", "0.98", "16", "250".
+func twoFigures(x float64) string {
+	s := strconv.FormatFloat(x, 'f', max(0, 1-int(math.Floor(math.Log10(x)))), 64)
+	if strings.Contains(s, ".") {
+		s = strings.TrimSuffix(strings.TrimRight(s, "0"), ".")
+	}
+	return s
+}
+
+// heatStops is the colour scale, by log2 of how much worse than the median
+// a link is: blue better, a pale grey-blue at the median, then yellow,
+// orange and red to a dark red at 16 times worse. Blue against orange and
+// red stays apart for the common colour-vision deficiencies.
+var heatStops = []struct {
+	at      float64
+	r, g, b uint8
+}{
+	{-1, 0x6b, 0xae, 0xd6},
+	{-0.3, 0xc6, 0xdb, 0xef},
+	{0, 0xea, 0xef, 0xf3},
+	{0.263, 0xfe, 0xe3, 0x91}, // 1.2×
+	{0.585, 0xfe, 0xc4, 0x4f}, // 1.5×
+	{1, 0xf0, 0x7f, 0x26},     // 2×
+	{2, 0xd7, 0x30, 0x1f},     // 4×
+	{4, 0x7f, 0x00, 0x00},     // 16×
+}
+
+// heatLegend are the ratios the legend shows a swatch of.
+var heatLegend = []float64{0.5, 1, 1.2, 1.5, 2, 4, 16}
+
+// heatColor is the colour of a cell bad times worse than the median (0:
+// no median to compare with).
+func heatColor(bad float64) string {
+	if bad == 0 || math.IsNaN(bad) {
+		return "#c9d3dc"
+	}
+	x := math.Log2(bad) // +Inf for infinitely bad: clamped below
+	first, last := heatStops[0], heatStops[len(heatStops)-1]
+	if x <= first.at {
+		return rgb(first.r, first.g, first.b)
+	}
+	if x >= last.at {
+		return rgb(last.r, last.g, last.b)
+	}
+	for k := 1; k < len(heatStops); k++ {
+		a, b := heatStops[k-1], heatStops[k]
+		if x <= b.at {
+			t := (x - a.at) / (b.at - a.at)
+			mix := func(p, q uint8) uint8 { return uint8(math.Round(float64(p) + t*(float64(q)-float64(p)))) }
+			return rgb(mix(a.r, b.r), mix(a.g, b.g), mix(a.b, b.b))
+		}
+	}
+	return rgb(last.r, last.g, last.b)
+}
+
+func rgb(r, g, b uint8) string { return fmt.Sprintf("#%02x%02x%02x", r, g, b) }
+
+// darkColor reports whether white text reads better than black on c.
+func darkColor(c string) bool {
+	v, err := strconv.ParseUint(strings.TrimPrefix(c, "#"), 16, 32)
+	if err != nil {
+		return false
+	}
+	lin := func(x uint64) float64 {
+		f := float64(x&0xff) / 255
+		if f <= 0.04045 {
+			return f / 12.92
+		}
+		return math.Pow((f+0.055)/1.055, 2.4)
+	}
+	l := 0.2126*lin(v>>16) + 0.7152*lin(v>>8) + 0.0722*lin(v)
+	return l < 0.22
+}
+
+// Heatmap geometry, in SVG user units (CSS pixels at the natural size).
+const (
+	heatGrid    = 640 // the grid's side, about
+	heatMaxCell = 56
+	heatMinCell = 2
+	heatFont    = 11 // labels
+)
+
+// labelStep is every how many ranks a row and column gets a label: every
+// one when the cells are tall enough for the text, else every 2, 5, 10,
+// 20, 50, ...
+func labelStep(cell float64) int {
+	for _, s := range []int{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000} {
+		if float64(s)*cell >= heatFont+2 {
+			return s
+		}
+	}
+	return 1000
+}
+
+// writeHeatmap writes heatmap h as a <figure class="chart heatmap">: the
+// grid (no rect on the diagonal), the rank labels, and a legend of the
+// colour scale and the marks. Its data-ranks, data-cells, data-failed and
+// data-gates attributes count what it draws; each cell is a <rect> of <g
+// class="cells"> with its tooltip, class "failed" for a link that failed,
+// "none" for one not scheduled, "gate" for one that failed a gate.
+func writeHeatmap(b *bytes.Buffer, h *heatmap, id int) {
+	mx := h.mx
+	n := len(mx.Values)
+	cells := h.cells()
+	cell := min(heatMaxCell, max(heatMinCell, math.Floor(heatGrid/float64(n)*4)/4))
+	step := labelStep(cell)
+	// Row and column labels: the rank, and its host when every host is short
+	// and every rank has a label.
+	labels := make([]string, n)
+	withHosts := step == 1 && n <= heatmapText
+	for i := range n {
+		if hn := h.host(i); len([]rune(hn)) > 16 || hn == "" {
+			withHosts = false
+		}
+	}
+	longest := 0
+	for i := range n {
+		labels[i] = strconv.Itoa(i)
+		if withHosts {
+			labels[i] += " " + h.host(i)
+		}
+		longest = max(longest, len([]rune(labels[i])))
+	}
+	labelW := math.Ceil(float64(longest)*heatFont*0.62) + 8
+	left, top := 22+labelW, 22+labelW
+	side := cell * float64(n)
+	w, ht := left+side+12, top+side+10
+	var failed, gated, none, values int
+	for i := range n {
+		for j := range n {
+			if i == j {
+				continue
+			}
+			switch cells[i][j].kind {
+			case cellFailed:
+				failed++
+			case cellNone:
+				none++
+			default:
+				values++
+			}
+			if cells[i][j].gate {
+				gated++
+			}
+		}
+	}
+	med := ""
+	if h.median > 0 {
+		med = strconv.FormatFloat(h.median, 'g', -1, 64)
+	}
+	fmt.Fprintf(b, "<figure class=\"chart heatmap\" data-kind=\"%s\" data-source=\"%s\" data-test=\"%s\" data-connection=\"%s\" data-size=\"%d\" data-figure=\"%s\" data-unit=\"%s\" data-median=\"%s\" data-ranks=\"%d\" data-cells=\"%d\" data-failed=\"%d\" data-gates=\"%d\">\n",
+		PlotMeshHeatmap, esc(h.source), esc(mx.Test), esc(mx.Connection), mx.Size, esc(string(mx.Figure)), esc(mx.Unit), med, n, n*n-n, failed, gated)
+	fmt.Fprintf(b, "<figcaption>%s</figcaption>\n", esc(h.title()))
+	fmt.Fprintf(b, "<svg class=\"heatmap\" width=\"%s\" height=\"%s\" viewBox=\"0 0 %s %s\" role=\"img\" aria-label=\"%s\" xmlns=\"http://www.w3.org/2000/svg\">\n",
+		f1(w), f1(ht), f1(w), f1(ht), esc(h.title()))
+	hatch := fmt.Sprintf("hatch%d", id)
+	// Hatching: on cells too small to show stripes, denser, so that a
+	// failed link still reads darker than any measured one near the median.
+	hs, stripe := max(4, min(8, cell/3)), 1.0/3
+	if cell < 8 {
+		stripe = 0.5
+	}
+	fmt.Fprintf(b, "<defs><pattern id=\"%s\" patternUnits=\"userSpaceOnUse\" width=\"%s\" height=\"%s\" patternTransform=\"rotate(45)\"><rect width=\"%s\" height=\"%s\" fill=\"#d4d4d4\"/><rect width=\"%s\" height=\"%s\" fill=\"#6f6f6f\"/></pattern></defs>\n",
+		hatch, f1(hs), f1(hs), f1(hs), f1(hs), f1(max(1, hs*stripe)), f1(hs))
+	// Axis titles.
+	fmt.Fprintf(b, "<g class=\"axis\"><text class=\"label\" x=\"%s\" y=\"13\" text-anchor=\"middle\">server rank (to)</text>", f1(left+side/2))
+	fmt.Fprintf(b, "<text class=\"label\" transform=\"translate(13 %s) rotate(-90)\" text-anchor=\"middle\">client rank (from)</text>", f1(top+side/2))
+	fs := min(heatFont, max(7, float64(step)*cell*0.8))
+	for i := 0; i < n; i += step {
+		c := float64(i)*cell + cell/2
+		fmt.Fprintf(b, "<text x=\"%s\" y=\"%s\" text-anchor=\"end\" font-size=\"%s\">%s</text>", f1(left-5), f1(top+c+fs*0.35), f1(fs), esc(labels[i]))
+		fmt.Fprintf(b, "<text transform=\"translate(%s %s) rotate(-90)\" font-size=\"%s\">%s</text>", f1(left+c+fs*0.35), f1(top-5), f1(fs), esc(labels[i]))
+	}
+	b.WriteString("</g>\n")
+	// The cells: a gap between them when they are large enough to spare one.
+	gap := 0.0
+	if cell >= 8 {
+		gap = 1
+	}
+	text := n <= heatmapText
+	tfs := 0.0
+	if text {
+		longest := len("failed")
+		for i := range n {
+			for j := range n {
+				longest = max(longest, len(cells[i][j].text))
+			}
+		}
+		tfs = min(12, (cell-gap-4)/(0.6*float64(longest)))
+	}
+	cs, gw := f1(cell-gap), max(1, min(2.5, cell/8))
+	fmt.Fprintf(b, "<g class=\"cells\" stroke-width=\"%s\">\n", f1(gw))
+	for i := range n {
+		y := f1(top + float64(i)*cell + gap/2)
+		for j := range n {
+			if i == j {
+				continue
+			}
+			c := &cells[i][j]
+			x := f1(left + float64(j)*cell + gap/2)
+			var cls []string
+			fill := c.color
+			switch c.kind {
+			case cellFailed:
+				cls, fill = append(cls, "failed"), "url(#"+hatch+")"
+			case cellNone:
+				cls, fill = append(cls, "none"), "#ffffff"
+			}
+			if c.gate {
+				cls = append(cls, "gate")
+			}
+			b.WriteString("<rect")
+			if len(cls) > 0 {
+				fmt.Fprintf(b, " class=\"%s\"", strings.Join(cls, " "))
+			}
+			fmt.Fprintf(b, " x=\"%s\" y=\"%s\" width=\"%s\" height=\"%s\" fill=\"%s\"><title>%s</title></rect>", x, y, cs, cs, fill, esc(c.tip))
+			if text {
+				t, cls := c.text, ""
+				switch {
+				case c.kind == cellFailed:
+					t, cls = "failed", " class=\"failed\""
+				case c.kind == cellValue && darkColor(c.color):
+					cls = " class=\"light\""
+				}
+				if t != "" && tfs >= 5 {
+					fmt.Fprintf(b, "<text%s x=\"%s\" y=\"%s\" text-anchor=\"middle\" font-size=\"%s\">%s</text>",
+						cls, f1(left+float64(j)*cell+cell/2), f1(top+float64(i)*cell+cell/2+tfs*0.35), f1(tfs), esc(t))
+				}
+			}
+		}
+		b.WriteByte('\n')
+	}
+	b.WriteString("</g>\n")
+	fmt.Fprintf(b, "<rect class=\"frame\" x=\"%s\" y=\"%s\" width=\"%s\" height=\"%s\"/>\n", f1(left), f1(top), f1(side), f1(side))
+	b.WriteString("</svg>\n")
+	writeHeatLegend(b, h, failed > 0, none > 0, gated > 0)
+	b.WriteString("</figure>\n")
+}
+
+// writeHeatLegend writes what the colours and marks of h mean: which way
+// is bad, a swatch per step of the scale with its value, then failed,
+// unscheduled and gate-failed links when there are any.
+func writeHeatLegend(b *bytes.Buffer, h *heatmap, failed, none, gated bool) {
+	f := h.mx.Figure
+	bad := "high latency is bad: red cells are slower than the median"
+	if !f.IsLatency() {
+		bad = "low " + figureName(f) + " is bad: red cells are below the median"
+	}
+	b.WriteString("<ul class=\"legend heat\">")
+	fmt.Fprintf(b, "<li class=\"direction\">%s; rows ran the client end, columns the server</li>", esc(bad))
+	if h.median > 0 {
+		for k, r := range heatLegend {
+			v := h.median * r
+			if !f.IsLatency() {
+				v = h.median / r
+			}
+			label := f.Format(v)
+			if r != 1 {
+				label += " (" + ratioText(v/h.median) + " the median)"
+			} else {
+				label += " (the median)"
+			}
+			switch {
+			case k == 0 && f.IsLatency():
+				label = "≤ " + label
+			case k == 0:
+				label = "≥ " + label
+			case k == len(heatLegend)-1 && f.IsLatency():
+				label = "≥ " + label
+			case k == len(heatLegend)-1:
+				label = "≤ " + label
+			}
+			fmt.Fprintf(b, "<li><span class=\"box\" style=\"background:%s\"></span>%s</li>", heatColor(r), esc(label))
+		}
+	}
+	if failed {
+		b.WriteString("<li><span class=\"box failed\"></span>failed</li>")
+	}
+	if none {
+		b.WriteString("<li><span class=\"box none\"></span>not measured</li>")
+	}
+	if gated {
+		b.WriteString("<li><span class=\"box gate\"></span>failed a gate (--limit-*, --outlier)</li>")
+	}
+	b.WriteString("</ul>\n")
+}
