@@ -308,14 +308,14 @@ func CheckMesh(m *Mesh, l Limits, outlier float64) []LinkFailure {
 	}
 	g := &MeshGates{OutlierFraction: outlier}
 	for _, lim := range l.list() {
-		if g.Limits == nil {
-			g.Limits = map[string]float64{}
-		}
+		into, v := &g.Limits, lim.value
 		if lim.link > 0 {
-			g.LinkShares = map[string]float64{string(lim.fig): lim.link}
-			continue
+			into, v = &g.LinkShares, lim.link
 		}
-		g.Limits[string(lim.fig)] = lim.value
+		if *into == nil {
+			*into = map[string]float64{}
+		}
+		(*into)[string(lim.fig)] = v
 	}
 	m.Gates = g
 	var fails []LinkFailure

@@ -107,6 +107,11 @@ func TestCheckMesh(t *testing.T) {
 	if len(fails) != 0 {
 		t.Errorf("a message rate every link meets failed: %+v", fails)
 	}
+	// A limit relative to the link is recorded as a share, not as a value.
+	CheckMesh(doc.Mesh, Limits{MinLinkFraction: 0.9, P99: time.Second}, 0)
+	if g := doc.Mesh.Gates; g == nil || g.LinkShares["bw"] != 0.9 || len(g.Limits) != 1 || g.Limits["p99"] != 1e9 {
+		t.Errorf("gates recorded %+v, want the p99 limit and a 0.9 link share", g)
+	}
 }
 
 func TestMeshRender(t *testing.T) {

@@ -123,6 +123,7 @@ func (c *rdmaCheck) waitSends(ctx context.Context, qps []int) error {
 	for _, q := range qps {
 		want[checkWRTag|uint64(q)] = true
 	}
+	// One loop thread: Validate refuses --validate with --threads > 1.
 	return c.poll(ctx, c.e.scqs[0], c.e.spec.IdleTimeout, func(wc verbs.WC) (bool, error) {
 		delete(want, wc.ID) // a timed loop's late completion is passed over
 		return len(want) == 0, nil
