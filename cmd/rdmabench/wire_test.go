@@ -26,11 +26,11 @@ func peerServer(t *testing.T) string {
 }
 
 // runWire runs rdmabench against the peer's server while capturing the
-// RoCE v2 packets between the two hosts, and returns its document and the
-// packets.
+// RoCE v2 packets of its QPs between the two hosts (not rdma_cm's MADs),
+// and returns its document and the packets.
 func runWire(t *testing.T, peer string, args ...string) (*report.Document, []testutil.Packet) {
 	t.Helper()
-	capture := testutil.StartCapture(t, "any", testutil.RoCEv2+" and host "+peer)
+	capture := testutil.StartCapture(t, "any", testutil.RoCEv2QPs+" and host "+peer)
 	args = append(append([]string{}, args...), peer, "-d", testutil.Device(t), "-o", "json")
 	out, stderr, code := cli(t, args...)
 	pkts := capture.Stop()

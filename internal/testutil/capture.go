@@ -60,6 +60,13 @@ func (l *lockedBuffer) String() string {
 // RoCEv2 is the tcpdump filter of RoCE v2 packets.
 const RoCEv2 = "udp port 4791"
 
+// RoCEv2QPs selects the RoCE v2 packets of the QPs a test made (IPv4):
+// not the connection manager's MADs, which go to QP 1 (the BTH's
+// destination QP, bytes 5-7 after the UDP header). The kernel's CM sends
+// those, and its responses (a REP, an MRA under load, a DREP) need not
+// carry the traffic class the QPs were given.
+const RoCEv2QPs = RoCEv2 + " and not (udp[13:2] = 0 and udp[15] = 1)"
+
 // StartCapture starts capturing the packets on the network interface
 // netdev ("any" for every one) that match the tcpdump filter (such as
 // RoCEv2), and returns once tcpdump listens.
@@ -188,7 +195,7 @@ func ParsePackets(out string) []Packet {
 
 func (p Packet) String() string {
 	if p.IPv6 {
-		return fmt.Sprintf("%s.%d > %s.%d class 0x%02x flowlabel 0x%05x hlim %d", p.Src, p.SrcPort, p.Dst, p.DstPort, p.TOS, p.FlowLabel, p.TTL)
+		return fmt.Sprintf("%s.%d > %s.%d class 0x%02x flowlabel 0x%05x hlim %d, %d bytes", p.Src, p.SrcPort, p.Dst, p.DstPort, p.TOS, p.FlowLabel, p.TTL, p.Length)
 	}
-	return fmt.Sprintf("%s.%d > %s.%d tos 0x%02x ttl %d", p.Src, p.SrcPort, p.Dst, p.DstPort, p.TOS, p.TTL)
+	return fmt.Sprintf("%s.%d > %s.%d tos 0x%02x ttl %d, %d bytes", p.Src, p.SrcPort, p.Dst, p.DstPort, p.TOS, p.TTL, p.Length)
 }
