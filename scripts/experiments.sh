@@ -22,7 +22,8 @@
 #   suite      wall time of `rdmabench suite` against a loop of the 8
 #              perftest pairs at perftest's own defaults (as it runs when
 #              nobody counts), ROUNDS rounds (default 7), alternating which
-#              goes first.
+#              goes first; and the precision the suite's tests reached
+#              (their documents are kept as suite-ROUND.json).
 #
 # Where it runs: as scripts/vs-perftest.sh (this host's device when
 # RDMABENCH_TEST_DEVICE names one or Soft-RoCE can be set up here, else the
@@ -69,13 +70,13 @@ out=${out:-out/experiments/$exp}
 # Measuring (where the device is).
 
 port=${RDMABENCH_VS_PORT:-18700}
-gid="" server=""
+gid="" server="" rb="" rb_shared=""
 
 # select_gid: the GID index rdmabench auto-selects on port 1 (both tools get
 # it), and the IPv4 address in it, where perftest's clients connect.
 select_gid() {
 	local sel
-	sel=$("$out/rdmabench" devices -d "$dev" -o json | jq -r '.[0].ports[] | select(.port == 1) | .gid_selection | "\(.index) \(.gid)"')
+	sel=$("$rb" devices -d "$dev" -o json | jq -r '.[0].ports[] | select(.port == 1) | .gid_selection | "\(.index) \(.gid)"')
 	gid=${sel%% *}
 	[[ $gid =~ ^[0-9]+$ ]] || rb_die "no usable GID on $dev port 1 (rdmabench devices -d $dev)"
 	server=${RDMABENCH_VS_SERVER:-}
@@ -131,8 +132,8 @@ fd_table() {
 			((r % 2)) || order="C B A"
 			for x in $order; do
 				case $x in
-				A) echo "$test-$kind-$size $r private $(fd_rdmabench "$out/rdmabench" "$kind" "$test" "$size")" ;;
-				B) echo "$test-$kind-$size $r shared $(fd_rdmabench "$out/rdmabench-shared" "$kind" "$test" "$size")" ;;
+				A) echo "$test-$kind-$size $r private $(fd_rdmabench "$rb" "$kind" "$test" "$size")" ;;
+				B) echo "$test-$kind-$size $r shared $(fd_rdmabench "$rb_shared" "$kind" "$test" "$size")" ;;
 				C) echo "$test-$kind-$size $r perftest $(fd_perftest "$kind" "$test" "$size")" ;;
 				esac
 			done
@@ -155,20 +156,44 @@ perftest_loop() {
 	done
 }
 
+# suite ROUND: rdmabench suite, as a user runs it, keeping its document in
+# $docs (on this machine: see rb_local_copy).
+suite() {
+	"$rb" suite -d "$dev" -x "$gid" --out "$docs/suite-$1.json"
+}
+
 suite_time() {
-	local r
+	local r docs
+	docs=$(mktemp -d "${TMPDIR:-/tmp}/rb-suite.XXXXXX")
 	for ((r = 1; r <= rounds; r++)); do
 		if ((r % 2)); then
 			echo "suite-seconds $r perftest $(seconds perftest_loop)"
-			echo "suite-seconds $r rdmabench $(seconds "$out/rdmabench" suite -d "$dev" -x "$gid")"
+			echo "suite-seconds $r rdmabench $(seconds suite "$r")"
 		else
-			echo "suite-seconds $r rdmabench $(seconds "$out/rdmabench" suite -d "$dev" -x "$gid")"
+			echo "suite-seconds $r rdmabench $(seconds suite "$r")"
 			echo "suite-seconds $r perftest $(seconds perftest_loop)"
 		fi
 	done
+	cp "$docs"/suite-*.json "$out/"
+}
+
+# precision_table: for each test of the suite documents, how many of its
+# runs met the precision asked, and the medians of the half-width reached
+# and of the rounds run.
+precision_table() {
+	echo
+	echo "| test | runs | met ±5% | median half-width | median rounds |"
+	echo "|---|---:|---:|---:|---:|"
+	jq -rs '[.[].results[]] | group_by(.test) | sort_by(.[0].test) | .[] |
+		def median: sort | .[length / 2 | floor];
+		"| \(.[0].test) | \(length) | \(map(select(.precision.met)) | length) | \(map(.precision.half_width_pct // 1e9) | median | . * 10 | round / 10)% | \(map(.precision.rounds) | median) |"' "$out"/suite-*.json
 }
 
 if ((inner)); then
+	rb=$(rb_local_copy "$out/rdmabench") || rb_die "cannot copy $out/rdmabench"
+	if [[ $exp == fd-table ]]; then
+		rb_shared=$(rb_local_copy "$out/rdmabench-shared") || rb_die "cannot copy $out/rdmabench-shared"
+	fi
 	select_gid
 	case $exp in
 	fd-table) fd_table >"$out/rounds.txt" ;;
@@ -200,7 +225,10 @@ esac
 	echo "experiment $exp, $rounds rounds, commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown), $((SECONDS - start)) s"
 	case $exp in
 	fd-table) go run ./internal/tools/ratiostat "$out/rounds.txt" private/shared private/perftest shared/perftest ;;
-	suite) go run ./internal/tools/ratiostat "$out/rounds.txt" rdmabench/perftest ;;
+	suite)
+		go run ./internal/tools/ratiostat "$out/rounds.txt" rdmabench/perftest
+		precision_table
+		;;
 	esac
 } >"$out/table.md"
 cat "$out/table.md"

@@ -574,8 +574,8 @@ time_mode() {
 
 measure() {
 	rb_need jq jq
-	rb=$out/rdmabench
-	[[ -x $rb ]] || rb_die "$rb: not built"
+	[[ -x $out/rdmabench ]] || rb_die "$out/rdmabench: not built"
+	rb=$(rb_local_copy "$out/rdmabench") || rb_die "cannot copy $out/rdmabench"
 	local fifo
 	fifo=$(mktemp -u "${TMPDIR:-/tmp}/vs-perftest-nap.XXXXXX")
 	mkfifo "$fifo"

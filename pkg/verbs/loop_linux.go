@@ -228,6 +228,24 @@ func (lp *Loop) RunBandwidth(untilNs uint64) (done bool, err error) {
 	return r == 1, nil
 }
 
+// RunBandwidthCompleted posts and polls until n WRs completed since
+// ResetCounters, and leaves what it posted beyond them in flight: a warm-up
+// that the measured stream follows without draining the queue. Every QP's
+// target must lie beyond what it takes.
+func (lp *Loop) RunBandwidthCompleted(n uint64) error {
+	if n == 0 {
+		return nil
+	}
+	lp.l.stop_completed = C.uint64_t(n)
+	defer func() { lp.l.stop_completed = 0 }()
+	for {
+		done, err := lp.RunBandwidth(0)
+		if err != nil || done || uint64(lp.l.total_completed) >= n {
+			return err
+		}
+	}
+}
+
 // SetTarget sets every QP's total of work requests to post (cumulative).
 func (lp *Loop) SetTarget(perQP uint64) {
 	qs := unsafe.Slice(lp.l.qps, len(lp.qps))

@@ -721,7 +721,7 @@ int rb_bw_run(struct rb_loop *l, uint64_t until)
 			}
 			__atomic_store_n(&l->last_tick, now, __ATOMIC_RELAXED);
 			l->progress_tick = now;
-			if (until && now >= until)
+			if ((until && now >= until) || (l->stop_completed && l->total_completed >= l->stop_completed))
 				return 0;
 			continue;
 		}

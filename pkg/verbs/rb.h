@@ -157,6 +157,7 @@ struct rb_loop {
 	 * so that rb_loop_snapshot may read them from another thread */
 	uint64_t total_completed;
 	uint64_t total_recv_bytes;
+	uint64_t stop_completed; /* bandwidth sender: rb_bw_run returns 0 once total_completed reaches it (0: never) */
 
 	/* error details */
 	int err;

@@ -171,9 +171,12 @@ type pingLoop interface {
 
 // streamLoop is the sending side of a bandwidth test.
 type streamLoop interface {
-	// warmup sends n messages (per QP) and waits for all of them; they are
-	// not measured.
-	warmup(n int) error
+	// warmup sends n messages (per QP), not measured, and waits for all of
+	// them; when flowing (duration and precision modes: the measured
+	// stream follows at once), it waits for n completions (per QP) and
+	// leaves the rest in flight, so the first interval starts with the
+	// queue as full as every later one.
+	warmup(n int, flowing bool) error
 	// round sends n more measured messages (per QP) and waits until every
 	// one completed.
 	round(n uint64) error
@@ -770,7 +773,7 @@ func (d *driver) measureStream(ctx context.Context, l streamLoop, size int, r *r
 	s := d.spec
 	warm, iters := s.WarmupFor(size), s.ItersFor(size)
 	if warm > 0 {
-		if err := l.warmup(warm); err != nil {
+		if err := l.warmup(warm, s.openEnded()); err != nil {
 			return nil, fmt.Errorf("warm-up: %w", err)
 		}
 	}

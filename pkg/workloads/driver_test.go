@@ -27,7 +27,7 @@ func (failingRunner) close()           {}
 
 type failingStream struct{ err error }
 
-func (failingStream) warmup(int) error                   { return nil }
+func (failingStream) warmup(int, bool) error             { return nil }
 func (f failingStream) round(uint64) error               { return f.err }
 func (failingStream) send(uint64) error                  { return nil }
 func (failingStream) finish() error                      { return nil }

@@ -209,7 +209,7 @@ type fakeStream struct {
 	stopped                  chan struct{}
 }
 
-func (f *fakeStream) warmup(int) error { f.calls.Add(1); return nil }
+func (f *fakeStream) warmup(int, bool) error { f.calls.Add(1); return nil }
 func (f *fakeStream) round(n uint64) error {
 	f.calls.Add(1)
 	if f.fail != nil {
@@ -233,7 +233,7 @@ func TestParallelStream(t *testing.T) {
 	a := &fakeStream{first: 100, last: 900}
 	b := &fakeStream{first: 50, last: 1000}
 	ps := newParallelStream([]streamLoop{a, b}, func() {}, nil, "client", 3)
-	for _, f := range []func() error{func() error { return ps.warmup(1) }, func() error { return ps.round(10) }, ps.end} {
+	for _, f := range []func() error{func() error { return ps.warmup(1, false) }, func() error { return ps.round(10) }, ps.end} {
 		if err := f(); err != nil {
 			t.Fatal(err)
 		}

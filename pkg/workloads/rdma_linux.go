@@ -604,10 +604,11 @@ func (rdmaPing) done() error { return nil }
 
 // rdmaStream is the sender of RDMA bandwidth.
 type rdmaStream struct {
-	l      *verbs.Loop
-	qps    uint64
-	warm   uint64 // per QP
-	target uint64 // measured, per QP
+	l        *verbs.Loop
+	qps      uint64
+	warm     uint64 // per QP
+	warmSent uint64 // the warm-up's completions, all QPs
+	target   uint64 // measured, per QP
 }
 
 // runTo posts until every QP reached target (cumulative, warm-up included)
@@ -631,9 +632,19 @@ func (b *rdmaStream) complete(target uint64) error {
 	}
 }
 
-func (b *rdmaStream) warmup(n int) error {
+func (b *rdmaStream) warmup(n int, flowing bool) error {
 	b.warm = uint64(n)
-	err := b.complete(b.warm)
+	var err error
+	if flowing {
+		b.l.SetTarget(1 << 46)
+		err = b.l.RunBandwidthCompleted(b.warm * b.qps)
+		if errors.Is(err, verbs.ErrTimeout) {
+			err = fmt.Errorf("%w: %w", errPeerSilent, err)
+		}
+	} else {
+		err = b.complete(b.warm)
+	}
+	b.warmSent = b.l.Stats().Completed
 	b.l.ResetCounters()
 	return err
 }
@@ -666,7 +677,7 @@ func (b *rdmaStream) measured() (uint64, uint64, uint64) {
 	return st.Completed, st.FirstNs, st.LastNs
 }
 
-func (b *rdmaStream) sent() uint64 { return b.l.Stats().Completed + b.warm*b.qps }
+func (b *rdmaStream) sent() uint64 { return b.l.Stats().Completed + b.warmSent }
 
 // progress reads the completions so far while the stream runs in another
 // thread (the load of a latency test).

@@ -66,6 +66,10 @@ func TestSpecDefaults(t *testing.T) {
 	if b.ItersFor(2) != 5000 || b.ItersFor(8<<20) != 32 || b.ItersFor(1<<30) != minBWIters {
 		t.Errorf("write-bw sweep iterations: %d, %d, %d", b.ItersFor(2), b.ItersFor(8<<20), b.ItersFor(1<<30))
 	}
+	// A tenth of the iterations, at most 8 MiB of messages, at least 10.
+	if w := []int{b.WarmupFor(2), b.WarmupFor(64 << 10), b.WarmupFor(8 << 20)}; w[0] != 500 || w[1] != 128 || w[2] != 10 {
+		t.Errorf("write-bw sweep warm-up: %v, want [500 128 10]", w)
+	}
 	if in, _ := b.InlineFor(); in != 0 {
 		t.Errorf("write-bw inline %d", in)
 	}

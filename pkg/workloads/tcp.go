@@ -466,7 +466,9 @@ type tcpStream struct {
 	first, last                uint64
 }
 
-func (s *tcpStream) warmup(n int) error {
+// warmup drains what it sent whether flowing or not: the socket's buffers
+// refill in the first microseconds of the stream.
+func (s *tcpStream) warmup(n int, _ bool) error {
 	for k := 0; k < n; k++ {
 		mark := markData
 		if k == n-1 {

@@ -114,8 +114,8 @@ func firstCause(errs []error) error {
 	return first
 }
 
-func (ps *parallelStream) warmup(n int) error {
-	return ps.each(func(l streamLoop) error { return l.warmup(n) })
+func (ps *parallelStream) warmup(n int, flowing bool) error {
+	return ps.each(func(l streamLoop) error { return l.warmup(n, flowing) })
 }
 func (ps *parallelStream) round(n uint64) error {
 	return ps.each(func(l streamLoop) error { return l.round(n) })
