@@ -60,7 +60,7 @@ each link exactly as 'rdmabench TEST HOST' runs, and prints the matrices.
 
 TESTs are any of the test commands (default: write-lat write-bw); the test
 flags work as in suite. Unless -n, -D or --precision says otherwise, each
-test runs until its headline figure is known to 5%, for at most 1 s.
+test runs until its headline figure is known to 5%, for at most 0.5 s.
 
 Exit status at rank 0: 0 when every link was measured and passed its gates;
 1 when a link failed (a rank lost or never registered, a test error: the
