@@ -149,7 +149,7 @@ default_sizes() {
 
 # rows_list: the rows as TEST:SIZE:ITERS, one per line, checked.
 rows_list() {
-	local spec=${RDMABENCH_VS_ROWS:-$all_tests} item test size iters
+	local spec=${RDMABENCH_VS_ROWS:-$all_tests} item test size iters seen=" "
 	local -a items parts
 	IFS=', ' read -r -a items <<<"$spec"
 	for item in "${items[@]}"; do
@@ -169,6 +169,9 @@ rows_list() {
 				esac
 			fi
 			[[ $iters =~ ^[1-9][0-9]*$ ]] || rb_die "rows: iterations of '$item' must be a positive integer"
+			# A row's logs and figures are named by its test and size.
+			[[ $seen == *" $test:$size "* ]] && rb_die "rows: $test at $size B is there twice; run other iterations in a run of their own"
+			seen+="$test:$size "
 			echo "$test:$size:$iters"
 		done
 	done
