@@ -84,10 +84,12 @@ for _ in $(seq 1 100); do
 	sleep 0.1
 done
 
-# levels NAME: wait until the server is idle (no test, no connection), then
-# print "NAME verbs=N rdma=N fds=N goroutines=N rss_kib=N".
+# levels NAME: wait until the server is idle (no connection, and no verbs
+# objects, or the same count for 2 s: a test is still being torn down
+# until then), then print "NAME verbs=N rdma=N fds=N goroutines=N
+# rss_kib=N"; objects still there are listed in the log.
 levels() {
-	local name=$1 i line n rdma_n fds rss t0=$SECONDS
+	local name=$1 i line n rdma_n fds rss t0=$SECONDS seen="" same=0
 	for i in $(seq 1 150); do
 		n=$(grep -c 'stats goroutines=' "$out/serve.log" || true)
 		kill -USR1 "$server"
@@ -101,12 +103,18 @@ levels() {
 		for kind in ctx pd mr cq qp; do
 			rdma_n=$((rdma_n + $(rdma resource show "$kind" 2>/dev/null | grep -c " pid $server " || true)))
 		done
-		if [[ $line == *verbs_objects=0* ]] && ((rdma_n == 0)) &&
-			! ss -Htn state established "( sport = :$port )" | grep -q .; then
-			break
+		if ! ss -Htn state established "( sport = :$port )" | grep -q .; then
+			[[ $line == *verbs_objects=0* ]] && ((rdma_n == 0)) && break
+			[[ "${line##*verbs_objects=}/$rdma_n" == "$seen" ]] && same=$((same + 1)) || same=0
+			seen="${line##*verbs_objects=}/$rdma_n"
+			((same >= 10)) && break
 		fi
-		sleep 0.2 # a test is still being torn down
+		sleep 0.2
 	done
+	if ((rdma_n > 0)); then
+		rb_log "levels $name: the server still holds verbs objects:"
+		rdma resource show 2>/dev/null | grep " pid $server " >&2 || true
+	fi
 	fds=$(find "/proc/$server/fd" -mindepth 1 -maxdepth 1 | wc -l)
 	rss=$(awk '/^VmRSS:/ {print $2}' "/proc/$server/status")
 	local g v

@@ -182,7 +182,10 @@ type streamLoop interface {
 	round(n uint64) error
 	// send sends until the clock passes until (duration mode).
 	send(until uint64) error
-	// finish sends no more (duration mode) and waits for what is in flight.
+	// finish sends no more (duration mode) and waits for what is in flight;
+	// whether that counts as measured is the stream's to say (TCP: yes, the
+	// ack of the last byte ends the measured period; RDMA: no, the
+	// completions reaped after the stop end nothing that was timed).
 	finish() error
 	// end tells the receiver the stream is over, after the last round.
 	end() error
@@ -819,7 +822,7 @@ func (d *driver) measureStream(ctx context.Context, l streamLoop, size int, r *r
 			return nil, err
 		}
 		if msgs, _, last := l.measured(); msgs > prev {
-			closeInterval(max(last, ivStart), msgs) // what was in flight at the end
+			closeInterval(max(last, ivStart), msgs) // the rest of the duration, or TCP's last ack
 		}
 		r.Precision = p.result()
 	} else {

@@ -609,6 +609,13 @@ type rdmaStream struct {
 	warm     uint64 // per QP
 	warmSent uint64 // the warm-up's completions, all QPs
 	target   uint64 // measured, per QP
+	// atStop is what was measured when finish stopped the posting. What
+	// it then reaps is sent, not measured: on Soft-RoCE a post does its
+	// transmission inside the system call, so the completions of the last
+	// queue's worth wait, already done, and come as one burst, which would
+	// add that many messages in no time (and the warm-up's, reaped in the
+	// first round, stand for them).
+	atStop *verbs.LoopStats
 }
 
 // runTo posts until every QP reached target (cumulative, warm-up included)
@@ -660,6 +667,8 @@ func (b *rdmaStream) send(until uint64) error {
 }
 
 func (b *rdmaStream) finish() error {
+	st := b.l.Stats()
+	b.atStop = &st
 	b.l.FinishBandwidth()
 	for {
 		done, err := b.l.RunBandwidth(0)
@@ -674,6 +683,9 @@ func (b *rdmaStream) end() error { return nil }
 
 func (b *rdmaStream) measured() (uint64, uint64, uint64) {
 	st := b.l.Stats()
+	if b.atStop != nil {
+		st = *b.atStop
+	}
 	return st.Completed, st.FirstNs, st.LastNs
 }
 
