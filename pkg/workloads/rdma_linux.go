@@ -465,7 +465,7 @@ func (e *rdmaRunner) responder(st *stage, l *verbs.Loop) {
 		if errors.Is(err, verbs.ErrAborted) {
 			err = nil // settled or aborted: the driver knows which
 		}
-		return e.loopErr(err)
+		return silentPeer(err)
 	}
 	st.settle = func(peerOK bool, _ uint64, _ []uint64) {
 		if !peerOK || e.spec.openEnded() {
@@ -482,7 +482,7 @@ func (e *rdmaRunner) receiver(st *stage, loops []*verbs.Loop) {
 	for _, l := range loops {
 		st.passives = append(st.passives, func() error {
 			_, err := l.RunReceiver(0)
-			return e.loopErr(err)
+			return silentPeer(err)
 		})
 	}
 	st.settle = func(peerOK bool, peerSent uint64, perThread []uint64) {
@@ -517,8 +517,8 @@ func (e *rdmaRunner) receiver(st *stage, loops []*verbs.Loop) {
 	}
 }
 
-// loopErr marks a loop's idle timeout as the peer's silence.
-func (e *rdmaRunner) loopErr(err error) error {
+// silentPeer marks a loop's idle timeout as the peer's silence.
+func silentPeer(err error) error {
 	if errors.Is(err, verbs.ErrTimeout) {
 		return fmt.Errorf("%w: %w", errPeerSilent, err)
 	}
@@ -594,13 +594,14 @@ type rdmaPing struct{ l *verbs.Loop }
 
 func (p rdmaPing) ping(samples []uint64, until uint64) (int, int, error) {
 	n, valid, err := p.l.RunLatencyUntil(samples, until)
-	if errors.Is(err, verbs.ErrTimeout) {
-		err = fmt.Errorf("%w: %w", errPeerSilent, err)
-	}
-	return n, valid, err
+	return n, valid, silentPeer(err)
 }
 
 func (rdmaPing) done() error { return nil }
+
+// unbounded is a stream's target when the clock or a count of completions,
+// not the number of messages, ends it.
+const unbounded = 1 << 46
 
 // rdmaStream is the sender of RDMA bandwidth.
 type rdmaStream struct {
@@ -623,10 +624,7 @@ type rdmaStream struct {
 func (b *rdmaStream) runTo(target, until uint64) (bool, error) {
 	b.l.SetTarget(target)
 	done, err := b.l.RunBandwidth(until)
-	if errors.Is(err, verbs.ErrTimeout) {
-		err = fmt.Errorf("%w: %w", errPeerSilent, err)
-	}
-	return done, err
+	return done, silentPeer(err)
 }
 
 // complete posts until every QP reached target; a Stop ends it.
@@ -643,11 +641,8 @@ func (b *rdmaStream) warmup(n int, flowing bool) error {
 	b.warm = uint64(n)
 	var err error
 	if flowing {
-		b.l.SetTarget(1 << 46)
-		err = b.l.RunBandwidthCompleted(b.warm * b.qps)
-		if errors.Is(err, verbs.ErrTimeout) {
-			err = fmt.Errorf("%w: %w", errPeerSilent, err)
-		}
+		b.l.SetTarget(unbounded)
+		err = silentPeer(b.l.RunBandwidthCompleted(b.warm * b.qps))
 	} else {
 		err = b.complete(b.warm)
 	}
@@ -662,7 +657,7 @@ func (b *rdmaStream) round(n uint64) error {
 }
 
 func (b *rdmaStream) send(until uint64) error {
-	_, err := b.runTo(1<<46, until)
+	_, err := b.runTo(unbounded, until)
 	return err
 }
 
@@ -673,7 +668,7 @@ func (b *rdmaStream) finish() error {
 	for {
 		done, err := b.l.RunBandwidth(0)
 		if err != nil || done {
-			return err
+			return silentPeer(err)
 		}
 	}
 }
