@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -28,7 +29,7 @@ var meshNotFlags = map[string]string{
 	"port":        "each rank's test server listens on a free port (--listen), and the ranks meet at --coordinator",
 	"loopback":    "a mesh measures between ranks",
 	"server-dev":  "each rank's server uses its own -d",
-	"json-stream": "rank 0 writes one document (--out is rewritten after every link)",
+	"json-stream": "with --out, rank 0 writes every link's results as it ends to FILE's link stream (FILE.links.ndjson)",
 }
 
 func newMeshCmd(args []string) *cobra.Command {
@@ -165,7 +166,7 @@ register or lose it.`,
 		case "output":
 			fl.Usage = "rank 0's output format: " + strings.Join(report.MeshFormats, ", ")
 		case "out":
-			fl.Usage = "rank 0 also writes the document to FILE, atomically, after every link (marked partial until the end); .txt table, .md, .csv, else JSON"
+			fl.Usage = "rank 0 also writes the summary to FILE at the end (.txt table, .md, .csv, else JSON), and every link's full results as it ends to the link stream beside it, FILE.links.ndjson (never rewritten: a rank 0 killed leaves every finished link there; 'rdmabench report' reads it)"
 		}
 		cmd.Flags().AddFlag(fl)
 		if meshNotFlags[fl.Name] != "" {
@@ -227,6 +228,12 @@ func meshFlagsApply(fs *pflag.FlagSet, tests []workloads.TestInfo) error {
 	return err
 }
 
+// linksPath is where the link stream of the summary at out goes: beside
+// it, fabric.json's as fabric.links.ndjson.
+func linksPath(out string) string {
+	return strings.TrimSuffix(out, filepath.Ext(out)) + ".links.ndjson"
+}
+
 func readPairs(path string, n int) ([]mesh.Link, error) {
 	file, err := os.Open(path)
 	if err != nil {
@@ -242,8 +249,14 @@ func runMeshRank0(cmd *cobra.Command, f *benchFlags, cfg mesh.Config) error {
 	stderr := cmd.ErrOrStderr()
 	bar := newMeshProgress(stderr, f)
 	cfg.Progress = bar.update
+	var links *os.File
 	if f.outFile != "" {
-		cfg.Checkpoint = func(doc *report.Document) error { return f.writeFile(doc) }
+		var err error
+		if links, err = os.Create(linksPath(f.outFile)); err != nil {
+			return fmt.Errorf("mesh: the link stream: %w", err)
+		}
+		defer links.Close()
+		cfg.Stream = func(e report.Event) error { return report.WriteEvent(links, e) }
 	}
 	doc, err := mesh.Run(cmd.Context(), cfg)
 	bar.finish()
@@ -252,6 +265,12 @@ func runMeshRank0(cmd *cobra.Command, f *benchFlags, cfg mesh.Config) error {
 	}
 	if doc == nil {
 		return err
+	}
+	if links != nil {
+		if cerr := links.Close(); cerr != nil {
+			fmt.Fprintf(stderr, "rdmabench mesh: the link stream %s: %v\n", links.Name(), cerr)
+		}
+		doc.Mesh.LinksFile = filepath.Base(links.Name())
 	}
 	if err := report.Write(cmd.OutOrStdout(), f.output, doc); err != nil {
 		return err
@@ -281,7 +300,7 @@ func runMeshRank0(cmd *cobra.Command, f *benchFlags, cfg mesh.Config) error {
 }
 
 // meshLog passes rank 0's lines about ranks lost or never registered (and
-// a failed checkpoint) to stderr, not the others: one line per rank and
+// a failed write of the link stream) to stderr, not the others: one line per rank and
 // per test served is too much at scale (--verbose shows them).
 type meshLog struct {
 	mu sync.Mutex
@@ -291,7 +310,7 @@ type meshLog struct {
 func (l *meshLog) Write(p []byte) (int, error) {
 	line := string(p)
 	if !strings.HasPrefix(line, "rdmabench mesh: ") ||
-		!(strings.Contains(line, " lost: ") || strings.Contains(line, "did not register") || strings.Contains(line, "checkpoint")) {
+		!(strings.Contains(line, " lost: ") || strings.Contains(line, "did not register") || strings.Contains(line, "link stream")) {
 		return len(p), nil
 	}
 	l.mu.Lock()

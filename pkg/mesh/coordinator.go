@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -58,7 +59,11 @@ type coordinator struct {
 	ending  bool          // the mesh is over: members closing are not lost
 	selfIP  string        // rank 0's address, as the ranks reached it
 	doc     *report.Document
-	links   []report.MeshLink
+	// streamFailed: a write to the link stream failed; no more are made.
+	streamFailed bool
+	// summary keeps each link's figures, errors and gate failures as it
+	// ends; its full results go to the link stream only.
+	summary *report.MeshBuilder
 }
 
 // coordinate is rank 0's part: the coordinator, then every round, then
@@ -130,6 +135,10 @@ func coordinate(ctx context.Context, cfg *Config, plan *workloads.Run, self regi
 	m := &report.Mesh{Size: n, Launcher: cfg.Launch.Launcher, Coordinator: cfg.Coordinator, Tests: cfg.Request.Tests,
 		Rounds: len(sched), Schedule: kind}
 	c.doc.Mesh = m
+	c.summary = report.NewMeshBuilder(cfg.Request.Tests, cfg.Limits, cfg.Outlier)
+	c.mu.Lock()
+	c.stream(report.Event{Event: report.EventStart, Document: c.header()})
+	c.mu.Unlock()
 	total := sched.Links()
 	prog := Progress{Rounds: len(sched), Links: total, Ranks: n - missing, Started: true}
 	c.progress(prog)
@@ -143,14 +152,14 @@ func coordinate(ctx context.Context, cfg *Config, plan *workloads.Run, self regi
 				for _, l := range p.Links {
 					ml := c.runLink(ctx, r+1, l)
 					c.mu.Lock()
-					c.links = append(c.links, ml)
+					c.stream(report.Event{Event: report.EventLink, Link: &ml})
+					c.summary.Add(&ml)
 					prog.Done++
 					if ml.Error != "" {
 						prog.Failed++
 					}
 					pr := prog
 					pr.Link = &ml
-					c.checkpoint()
 					c.mu.Unlock()
 					c.progress(pr)
 				}
@@ -322,35 +331,36 @@ func (c *coordinator) runLink(ctx context.Context, round int, l Link) report.Mes
 	return ml
 }
 
-// checkpoint hands the document so far to the Checkpoint; c.mu is held.
-func (c *coordinator) checkpoint() {
-	if c.cfg.Checkpoint == nil {
+// stream hands an event to the link stream, if any; c.mu is held, so
+// that the events are written one at a time, in order.
+func (c *coordinator) stream(e report.Event) {
+	if c.cfg.Stream == nil || c.streamFailed {
 		return
 	}
-	doc := c.snapshot()
-	doc.End = time.Now().UTC()
-	if err := c.cfg.Checkpoint(doc); err != nil {
-		logf(c.cfg.Log, "checkpoint: %v", err)
+	if err := c.cfg.Stream(e); err != nil {
+		// The summary still gets every link; the stream is not written
+		// again, so that it holds no gap.
+		c.streamFailed = true
+		logf(c.cfg.Log, "link stream: %v: the links from %d on are only in the summary", err, c.summary.Links()+1)
 	}
 }
 
-// snapshot is the document with the links so far; c.mu is held.
-func (c *coordinator) snapshot() *report.Document {
+// header is the document without links or matrices: the run's facts, the
+// mesh's schedule and its ranks as they are now; c.mu is held.
+func (c *coordinator) header() *report.Document {
 	d := *c.doc
 	m := *c.doc.Mesh
-	m.Ranks = append([]report.MeshRank(nil), c.ranks...)
-	m.Links = append([]report.MeshLink(nil), c.links...)
-	m.BuildMatrices()
-	report.CheckMesh(&m, c.cfg.Limits, c.cfg.Outlier)
+	m.Ranks = slices.Clone(c.ranks)
 	d.Mesh = &m
 	return &d
 }
 
-// finish completes the document.
+// finish completes the document: the summary of every link, and the end
+// of the link stream.
 func (c *coordinator) finish(ctx context.Context) *report.Document {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	doc := c.snapshot()
+	doc := c.header()
 	doc.Partial = false
 	doc.End = time.Now().UTC()
 	if h := c.ranks[0].Host; h != nil {
@@ -362,8 +372,14 @@ func (c *coordinator) finish(ctx context.Context) *report.Document {
 			doc.Error = cause.Error()
 		}
 	}
+	c.summary.Fill(doc.Mesh)
 	if failed := len(doc.Mesh.FailedLinks()); failed > 0 && doc.Error == "" {
 		doc.Error = fmt.Sprintf("%d of %d links failed", failed, len(doc.Mesh.Links))
 	}
+	end := *doc
+	m := *doc.Mesh
+	m.Links, m.Matrices = nil, nil
+	end.Mesh = &m
+	c.stream(report.Event{Event: report.EventEnd, Document: &end})
 	return doc
 }

@@ -8,8 +8,11 @@
 // the links of a --pairs file) and gives each link to the rank at its
 // client end, which runs the tests against the other's server exactly as
 // `rdmabench TEST HOST` does (workloads.NewRun and Execute). Rank 0 merges
-// every link into one document: the N×N matrix per figure with every
-// link's full results, and the per-link gates.
+// every link into one summary: the N×N matrix per figure, each link's
+// errors and the per-link gates; each link's full results go, as it ends,
+// to the link stream (Config.Stream), so that rank 0's memory and the
+// summary are linear in the links and a rank 0 killed at any point leaves
+// every finished link on disk.
 //
 // Faults: a rank that never registers, or dies or goes silent, fails the
 // links it is part of; the rest of the matrix completes. Every wait has a
@@ -72,8 +75,14 @@ type Config struct {
 	Limits   report.Limits
 	Outlier  float64
 	Progress func(Progress)
-	// Checkpoint gets the document, marked partial, after every link.
-	Checkpoint func(*report.Document) error
+	// Stream, when set, gets rank 0's link stream as it goes: the start
+	// event (the run's facts and the ranks), each link's event as it ends,
+	// with its full results, and the end event. Rank 0 keeps of each link
+	// only its figures, errors and gate failures (the summary that Run
+	// returns), so the stream is where the links' full results are kept.
+	// A Stream that fails is not called again (the summary still has
+	// every link).
+	Stream func(report.Event) error
 	// Log gets a line per rank event (registered, lost) on every rank.
 	Log io.Writer
 }

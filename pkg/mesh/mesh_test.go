@@ -3,6 +3,7 @@ package mesh
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net"
 	"strconv"
 	"strings"
@@ -46,6 +47,15 @@ type meshRun struct {
 // run runs the mesh and returns rank 0's document and every rank's error.
 func (m meshRun) run(t *testing.T) (*report.Document, map[int]error) {
 	t.Helper()
+	doc, errs, _ := m.runStream(t)
+	return doc, errs
+}
+
+// runStream is run, also returning the links of rank 0's link stream, with
+// their results; it checks that the stream, read back, makes the same
+// summary as rank 0's.
+func (m meshRun) runStream(t *testing.T) (*report.Document, map[int]error, []report.MeshLink) {
+	t.Helper()
 	if m.start == nil {
 		for r := range m.n {
 			m.start = append(m.start, r)
@@ -65,6 +75,7 @@ func (m meshRun) run(t *testing.T) (*report.Document, map[int]error) {
 	var mu sync.Mutex
 	errs := map[int]error{}
 	var doc *report.Document
+	var stream bytes.Buffer
 	var wg sync.WaitGroup
 	for _, r := range m.start {
 		cfg := Config{
@@ -83,6 +94,9 @@ func (m meshRun) run(t *testing.T) (*report.Document, map[int]error) {
 		}
 		if cfg.RegisterTimeout == 0 {
 			cfg.RegisterTimeout = 20 * time.Second
+		}
+		if r == 0 {
+			cfg.Stream = func(e report.Event) error { return report.WriteEvent(&stream, e) }
 		}
 		if r == 0 && m.progress != nil {
 			cfg.Progress = func(p Progress) {
@@ -112,7 +126,50 @@ func (m meshRun) run(t *testing.T) (*report.Document, map[int]error) {
 	if err := schema.Validate(js.Bytes()); err != nil {
 		t.Errorf("the mesh document does not follow the schema: %v", err)
 	}
-	return doc, errs
+	return doc, errs, checkStream(t, doc, stream.Bytes())
+}
+
+// checkStream reads a link stream back and checks that it makes rank 0's
+// summary; it returns the stream's links.
+func checkStream(t *testing.T, doc *report.Document, stream []byte) []report.MeshLink {
+	t.Helper()
+	var links []report.MeshLink
+	for line := range bytes.Lines(stream) {
+		var e report.Event
+		if err := json.Unmarshal(line, &e); err != nil {
+			t.Fatalf("link stream: %v: %s", err, line)
+		}
+		if e.Event == report.EventLink {
+			links = append(links, *e.Link)
+		}
+	}
+	back, err := report.ReadNamed(bytes.NewReader(stream), "the link stream")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Partial || len(back.Warnings) != len(doc.Warnings) {
+		t.Errorf("the stream read back: partial %v, warnings %q", back.Partial, back.Warnings)
+	}
+	for _, x := range []struct {
+		what      string
+		got, want any
+	}{
+		{"links", back.Mesh.Links, doc.Mesh.Links},
+		{"matrices", back.Mesh.Matrices, doc.Mesh.Matrices},
+		{"failures", back.Mesh.Failures, doc.Mesh.Failures},
+		{"ranks", back.Mesh.Ranks, doc.Mesh.Ranks},
+		{"error", back.Error, doc.Error},
+	} {
+		g, _ := json.Marshal(x.got)
+		w, _ := json.Marshal(x.want)
+		if !bytes.Equal(g, w) {
+			t.Errorf("the stream read back: %s differ:\n%s\nrank 0's:\n%s", x.what, g, w)
+		}
+	}
+	if len(links) != len(doc.Mesh.Links) {
+		t.Errorf("the stream has %d links, the summary %d", len(links), len(doc.Mesh.Links))
+	}
+	return links
 }
 
 func linkOf(t *testing.T, m *report.Mesh, from, to int) *report.MeshLink {
@@ -127,7 +184,7 @@ func linkOf(t *testing.T, m *report.Mesh, from, to int) *report.MeshLink {
 }
 
 func TestMeshAllPairs(t *testing.T) {
-	doc, errs := meshRun{n: 4}.run(t)
+	doc, errs, links := meshRun{n: 4}.runStream(t)
 	for r, err := range errs {
 		if err != nil {
 			t.Errorf("rank %d: %v", r, err)
@@ -138,6 +195,11 @@ func TestMeshAllPairs(t *testing.T) {
 		t.Fatalf("rounds %d, links %d, failed %v, error %q", m.Rounds, len(m.Links), m.FailedLinks(), doc.Error)
 	}
 	for _, l := range m.Links {
+		if len(l.Results) != 0 {
+			t.Errorf("link %d -> %d: the summary holds %d results", l.From, l.To, len(l.Results))
+		}
+	}
+	for _, l := range links {
 		if len(l.Results) != 2 || l.Results[0].Test != "tcp-lat" || l.Results[1].Test != "tcp-bw" {
 			t.Errorf("link %d -> %d: %+v", l.From, l.To, l.Results)
 		}
@@ -292,7 +354,7 @@ func TestMeshWrongToken(t *testing.T) {
 func TestMeshRDMA(t *testing.T) {
 	testutil.NoLeaks(t)
 	dev := testutil.Device(t)
-	doc, errs := meshRun{n: 3, tests: []string{"write-lat", "write-bw"}, device: dev}.run(t)
+	doc, errs, links := meshRun{n: 3, tests: []string{"write-lat", "write-bw"}, device: dev}.runStream(t)
 	for r, err := range errs {
 		if err != nil {
 			t.Errorf("rank %d: %v", r, err)
@@ -302,7 +364,7 @@ func TestMeshRDMA(t *testing.T) {
 	if len(m.Links) != 6 || len(m.FailedLinks()) != 0 {
 		t.Fatalf("%d links, failed: %+v", len(m.Links), m.FailedLinks())
 	}
-	for _, l := range m.Links {
+	for _, l := range links {
 		for _, r := range l.Results {
 			if r.Effective == nil || r.Effective.QPTimeout != 14 || r.Effective.PathMTU == 0 {
 				t.Errorf("link %d -> %d %s: effective %+v", l.From, l.To, r.Test, r.Effective)

@@ -99,11 +99,22 @@ func ReadFile(path string) (*Document, error) {
 	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
 		size = fi.Size()
 	}
-	return readJSON(f, "read "+path, size)
+	return readDocument(f, "read "+path, size)
 }
 
 // ReadNamed is ReadJSON for an input known by name (a file name, "standard
 // input"): its errors start "read NAME: ".
 func ReadNamed(r io.Reader, name string) (*Document, error) {
-	return readJSON(r, "read "+name, -1)
+	return readDocument(r, "read "+name, -1)
+}
+
+// readDocument reads a results document, or an event stream (a mesh's
+// link stream, a run's --json-stream) as the document it makes. A stream
+// is read line by line, with a limit per line rather than on the whole.
+func readDocument(r io.Reader, what string, size int64) (*Document, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	if isEventStream(br) {
+		return readEventStream(br, what)
+	}
+	return readJSON(br, what, size)
 }

@@ -15,6 +15,9 @@ import (
 // panics and its errors say what they read; a document it accepts renders
 // in every format, plots and compares without a panic (renderAll), and
 // reads back the same once written.
+// streamStart is the first line of a two-rank mesh's link stream.
+const streamStart = `{"event":"start","time":"2026-01-02T03:04:05Z","document":{"schema":"rdmabench/result/v1","results":[],"mesh":{"size":2,"coordinator":"a:1","tests":["tcp-lat"],"rounds":1,"schedule":"round-robin","ranks":[{"rank":0,"state":"ok"},{"rank":1,"state":"ok"}],"links":null,"matrices":null}}}`
+
 func FuzzReadJSON(f *testing.F) {
 	files, _ := filepath.Glob("testdata/*.json")
 	for _, name := range files {
@@ -33,6 +36,10 @@ func FuzzReadJSON(f *testing.F) {
 		`{"schema":"rdmabench/result/v2"}`, `[]`, `NaN`, "\x00", `{"schema":`,
 		`{"schema": "rdmabench/result/v1", "results": [{"test": "write-bw", "run": 2, "total": {"bw_gbps": 1}}, {"test": "write-bw", "run": 1, "error": "x"}]}`,
 		`{"schema": "rdmabench/result/v1", "results": [{"latency": {"histogram": "HISTFAAAACB4nJNpmSzMwMDAxQABzFCaEUzOmNZg/wEi0NQFAC7aAw4="}}]}`,
+		streamStart + "\n" + `{"event":"link","link":{"from":0,"to":1,"round":1,"start":"0001-01-01T00:00:00Z","end":"0001-01-01T00:00:00Z","results":[{"test":"tcp-lat","size":64,"latency":{"basis":"rtt_half","count":1,"p50_ns":5}}]}}` + "\n",
+		streamStart + "\n" + `{"event":"link","link":{"from":7,"to":-1,"round":1,"results":[{"test":"tcp-bw","size":64,"bandwidth":{"bw_gbps":1}}]}}` + "\n" + `{"event":"end"}`,
+		streamStart + "\n" + `{"event":"link","link":{"from":0,"to":1,"res`,
+		`{"event":"link"}`, `{"event":"start","document":{"schema":"rdmabench/result/v1"}}` + "\n" + `{"event":"result","result":{"test":"x","size":-1}}`,
 	} {
 		f.Add([]byte(s))
 	}

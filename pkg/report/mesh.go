@@ -32,7 +32,13 @@ type Mesh struct {
 	// both directions) or "pairs-file".
 	Schedule string     `json:"schedule"`
 	Ranks    []MeshRank `json:"ranks"`
-	Links    []MeshLink `json:"links"`
+	// Links are every scheduled link, in the order they ended, without
+	// their results (see LinksFile).
+	Links []MeshLink `json:"links"`
+	// LinksFile names the link stream written beside this document, as it
+	// went: newline-delimited JSON events (see Event), one "link" event
+	// per link with its full results. Relative to this document's folder.
+	LinksFile string `json:"links_file,omitempty"`
 	// Matrices are, per test, connection, size and headline figure (p50
 	// and p99 of latency tests, Gbit/s of bandwidth tests), the figure of
 	// every link.
@@ -71,6 +77,17 @@ type MeshRank struct {
 	Clocks map[string]Clock `json:"clocks,omitempty"`
 }
 
+// ResultError is the error of one test and size of a link.
+type ResultError struct {
+	Test       string `json:"test"`
+	Connection string `json:"connection,omitempty"`
+	Size       int    `json:"size"`
+	Error      string `json:"error"`
+}
+
+// Key is the test, connection and size of the result that failed.
+func (e *ResultError) Key() Key { return Key{Test: e.Test, Connection: e.Connection, Size: e.Size} }
+
 // MeshDevice is an RDMA device and port of a rank, as it registered it.
 type MeshDevice struct {
 	Name      string    `json:"name"`
@@ -97,9 +114,15 @@ type MeshLink struct {
 	// Start and End bound the link's tests; zero when it never ran.
 	Start time.Time `json:"start"`
 	End   time.Time `json:"end"`
-	// Results are the link's, as `rdmabench TEST HOST` records them.
-	Results  []Result `json:"results"`
-	Warnings []string `json:"warnings,omitempty"`
+	// Results are the link's, as `rdmabench TEST HOST` records them: in
+	// the link's record of the mesh's link stream (and in a mesh document
+	// of an earlier version), not in the summary, whose matrices hold the
+	// link's figures.
+	Results []Result `json:"results,omitempty"`
+	// ResultErrors are the errors of the link's results that failed, in
+	// the summary.
+	ResultErrors []ResultError `json:"result_errors,omitempty"`
+	Warnings     []string      `json:"warnings,omitempty"`
 	// Error says why the link failed: a test's error, or a rank lost or
 	// never registered (then Results is empty).
 	Error string `json:"error,omitempty"`
@@ -171,7 +194,7 @@ func (m *Mesh) FailedLinks() []MeshLink {
 	return out
 }
 
-// LinkError returns the first error of a link: its own, else the first of
+// failure returns the first error of a link: its own, else the first of
 // its results'.
 func (l *MeshLink) failure() string {
 	if l.Error != "" {
@@ -181,6 +204,9 @@ func (l *MeshLink) failure() string {
 		if r.Error != "" {
 			return r.Error
 		}
+	}
+	for _, e := range l.ResultErrors {
+		return e.Error
 	}
 	return ""
 }
@@ -227,63 +253,165 @@ func linkFigure(l *MeshLink, k Key, f Figure) (float64, bool) {
 	return 0, false
 }
 
-// BuildMatrices fills m.Matrices from the links: one matrix per test,
-// connection, size and figure found in any link's results, in the order of
-// m.Tests, then size.
+// BuildMatrices fills m.Matrices from the links' results: one matrix per
+// test, connection, size and figure found in any link's results, in the
+// order of m.Tests, then size.
 func (m *Mesh) BuildMatrices() {
-	type mk struct {
-		Key
-		fig Figure
+	b := NewMeshBuilder(m.Tests, Limits{}, 0)
+	for i := range m.Links {
+		b.Add(&m.Links[i])
 	}
-	var keys []mk
-	seen := map[mk]bool{}
-	for _, l := range m.Links {
-		for i := range l.Results {
-			r := &l.Results[i]
-			for _, f := range matrixFigures(r) {
-				k := mk{KeyOf(r), f}
-				if !seen[k] {
-					seen[k] = true
-					keys = append(keys, k)
-				}
+	m.Matrices = b.matrices(max(m.Size, len(m.Ranks)))
+}
+
+// CheckMesh applies the per-link gates to the links of m (with its
+// matrices built): each limit of l to every link's results (a link of
+// repeated runs by the median of its runs), and, with outlier > 0, the
+// outlier check to the p50 and bandwidth matrices: a bandwidth below
+// outlier × the median of all links, or a p50 above the median / outlier.
+// It records the gates and the failures in m and returns the failures.
+func CheckMesh(m *Mesh, l Limits, outlier float64) []LinkFailure {
+	b := NewMeshBuilder(m.Tests, l, outlier)
+	for i := range m.Links {
+		b.checkLimits(&m.Links[i])
+	}
+	m.Gates, m.Failures = b.gates(m.Matrices)
+	return m.Failures
+}
+
+// A MeshBuilder makes a mesh's summary from its links as they arrive (rank
+// 0 during a mesh, or a reader of a mesh's link stream): of each link it
+// keeps the headline figures (the matrices' cells), its errors and
+// warnings, and the failures of its limits, never its full results. Its
+// memory is linear in the links, about 200 bytes each.
+type MeshBuilder struct {
+	tests   []string
+	limits  Limits
+	outlier float64
+	links   []MeshLink // without their results
+	cols    []meshColumn
+	colOf   map[meshColumnKey]int
+	// checked are the figures of the limits that some link had.
+	checked map[Figure]bool
+	fails   []LinkFailure // the links' limit failures, in arrival order
+}
+
+type meshColumnKey struct {
+	Key
+	fig Figure
+}
+
+// meshColumn is one future matrix: every link's value of one figure.
+type meshColumn struct {
+	meshColumnKey
+	cells []linkCell
+}
+
+type linkCell struct {
+	from, to int32
+	v        float64
+}
+
+// NewMeshBuilder starts a summary of the links of a mesh whose links run
+// tests (the matrices' order), with the gates of l and outlier (0: none).
+func NewMeshBuilder(tests []string, l Limits, outlier float64) *MeshBuilder {
+	return &MeshBuilder{tests: tests, limits: l, outlier: outlier, colOf: map[meshColumnKey]int{},
+		checked: map[Figure]bool{}}
+}
+
+// Add takes a link with its full results: its figures, its limit checks
+// and the link itself without the results (a result that failed leaves its
+// error in ResultErrors).
+func (b *MeshBuilder) Add(l *MeshLink) {
+	for i := range l.Results {
+		r := &l.Results[i]
+		for _, f := range matrixFigures(r) {
+			k := meshColumnKey{KeyOf(r), f}
+			c, ok := b.colOf[k]
+			if !ok {
+				c = len(b.cols)
+				b.colOf[k] = c
+				b.cols = append(b.cols, meshColumn{meshColumnKey: k})
+			}
+			if v, ok := linkFigure(l, k.Key, f); ok && !b.has(c, l) {
+				b.cols[c].cells = append(b.cols[c].cells, linkCell{int32(l.From), int32(l.To), v})
 			}
 		}
 	}
+	b.checkLimits(l)
+	compact := *l
+	compact.Results = nil
+	compact.ResultErrors = nil
+	for i := range l.Results {
+		if r := &l.Results[i]; r.Error != "" {
+			compact.ResultErrors = append(compact.ResultErrors, ResultError{Test: r.Test, Connection: r.Connection,
+				Size: r.Size, Error: r.Error})
+		}
+	}
+	compact.ResultErrors = append(compact.ResultErrors, l.ResultErrors...)
+	b.links = append(b.links, compact)
+}
+
+// has says whether column c already holds the figure of link l (a link's
+// repeated runs give it once).
+func (b *MeshBuilder) has(c int, l *MeshLink) bool {
+	cells := b.cols[c].cells
+	return len(cells) > 0 && cells[len(cells)-1].from == int32(l.From) && cells[len(cells)-1].to == int32(l.To)
+}
+
+// Links is the number of links added.
+func (b *MeshBuilder) Links() int { return len(b.links) }
+
+// Fill sets m's links (without their results), matrices, gates and
+// failures from the links added so far; it costs what the summary
+// holds, whatever the links' results held.
+func (b *MeshBuilder) Fill(m *Mesh) {
+	m.Links = slices.Clone(b.links)
+	if m.Links == nil {
+		m.Links = []MeshLink{}
+	}
+	m.Matrices = b.matrices(max(m.Size, len(m.Ranks)))
+	m.Gates, m.Failures = b.gates(m.Matrices)
+}
+
+// matrices makes the n×n matrices, in the order of the tests, then test
+// name, connection and size.
+func (b *MeshBuilder) matrices(n int) []Matrix {
 	order := func(test string) int {
-		if i := slices.Index(m.Tests, test); i >= 0 {
+		if i := slices.Index(b.tests, test); i >= 0 {
 			return i
 		}
-		return len(m.Tests)
+		return len(b.tests)
 	}
-	slices.SortStableFunc(keys, func(a, b mk) int {
+	cols := slices.Clone(b.cols)
+	slices.SortStableFunc(cols, func(a, b meshColumn) int {
 		return cmp.Or(cmp.Compare(order(a.Test), order(b.Test)), strings.Compare(a.Test, b.Test),
 			strings.Compare(a.Connection, b.Connection), cmp.Compare(a.Size, b.Size))
 	})
-	n := max(m.Size, len(m.Ranks))
-	m.Matrices = nil
-	for _, k := range keys {
-		mx := Matrix{Test: k.Test, Connection: k.Connection, Size: k.Size, Figure: k.fig, Unit: k.fig.Unit(),
+	out := make([]Matrix, 0, len(cols))
+	for _, c := range cols {
+		mx := Matrix{Test: c.Test, Connection: c.Connection, Size: c.Size, Figure: c.fig, Unit: c.fig.Unit(),
 			Values: make([][]*float64, n)}
+		// One backing array for all cells, one for the rows.
+		vals := make([]float64, len(c.cells))
+		cells := make([]*float64, n*n)
 		for i := range mx.Values {
-			mx.Values[i] = make([]*float64, n)
+			mx.Values[i] = cells[i*n : (i+1)*n : (i+1)*n]
 		}
-		var all []float64
-		for i := range m.Links {
-			l := &m.Links[i]
-			if l.From < 0 || l.From >= n || l.To < 0 || l.To >= n {
+		for i, cl := range c.cells {
+			if cl.from < 0 || int(cl.from) >= n || cl.to < 0 || int(cl.to) >= n {
 				continue
 			}
-			if v, ok := linkFigure(l, k.Key, k.fig); ok {
-				mx.Values[l.From][l.To] = &v
-				all = append(all, v)
-			}
+			vals[i] = cl.v
+			mx.Values[cl.from][cl.to] = &vals[i]
 		}
-		if len(all) > 0 {
-			med := median(all)
+		if len(vals) > 0 {
+			med := median(vals)
 			mx.Median = &med
 		}
-		m.Matrices = append(m.Matrices, mx)
+		out = append(out, mx)
 	}
+	return out
 }
 
 func median(v []float64) float64 {
@@ -295,16 +423,38 @@ func median(v []float64) float64 {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
-// CheckMesh applies the per-link gates to the links of m (with its
-// matrices built): each limit of l to every link's results (a link of
-// repeated runs by the median of its runs), and, with outlier > 0, the
-// outlier check to the p50 and bandwidth matrices: a bandwidth below
-// outlier × the median of all links, or a p50 above the median / outlier. It records the
-// gates and the failures in m and returns the failures.
-func CheckMesh(m *Mesh, l Limits, outlier float64) []LinkFailure {
-	m.Gates, m.Failures = nil, nil
+// checkLimits applies each limit to a link's results (a link of repeated
+// runs by the median of its runs) and keeps the failures.
+func (b *MeshBuilder) checkLimits(link *MeshLink) {
+	if b.limits.IsZero() {
+		return
+	}
+	for _, f := range CheckLimits(linkDoc(link), b.limits) {
+		if f.Key == (Key{}) {
+			continue // this link has no such figure: judged over all links in gates
+		}
+		b.checked[f.Figure] = true
+		b.fails = append(b.fails, LinkFailure{From: link.From, To: link.To, Test: f.Test, Connection: f.Connection, Size: f.Size, Kind: FailLimit,
+			Figure: f.Figure, Value: f.Value, Threshold: f.Limit,
+			Message: fmt.Sprintf("%d -> %d %s", link.From, link.To, f.Message)})
+	}
+	for _, lim := range b.limits.list() {
+		for j := range link.Results {
+			if _, ok := lim.fig.Of(&link.Results[j]); ok && link.Results[j].Error == "" {
+				b.checked[lim.fig] = true
+			}
+		}
+	}
+}
+
+// gates are the mesh's gates and every failure: the links' limit
+// failures, a limit no link had a figure for, and with an outlier
+// fraction the outliers of the matrices: a bandwidth below outlier × the
+// median of all links, or a p50 above the median / outlier.
+func (b *MeshBuilder) gates(matrices []Matrix) (*MeshGates, []LinkFailure) {
+	l, outlier := b.limits, b.outlier
 	if l.IsZero() && outlier <= 0 {
-		return nil
+		return nil, nil
 	}
 	g := &MeshGates{OutlierFraction: outlier}
 	for _, lim := range l.list() {
@@ -317,73 +467,58 @@ func CheckMesh(m *Mesh, l Limits, outlier float64) []LinkFailure {
 		}
 		(*into)[string(lim.fig)] = v
 	}
-	m.Gates = g
-	var fails []LinkFailure
-	if !l.IsZero() {
-		checked := map[Figure]bool{}
-		for i := range m.Links {
-			link := &m.Links[i]
-			for _, f := range CheckLimits(linkDoc(link), l) {
-				if f.Key == (Key{}) {
-					continue // this link has no such figure: judged over all links below
-				}
-				checked[f.Figure] = true
-				fails = append(fails, LinkFailure{From: link.From, To: link.To, Test: f.Test, Connection: f.Connection, Size: f.Size, Kind: FailLimit,
-					Figure: f.Figure, Value: f.Value, Threshold: f.Limit,
-					Message: fmt.Sprintf("%d -> %d %s", link.From, link.To, f.Message)})
-			}
-			for _, lim := range l.list() {
-				for j := range link.Results {
-					if _, ok := lim.fig.Of(&link.Results[j]); ok && link.Results[j].Error == "" {
-						checked[lim.fig] = true
-					}
-				}
-			}
-		}
-		for _, lim := range l.list() {
-			if !checked[lim.fig] {
-				fails = append(fails, LinkFailure{From: -1, To: -1, Kind: FailLimit, Figure: lim.fig, Threshold: lim.value,
-					Message: fmt.Sprintf("limit %s %s: no link has a figure to check it against", lim.name, formatLimit(lim, 0))})
-			}
+	fails := slices.Clone(b.fails)
+	for _, lim := range l.list() {
+		if !b.checked[lim.fig] {
+			fails = append(fails, LinkFailure{From: -1, To: -1, Kind: FailLimit, Figure: lim.fig, Threshold: lim.value,
+				Message: fmt.Sprintf("limit %s %s: no link has a figure to check it against", lim.name, formatLimit(lim, 0))})
 		}
 	}
 	if outlier > 0 {
-		for i := range m.Matrices {
-			mx := &m.Matrices[i]
-			if mx.Median == nil || *mx.Median <= 0 || mx.Figure == FigP99 {
-				continue // the tail is too noisy to judge a link by its neighbours': use --limit-p99
-			}
-			med := *mx.Median
-			bound := med * outlier
-			if mx.Figure.IsLatency() {
-				bound = med / outlier
-			}
-			for from, row := range mx.Values {
-				for to, v := range row {
-					if v == nil {
-						continue
-					}
-					bad := *v < bound
-					op := "<"
-					if mx.Figure.IsLatency() {
-						bad, op = *v > bound, ">"
-					}
-					if !bad {
-						continue
-					}
-					why := fmt.Sprintf("%s × the median %s of all links", num(outlier), mx.Figure.Format(med))
-					if mx.Figure.IsLatency() {
-						why = fmt.Sprintf("the median %s of all links ÷ %s", mx.Figure.Format(med), num(outlier))
-					}
-					fails = append(fails, LinkFailure{From: from, To: to, Test: mx.Test, Connection: mx.Connection, Size: mx.Size, Kind: FailOutlier, Figure: mx.Figure,
-						Value: *v, Threshold: bound,
-						Message: fmt.Sprintf("%d -> %d %s: %s %s %s %s (%s)", from, to, mx.Key(),
-							figureName(mx.Figure), mx.Figure.Format(*v), op, mx.Figure.Format(bound), why)})
-				}
-			}
+		for i := range matrices {
+			fails = append(fails, outliers(&matrices[i], outlier)...)
 		}
 	}
-	m.Failures = fails
+	return g, fails
+}
+
+// outliers are the links of mx whose figure is an outlier: a bandwidth
+// below outlier × the median of all links, or a p50 above the median /
+// outlier. The p99 is too noisy to judge a link by its neighbours' (use
+// --limit-p99).
+func outliers(mx *Matrix, outlier float64) []LinkFailure {
+	if mx.Median == nil || *mx.Median <= 0 || mx.Figure == FigP99 {
+		return nil
+	}
+	var fails []LinkFailure
+	med := *mx.Median
+	bound := med * outlier
+	if mx.Figure.IsLatency() {
+		bound = med / outlier
+	}
+	for from, row := range mx.Values {
+		for to, v := range row {
+			if v == nil {
+				continue
+			}
+			bad := *v < bound
+			op := "<"
+			if mx.Figure.IsLatency() {
+				bad, op = *v > bound, ">"
+			}
+			if !bad {
+				continue
+			}
+			why := fmt.Sprintf("%s × the median %s of all links", num(outlier), mx.Figure.Format(med))
+			if mx.Figure.IsLatency() {
+				why = fmt.Sprintf("the median %s of all links ÷ %s", mx.Figure.Format(med), num(outlier))
+			}
+			fails = append(fails, LinkFailure{From: from, To: to, Test: mx.Test, Connection: mx.Connection, Size: mx.Size, Kind: FailOutlier, Figure: mx.Figure,
+				Value: *v, Threshold: bound,
+				Message: fmt.Sprintf("%d -> %d %s: %s %s %s %s (%s)", from, to, mx.Key(),
+					figureName(mx.Figure), mx.Figure.Format(*v), op, mx.Figure.Format(bound), why)})
+		}
+	}
 	return fails
 }
 

@@ -233,6 +233,11 @@ func resultError(l *MeshLink, k Key) string {
 			return r.Error
 		}
 	}
+	for i := range l.ResultErrors {
+		if e := &l.ResultErrors[i]; e.Key() == k {
+			return e.Error
+		}
+	}
 	return ""
 }
 

@@ -71,8 +71,13 @@ func byteCount(n int64) string {
 // deeper than MaxDocumentDepth or whose decoded form would take more than
 // limit bytes of memory.
 func checkShape(data []byte, limit int64) error {
+	return checkShapeOf(data, reflect.TypeFor[Document](), limit)
+}
+
+// checkShapeOf is checkShape for JSON that decodes into t.
+func checkShapeOf(data []byte, t reflect.Type, limit int64) error {
 	s := sizer{data: data}
-	if err := s.value(reflect.TypeFor[Document](), 0); err != nil {
+	if err := s.value(t, 0); err != nil {
 		return err
 	}
 	if s.cost > limit {

@@ -42,8 +42,10 @@ func WriteJSON(w io.Writer, doc *Document) error {
 // writers stay readable. It reads at most [MaxDocumentBytes] and refuses a
 // document nested deeper than [MaxDocumentDepth] or that would take more
 // than [MaxDocumentMemory] once decoded, before decoding it; and one with
-// a negative size, count, duration or figure, which no run produces.
-func ReadJSON(r io.Reader) (*Document, error) { return readJSON(r, "report: read results", -1) }
+// a negative size, count, duration or figure, which no run produces. An
+// event stream (a mesh's link stream, a run's --json-stream) reads as the
+// document it makes (see readEventStream).
+func ReadJSON(r io.Reader) (*Document, error) { return readDocument(r, "report: read results", -1) }
 
 // readJSON is ReadJSON with its errors prefixed by what; size is the
 // input's size when known (a regular file's), else -1.

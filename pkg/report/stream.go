@@ -17,6 +17,15 @@ import (
 //	result    a size finished (or failed): Run, Test, Size, Result
 //	end       once: Document is the whole run, as -o json would print it
 //
+// The link stream of a mesh (`rdmabench mesh --out`) is such a stream too:
+//
+//	start     once the schedule starts: Document holds the run's facts and
+//	          its mesh's ranks, schedule and tests (no links)
+//	link      a link ended (measured or failed): Link, with its results
+//	end       once: Document is the summary without its links and
+//	          matrices (the ranks as they ended, the error); absent when
+//	          rank 0 was killed
+//
 // Every event has its kind and the wall-clock time it was written.
 type Event struct {
 	Event    string    `json:"event"`
@@ -26,6 +35,7 @@ type Event struct {
 	Size     int       `json:"size,omitempty"`
 	Interval *Interval `json:"interval,omitempty"`
 	Result   *Result   `json:"result,omitempty"`
+	Link     *MeshLink `json:"link,omitempty"`
 	Document *Document `json:"document,omitempty"`
 }
 
@@ -35,6 +45,7 @@ const (
 	EventTest     = "test"
 	EventInterval = "interval"
 	EventResult   = "result"
+	EventLink     = "link"
 	EventEnd      = "end"
 )
 
