@@ -16,8 +16,9 @@ packages=(
 	gcc pkg-config ca-certificates libibverbs-dev librdmacm-dev
 	# RDMA user space: providers (rxe), tools, perftest for comparisons
 	rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest iproute2
-	# scripts/vs-perftest.sh parses rdmabench's JSON
-	jq
+	# scripts/vs-perftest.sh parses rdmabench's JSON; scripts/mesh-scale.sh
+	# takes rank 0's peak RSS with GNU time
+	jq time
 	# the browser test of `rdmabench plot` (headless, driven by chromedp) and
 	# a font for its screenshots
 	chromium fonts-dejavu-core

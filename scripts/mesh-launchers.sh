@@ -88,7 +88,8 @@ srun_pid=$!
 killed=
 deadline=$((SECONDS + 120))
 while ((SECONDS < deadline)) && kill -0 "$srun_pid" 2>/dev/null; do
-	n=$(jq '.mesh.links | length' "$out/killed.json" 2>/dev/null || echo 0)
+	n=$(grep -c '^{"event":"link"' "$out/killed.links.ndjson" 2>/dev/null)
+	n=${n:-0}
 	if ((n >= 4)) && [[ -s $out/killed.pid.2 ]]; then
 		# The task's shell runs rdmabench as its only child.
 		victim=$(cat "/proc/$(<"$out/killed.pid.2")/task/"*/children 2>/dev/null | tr -s ' ' '\n' | head -1)

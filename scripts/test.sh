@@ -53,6 +53,11 @@ grep -E '^(ok|FAIL|panic)|--- FAIL' "$out/host.log" || true
 step "fuzz targets, a fixed few seconds each (scripts/fuzz.sh)"
 "$here/fuzz.sh" "$out/fuzz-go.log" 2>&1 | tee "$out/fuzz.log" || failed=1
 
+step "mesh at scale on this host: 64 ranks over TCP, with rank 0 killed in a second run (scripts/mesh-scale.sh)"
+start=$SECONDS
+"$here/mesh-scale.sh" check 64 2>&1 | tee "$out/mesh-scale.log" || failed=1
+rb_log "the 64-rank mesh took $((SECONDS - start)) s"
+
 step "RDMA integration tests on a real device"
 bins=$out/bins
 mkdir -p "$bins"
@@ -131,10 +136,13 @@ if [[ $mode == vm ]]; then
 fi
 read -r fp ff _ < <(tally "$out/fuzz.log")
 echo "fuzz targets: $fp passed, $ff failed"
+read -r msp msf _ < <(tally "$out/mesh-scale.log")
+echo "mesh of 64 ranks on this host: $msp passed, $msf failed"
+((msp > 0)) || failed=1
 read -r sp sf _ < <(tally "$out/soak.log")
 echo "soak: $sp passed, $sf failed"
 ((sp > 0)) || failed=1
-read -r p f s < <(tally "$out/nocgo.log" "$out/host.log" "$out/fuzz.log" "$out/rdma.log" "$out/soak.log" "$out/two-host.log" "$out/mesh.log")
+read -r p f s < <(tally "$out/nocgo.log" "$out/host.log" "$out/fuzz.log" "$out/rdma.log" "$out/soak.log" "$out/two-host.log" "$out/mesh.log" "$out/mesh-scale.log")
 if ((failed)) && ((f == 0)); then
 	f=1 # a build, vet or format failure counts as one
 fi
