@@ -62,6 +62,9 @@ func pickSchedule(cfg *Config, ranks []report.MeshRank) (Schedule, string, *repo
 		return nil, "", nil, fmt.Errorf("--rails: %w", err)
 	}
 	if o.Sample > 0 {
+		if h := l.Hosts(); h >= 2 && o.Sample >= h-1+h%2 {
+			logf(cfg.Log, "--sample %d on %d hosts: every host pair, in %d rounds", o.Sample, h, h-1+h%2)
+		}
 		return OnRails(SampleHosts(l.Hosts(), o.Sample, o.Seed), l), KindRailSample,
 			&report.MeshSample{Rounds: o.Sample, Seed: o.Seed}, nil
 	}
