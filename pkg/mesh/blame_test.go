@@ -77,7 +77,9 @@ func slowRound(round int, k float64) func(Link, int) float64 {
 	}
 }
 
-func verdicts(b Blame) string { return fmt.Sprintf("ranks %+v links %+v rounds %+v", b.Ranks, b.Links, b.Rounds) }
+func verdicts(b Blame) string {
+	return fmt.Sprintf("ranks %+v links %+v rounds %+v", b.Ranks, b.Links, b.Rounds)
+}
 
 func TestBlameFleet(t *testing.T) {
 	for _, n := range []int{16, 64} {
