@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/schema"
 )
 
 // The schedule flags are refused by name where they conflict, before any
@@ -89,6 +90,9 @@ func TestMeshSampleCLI(t *testing.T) {
 	var doc report.Document
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatal(err)
+	}
+	if err := schema.Validate([]byte(out)); err != nil {
+		t.Errorf("the document does not follow the schema: %v", err)
 	}
 	m := doc.Mesh
 	// Five ranks: two pairs a round, one rank resting; both directions.
