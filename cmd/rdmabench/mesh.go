@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -39,6 +40,9 @@ func newMeshCmd(args []string) *cobra.Command {
 		coordinator, listen, adv    string
 		registerTimeout, linkTimout time.Duration
 		pairsFile                   string
+		rails                       bool
+		sample                      int
+		seed                        uint64
 		outlier                     ratioFlag
 		verbose                     bool
 	)
@@ -55,9 +59,20 @@ JOB_COMPLETION_INDEX with --ranks), or from --rank and --ranks.
 Every rank runs a test server and registers its address, devices and GIDs
 with rank 0, the coordinator (--coordinator HOST:PORT, $` + mesh.EnvCoordinator + `, or
 under Slurm the first node of the step, port 19514), with the token if one is
-given (--token or $` + EnvToken + `). Rank 0 runs the pairs in rounds of disjoint pairs (a
-round-robin: N-1 rounds, both directions; --pairs FILE for given links),
+given (--token or $` + EnvToken + `). Rank 0 runs the pairs in rounds of disjoint pairs,
 each link exactly as 'rdmabench TEST HOST' runs, and prints the matrices.
+The schedule:
+  (default)   every pair, both directions, as a round-robin: N-1 rounds
+              (N when N is odd)
+  --rails     ranks are NICs (the local rank picks the NIC): NIC i of each
+              host only against NIC i of the others, every rail of a host
+              pair in the same round, at once: H-1 rounds for H hosts
+  --sample K  a quick check: K rounds of random perfect matchings, so that
+              every rank meets K distinct peers whatever the size (with
+              --rails: every host, on each rail); when their number is odd
+              one rests in each round. --seed repeats a sample; the
+              document records K and the seed
+  --pairs F   the links in the file
 
 TESTs are any of the test commands (default: write-lat write-bw); the test
 flags work as in suite. Unless -n, -D or --precision says otherwise, each
@@ -71,6 +86,7 @@ The other ranks exit 0 once rank 0 ends the mesh, 1 when they cannot
 register or lose it.`,
 		Example: `  srun -N 16 --ntasks-per-node 1 rdmabench mesh --out fabric.json
   srun -N 16 --ntasks-per-node 8 rdmabench mesh -d mlx5_0,mlx5_1,mlx5_2,mlx5_3,mlx5_4,mlx5_5,mlx5_6,mlx5_7
+  srun -N 1024 --ntasks-per-node 8 rdmabench mesh -d mlx5_0,mlx5_1,mlx5_2,mlx5_3,mlx5_4,mlx5_5,mlx5_6,mlx5_7 --rails --sample 15
   mpirun -np 4 --host a,b,c,d rdmabench mesh --coordinator a:19514 write-lat --limit-p99 20us
   rdmabench mesh --rank 0 --ranks 2 --coordinator node1   # and --rank 1 on the other host`,
 		RunE: func(cmd *cobra.Command, tests []string) error {
@@ -79,6 +95,9 @@ register or lose it.`,
 				if fs.Changed(name) {
 					return usageError{fmt.Errorf("--%s does not apply to mesh: %s", name, why)}
 				}
+			}
+			if err := meshScheduleFlags(fs, pairsFile, sample); err != nil {
+				return usageError{err}
 			}
 			if len(tests) == 0 {
 				tests = meshTests
@@ -117,6 +136,13 @@ register or lose it.`,
 			if err != nil {
 				return usageError{err}
 			}
+			if sample > launch.Size-1 {
+				return usageError{fmt.Errorf("--sample %d: %d ranks have at most %d peers each; without --sample every pair is measured",
+					sample, launch.Size, launch.Size-1)}
+			}
+			if !fs.Changed("seed") {
+				seed = rand.Uint64() >> 11 // below 2^53: a number every JSON reader keeps exact
+			}
 			req := f.request(tests, true, args)
 			if !fs.Changed("precision") && !fs.Changed("iters") && !fs.Changed("duration") {
 				req.Spec.Precision = suitePrecision
@@ -129,7 +155,8 @@ register or lose it.`,
 				token = os.Getenv(EnvToken)
 			}
 			cfg := mesh.Config{Launch: launch, Coordinator: coord, Token: token, Listen: listen, Advertise: adv,
-				Request: req, RegisterTimeout: registerTimeout, LinkTimeout: linkTimout, Limits: f.limits, Outlier: outlier.v}
+				Request: req, RegisterTimeout: registerTimeout, LinkTimeout: linkTimout, Limits: f.limits, Outlier: outlier.v,
+				Schedule: mesh.ScheduleOptions{Rails: rails, Sample: sample, Seed: seed}}
 			if d := strings.TrimSpace(f.spec.Device); d != "" {
 				cfg.Devices = strings.Split(d, ",")
 			}
@@ -182,9 +209,30 @@ register or lose it.`,
 	fs.Var(positiveDuration(&registerTimeout), "register-timeout", "how long rank 0 waits for every rank to register, and the others try to reach it (default 60s)")
 	fs.Var(positiveDuration(&linkTimout), "link-timeout", "give up a link after this long (default: a minute, plus half a minute per test and size, plus any -D or --precision-cap)")
 	fs.StringVar(&pairsFile, "pairs", "", "measure only the links in FILE: one per line, FROM TO (ranks), or A <-> B for both directions")
+	fs.BoolVar(&rails, "rails", false, "ranks are NICs: NIC i of each host (its local rank) only against NIC i of the other hosts, every rail of a host pair in the same round, at once")
+	fs.IntVar(&sample, "sample", 0, "a quick check: K rounds of random perfect matchings, every rank (with --rails, every host, on each rail) meeting K distinct peers")
+	fs.Uint64Var(&seed, "seed", 0, "the seed of --sample's matchings, to repeat a sample (default: drawn, and recorded in the document)")
 	fs.Var(&outlier, "outlier", "exit 3 naming each link whose bandwidth is below this fraction of the median of all links (or p50 latency above the median divided by it), e.g. 0.8")
 	fs.BoolVarP(&verbose, "verbose", "v", false, "log, on every rank, its registration and each test it serves")
 	return cmd
+}
+
+// meshScheduleFlags refuses schedule flags that conflict, by name.
+func meshScheduleFlags(fs *pflag.FlagSet, pairsFile string, sample int) error {
+	if pairsFile != "" {
+		for _, name := range []string{"rails", "sample", "seed"} {
+			if fs.Changed(name) {
+				return fmt.Errorf("--pairs and --%s are exclusive: the file gives the links", name)
+			}
+		}
+	}
+	if fs.Changed("sample") && sample < 1 {
+		return fmt.Errorf("--sample %d: K is a number of rounds, at least 1", sample)
+	}
+	if fs.Changed("seed") && !fs.Changed("sample") {
+		return errors.New("--seed applies to --sample only: the other schedules are not random")
+	}
+	return nil
 }
 
 func testNames() []string {

@@ -128,12 +128,15 @@ func coordinate(ctx context.Context, cfg *Config, plan *workloads.Run, self regi
 		logf(cfg.Log, "%d of %d ranks did not register within %v: their links fail", missing, n, cfg.RegisterTimeout)
 	}
 
-	sched, kind := RoundRobin(n), "round-robin"
-	if cfg.Links != nil {
-		sched, kind = FromLinks(cfg.Links), "pairs-file"
+	c.mu.Lock()
+	ranks := slices.Clone(c.ranks)
+	c.mu.Unlock()
+	sched, kind, sample, err := pickSchedule(cfg, ranks)
+	if err != nil {
+		return nil, err
 	}
 	m := &report.Mesh{Size: n, Launcher: cfg.Launch.Launcher, Coordinator: cfg.Coordinator, Tests: cfg.Request.Tests,
-		Rounds: len(sched), Schedule: kind}
+		Rounds: len(sched), Schedule: kind, Sample: sample}
 	c.doc.Mesh = m
 	c.summary = report.NewMeshBuilder(cfg.Request.Tests, cfg.Limits, cfg.Outlier)
 	c.mu.Lock()

@@ -71,7 +71,9 @@ type Config struct {
 	LinkTimeout time.Duration
 	// Links, when set, are the links to measure (--pairs); else every pair,
 	// both directions.
-	Links    []Link
+	Links []Link
+	// Schedule chooses the schedule when Links is nil (--rails, --sample).
+	Schedule ScheduleOptions
 	Limits   report.Limits
 	Outlier  float64
 	Progress func(Progress)

@@ -3,8 +3,13 @@ package mesh
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/rdmabench/rdmabench/pkg/report"
 )
 
 func TestRoundRobin(t *testing.T) {
@@ -172,5 +177,429 @@ func TestDetect(t *testing.T) {
 		if _, err := CoordinatorAddr(bad, l); err == nil {
 			t.Errorf("CoordinatorAddr(%q) accepted", bad)
 		}
+	}
+}
+
+// checked is what checkSchedule found in a schedule of n ranks.
+type checked struct {
+	count  []int8  // count[from*n+to]: how often the link is scheduled
+	peers  [][]int // each rank's partners, round after round
+	rested [][]int // per round, the ranks not in it
+}
+
+// checkSchedule checks the rules of every schedule: no rank in two pairs
+// of a round, every link of a pair between its two ranks, A and B apart,
+// no empty round; and it counts the links.
+func checkSchedule(t *testing.T, name string, n int, s Schedule) checked {
+	t.Helper()
+	c := checked{count: make([]int8, n*n), peers: make([][]int, n)}
+	busy := make([]int, n) // the round+1 a rank was last in
+	for r, round := range s {
+		if len(round) == 0 {
+			t.Fatalf("%s: round %d is empty", name, r)
+		}
+		for _, p := range round {
+			if p.A == p.B || p.A < 0 || p.B < 0 || p.A >= n || p.B >= n {
+				t.Fatalf("%s round %d: pair %+v", name, r, p)
+			}
+			for _, k := range []int{p.A, p.B} {
+				if busy[k] == r+1 {
+					t.Fatalf("%s round %d: rank %d in two pairs", name, r, k)
+				}
+				busy[k] = r + 1
+			}
+			c.peers[p.A] = append(c.peers[p.A], p.B)
+			c.peers[p.B] = append(c.peers[p.B], p.A)
+			if len(p.Links) == 0 {
+				t.Fatalf("%s round %d: pair %+v has no link", name, r, p)
+			}
+			for _, l := range p.Links {
+				if !(l.From == p.A && l.To == p.B) && !(l.From == p.B && l.To == p.A) {
+					t.Fatalf("%s round %d: link %v in pair %d-%d", name, r, l, p.A, p.B)
+				}
+				c.count[l.From*n+l.To]++
+			}
+		}
+		var rest []int
+		for k := range n {
+			if busy[k] != r+1 {
+				rest = append(rest, k)
+			}
+		}
+		c.rested = append(c.rested, rest)
+	}
+	return c
+}
+
+// rrRounds is the number of rounds of a round-robin of n.
+func rrRounds(n int) int {
+	switch {
+	case n < 2:
+		return 0
+	case n%2 == 1:
+		return n
+	}
+	return n - 1
+}
+
+func TestScheduleRoundRobinSizes(t *testing.T) {
+	for n := 1; n <= 300; n++ {
+		s := RoundRobin(n)
+		c := checkSchedule(t, fmt.Sprint("round-robin ", n), n, s)
+		if len(s) != rrRounds(n) {
+			t.Errorf("n=%d: %d rounds, want %d", n, len(s), rrRounds(n))
+		}
+		for i, k := range c.count {
+			if want := int8(1); i/n == i%n {
+				want = 0
+				if k != want {
+					t.Fatalf("n=%d: link %d -> %d scheduled %d times", n, i/n, i%n, k)
+				}
+			} else if k != want {
+				t.Fatalf("n=%d: link %d -> %d scheduled %d times", n, i/n, i%n, k)
+			}
+		}
+	}
+}
+
+// Every rank meets K distinct peers in K rounds, both directions; when
+// the size is odd one rank (a different one each time) rests per round.
+func TestSampleSchedule(t *testing.T) {
+	for n := 1; n <= 300; n++ {
+		ks := []int{1, 2, 3, 15}
+		if n <= 40 || n%50 <= 1 || n >= 298 {
+			ks = append(ks, n-1, n, n+7)
+		}
+		for _, k := range ks {
+			if k < 1 {
+				continue
+			}
+			name := fmt.Sprintf("sample n=%d k=%d", n, k)
+			s := Sample(n, k, uint64(n*1000+k))
+			c := checkSchedule(t, name, n, s)
+			rounds := min(k, rrRounds(n))
+			if len(s) != rounds {
+				t.Fatalf("%s: %d rounds, want %d", name, len(s), rounds)
+			}
+			for _, round := range s {
+				for _, p := range round {
+					if len(p.Links) != 2 || c.count[p.A*n+p.B] != 1 || c.count[p.B*n+p.A] != 1 {
+						t.Fatalf("%s: pair %+v: %d and %d times", name, p, c.count[p.A*n+p.B], c.count[p.B*n+p.A])
+					}
+				}
+			}
+			if rounds == rrRounds(n) && s.Links() != n*(n-1) {
+				t.Fatalf("%s: every round, but %d links", name, s.Links())
+			}
+			restedOnce := map[int]bool{}
+			for r, rest := range c.rested {
+				if len(rest) != n%2 {
+					t.Fatalf("%s round %d: ranks %v rest", name, r, rest)
+				}
+				for _, k := range rest {
+					if restedOnce[k] {
+						t.Fatalf("%s: rank %d rests twice", name, k)
+					}
+					restedOnce[k] = true
+				}
+			}
+			for rank, peers := range c.peers {
+				want := rounds
+				if restedOnce[rank] {
+					want--
+				}
+				if len(peers) != want || len(peers) != len(slices.Compact(slices.Sorted(slices.Values(peers)))) {
+					t.Fatalf("%s: rank %d meets %v, want %d distinct peers", name, rank, peers, want)
+				}
+			}
+		}
+	}
+	if a, b := Sample(64, 5, 1), Sample(64, 5, 1); !reflect.DeepEqual(a, b) {
+		t.Error("the same seed gave two schedules")
+	}
+	if a, b := Sample(64, 5, 1), Sample(64, 5, 2); reflect.DeepEqual(a, b) {
+		t.Error("two seeds gave the same schedule")
+	}
+	// The seed's schedule stays the same from release to release.
+	if got := fmt.Sprint(Sample(6, 2, 42)); got != sample6 {
+		t.Errorf("Sample(6, 2, 42) = %s, want %s", got, sample6)
+	}
+}
+
+const sample6 = "[[{0 1 [{0 1} {1 0}] <nil>} {2 5 [{2 5} {5 2}] <nil>} {3 4 [{3 4} {4 3}] <nil>}] [{0 4 [{4 0} {0 4}] <nil>} {1 5 [{5 1} {1 5}] <nil>} {2 3 [{3 2} {2 3}] <nil>}]]"
+
+// layout places ranks on hosts: nics[h] are host h's rails; the ranks are
+// numbered in a shuffled order, as a launcher may number them.
+func layout(t *testing.T, rng *rand.Rand, nics [][]int) (Layout, []int, []int) {
+	t.Helper()
+	var host, rail []int
+	for h, rails := range nics {
+		for _, r := range rails {
+			host, rail = append(host, h), append(rail, r)
+		}
+	}
+	rng.Shuffle(len(host), func(i, j int) {
+		host[i], host[j] = host[j], host[i]
+		rail[i], rail[j] = rail[j], rail[i]
+	})
+	names := make([]string, len(host))
+	for i, h := range host {
+		names[i] = fmt.Sprintf("node%d", h)
+	}
+	l, err := NewLayout(names, rail)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l, host, rail
+}
+
+// checkRails checks a schedule over hosts: links only between NICs of one
+// rail on two hosts, a host in at most one host pair per round, the rails
+// of a host pair in one round and grouped by Together. It returns the host
+// pairs of each round.
+func checkRails(t *testing.T, name string, l Layout, s Schedule) [][]HostPair {
+	t.Helper()
+	var out [][]HostPair
+	seen := map[HostPair]int{}
+	for r, round := range s {
+		hostBusy := map[int]HostPair{}
+		var pairs []HostPair
+		for _, g := range Together(round) {
+			hp := *g[0].Hosts
+			if _, ok := seen[hp]; ok {
+				t.Fatalf("%s: host pair %v in rounds %d and %d", name, hp, seen[hp], r)
+			}
+			seen[hp] = r
+			pairs = append(pairs, hp)
+			rails := map[int]bool{}
+			for _, p := range g {
+				if *p.Hosts != hp {
+					t.Fatalf("%s round %d: %+v grouped with %v", name, r, p, hp)
+				}
+				if l.Host[p.A] != hp.A || l.Host[p.B] != hp.B || l.Rail[p.A] != l.Rail[p.B] {
+					t.Fatalf("%s round %d: pair %d-%d (hosts %d %d, rails %d %d) in host pair %v", name, r, p.A, p.B,
+						l.Host[p.A], l.Host[p.B], l.Rail[p.A], l.Rail[p.B], hp)
+				}
+				if rails[l.Rail[p.A]] {
+					t.Fatalf("%s round %d: rail %d twice in %v", name, r, l.Rail[p.A], hp)
+				}
+				rails[l.Rail[p.A]] = true
+				// Every rail sends the same way first.
+				if (p.Links[0].From == p.A) != (g[0].Links[0].From == g[0].A) {
+					t.Fatalf("%s round %d: rails of %v start in both directions", name, r, hp)
+				}
+			}
+			for _, h := range []int{hp.A, hp.B} {
+				if o, ok := hostBusy[h]; ok {
+					t.Fatalf("%s round %d: host %d in %v and %v", name, r, h, o, hp)
+				}
+				hostBusy[h] = hp
+			}
+		}
+		out = append(out, pairs)
+	}
+	return out
+}
+
+func TestRailAligned(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for hosts := 1; hosts <= 40; hosts++ {
+		for _, rails := range []int{1, 2, 8} {
+			for _, holes := range []bool{false, true} {
+				nics := make([][]int, hosts)
+				for h := range nics {
+					for r := range rails {
+						if !holes || rng.IntN(5) > 0 {
+							nics[h] = append(nics[h], r)
+						}
+					}
+				}
+				name := fmt.Sprintf("rails hosts=%d rails=%d holes=%v", hosts, rails, holes)
+				l, host, rail := layout(t, rng, nics)
+				n := len(host)
+				s := RailAligned(l)
+				c := checkSchedule(t, name, n, s)
+				checkRails(t, name, l, s)
+				if !holes && len(s) != rrRounds(hosts) {
+					t.Fatalf("%s: %d rounds, want %d", name, len(s), rrRounds(hosts))
+				}
+				if len(s) > rrRounds(hosts) {
+					t.Fatalf("%s: %d rounds, more than the hosts' round-robin", name, len(s))
+				}
+				for i, cnt := range c.count {
+					from, to := i/n, i%n
+					want := int8(0)
+					if host[from] != host[to] && rail[from] == rail[to] {
+						want = 1
+					}
+					if cnt != want {
+						t.Fatalf("%s: link %d -> %d (hosts %d %d, rails %d %d) %d times, want %d", name, from, to,
+							host[from], host[to], rail[from], rail[to], cnt, want)
+					}
+				}
+			}
+		}
+	}
+	// 1024 hosts of 8 NICs: 1023 rounds of 512 host pairs, 4096 rank pairs each.
+	nics := make([][]int, 1024)
+	for h := range nics {
+		nics[h] = []int{0, 1, 2, 3, 4, 5, 6, 7}
+	}
+	l, _, _ := layout(t, rng, nics)
+	s := RailAligned(l)
+	if len(s) != 1023 || len(s[0]) != 4096 || s.Links() != 8*1024*1023 || len(Together(s[0])) != 512 {
+		t.Errorf("1024 x 8: %d rounds, %d pairs in the first, %d links", len(s), len(s[0]), s.Links())
+	}
+}
+
+// With rails, the sample is over the hosts, on every rail.
+func TestRailSample(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for hosts := 1; hosts <= 41; hosts++ {
+		for _, k := range []int{1, 2, 15} {
+			nics := make([][]int, hosts)
+			for h := range nics {
+				nics[h] = []int{0, 1, 2, 3}
+			}
+			name := fmt.Sprintf("rail sample hosts=%d k=%d", hosts, k)
+			l, host, _ := layout(t, rng, nics)
+			s := OnRails(SampleHosts(l.Hosts(), k, 7), l)
+			c := checkSchedule(t, name, len(host), s)
+			hp := checkRails(t, name, l, s)
+			if len(s) != min(k, rrRounds(hosts)) {
+				t.Fatalf("%s: %d rounds", name, len(s))
+			}
+			for r, pairs := range hp {
+				if len(pairs) != hosts/2 || len(s[r]) != 4*(hosts/2) {
+					t.Fatalf("%s round %d: %d host pairs, %d pairs", name, r, len(pairs), len(s[r]))
+				}
+			}
+			for rank, peers := range c.peers {
+				for _, p := range peers {
+					if host[p] == host[rank] {
+						t.Fatalf("%s: rank %d meets %d on its own host", name, rank, p)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestRailLayout(t *testing.T) {
+	l, err := NewLayout([]string{"a", "a", "", "b", "b"}, []int{0, 1, 0, 1, 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(l.Host, l.Rail, l.Hostnames, l.Hosts()) != "[0 0 -1 1 1] [0 1 0 1 0] [a b] 2" {
+		t.Errorf("layout %+v", l)
+	}
+	s := RailAligned(l)
+	// One round: a's rails 0 and 1 against b's; rank 2 (host unknown) left out.
+	want := "[[{0 4 [{0 4} {4 0}] 0x} {1 3 [{1 3} {3 1}] 0x}]]"
+	if got := strings.ReplaceAll(fmt.Sprint(s), fmt.Sprintf("%p", s[0][0].Hosts), "0x"); got != want {
+		t.Errorf("schedule %s, want %s", got, want)
+	}
+	if g := Together(s[0]); len(g) != 1 || len(g[0]) != 2 {
+		t.Errorf("together %v", g)
+	}
+	if g := Together(RoundRobin(4)[0]); len(g) != 2 || len(g[0]) != 1 {
+		t.Errorf("round-robin pairs together %v", g)
+	}
+	_, err = NewLayout([]string{"a", "b", "a"}, []int{0, 0, 0})
+	if err == nil || !strings.Contains(err.Error(), "ranks 0 and 2 both run on a with local rank 0") {
+		t.Errorf("two ranks on one rail: %v", err)
+	}
+}
+
+// Retest packs suspects into few disjoint rounds: at least D (the most
+// pairs of a rank), at most 2D-1.
+func TestScheduleRetest(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for n := 2; n <= 300; n += 1 + n/10 {
+		for _, m := range []int{1, 3, n, 5 * n} {
+			var links []Link
+			seen := map[Link]bool{}
+			for range m {
+				l := Link{rng.IntN(n), rng.IntN(n)}
+				if l.From != l.To && !seen[l] {
+					seen[l] = true
+					links = append(links, l)
+				}
+			}
+			if len(links) == 0 {
+				continue
+			}
+			name := fmt.Sprintf("retest n=%d links=%d", n, len(links))
+			s := Retest(links)
+			c := checkSchedule(t, name, n, s)
+			for i, cnt := range c.count {
+				if want := seen[Link{i / n, i % n}]; (cnt == 1) != want || cnt > 1 {
+					t.Fatalf("%s: link %d -> %d %d times, wanted %v", name, i/n, i%n, cnt, want)
+				}
+			}
+			d := 0
+			for _, p := range c.peers {
+				d = max(d, len(p))
+			}
+			if len(s) < d || len(s) > 2*d-1 {
+				t.Fatalf("%s: %d rounds for at most %d pairs a rank", name, len(s), d)
+			}
+		}
+	}
+	// A slow rank's links and a few others: as many rounds as its peers.
+	links := []Link{{0, 1}, {2, 0}, {0, 3}, {3, 0}, {4, 5}, {1, 2}, {6, 7}}
+	s := Retest(links)
+	if len(s) != 3 || s.Links() != len(links) {
+		t.Errorf("retest %+v", s)
+	}
+	if len(Retest(nil)) != 0 {
+		t.Error("no suspects, yet rounds")
+	}
+}
+
+// The coordinator's choice, from the options and the ranks as they
+// registered.
+func TestSchedulePick(t *testing.T) {
+	ranks := func(hosts ...string) []report.MeshRank {
+		var out []report.MeshRank
+		local := map[string]int{}
+		for i, h := range hosts {
+			rk := report.MeshRank{Rank: i, State: report.RankOK, LocalRank: local[h], Host: &report.Host{Hostname: h}}
+			if h == "" {
+				rk.State, rk.Host = report.RankUnregistered, nil
+			}
+			local[h]++
+			out = append(out, rk)
+		}
+		return out
+	}
+	eight := ranks("a", "a", "b", "b", "c", "c", "d", "d")
+	for _, c := range []struct {
+		name   string
+		cfg    Config
+		ranks  []report.MeshRank
+		kind   string
+		rounds int
+		links  int
+		sample string
+	}{
+		{"round-robin", Config{}, eight, KindRoundRobin, 7, 56, "<nil>"},
+		{"pairs", Config{Links: []Link{{0, 1}}, Schedule: ScheduleOptions{Rails: true}}, eight, KindPairsFile, 1, 1, "<nil>"},
+		{"sample", Config{Schedule: ScheduleOptions{Sample: 3, Seed: 9}}, eight, KindSample, 3, 24, "&{3 9}"},
+		{"rails", Config{Schedule: ScheduleOptions{Rails: true}}, eight, KindRailAligned, 3, 24, "<nil>"},
+		{"rails sample", Config{Schedule: ScheduleOptions{Rails: true, Sample: 2, Seed: 1}}, eight, KindRailSample, 2, 16, "&{2 1}"},
+		// Rank 3 never registered: its host is unknown, and it is left out.
+		{"rails unregistered", Config{Schedule: ScheduleOptions{Rails: true}}, ranks("a", "a", "b", "", "c", "c"), KindRailAligned, 3, 8, "<nil>"},
+	} {
+		s, kind, sample, err := pickSchedule(&c.cfg, c.ranks)
+		if err != nil || kind != c.kind || len(s) != c.rounds || s.Links() != c.links || fmt.Sprint(sample) != c.sample {
+			t.Errorf("%s: %s, %d rounds, %d links, sample %v, %v", c.name, kind, len(s), s.Links(), sample, err)
+		}
+	}
+	one := ranks("a", "a")
+	one[1].LocalRank = 0
+	if _, _, _, err := pickSchedule(&Config{Schedule: ScheduleOptions{Rails: true}}, one); err == nil ||
+		!strings.Contains(err.Error(), "--rails: ranks 0 and 1 both run on a with local rank 0") {
+		t.Errorf("two ranks on one rail: %v", err)
 	}
 }

@@ -29,7 +29,10 @@ type Mesh struct {
 	// is in at most one pair.
 	Rounds int `json:"rounds"`
 	// Schedule says where the pairs came from: "round-robin" (every pair,
-	// both directions) or "pairs-file".
+	// both directions), "pairs-file", "rail-aligned" (NIC i of every host
+	// pair, the rails of a pair at once), "sample" or "rail-aligned-sample"
+	// (K rounds of random perfect matchings of the ranks, or of the hosts
+	// on every rail: Sample says K and the seed).
 	Schedule string     `json:"schedule"`
 	Ranks    []MeshRank `json:"ranks"`
 	// Links are every scheduled link, in the order they ended, without
@@ -47,6 +50,16 @@ type Mesh struct {
 	// failed them.
 	Gates    *MeshGates    `json:"gates,omitempty"`
 	Failures []LinkFailure `json:"failures,omitempty"`
+
+	// Sample is a sampled schedule's K and seed.
+	Sample *MeshSample `json:"sample,omitempty"`
+}
+
+// MeshSample is a sampled schedule's K and seed: the same ranks, K and
+// seed give the same rounds.
+type MeshSample struct {
+	Rounds int    `json:"rounds"`
+	Seed   uint64 `json:"seed"`
 }
 
 // Rank states.

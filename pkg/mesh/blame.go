@@ -1,0 +1,622 @@
+package mesh
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+)
+
+// Blame says, from one figure of every link of a mesh, which links are
+// bad and whose fault that is: one end's (a rank slow with most of its
+// peers), the link's own, or a busy moment's (a round slow as a whole).
+// The rules, with no fixed cut-off but the multiplier:
+//
+//   - The fleet is every measured link, seen from each rank: a rank's
+//     median is that of its links (both directions), the fleet median the
+//     median of the ranks' medians, and the spread the median of the
+//     ranks' median absolute deviations (of the logarithms of their links'
+//     figures from the fleet median) times 1.4826: a standard deviation for
+//     normal noise, as a fraction of the figure; at least
+//     log(1+MinSpread). So one slow rank of four, half of the links, moves
+//     neither.
+//   - A link is bad when its figure is worse than its baseline (above it
+//     for a latency, below for a bandwidth) by more than Multiplier
+//     spreads. The baseline is the fleet median, or its round's median
+//     when its round was slow as a whole.
+//   - A round is slow as a whole when the median of its links is bad
+//     against the fleet's. Its links of ranks at fault (below) are left out
+//     of that median, and it is judged only with links of at least 3
+//     pairs: a round of one or two pairs is its pairs.
+//   - A rank is at fault when its links are bad with at least half of its
+//     measured peers, and with at least 2 of them. Its bad links are its
+//     verdict, not the links'. A bad link neither of whose ends is at fault
+//     is the link's.
+//   - Retested suspects (Suspects, Retest, Retested) that measure good
+//     against the fleet are flaky, not bad: a link whose retest is good, a
+//     rank more than half of whose retests are.
+//
+// Figures that are not positive, NaN or infinite are not judged: a link
+// that failed is the mesh's failure, not a figure.
+
+// LinkFigure is one measured link's headline figure.
+type LinkFigure struct {
+	From, To int
+	// Round is the round the link ran in: links of one round share its
+	// conditions.
+	Round int
+	Value float64
+}
+
+// RankName names a rank in verdicts: its host and device.
+type RankName struct{ Host, Device string }
+
+// BlameInput is one figure of the links of a mesh.
+type BlameInput struct {
+	// Figure names the figure in verdicts, e.g. "p50" or "write-bw Gbit/s".
+	Figure string
+	// HigherIsWorse: a latency; else a bandwidth or a rate, where lower
+	// is worse.
+	HigherIsWorse bool
+	Links         []LinkFigure
+	// Names name the ranks, by rank (a rank past its end is unnamed).
+	Names []RankName
+}
+
+// BlameOptions tune the rules; zero fields take the defaults.
+type BlameOptions struct {
+	// Multiplier: a link is bad past this many spreads from its baseline
+	// (DefaultBlameMultiplier).
+	Multiplier float64
+	// MinSpread is the least spread, as a fraction of the figure
+	// (DefaultMinSpread): a fleet whose links agree closer than that does
+	// not make a link a few percent off bad.
+	MinSpread float64
+	// RetestPerRank is how many of a rank's bad links Suspects retests
+	// (DefaultRetestPerRank).
+	RetestPerRank int
+}
+
+// Blame's defaults: with them, the least ratio to the baseline that is bad
+// is 1.02^5, about 1.10.
+const (
+	DefaultBlameMultiplier = 5
+	DefaultMinSpread       = 0.02
+	DefaultRetestPerRank   = 4
+	// minRoundPairs is the fewest pairs whose links a round is judged by
+	// as a whole.
+	minRoundPairs = 3
+)
+
+// Verdict kinds.
+const (
+	VerdictBad   = "bad"
+	VerdictFlaky = "flaky" // bad, but good again on retest
+)
+
+// Blame is the verdicts on one figure of a mesh.
+type Blame struct {
+	Figure        string
+	HigherIsWorse bool
+	Options       BlameOptions // with the defaults filled in
+	// Judged is the number of links judged.
+	Judged int
+	// FleetMedian is the median of the ranks' median figures; Spread the spread of
+	// their logarithms (see Blame); Limit the ratio to the baseline past
+	// which a link is bad (above it for a latency, below for a bandwidth).
+	FleetMedian float64
+	Spread      float64
+	Limit       float64
+	Ranks       []RankVerdict
+	Links       []LinkVerdict
+	Rounds      []RoundVerdict
+}
+
+// RankVerdict is a rank at fault: slow with most of its peers.
+type RankVerdict struct {
+	Rank int
+	Name RankName
+	Kind string // VerdictBad or VerdictFlaky
+	// BadPeers of its Peers (the ranks it has a judged link with) have a
+	// bad link with it.
+	BadPeers, Peers int
+	// Value is the median figure of its bad links; Ratio that to the
+	// fleet median.
+	Value, FleetMedian, Ratio float64
+	// Links are its bad links.
+	Links  []Link
+	Retest *RetestEvidence
+}
+
+// LinkVerdict is a bad link neither of whose ends is at fault.
+type LinkVerdict struct {
+	Link     Link
+	Round    int
+	From, To RankName
+	Kind     string
+	// Value is its figure; Baseline the fleet median, or its round's when
+	// RoundSlow; Ratio the one to the other.
+	Value, Baseline, Ratio float64
+	RoundSlow              bool
+	Retest                 *RetestEvidence
+}
+
+// RoundVerdict is a round slow as a whole: its links were judged against
+// its median, not the fleet's.
+type RoundVerdict struct {
+	Round int
+	// Median is the median figure of the round's links (of ranks not at
+	// fault), Ratio that to the fleet median.
+	Median, FleetMedian, Ratio float64
+	// Links are its judged links; Spared those bad against the fleet that
+	// are not against the round.
+	Links, Spared int
+}
+
+// RetestEvidence is what the retests of a verdict's links measured.
+type RetestEvidence struct {
+	// Links were retested; Recovered of them measured good.
+	Links, Recovered int
+	// Value is the median of their figures; Ratio that to the fleet median.
+	Value, Ratio float64
+}
+
+func (o BlameOptions) withDefaults() BlameOptions {
+	if o.Multiplier <= 0 {
+		o.Multiplier = DefaultBlameMultiplier
+	}
+	if o.MinSpread <= 0 {
+		o.MinSpread = DefaultMinSpread
+	}
+	if o.RetestPerRank <= 0 {
+		o.RetestPerRank = DefaultRetestPerRank
+	}
+	return o
+}
+
+// judged is a link as Judge works on it.
+type judged struct {
+	LinkFigure
+	x   float64 // log of the figure, negated where lower is worse: higher x is worse
+	bad bool
+}
+
+// worse is v on the scale where higher is worse.
+func (b *Blame) worse(v float64) float64 {
+	if b.HigherIsWorse {
+		return math.Log(v)
+	}
+	return -math.Log(v)
+}
+
+// value is the figure of x, worse's inverse.
+func (b *Blame) value(x float64) float64 {
+	if b.HigherIsWorse {
+		return math.Exp(x)
+	}
+	return math.Exp(-x)
+}
+
+// isBad says whether x is bad against the baseline bx.
+func (b *Blame) isBad(x, bx float64) bool {
+	return x-bx > b.Options.Multiplier*b.Spread
+}
+
+func usable(v float64) bool { return v > 0 && !math.IsInf(v, 0) && !math.IsNaN(v) }
+
+// Judge gives the verdicts on one figure of a mesh's links.
+func Judge(in BlameInput, opt BlameOptions) Blame {
+	b := Blame{Figure: in.Figure, HigherIsWorse: in.HigherIsWorse, Options: opt.withDefaults()}
+	var ls []judged
+	for _, l := range in.Links {
+		if usable(l.Value) && l.From != l.To && l.From >= 0 && l.To >= 0 {
+			ls = append(ls, judged{LinkFigure: l})
+		}
+	}
+	b.Judged = len(ls)
+	if len(ls) == 0 {
+		return b
+	}
+	byRank := map[int][]float64{}
+	for i := range ls {
+		ls[i].x = b.worse(ls[i].Value)
+		byRank[ls[i].From] = append(byRank[ls[i].From], ls[i].x)
+		byRank[ls[i].To] = append(byRank[ls[i].To], ls[i].x)
+	}
+	meds := make([]float64, 0, len(byRank))
+	for _, xs := range byRank {
+		meds = append(meds, median(xs))
+	}
+	m := median(meds)
+	mads := make([]float64, 0, len(byRank))
+	for _, xs := range byRank {
+		devs := make([]float64, len(xs))
+		for i, x := range xs {
+			devs[i] = math.Abs(x - m)
+		}
+		mads = append(mads, median(devs))
+	}
+	b.FleetMedian = b.value(m)
+	b.Spread = max(1.4826*median(mads), math.Log1p(b.Options.MinSpread))
+	b.Limit = math.Exp(b.Options.Multiplier * b.Spread)
+	if !b.HigherIsWorse {
+		b.Limit = 1 / b.Limit
+	}
+
+	// Against the fleet first, to know the ranks at fault.
+	for i := range ls {
+		ls[i].bad = b.isBad(ls[i].x, m)
+	}
+	first := faults(ls)
+
+	// Rounds slow as a whole, without the links of ranks at fault.
+	byRound := map[int][]int{}
+	for i, l := range ls {
+		byRound[l.Round] = append(byRound[l.Round], i)
+	}
+	rounds := make([]int, 0, len(byRound))
+	for r := range byRound {
+		rounds = append(rounds, r)
+	}
+	slices.Sort(rounds)
+	roundBase := map[int]float64{} // x of the median of a round slow as a whole
+	for _, r := range rounds {
+		all := byRound[r]
+		var clean []int
+		for _, i := range all {
+			if !first[ls[i].From].atFault() && !first[ls[i].To].atFault() {
+				clean = append(clean, i)
+			}
+		}
+		use := clean
+		if pairsIn(ls, use) < minRoundPairs {
+			use = all
+		}
+		if pairsIn(ls, use) < minRoundPairs {
+			continue
+		}
+		vs := make([]float64, len(use))
+		for k, i := range use {
+			vs[k] = ls[i].Value
+		}
+		med := median(vs)
+		if bx := b.worse(med); b.isBad(bx, m) {
+			roundBase[r] = bx
+			b.Rounds = append(b.Rounds, RoundVerdict{Round: r, Median: med, FleetMedian: b.FleetMedian,
+				Ratio: med / b.FleetMedian, Links: len(all)})
+		}
+	}
+
+	// Each link against its baseline, then the ranks at fault.
+	for i := range ls {
+		bx, slow := roundBase[ls[i].Round]
+		if !slow {
+			continue
+		}
+		ls[i].bad = b.isBad(ls[i].x, bx)
+		if !ls[i].bad && b.isBad(ls[i].x, m) {
+			for k := range b.Rounds {
+				if b.Rounds[k].Round == ls[i].Round {
+					b.Rounds[k].Spared++
+				}
+			}
+		}
+	}
+	fault := faults(ls)
+	name := func(r int) RankName {
+		if r < len(in.Names) {
+			return in.Names[r]
+		}
+		return RankName{}
+	}
+	ranks := make([]int, 0, len(fault))
+	for r, f := range fault {
+		if f.atFault() {
+			ranks = append(ranks, r)
+		}
+	}
+	slices.Sort(ranks)
+	at := map[int]int{} // rank -> its verdict
+	for _, r := range ranks {
+		at[r] = len(b.Ranks)
+		b.Ranks = append(b.Ranks, RankVerdict{Rank: r, Name: name(r), Kind: VerdictBad, BadPeers: fault[r].badPeers,
+			Peers: fault[r].peers, FleetMedian: b.FleetMedian})
+	}
+	badValues := make([][]float64, len(b.Ranks))
+	for _, l := range ls {
+		if !l.bad {
+			continue
+		}
+		blamed := false
+		for _, r := range []int{l.From, l.To} {
+			if k, ok := at[r]; ok {
+				blamed = true
+				b.Ranks[k].Links = append(b.Ranks[k].Links, Link{l.From, l.To})
+				badValues[k] = append(badValues[k], l.Value)
+			}
+		}
+		if blamed {
+			continue
+		}
+		base, slow := b.FleetMedian, false
+		if _, ok := roundBase[l.Round]; ok {
+			slow = true
+			for _, rv := range b.Rounds {
+				if rv.Round == l.Round {
+					base = rv.Median
+				}
+			}
+		}
+		b.Links = append(b.Links, LinkVerdict{Link: Link{l.From, l.To}, Round: l.Round, From: name(l.From), To: name(l.To),
+			Kind: VerdictBad, Value: l.Value, Baseline: base, Ratio: l.Value / base, RoundSlow: slow})
+	}
+	for k := range b.Ranks {
+		slices.SortFunc(b.Ranks[k].Links, cmpLink)
+		b.Ranks[k].Value = median(badValues[k])
+		b.Ranks[k].Ratio = b.Ranks[k].Value / b.FleetMedian
+	}
+	slices.SortFunc(b.Links, func(x, y LinkVerdict) int { return cmpLink(x.Link, y.Link) })
+	return b
+}
+
+func cmpLink(x, y Link) int {
+	return cmp.Or(cmp.Compare(x.From, y.From), cmp.Compare(x.To, y.To))
+}
+
+// peerCount is a rank's distinct peers, and those with a bad link.
+type peerCount struct{ peers, badPeers int }
+
+func (p peerCount) atFault() bool { return p.badPeers >= 2 && 2*p.badPeers >= p.peers }
+
+// faults counts, for every rank, its peers and its bad peers.
+func faults(ls []judged) map[int]peerCount {
+	type seen struct {
+		peer int
+		bad  bool
+	}
+	by := map[int][]seen{}
+	for _, l := range ls {
+		by[l.From] = append(by[l.From], seen{l.To, l.bad})
+		by[l.To] = append(by[l.To], seen{l.From, l.bad})
+	}
+	out := make(map[int]peerCount, len(by))
+	for r, s := range by {
+		slices.SortFunc(s, func(x, y seen) int { return x.peer - y.peer })
+		var c peerCount
+		for i := 0; i < len(s); {
+			j, bad := i, false
+			for ; j < len(s) && s[j].peer == s[i].peer; j++ {
+				bad = bad || s[j].bad
+			}
+			c.peers++
+			if bad {
+				c.badPeers++
+			}
+			i = j
+		}
+		out[r] = c
+	}
+	return out
+}
+
+// pairsIn counts the distinct pairs of ranks of the links ls[i], i in idx.
+func pairsIn(ls []judged, idx []int) int {
+	seen := map[[2]int]bool{}
+	for _, i := range idx {
+		seen[[2]int{min(ls[i].From, ls[i].To), max(ls[i].From, ls[i].To)}] = true
+	}
+	return len(seen)
+}
+
+// median of v (NaN when empty); v is not changed.
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// Suspects are the links to retest, in rounds of their own (Retest): every
+// link of a link verdict, and RetestPerRank of a rank's bad links (to
+// distinct peers), once each, in order.
+func (b Blame) Suspects() []Link {
+	seen := map[Link]bool{}
+	var out []Link
+	add := func(l Link) {
+		if !seen[l] {
+			seen[l] = true
+			out = append(out, l)
+		}
+	}
+	for _, v := range b.Links {
+		add(v.Link)
+	}
+	for _, v := range b.Ranks {
+		peers := map[int]bool{}
+		for _, l := range v.Links {
+			if len(peers) == b.Options.RetestPerRank {
+				break
+			}
+			peer := l.To
+			if peer == v.Rank {
+				peer = l.From
+			}
+			if !peers[peer] {
+				peers[peer] = true
+				add(l)
+			}
+		}
+	}
+	slices.SortFunc(out, cmpLink)
+	return out
+}
+
+// Retested merges the retests' figures into the verdicts: a retest judged
+// good against the fleet (median and spread of the first run: a retest's
+// few links have no distribution of their own) recovered. A link whose
+// retest recovered is flaky; a rank more than half of whose retested links
+// recovered is flaky. Verdicts with no retest stay as they were. A link
+// retested more than once counts by the median of its figures.
+func (b Blame) Retested(figs []LinkFigure) Blame {
+	got := map[Link][]float64{}
+	for _, f := range figs {
+		l := Link{f.From, f.To}
+		got[l] = append(got[l], f.Value)
+	}
+	m := b.worse(b.FleetMedian)
+	recovered := func(v float64) bool { return usable(v) && !b.isBad(b.worse(v), m) }
+	evidence := func(links []Link) *RetestEvidence {
+		var e RetestEvidence
+		var vs []float64
+		for _, l := range links {
+			v, ok := got[l]
+			if !ok {
+				continue
+			}
+			e.Links++
+			med := median(v)
+			if recovered(med) {
+				e.Recovered++
+			}
+			vs = append(vs, med)
+		}
+		if e.Links == 0 {
+			return nil
+		}
+		e.Value = median(vs)
+		e.Ratio = e.Value / b.FleetMedian
+		return &e
+	}
+	out := b
+	out.Ranks = slices.Clone(b.Ranks)
+	out.Links = slices.Clone(b.Links)
+	for i := range out.Ranks {
+		v := &out.Ranks[i]
+		if e := evidence(v.Links); e != nil {
+			v.Retest = e
+			v.Kind = VerdictBad
+			if 2*e.Recovered > e.Links {
+				v.Kind = VerdictFlaky
+			}
+		}
+	}
+	for i := range out.Links {
+		v := &out.Links[i]
+		if e := evidence([]Link{v.Link}); e != nil {
+			v.Retest = e
+			v.Kind = VerdictBad
+			if e.Recovered == 1 {
+				v.Kind = VerdictFlaky
+			}
+		}
+	}
+	return out
+}
+
+// Bad counts the verdicts that are bad (not flaky), of ranks and links.
+func (b Blame) Bad() int {
+	n := 0
+	for _, v := range b.Ranks {
+		if v.Kind == VerdictBad {
+			n++
+		}
+	}
+	for _, v := range b.Links {
+		if v.Kind == VerdictBad {
+			n++
+		}
+	}
+	return n
+}
+
+// Lines are the verdicts as sentences: ranks, links, then rounds.
+func (b Blame) Lines() []string {
+	var out []string
+	for _, v := range b.Ranks {
+		out = append(out, v.String(b.Figure))
+	}
+	for _, v := range b.Links {
+		out = append(out, v.String(b.Figure))
+	}
+	for _, v := range b.Rounds {
+		out = append(out, v.String(b.Figure))
+	}
+	return out
+}
+
+// ratio formats a ratio: 2.4, 0.41, 12.
+func ratio(r float64) string {
+	if r >= 10 {
+		return strconv.FormatFloat(r, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(r, 'g', 2, 64)
+}
+
+func (n RankName) String() string {
+	switch {
+	case n.Host != "" && n.Device != "":
+		return n.Host + " " + n.Device
+	case n.Host != "":
+		return n.Host
+	}
+	return n.Device
+}
+
+func rankLabel(r int, n RankName) string {
+	if s := n.String(); s != "" {
+		return fmt.Sprintf("rank %d (%s)", r, s)
+	}
+	return fmt.Sprintf("rank %d", r)
+}
+
+func (e *RetestEvidence) String() string {
+	return fmt.Sprintf("%d of %d retests recovered (%s× the fleet median)", e.Recovered, e.Links, ratio(e.Ratio))
+}
+
+// String is the verdict as a sentence, e.g. "rank 12 (node7 mlx5_3) is
+// slow with 14 of 15 peers: p50 2.4× the fleet median".
+func (v RankVerdict) String(figure string) string {
+	s := fmt.Sprintf("slow with %d of %d peers", v.BadPeers, v.Peers)
+	what := fmt.Sprintf("%s %s× the fleet median", figure, ratio(v.Ratio))
+	switch {
+	case v.Retest == nil:
+		return fmt.Sprintf("%s is %s: %s", rankLabel(v.Rank, v.Name), s, what)
+	case v.Kind == VerdictFlaky:
+		return fmt.Sprintf("%s is flaky: %s (%s), but %s", rankLabel(v.Rank, v.Name), s, what, v.Retest)
+	}
+	return fmt.Sprintf("%s is %s: %s; %s", rankLabel(v.Rank, v.Name), s, what, v.Retest)
+}
+
+// String is the verdict as a sentence, e.g. "link 3 -> 9 (node2 mlx5_0 ->
+// node5 mlx5_0) is slow, not its ends: p50 2.3× the fleet median".
+func (v LinkVerdict) String(figure string) string {
+	label := fmt.Sprintf("link %d -> %d", v.Link.From, v.Link.To)
+	if f, t := v.From.String(), v.To.String(); f != "" || t != "" {
+		label += fmt.Sprintf(" (%s -> %s)", cmp.Or(f, "?"), cmp.Or(t, "?"))
+	}
+	against := "the fleet median"
+	if v.RoundSlow {
+		against = fmt.Sprintf("the median of its round %d, slow as a whole", v.Round)
+	}
+	what := fmt.Sprintf("%s %s× %s", figure, ratio(v.Ratio), against)
+	switch {
+	case v.Retest == nil:
+		return fmt.Sprintf("%s is slow, not its ends: %s", label, what)
+	case v.Kind == VerdictFlaky:
+		return fmt.Sprintf("%s is flaky: slow (%s), but its retest recovered (%s× the fleet median)", label, what, ratio(v.Retest.Ratio))
+	}
+	return fmt.Sprintf("%s is slow, not its ends: %s; slow again on retest (%s× the fleet median)", label, what, ratio(v.Retest.Ratio))
+}
+
+// String is the verdict as a sentence.
+func (v RoundVerdict) String(figure string) string {
+	return fmt.Sprintf("round %d was slow as a whole: its median %s %s× the fleet's; its %d links were judged against it, %d spared",
+		v.Round, figure, ratio(v.Ratio), v.Links, v.Spared)
+}

@@ -1,0 +1,353 @@
+package mesh
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// fleet is a synthetic mesh: every link of a schedule with a figure around
+// base, with log-normal noise of 3%.
+type fleet struct {
+	sched   Schedule
+	base    float64
+	latency bool
+	names   []RankName
+	// slow multiplies a link's figure (a latency; a bandwidth is divided).
+	slow func(l Link, round int) float64
+	seed uint64
+}
+
+func (f fleet) input(n int) BlameInput {
+	rng := rand.New(rand.NewPCG(f.seed, 99))
+	in := BlameInput{Figure: "p50", HigherIsWorse: f.latency, Names: f.names}
+	if !f.latency {
+		in.Figure = "write-bw Gbit/s"
+	}
+	if in.Names == nil {
+		for r := range n {
+			in.Names = append(in.Names, RankName{Host: fmt.Sprintf("node%d", r/4), Device: fmt.Sprintf("mlx5_%d", r%4)})
+		}
+	}
+	for r, round := range f.sched {
+		for _, p := range round {
+			for _, l := range p.Links {
+				v := f.base * math.Exp(0.03*rng.NormFloat64())
+				if f.slow != nil {
+					k := f.slow(l, r+1)
+					if f.latency {
+						v *= k
+					} else {
+						v /= k
+					}
+				}
+				in.Links = append(in.Links, LinkFigure{From: l.From, To: l.To, Round: r + 1, Value: v})
+			}
+		}
+	}
+	return in
+}
+
+func slowRank(rank int, k float64) func(Link, int) float64 {
+	return func(l Link, _ int) float64 {
+		if l.From == rank || l.To == rank {
+			return k
+		}
+		return 1
+	}
+}
+
+func slowLink(link Link, k float64) func(Link, int) float64 {
+	return func(l Link, _ int) float64 {
+		if l == link {
+			return k
+		}
+		return 1
+	}
+}
+
+func slowRound(round int, k float64) func(Link, int) float64 {
+	return func(_ Link, r int) float64 {
+		if r == round {
+			return k
+		}
+		return 1
+	}
+}
+
+func verdicts(b Blame) string {
+	return fmt.Sprintf("ranks %+v links %+v rounds %+v", b.Ranks, b.Links, b.Rounds)
+}
+
+func TestBlameFleet(t *testing.T) {
+	for _, n := range []int{16, 64} {
+		for _, latency := range []bool{true, false} {
+			name := fmt.Sprintf("n=%d latency=%v", n, latency)
+			f := fleet{sched: RoundRobin(n), base: 5000, latency: latency, seed: uint64(n)}
+			if !latency {
+				f.base = 90
+			}
+
+			// Noise only: nothing.
+			b := Judge(f.input(n), BlameOptions{})
+			if len(b.Ranks)+len(b.Links)+len(b.Rounds) != 0 || b.Judged != n*(n-1) || b.Bad() != 0 {
+				t.Errorf("%s, noise only: %s", name, verdicts(b))
+			}
+			if math.Abs(b.FleetMedian/f.base-1) > 0.01 || b.Spread < 0.02 || b.Spread > 0.04 {
+				t.Errorf("%s: fleet median %v, spread %v", name, b.FleetMedian, b.Spread)
+			}
+
+			// One slow rank: every link of it 2.5x. The rank, not its links.
+			f.slow = slowRank(5, 2.5)
+			b = Judge(f.input(n), BlameOptions{})
+			if len(b.Ranks) != 1 || len(b.Links) != 0 || len(b.Rounds) != 0 {
+				t.Fatalf("%s, slow rank: %s", name, verdicts(b))
+			}
+			v := b.Ranks[0]
+			if v.Rank != 5 || v.BadPeers != n-1 || v.Peers != n-1 || len(v.Links) != 2*(n-1) || v.Kind != VerdictBad {
+				t.Errorf("%s, slow rank: %+v", name, v)
+			}
+			want, r := 2.5, v.Ratio
+			if !latency {
+				want, r = 0.4, v.Ratio
+			}
+			if math.Abs(r/want-1) > 0.05 {
+				t.Errorf("%s: ratio %v, want about %v", name, r, want)
+			}
+			line := b.Lines()[0]
+			wantLine := fmt.Sprintf("rank 5 (node1 mlx5_1) is slow with %d of %d peers: %s %s× the fleet median", n-1, n-1, b.Figure, ratio(v.Ratio))
+			if line != wantLine {
+				t.Errorf("%s: %q, want %q", name, line, wantLine)
+			}
+
+			// One slow link: the link, neither end.
+			f.slow = slowLink(Link{3, 9}, 2.5)
+			b = Judge(f.input(n), BlameOptions{})
+			if len(b.Ranks) != 0 || len(b.Links) != 1 || b.Links[0].Link != (Link{3, 9}) || b.Links[0].RoundSlow {
+				t.Fatalf("%s, slow link: %s", name, verdicts(b))
+			}
+			if l := b.Lines()[0]; !strings.HasPrefix(l, "link 3 -> 9 (node0 mlx5_3 -> node2 mlx5_1) is slow, not its ends: "+b.Figure+" ") {
+				t.Errorf("%s: %q", name, l)
+			}
+
+			// A whole round slow: no blame, the round named.
+			f.slow = slowRound(4, 2)
+			b = Judge(f.input(n), BlameOptions{})
+			if len(b.Ranks) != 0 || len(b.Links) != 0 || len(b.Rounds) != 1 || b.Rounds[0].Round != 4 ||
+				b.Rounds[0].Links != n || b.Rounds[0].Spared != n {
+				t.Fatalf("%s, slow round: %s", name, verdicts(b))
+			}
+			if l := b.Lines()[0]; l != fmt.Sprintf("round 4 was slow as a whole: its median %s %s× the fleet's; its %d links were judged against it, %d spared",
+				b.Figure, ratio(b.Rounds[0].Ratio), n, n) {
+				t.Errorf("%s: %q", name, l)
+			}
+
+			// A slow round with one link far slower still: that link,
+			// judged against its round.
+			f.slow = func(l Link, r int) float64 {
+				k := slowRound(4, 2)(l, r)
+				if r == 4 && l == f.sched[3][0].Links[0] {
+					k *= 2.5
+				}
+				return k
+			}
+			b = Judge(f.input(n), BlameOptions{})
+			if len(b.Ranks) != 0 || len(b.Links) != 1 || !b.Links[0].RoundSlow || len(b.Rounds) != 1 {
+				t.Fatalf("%s, slow link in a slow round: %s", name, verdicts(b))
+			}
+			if l := b.Lines()[0]; !strings.Contains(l, "× the median of its round 4, slow as a whole") {
+				t.Errorf("%s: %q", name, l)
+			}
+		}
+	}
+}
+
+// A slow rank that recovers on retest is flaky; one still slow stays bad.
+// A slow link likewise.
+func TestBlameRetest(t *testing.T) {
+	n := 16
+	f := fleet{sched: RoundRobin(n), base: 5000, latency: true, seed: 3}
+	f.slow = func(l Link, r int) float64 { return slowRank(5, 2.5)(l, r) * slowLink(Link{3, 9}, 3)(l, r) }
+	b := Judge(f.input(n), BlameOptions{})
+	if len(b.Ranks) != 1 || len(b.Links) != 1 || b.Bad() != 2 {
+		t.Fatalf("%s", verdicts(b))
+	}
+	sus := b.Suspects()
+	// The link, and four of rank 5's links, to four peers.
+	if len(sus) != 1+DefaultRetestPerRank || sus[0] != (Link{3, 9}) && sus[len(sus)-1] != (Link{3, 9}) {
+		t.Fatalf("suspects %v", sus)
+	}
+	peers := map[int]bool{}
+	for _, l := range sus {
+		if l == (Link{3, 9}) {
+			continue
+		}
+		if l.From != 5 && l.To != 5 {
+			t.Errorf("suspect %v is not rank 5's", l)
+		}
+		peers[l.From+l.To-5] = true
+	}
+	if len(peers) != DefaultRetestPerRank {
+		t.Errorf("suspects %v: want %d peers of rank 5", sus, DefaultRetestPerRank)
+	}
+	s := Retest(sus)
+	if s.Links() != len(sus) || len(s) != DefaultRetestPerRank {
+		t.Errorf("retest schedule %+v", s)
+	}
+	retest := func(k5, k39 float64) []LinkFigure {
+		var out []LinkFigure
+		for r, round := range s {
+			for _, p := range round {
+				for _, l := range p.Links {
+					v := 5000.0
+					if l.From == 5 || l.To == 5 {
+						v *= k5
+					}
+					if l == (Link{3, 9}) {
+						v *= k39
+					}
+					out = append(out, LinkFigure{From: l.From, To: l.To, Round: r + 1, Value: v})
+				}
+			}
+		}
+		return out
+	}
+
+	// Both recover: flaky.
+	rb := b.Retested(retest(1.02, 1))
+	if rb.Ranks[0].Kind != VerdictFlaky || rb.Links[0].Kind != VerdictFlaky || rb.Bad() != 0 {
+		t.Fatalf("recovered: %s", verdicts(rb))
+	}
+	if e := rb.Ranks[0].Retest; e == nil || e.Links != 4 || e.Recovered != 4 {
+		t.Errorf("evidence %+v", e)
+	}
+	if l := rb.Lines()[0]; !strings.HasPrefix(l, "rank 5 (node1 mlx5_1) is flaky: slow with 15 of 15 peers (p50 2.") ||
+		!strings.HasSuffix(l, "the fleet median), but 4 of 4 retests recovered (1× the fleet median)") {
+		t.Errorf("%q", l)
+	}
+	if l := rb.Lines()[1]; !strings.HasPrefix(l, "link 3 -> 9 (node0 mlx5_3 -> node2 mlx5_1) is flaky: slow (p50 ") ||
+		!strings.HasSuffix(l, fmt.Sprintf("× the fleet median), but its retest recovered (%s× the fleet median)", ratio(rb.Links[0].Retest.Ratio))) {
+		t.Errorf("%q", l)
+	}
+	// The first verdicts are as they were.
+	if b.Ranks[0].Kind != VerdictBad || b.Ranks[0].Retest != nil {
+		t.Errorf("Retested changed its receiver: %+v", b.Ranks[0])
+	}
+
+	// Still slow: bad, with the retest's evidence.
+	rb = b.Retested(retest(2.5, 3))
+	if rb.Ranks[0].Kind != VerdictBad || rb.Links[0].Kind != VerdictBad || rb.Bad() != 2 || rb.Ranks[0].Retest.Recovered != 0 {
+		t.Fatalf("still slow: %s", verdicts(rb))
+	}
+	if l := rb.Lines()[0]; !strings.HasSuffix(l, "; 0 of 4 retests recovered (2.5× the fleet median)") {
+		t.Errorf("%q", l)
+	}
+	// No retest figures: nothing changes.
+	if rb := b.Retested(nil); verdicts(rb) != verdicts(b) {
+		t.Errorf("no retests changed the verdicts: %s", verdicts(rb))
+	}
+}
+
+// The rules at their edges: few peers, two slow ranks, a slow host of a
+// rail-aligned mesh, and figures that are not figures.
+func TestBlameEdges(t *testing.T) {
+	// Two slow ranks: both blamed, the link between them in both.
+	n := 16
+	f := fleet{sched: RoundRobin(n), base: 5000, latency: true, seed: 4}
+	f.slow = func(l Link, r int) float64 { return slowRank(2, 2)(l, r) * slowRank(11, 3)(l, r) }
+	b := Judge(f.input(n), BlameOptions{})
+	if len(b.Ranks) != 2 || b.Ranks[0].Rank != 2 || b.Ranks[1].Rank != 11 || len(b.Links) != 0 ||
+		len(b.Ranks[0].Links) != 30 || len(b.Ranks[1].Links) != 30 {
+		t.Errorf("two slow ranks: %s", verdicts(b))
+	}
+
+	// Four ranks, as four hosts: a slow host is blamed with 3 of 3 peers,
+	// a slow path to one peer is the link's. Rounds of two pairs are not
+	// judged as a whole.
+	f = fleet{sched: RoundRobin(4), base: 5000, latency: true, seed: 5, slow: slowRank(1, 2.5)}
+	b = Judge(f.input(4), BlameOptions{})
+	if len(b.Ranks) != 1 || b.Ranks[0].BadPeers != 3 || len(b.Links) != 0 || len(b.Rounds) != 0 {
+		t.Errorf("four ranks, a slow one: %s", verdicts(b))
+	}
+	f.slow = slowLink(Link{2, 3}, 2.5)
+	b = Judge(f.input(4), BlameOptions{})
+	if len(b.Ranks) != 0 || len(b.Links) != 1 || b.Links[0].Link != (Link{2, 3}) {
+		t.Errorf("four ranks, a slow path: %s", verdicts(b))
+	}
+	// Both directions of the path slow: still the link's (one bad peer each).
+	f.slow = func(l Link, r int) float64 { return slowLink(Link{2, 3}, 2.5)(l, r) * slowLink(Link{3, 2}, 2.5)(l, r) }
+	b = Judge(f.input(4), BlameOptions{})
+	if len(b.Ranks) != 0 || len(b.Links) != 2 {
+		t.Errorf("four ranks, a slow path both ways: %s", verdicts(b))
+	}
+
+	// 4 hosts x 8 rails, rail-aligned, one host slow on every NIC: its 8
+	// ranks are blamed; the rounds it is in are not slow as a whole, though
+	// half of their links are its.
+	var hosts []string
+	var rails []int
+	for h := range 4 {
+		for r := range 8 {
+			hosts, rails = append(hosts, fmt.Sprintf("node%d", h)), append(rails, r)
+		}
+	}
+	l, err := NewLayout(hosts, rails)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f = fleet{sched: RailAligned(l), base: 90, seed: 6, slow: func(k Link, _ int) float64 {
+		if l.Host[k.From] == 2 || l.Host[k.To] == 2 {
+			return 2.5
+		}
+		return 1
+	}}
+	b = Judge(f.input(32), BlameOptions{})
+	if len(b.Ranks) != 8 || len(b.Links) != 0 || len(b.Rounds) != 0 {
+		t.Errorf("a slow host: %s", verdicts(b))
+	}
+	for _, v := range b.Ranks {
+		if l.Host[v.Rank] != 2 || v.BadPeers != 3 || v.Peers != 3 {
+			t.Errorf("a slow host: %+v", v)
+		}
+	}
+
+	// A sample of K=6 rounds of 64 ranks: the slow rank meets 6 peers,
+	// all bad.
+	f = fleet{sched: Sample(64, 6, 1), base: 5000, latency: true, seed: 7, slow: slowRank(40, 2.5)}
+	b = Judge(f.input(64), BlameOptions{})
+	if len(b.Ranks) != 1 || b.Ranks[0].Rank != 40 || b.Ranks[0].Peers != 6 || len(b.Links) != 0 {
+		t.Errorf("a sample: %s", verdicts(b))
+	}
+
+	// Figures that are not figures are not judged; no links, no verdicts.
+	in := BlameInput{Figure: "p50", HigherIsWorse: true, Links: []LinkFigure{{0, 1, 1, 0}, {1, 0, 1, math.NaN()},
+		{0, 2, 1, math.Inf(1)}, {2, 2, 1, 5}, {1, 2, 1, -3}}}
+	if b := Judge(in, BlameOptions{}); b.Judged != 0 || len(b.Lines()) != 0 {
+		t.Errorf("not figures: %+v", b)
+	}
+	// A fleet that agrees to the digit: the spread's floor keeps a link 5%
+	// off good, and one 20% off is bad.
+	in = BlameInput{Figure: "p50", HigherIsWorse: true}
+	for _, p := range RoundRobin(8)[0:7] {
+		for _, q := range p {
+			for _, k := range q.Links {
+				in.Links = append(in.Links, LinkFigure{From: k.From, To: k.To, Round: 1, Value: 1000})
+			}
+		}
+	}
+	in.Links[0].Value, in.Links[1].Value = 1050, 1200
+	b = Judge(in, BlameOptions{})
+	if len(b.Links) != 1 || b.Links[0].Link != (Link{in.Links[1].From, in.Links[1].To}) || math.Abs(b.Limit-math.Pow(1.02, 5)) > 1e-9 {
+		t.Errorf("a fleet that agrees: limit %v, %s", b.Limit, verdicts(b))
+	}
+	// A rank with one peer is never at fault (at least 2 bad peers).
+	in = BlameInput{Figure: "p50", HigherIsWorse: true, Links: []LinkFigure{{0, 1, 1, 9000}, {1, 0, 1, 9000}}}
+	for r := 2; r < 20; r += 2 {
+		in.Links = append(in.Links, LinkFigure{r, r + 1, 1, 1000}, LinkFigure{r + 1, r, 1, 1000})
+	}
+	if b := Judge(in, BlameOptions{}); len(b.Ranks) != 0 || len(b.Links) != 2 || len(b.Rounds) != 0 {
+		t.Errorf("one peer: %s", verdicts(b))
+	}
+}
