@@ -139,7 +139,7 @@ check)
 	pass=0 fail=0
 	ok() { echo "--- PASS: mesh-scale/$1"; pass=$((pass + 1)); }
 	ko() { echo "--- FAIL: mesh-scale/$1: $2"; fail=$((fail + 1)); }
-	tests=(tcp-lat -n 20)
+	tests=(tcp-lat -n 20 --blame=false)
 	out=$work/full.json
 	mesh "$work/full" "$out"
 	stream=${out%.*}.links.ndjson

@@ -44,7 +44,7 @@ func newMeshCmd(args []string) *cobra.Command {
 		sample                      int
 		seed                        uint64
 		outlier                     ratioFlag
-		verbose                     bool
+		verbose, blame              bool
 	)
 	cmd := &cobra.Command{
 		Use:   "mesh [TEST...] [flags]",
@@ -81,7 +81,8 @@ test runs until its headline figure is known to 5%, for at most 0.5 s.
 Exit status at rank 0: 0 when every link was measured and passed its gates;
 1 when a link failed (a rank lost or never registered, a test error: the
 document is complete and marks those links failed); 3 when every link was
-measured but one failed a gate (--limit-*, --outlier), naming the links.
+measured but one failed a gate (--limit-*, --outlier), naming the links,
+or blame found a bad rank or link (slow again on retest; see --blame).
 The other ranks exit 0 once rank 0 ends the mesh, 1 when they cannot
 register or lose it.`,
 		Example: `  srun -N 16 --ntasks-per-node 1 rdmabench mesh --out fabric.json
@@ -155,7 +156,7 @@ register or lose it.`,
 				token = os.Getenv(EnvToken)
 			}
 			cfg := mesh.Config{Launch: launch, Coordinator: coord, Token: token, Listen: listen, Advertise: adv,
-				Request: req, RegisterTimeout: registerTimeout, LinkTimeout: linkTimout, Limits: f.limits, Outlier: outlier.v,
+				Request: req, RegisterTimeout: registerTimeout, LinkTimeout: linkTimout, Limits: f.limits, Outlier: outlier.v, Blame: blame,
 				Schedule: mesh.ScheduleOptions{Rails: rails, Sample: sample, Seed: seed}}
 			if d := strings.TrimSpace(f.spec.Device); d != "" {
 				cfg.Devices = strings.Split(d, ",")
@@ -212,6 +213,7 @@ register or lose it.`,
 	fs.BoolVar(&rails, "rails", false, "ranks are NICs: NIC i of each host (its local rank) only against NIC i of the other hosts, every rail of a host pair in the same round, at once")
 	fs.IntVar(&sample, "sample", 0, "a quick check: K rounds of random perfect matchings, every rank (with --rails, every host, on each rail) meeting K distinct peers")
 	fs.Uint64Var(&seed, "seed", 0, "the seed of --sample's matchings, to repeat a sample (default: drawn, and recorded in the document)")
+	fs.BoolVar(&blame, "blame", true, "once the schedule is done, judge every link's p50 and bandwidth against the fleet's own medians and spread: a rank slow with most of its peers is blamed, not its links; a link slow while neither end is, the link; a round slow as a whole, no one. Suspects are retested in rounds of their own: those that recover are flaky (reported), the others bad (exit 3). --blame=false: no verdicts, no retests")
 	fs.Var(&outlier, "outlier", "exit 3 naming each link whose bandwidth is below this fraction of the median of all links (or p50 latency above the median divided by it), e.g. 0.8")
 	fs.BoolVarP(&verbose, "verbose", "v", false, "log, on every rank, its registration and each test it serves")
 	return cmd
@@ -336,6 +338,13 @@ func runMeshRank0(cmd *cobra.Command, f *benchFlags, cfg mesh.Config) error {
 	for _, lf := range m.Failures {
 		fmt.Fprintf(stderr, "%s failed: %s\n", lf.Kind, lf.Message)
 	}
+	bad := 0
+	for _, v := range m.Verdicts {
+		fmt.Fprintf(stderr, "%s %s: %s\n", v.Kind, v.Subject, v.Message)
+		if v.Kind == report.VerdictBad {
+			bad++
+		}
+	}
 	switch {
 	case cmd.Context().Err() != nil:
 		return reported{cmd.Context().Err()}
@@ -343,6 +352,8 @@ func runMeshRank0(cmd *cobra.Command, f *benchFlags, cfg mesh.Config) error {
 		return reported{fmt.Errorf("%d of %d links failed", len(failed), len(m.Links))}
 	case len(m.Failures) > 0:
 		return reported{gateError{fmt.Errorf("%d link check(s) failed", len(m.Failures))}}
+	case bad > 0:
+		return reported{gateError{fmt.Errorf("%d bad rank(s) or link(s) blamed", bad)}}
 	}
 	return err
 }

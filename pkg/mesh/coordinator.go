@@ -97,7 +97,9 @@ func coordinate(ctx context.Context, cfg *Config, plan *workloads.Run, self regi
 		stop() // every member is told the mesh is over
 		<-served
 	}()
+	c.mu.Lock()
 	c.add(self, localRunner{cfg}, "")
+	c.mu.Unlock()
 	logf(cfg.Log, "rank 0 of %d: coordinator on port %s, waiting up to %v for the other ranks", n, port, cfg.RegisterTimeout)
 
 	wait := time.NewTimer(cfg.RegisterTimeout)
@@ -142,35 +144,70 @@ func coordinate(ctx context.Context, cfg *Config, plan *workloads.Run, self regi
 	c.mu.Lock()
 	c.stream(report.Event{Event: report.EventStart, Document: c.header()})
 	c.mu.Unlock()
-	total := sched.Links()
-	prog := Progress{Rounds: len(sched), Links: total, Ranks: n - missing, Started: true}
-	c.progress(prog)
-	for r, round := range sched {
-		prog.Round = r + 1
+	prog := &Progress{Rounds: len(sched), Links: sched.Links(), Ranks: n - missing, Started: true}
+	c.progress(*prog)
+	c.runRounds(ctx, sched, false, prog)
+	if cfg.Blame && ctx.Err() == nil {
+		c.blame(ctx, prog)
+	}
+	return c.finish(ctx), nil
+}
+
+// runRounds runs the rounds of sched one after the other: in a round, the
+// pairs that run together (the rails of a host pair) run each of their
+// links at once, and every pair of the round runs in parallel. Each link
+// ends in the link stream and, unless it is a retest, in the summary.
+// retests gets the retests' links, with their results.
+func (c *coordinator) runRounds(ctx context.Context, sched Schedule, retest bool, prog *Progress) []report.MeshLink {
+	var retests []report.MeshLink
+	first := prog.Round
+	for r, pairs := range sched {
+		prog.Round = first + r + 1
+		round := prog.Round
 		var wg sync.WaitGroup
-		for _, p := range round {
+		for _, group := range Together(pairs) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				for _, l := range p.Links {
-					ml := c.runLink(ctx, r+1, l)
-					c.mu.Lock()
-					c.stream(report.Event{Event: report.EventLink, Link: &ml})
-					c.summary.Add(&ml)
-					prog.Done++
-					if ml.Error != "" {
-						prog.Failed++
+				steps := 0
+				for _, p := range group {
+					steps = max(steps, len(p.Links))
+				}
+				for k := range steps {
+					var step sync.WaitGroup
+					for _, p := range group {
+						if k >= len(p.Links) {
+							continue
+						}
+						step.Add(1)
+						go func() {
+							defer step.Done()
+							ml := c.runLink(ctx, round, p.Links[k])
+							ml.Retest = retest
+							c.mu.Lock()
+							c.stream(report.Event{Event: report.EventLink, Link: &ml})
+							if retest {
+								retests = append(retests, ml)
+							} else {
+								c.summary.Add(&ml)
+							}
+							prog.Done++
+							if ml.Error != "" {
+								prog.Failed++
+							}
+							pr := *prog
+							pr.Link = &ml
+							c.mu.Unlock()
+							c.progress(pr)
+						}()
 					}
-					pr := prog
-					pr.Link = &ml
-					c.mu.Unlock()
-					c.progress(pr)
+					step.Wait()
 				}
 			}()
 		}
 		wg.Wait()
 	}
-	return c.finish(ctx), nil
+	return retests
 }
 
 func (c *coordinator) progress(p Progress) {

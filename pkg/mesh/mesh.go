@@ -76,6 +76,10 @@ type Config struct {
 	Schedule ScheduleOptions
 	Limits   report.Limits
 	Outlier  float64
+	// Blame judges the links measured from the fleet's own distribution
+	// once the schedule is done, retests the suspects in rounds of their
+	// own, and records the verdicts (report.Mesh.Verdicts).
+	Blame bool
 	Progress func(Progress)
 	// Stream, when set, gets rank 0's link stream as it goes: the start
 	// event (the run's facts and the ranks), each link's event as it ends,

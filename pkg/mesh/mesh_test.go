@@ -41,6 +41,7 @@ type meshRun struct {
 	outlier  float64
 	tests    []string
 	device   string // -d; "" for the TCP tests
+	blame    bool
 	progress func(p Progress, cancel func(rank int))
 }
 
@@ -88,6 +89,7 @@ func (m meshRun) runStream(t *testing.T) (*report.Document, map[int]error, []rep
 			Links:           m.links,
 			Limits:          m.limits,
 			Outlier:         m.outlier,
+			Blame:           m.blame,
 		}
 		if m.device != "" {
 			cfg.Devices = []string{m.device}
@@ -166,8 +168,14 @@ func checkStream(t *testing.T, doc *report.Document, stream []byte) []report.Mes
 			t.Errorf("the stream read back: %s differ:\n%s\nrank 0's:\n%s", x.what, g, w)
 		}
 	}
-	if len(links) != len(doc.Mesh.Links) {
-		t.Errorf("the stream has %d links, the summary %d", len(links), len(doc.Mesh.Links))
+	measured := 0
+	for _, l := range links {
+		if !l.Retest {
+			measured++
+		}
+	}
+	if measured != len(doc.Mesh.Links) {
+		t.Errorf("the stream has %d links (retests aside), the summary %d", measured, len(doc.Mesh.Links))
 	}
 	return links
 }
@@ -378,5 +386,43 @@ func TestMeshRDMA(t *testing.T) {
 	}
 	if len(m.Matrices) != 3 || m.Matrices[2].Figure != report.FigGbps {
 		t.Errorf("matrices %+v", m.Matrices)
+	}
+}
+
+// Blame over a real mesh: whatever the verdicts on this host's noise, each
+// bad or flaky one was retested in the rounds after the schedule, the
+// retests are in the stream (marked, and not in the summary), and every
+// verdict names its figure and says itself.
+func TestMeshBlame(t *testing.T) {
+	doc, errs, links := meshRun{n: 6, blame: true}.runStream(t)
+	for r, err := range errs {
+		if err != nil {
+			t.Errorf("rank %d: %v", r, err)
+		}
+	}
+	m := doc.Mesh
+	if len(m.Links) != 30 || len(m.FailedLinks()) != 0 {
+		t.Fatalf("%d links, failed %v", len(m.Links), m.FailedLinks())
+	}
+	retests := 0
+	for _, l := range links {
+		if l.Retest {
+			retests++
+			if l.Round <= m.Rounds {
+				t.Errorf("retest %d -> %d in round %d, within the schedule's %d", l.From, l.To, l.Round, m.Rounds)
+			}
+		}
+	}
+	if (retests > 0) != (m.RetestRounds > 0) {
+		t.Errorf("%d retests in %d retest rounds", retests, m.RetestRounds)
+	}
+	for _, v := range m.Verdicts {
+		t.Logf("%s %s: %s", v.Kind, v.Subject, v.Message)
+		if v.Message == "" || (v.Figure != report.FigP50 && v.Figure != report.FigGbps) || v.Ratio <= 0 {
+			t.Errorf("verdict %+v", v)
+		}
+		if v.Subject != report.SubjectRound && v.Retested == 0 {
+			t.Errorf("a %s verdict not retested: %+v", v.Subject, v)
+		}
 	}
 }

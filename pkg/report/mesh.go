@@ -50,6 +50,12 @@ type Mesh struct {
 	// failed them.
 	Gates    *MeshGates    `json:"gates,omitempty"`
 	Failures []LinkFailure `json:"failures,omitempty"`
+	// RetestRounds is the number of rounds after the schedule's that
+	// retested suspect links (numbered on from Rounds+1).
+	RetestRounds int `json:"retest_rounds,omitempty"`
+	// Verdicts are the blame for the bad figures: ranks and links judged
+	// bad or flaky, rounds slow as a whole.
+	Verdicts []Verdict `json:"verdicts,omitempty"`
 
 	// Sample is a sampled schedule's K and seed.
 	Sample *MeshSample `json:"sample,omitempty"`
@@ -60,6 +66,54 @@ type Mesh struct {
 type MeshSample struct {
 	Rounds int    `json:"rounds"`
 	Seed   uint64 `json:"seed"`
+}
+
+// Verdict kinds and subjects.
+const (
+	VerdictBad   = "bad"   // slow, and slow again on retest (or not retested)
+	VerdictFlaky = "flaky" // slow, but good again on retest
+	VerdictSlow  = "slow"  // a round slow as a whole: its links judged against it
+
+	SubjectRank  = "rank"
+	SubjectLink  = "link"
+	SubjectRound = "round"
+)
+
+// Verdict is blame for bad figures of a mesh, judged from the fleet's own
+// distribution (docs/mesh.md, "Blame"): a rank slow with most of its peers
+// (one end's fault), a link slow while neither end is (the link's), or a
+// round slow as a whole (a busy moment: its links were judged against the
+// round, not the fleet).
+type Verdict struct {
+	Subject string `json:"subject"` // "rank", "link" or "round"
+	Kind    string `json:"kind"`    // "bad", "flaky" or, for a round, "slow"
+	// Test, Connection, Size and Figure are the figure judged.
+	Test       string `json:"test"`
+	Connection string `json:"connection,omitempty"`
+	Size       int    `json:"size"`
+	Figure     Figure `json:"figure"`
+	// Rank is the rank at fault (subject "rank"); From and To the link
+	// (subject "link"); Round the round.
+	Rank  *int `json:"rank,omitempty"`
+	From  *int `json:"from,omitempty"`
+	To    *int `json:"to,omitempty"`
+	Round int  `json:"round,omitempty"`
+	// Value is the figure (a rank's: the median of its bad links; a
+	// round's: its median), in the figure's unit; Baseline what it was
+	// judged against (the fleet median, or a slow round's); Ratio the one
+	// to the other.
+	Value    float64 `json:"value"`
+	Baseline float64 `json:"baseline"`
+	Ratio    float64 `json:"ratio"`
+	// BadPeers of a rank's Peers had a bad link with it.
+	BadPeers int `json:"bad_peers,omitempty"`
+	Peers    int `json:"peers,omitempty"`
+	// Retested links were measured again in rounds of their own;
+	// Recovered of them were good.
+	Retested  int `json:"retested,omitempty"`
+	Recovered int `json:"recovered,omitempty"`
+	// Message is the verdict as a sentence, as stderr prints it.
+	Message string `json:"message"`
 }
 
 // Rank states.
@@ -136,6 +190,10 @@ type MeshLink struct {
 	// the summary.
 	ResultErrors []ResultError `json:"result_errors,omitempty"`
 	Warnings     []string      `json:"warnings,omitempty"`
+	// Retest: the link was measured again, in the rounds of the
+	// suspects after the schedule (in the link stream only; its figures are
+	// in the verdicts, not the matrices).
+	Retest bool `json:"retest,omitempty"`
 	// Error says why the link failed: a test's error, or a rank lost or
 	// never registered (then Results is empty).
 	Error string `json:"error,omitempty"`
@@ -321,8 +379,26 @@ type meshColumn struct {
 }
 
 type linkCell struct {
-	from, to int32
-	v        float64
+	from, to, round int32
+	v               float64
+}
+
+// LinkValue is one link's value of one figure.
+type LinkValue struct {
+	From, To, Round int
+	Value           float64
+}
+
+// Figures calls f with each figure of the links added (the future
+// matrices, in the order first seen) and every link's value of it.
+func (b *MeshBuilder) Figures(f func(k Key, fig Figure, values []LinkValue)) {
+	for _, c := range b.cols {
+		vs := make([]LinkValue, len(c.cells))
+		for i, cl := range c.cells {
+			vs[i] = LinkValue{From: int(cl.from), To: int(cl.to), Round: int(cl.round), Value: cl.v}
+		}
+		f(c.Key, c.fig, vs)
+	}
 }
 
 // NewMeshBuilder starts a summary of the links of a mesh whose links run
@@ -347,7 +423,7 @@ func (b *MeshBuilder) Add(l *MeshLink) {
 				b.cols = append(b.cols, meshColumn{meshColumnKey: k})
 			}
 			if v, ok := linkFigure(l, k.Key, f); ok && !b.has(c, l) {
-				b.cols[c].cells = append(b.cols[c].cells, linkCell{int32(l.From), int32(l.To), v})
+				b.cols[c].cells = append(b.cols[c].cells, linkCell{int32(l.From), int32(l.To), int32(l.Round), v})
 			}
 		}
 	}

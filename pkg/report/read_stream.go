@@ -81,7 +81,9 @@ func readEventStream(br *bufio.Reader, what string) (*Document, error) {
 			if err := checkValues(&Document{Mesh: &Mesh{Links: []MeshLink{*e.Link}}}); err != nil {
 				return nil, fmt.Errorf("%s: line %d: %w", what, line, err)
 			}
-			summary.Add(e.Link)
+			if !e.Link.Retest { // a suspect's retest: in the verdicts, not the matrices
+				summary.Add(e.Link)
+			}
 		case EventResult:
 			if e.Result != nil && summary == nil {
 				doc.Results = append(doc.Results, *e.Result)

@@ -100,6 +100,9 @@ func writeMeshText(w io.Writer, doc *Document, md bool) error {
 	for _, f := range m.Failures {
 		notes = append(notes, fmt.Sprintf("%s failed: %s", f.Kind, f.Message))
 	}
+	for _, v := range m.Verdicts {
+		notes = append(notes, fmt.Sprintf("%s %s: %s", v.Kind, v.Subject, v.Message))
+	}
 	for _, l := range m.Links {
 		for _, wn := range l.Warnings {
 			notes = append(notes, fmt.Sprintf("link %d -> %d: %s", l.From, l.To, wn))

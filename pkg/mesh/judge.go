@@ -1,0 +1,137 @@
+package mesh
+
+import (
+	"context"
+
+	"github.com/rdmabench/rdmabench/pkg/report"
+)
+
+// judgedFigure is one figure of the mesh that blame judges.
+type judgedFigure struct {
+	key   report.Key
+	fig   report.Figure
+	blame Blame
+}
+
+// judgesFigure says whether blame judges a figure: the p50 of latency
+// tests and the bandwidth of the others. The p99 is too noisy to judge a
+// link by its neighbours' (--limit-p99 gates it).
+func judgesFigure(f report.Figure) bool { return f == report.FigP50 || f == report.FigGbps }
+
+// blame judges every judged figure of the links measured, retests the
+// suspects in rounds of their own, and records the verdicts in the
+// document's mesh.
+func (c *coordinator) blame(ctx context.Context, prog *Progress) {
+	c.mu.Lock()
+	names := make([]RankName, len(c.ranks))
+	for i, rk := range c.ranks {
+		if rk.Host != nil {
+			names[i].Host = rk.Host.Hostname
+			if rk.Host.Device != nil {
+				names[i].Device = rk.Host.Device.Name
+			}
+		}
+	}
+	var judged []judgedFigure
+	c.summary.Figures(func(k report.Key, f report.Figure, values []report.LinkValue) {
+		if !judgesFigure(f) {
+			return
+		}
+		in := BlameInput{Figure: k.String() + " " + figureWord(f), HigherIsWorse: f.IsLatency(), Names: names,
+			Links: make([]LinkFigure, len(values))}
+		for i, v := range values {
+			in.Links[i] = LinkFigure{From: v.From, To: v.To, Round: v.Round, Value: v.Value}
+		}
+		judged = append(judged, judgedFigure{key: k, fig: f, blame: Judge(in, BlameOptions{})})
+	})
+	c.mu.Unlock()
+
+	var suspects []Link
+	seen := map[Link]bool{}
+	for _, j := range judged {
+		for _, l := range j.blame.Suspects() {
+			if !seen[l] {
+				seen[l] = true
+				suspects = append(suspects, l)
+			}
+		}
+	}
+	if len(suspects) > 0 && ctx.Err() == nil {
+		sched := Retest(suspects)
+		logf(c.cfg.Log, "%d suspect links: retesting them in %d rounds of their own", len(suspects), len(sched))
+		prog.Rounds += len(sched)
+		c.mu.Lock()
+		c.doc.Mesh.RetestRounds = len(sched)
+		c.mu.Unlock()
+		prog.Links += sched.Links()
+		retests := c.runRounds(ctx, sched, true, prog)
+		// The retests' figures, as the summary would take them.
+		again := report.NewMeshBuilder(c.cfg.Request.Tests, report.Limits{}, 0)
+		for i := range retests {
+			again.Add(&retests[i])
+		}
+		again.Figures(func(k report.Key, f report.Figure, values []report.LinkValue) {
+			for i := range judged {
+				j := &judged[i]
+				if j.key != k || j.fig != f {
+					continue
+				}
+				figs := make([]LinkFigure, len(values))
+				for i, v := range values {
+					figs[i] = LinkFigure{From: v.From, To: v.To, Round: v.Round, Value: v.Value}
+				}
+				j.blame = j.blame.Retested(figs)
+			}
+		})
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, j := range judged {
+		c.doc.Mesh.Verdicts = append(c.doc.Mesh.Verdicts, docVerdicts(j.key, j.fig, j.blame)...)
+	}
+}
+
+// figureWord names a figure in a verdict: "p50", "bandwidth".
+func figureWord(f report.Figure) string {
+	if f == report.FigGbps {
+		return "bandwidth"
+	}
+	return string(f)
+}
+
+// docVerdicts are b's verdicts as the document records them.
+func docVerdicts(k report.Key, f report.Figure, b Blame) []report.Verdict {
+	base := report.Verdict{Test: k.Test, Connection: k.Connection, Size: k.Size, Figure: f}
+	var out []report.Verdict
+	for _, v := range b.Ranks {
+		r := base
+		r.Subject, r.Kind, r.Rank = report.SubjectRank, v.Kind, ptr(v.Rank)
+		r.Value, r.Baseline, r.Ratio = v.Value, v.FleetMedian, v.Ratio
+		r.BadPeers, r.Peers = v.BadPeers, v.Peers
+		if v.Retest != nil {
+			r.Retested, r.Recovered = v.Retest.Links, v.Retest.Recovered
+		}
+		r.Message = v.String(b.Figure)
+		out = append(out, r)
+	}
+	for _, v := range b.Links {
+		l := base
+		l.Subject, l.Kind, l.From, l.To, l.Round = report.SubjectLink, v.Kind, ptr(v.Link.From), ptr(v.Link.To), v.Round
+		l.Value, l.Baseline, l.Ratio = v.Value, v.Baseline, v.Ratio
+		if v.Retest != nil {
+			l.Retested, l.Recovered = v.Retest.Links, v.Retest.Recovered
+		}
+		l.Message = v.String(b.Figure)
+		out = append(out, l)
+	}
+	for _, v := range b.Rounds {
+		r := base
+		r.Subject, r.Kind, r.Round = report.SubjectRound, report.VerdictSlow, v.Round
+		r.Value, r.Baseline, r.Ratio = v.Median, v.FleetMedian, v.Ratio
+		r.Message = v.String(b.Figure)
+		out = append(out, r)
+	}
+	return out
+}
+
+func ptr(i int) *int { return &i }
