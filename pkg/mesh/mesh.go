@@ -79,7 +79,7 @@ type Config struct {
 	// Blame judges the links measured from the fleet's own distribution
 	// once the schedule is done, retests the suspects in rounds of their
 	// own, and records the verdicts (report.Mesh.Verdicts).
-	Blame bool
+	Blame    bool
 	Progress func(Progress)
 	// Stream, when set, gets rank 0's link stream as it goes: the start
 	// event (the run's facts and the ranks), each link's event as it ends,
