@@ -4,10 +4,17 @@
 # slurmctld in the first, scripts/slurm-cluster.sh), and from the first,
 # srun -N N -n N: one rank per VM, each on its own rxe0, every link
 # crossing the emulated network. The other VMs only run slurmd until the
-# first is done. The tests wait on completion events (-e): three emulated
-# hosts on two cores must not spin, or the ACKs of one come too late.
-# Prints "--- PASS: mesh/slurm-hosts" (or FAIL), the matrix
-# table and the wall time, and "mesh-hosts: N passed, N failed".
+# first is done. The tests wait on completion events (-e): emulated hosts
+# on two cores must not spin, or the ACKs of one come too late. Three runs
+# (at least 4 VMs):
+#   1. slurm-hosts: the mesh as it is: every link measured, none blamed;
+#   2. blame-host: every packet the last VM sends delayed (tc netem, set
+#      there through srun): that host's rank is blamed, not its links;
+#   3. blame-link: only the packets from the third VM to the fourth
+#      delayed (netem on a prio band that a u32 filter on the destination
+#      feeds): that link is blamed, neither of its ends.
+# Prints "--- PASS: mesh/NAME" (or FAIL) per run, its table, verdicts and
+# wall time, and "mesh-hosts: N passed, N failed".
 #
 # Usage: mesh-hosts.sh BINARY OUTDIR MUNGE_KEY
 set -uo pipefail
@@ -31,23 +38,88 @@ if ((i != 1)); then
 	exit 0
 fi
 eval "$("$here/slurm-cluster.sh" env)"
-start=$SECONDS
-srun -N "$n" -n "$n" --ntasks-per-node 1 "$bin" mesh -n 100 -e -u 20 --register-timeout 60s --out "$out/hosts.json" \
-	>"$out/hosts.txt" 2>"$out/hosts.err"
-rc=$?
-took=$((SECONDS - start))
+pass=0
+fail=0
+ok() { echo "--- PASS: mesh/$1"; pass=$((pass + 1)); }
+ko() { echo "--- FAIL: mesh/$1: $2"; fail=$((fail + 1)); }
 links=$((n * (n - 1)))
+
+# mesh NAME [ARGS...]: one mesh across every VM; sets rc and took.
+mesh() {
+	local name=$1 start=$SECONDS
+	shift
+	srun -N "$n" -n "$n" --ntasks-per-node 1 "$bin" mesh -n 100 -e -u 20 --register-timeout 60s "$@" --out "$out/$name.json" \
+		>"$out/$name.txt" 2>"$out/$name.err"
+	rc=$?
+	took=$((SECONDS - start))
+}
+
+# on NODE CMD...: run CMD on Slurm node NODE (where the tc rules go).
+on() {
+	local node=$1
+	shift
+	srun -N 1 -n 1 -w "$node" "$@"
+}
+
+# rank_of NAME.json HOST: the rank that ran on HOST.
+rank_of() {
+	jq -r --arg h "$2" '.mesh.ranks[] | select(.host.hostname == $h) | .rank' "$1"
+}
+
+# verdicts NAME.json: "subject kind rank from to" per verdict of a rank or link.
+verdicts() {
+	jq -r '.mesh.verdicts // [] | .[] | select(.subject != "round") | [.subject, .kind, (.rank // "-"), (.from // "-"), (.to // "-")] | @tsv' "$1"
+}
+
+# 1. The mesh as it is.
+mesh slurm-hosts
 facts=$(jq -r '[(.mesh.links | length), ([.mesh.links[] | select(.error)] | length), ([.mesh.ranks[].host.hostname] | unique | length),
-	([.mesh.ranks[].host.device.gid] | unique | length), .mesh.launcher] | @tsv' "$out/hosts.json" 2>&1)
-read -r got failed hosts gids launcher <<<"$facts"
-if [[ $rc == 0 && $got == "$links" && $failed == 0 && $hosts == "$n" && $gids == "$n" && $launcher == slurm ]]; then
-	echo "--- PASS: mesh/slurm-hosts (srun -N $n -n $n across $n VMs: $links links measured in $took s)"
-	st=0
+	([.mesh.ranks[].host.device.gid] | unique | length), .mesh.launcher, ([.mesh.verdicts // [] | .[] | select(.kind == "bad")] | length)] | @tsv' \
+	"$out/slurm-hosts.json" 2>&1)
+read -r got failed hosts gids launcher bad <<<"$facts"
+if [[ $rc == 0 && $got == "$links" && $failed == 0 && $hosts == "$n" && $gids == "$n" && $launcher == slurm && $bad == 0 ]]; then
+	ok "slurm-hosts (srun -N $n -n $n across $n VMs: $links links measured in $took s, none blamed)"
 else
-	echo "--- FAIL: mesh/slurm-hosts: exit $rc, links/failed/hosts/GIDs/launcher: $facts"
-	cat "$out/hosts.err"
-	st=1
+	ko slurm-hosts "exit $rc, links/failed/hosts/GIDs/launcher/bad verdicts: $facts"
+	cat "$out/slurm-hosts.err"
 fi
-cat "$out/hosts.txt"
-echo "mesh-hosts: $((1 - st)) passed, $st failed"
-exit $st
+cat "$out/slurm-hosts.txt"
+
+# 2. One host slowed: everything it sends waits 20 ms.
+slow=node$n
+on "$slow" tc qdisc add dev eth0 root netem delay 20ms
+mesh blame-host write-lat
+on "$slow" tc qdisc del dev eth0 root
+want=$(rank_of "$out/blame-host.json" "$slow")
+mapfile -t vs < <(verdicts "$out/blame-host.json")
+ranks_bad=$(printf '%s\n' "${vs[@]}" | awk -F'\t' -v r="$want" '$1 == "rank" && $2 == "bad" && $3 == r' | wc -l)
+others=$(printf '%s\n' "${vs[@]}" | awk -F'\t' -v r="$want" 'NF && !($1 == "rank" && $3 == r)' | wc -l)
+if [[ $rc == 3 && -n $want && $ranks_bad -ge 1 && $others == 0 ]] && grep -q "^bad rank: rank $want ($slow" "$out/blame-host.err"; then
+	ok "blame-host (netem delay 20ms on $slow: rank $want blamed, no link, exit 3, in $took s)"
+else
+	ko blame-host "exit $rc (want 3), rank of $slow: ${want:-none}, verdicts: ${vs[*]:-none}"
+	cat "$out/blame-host.err"
+fi
+cat "$out/blame-host.txt"
+
+# 3. One path slowed: only what node N-1 sends to node N waits.
+from=node$((n - 1))
+on "$from" sh -c "tc qdisc add dev eth0 root handle 1: prio &&
+	tc qdisc add dev eth0 parent 1:3 handle 30: netem delay 20ms &&
+	tc filter add dev eth0 protocol ip parent 1: prio 1 u32 match ip dst 10.0.0.$n/32 flowid 1:3"
+mesh blame-link write-lat
+on "$from" tc qdisc del dev eth0 root
+a=$(rank_of "$out/blame-link.json" "$from")
+b=$(rank_of "$out/blame-link.json" "$slow")
+mapfile -t vs < <(verdicts "$out/blame-link.json")
+links_bad=$(printf '%s\n' "${vs[@]}" | awk -F'\t' -v a="$a" -v b="$b" '$1 == "link" && $2 == "bad" && (($4 == a && $5 == b) || ($4 == b && $5 == a))' | wc -l)
+others=$(printf '%s\n' "${vs[@]}" | awk -F'\t' -v a="$a" -v b="$b" 'NF && !($1 == "link" && (($4 == a && $5 == b) || ($4 == b && $5 == a)))' | wc -l)
+if [[ $rc == 3 && -n $a && -n $b && $links_bad -ge 1 && $others == 0 ]]; then
+	ok "blame-link (netem delay 20ms from $from to $slow only: the link $a <-> $b blamed, neither rank, exit 3, in $took s)"
+else
+	ko blame-link "exit $rc (want 3), ranks ${a:-none} and ${b:-none}, verdicts: ${vs[*]:-none}"
+	cat "$out/blame-link.err"
+fi
+cat "$out/blame-link.txt"
+echo "mesh-hosts: $pass passed, $fail failed"
+((fail == 0))

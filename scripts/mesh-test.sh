@@ -3,8 +3,9 @@
 #   - one VM (2 vCPUs), four ranks on its rxe0: OpenMPI (mpirun -np 4),
 #     Slurm (a single-node cluster, srun -n 4), and Slurm again with rank 2
 #     killed mid-run (scripts/mesh-launchers.sh);
-#   - three VMs on one switch (scripts/vm-group.sh), a Slurm cluster of all
-#     three, one rank per VM (scripts/mesh-hosts.sh).
+#   - four VMs on one switch (scripts/vm-group.sh), a Slurm cluster of all
+#     four, one rank per VM, then one host and one path slowed with tc netem
+#     and blamed (scripts/mesh-hosts.sh).
 # Each case prints "--- PASS: mesh/NAME" or "--- FAIL: mesh/NAME", its
 # matrices and its wall time. Ends with "mesh: N passed, N failed".
 #
@@ -32,6 +33,6 @@ start=$SECONDS
 "$here/vm.sh" --cpus 2 --share "$out" -- "$here/mesh-launchers.sh" "$out/rdmabench" "$out" "$out/munge.key" || rc=1
 rb_log "one VM (OpenMPI, Slurm, a rank killed): $((SECONDS - start)) s"
 start=$SECONDS
-"$here/vm-group.sh" -n 3 --share "$out" -- "$here/mesh-hosts.sh" "$out/rdmabench" "$out" "$out/munge.key" || rc=1
-rb_log "three VMs (Slurm across them): $((SECONDS - start)) s (logs and documents in $out)"
+"$here/vm-group.sh" -n 4 --share "$out" -- "$here/mesh-hosts.sh" "$out/rdmabench" "$out" "$out/munge.key" || rc=1
+rb_log "four VMs (Slurm across them, a host and a path slowed): $((SECONDS - start)) s (logs and documents in $out)"
 exit $rc

@@ -453,9 +453,11 @@ func (b *MeshBuilder) Links() int { return len(b.links) }
 
 // Fill sets m's links (without their results), matrices, gates and
 // failures from the links added so far; it costs what the summary
-// holds, whatever the links' results held.
+// holds, whatever the links' results held. The links are handed over, not
+// copied: links added later start a list of their own.
 func (b *MeshBuilder) Fill(m *Mesh) {
-	m.Links = slices.Clone(b.links)
+	m.Links = b.links
+	b.links = nil
 	if m.Links == nil {
 		m.Links = []MeshLink{}
 	}
