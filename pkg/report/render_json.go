@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -25,12 +26,58 @@ func WriteJSON(w io.Writer, doc *Document) error {
 	if d.Results == nil {
 		d.Results = []Result{}
 	}
+	if d.Mesh != nil && len(d.Mesh.Links) > 0 {
+		return writeMeshJSON(w, &d)
+	}
 	b, err := json.MarshalIndent(&d, "", "  ")
 	if err != nil {
 		return fmt.Errorf("report: write json: %w", err)
 	}
 	b = append(b, '\n')
 	if _, err := w.Write(b); err != nil {
+		return fmt.Errorf("report: write json: %w", err)
+	}
+	return nil
+}
+
+// meshLinksKey is how the mesh's links start in the indented document.
+var meshLinksKey = []byte("\n    \"links\": []")
+
+// writeMeshJSON writes a mesh document as WriteJSON does, byte for byte,
+// but its links one at a time: the document's other parts are encoded
+// with no links, and each link is encoded in its place as it is written,
+// so that the memory it takes is that of one link, not of the whole text.
+func writeMeshJSON(w io.Writer, d *Document) error {
+	m := *d.Mesh
+	links := m.Links
+	m.Links = []MeshLink{}
+	d.Mesh = &m
+	b, err := json.MarshalIndent(d, "", "  ")
+	if err != nil {
+		return fmt.Errorf("report: write json: %w", err)
+	}
+	at := bytes.Index(b, meshLinksKey)
+	if at < 0 || bytes.Contains(b[at+len(meshLinksKey):], meshLinksKey) {
+		return errors.New("report: write json: the mesh's links are not where they belong")
+	}
+	cut := at + len(meshLinksKey) - 1 // before the "]"
+	bw := bufio.NewWriterSize(w, 64<<10)
+	bw.Write(b[:cut])
+	for i := range links {
+		item, err := json.MarshalIndent(&links[i], "      ", "  ")
+		if err != nil {
+			return fmt.Errorf("report: write json: link %d: %w", i+1, err)
+		}
+		bw.WriteString("\n      ")
+		bw.Write(item)
+		if i < len(links)-1 {
+			bw.WriteByte(',')
+		}
+	}
+	bw.WriteString("\n    ")
+	bw.Write(b[cut:])
+	bw.WriteByte('\n')
+	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("report: write json: %w", err)
 	}
 	return nil
