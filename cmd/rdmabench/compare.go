@@ -129,7 +129,8 @@ the exit status is 0.`,
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVarP(&output, "output", "o", report.FormatTable, "output format: "+strings.Join(report.CompareFormats, ", "))
+	fs.StringVarP(&output, "output", "o", report.FormatTable, "output format: "+strings.Join(report.CompareFormats, ", ")+
+		"; for two meshes also csv (one row per link and figure)")
 	fs.Float64Var(&alpha, "alpha", report.Alpha, "significance level of the Mann-Whitney U test (single runs)")
 	fs.IntVar(&top, "top", report.DefaultMeshTop, "two meshes: how many of each matrix's most changed links to list (0: none)")
 	fs.Var(&maxReg, "max-regression", "fail when any figure got significantly worse by more than this (latency up, bandwidth down), e.g. 5%")
