@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -16,6 +17,7 @@ func newCompareCmd() *cobra.Command {
 		maxReg, maxP50, maxP99, maxBW percentFlag
 		minBWRatio                    ratioFlag
 		limits                        report.Limits
+		top                           int
 	)
 	cmd := &cobra.Command{
 		Use:   "compare BASE NEW",
@@ -31,6 +33,20 @@ no change is significant. Differences of device, firmware, MTU, link
 layer, GID type, kernel, CPU, parameters or tool version are footnoted;
 tests found on one side only are listed.
 
+Two mesh documents (rdmabench mesh --out) are compared link by link: per
+matrix (test, connection, size and figure) found in both, the links
+measured on both sides, the change of the matrix's median over them, and
+its --top most changed links (either way); links measured on one side
+only, links that failed on either side, and ranks that moved are listed.
+Links are matched by rank, or, when a rank's host differs and host names
+(with devices) identify every rank of both runs, by host, as the output
+says. Each link has one value per side, so there is no significance test:
+a gate fails on a link's own change (a link twice as slow fails
+--max-p50-regression 10%), naming the link; --limit-bw applies to every
+link of NEW. -o csv writes one row per link and figure. A link that
+failed in NEW makes the exit status 1, as it made the mesh's. A mesh
+document against a single run's is refused.
+
 Gates make compare a CI check: it exits with status 3, listing the failing
 rows, when a figure got significantly worse than a gate allows. A change
 beyond a gate that is not significant (noise, or too few runs) does not
@@ -38,7 +54,9 @@ fail it; the output says so. Without gates, or when every gate passes,
 the exit status is 0.`,
 		Example: `  rdmabench suite --repeat 5 -o json --out new.json
   rdmabench compare base.json new.json --max-regression 5%
-  rdmabench compare base.json new.json --max-p99-regression 10% --min-bw-ratio 0.95 -o markdown`,
+  rdmabench compare base.json new.json --max-p99-regression 10% --min-bw-ratio 0.95 -o markdown
+  rdmabench compare base-mesh.json new-mesh.json --max-p50-regression 10% --top 20
+  rdmabench compare base-mesh.json new-mesh.json -o csv > links.csv`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 2 {
 				return usageError{fmt.Errorf("compare: want two results files, BASE and NEW; got %d", len(args))}
@@ -46,23 +64,17 @@ the exit status is 0.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if !slices.Contains(report.CompareFormats, output) {
-				return usageError{fmt.Errorf("compare: unknown output format %q (want %s)", output, strings.Join(report.CompareFormats, ", "))}
+			var gates report.Gates
+			if !slices.Contains(report.CompareFormats, output) && !slices.Contains(report.MeshCompareFormats, output) {
+				return usageError{fmt.Errorf("compare: unknown output format %q (want %s; %s for two meshes)", output,
+					strings.Join(report.CompareFormats, ", "), strings.Join(report.MeshCompareFormats, ", "))}
+			}
+			if top < 0 {
+				return usageError{fmt.Errorf("compare: --top %d: want 0 or more links", top)}
 			}
 			if alpha <= 0 || alpha >= 1 {
 				return usageError{fmt.Errorf("compare: --alpha %g must be between 0 and 1", alpha)}
 			}
-			var docs [2]*report.Document
-			for i, path := range args {
-				doc, err := readDocument(cmd, path)
-				if err != nil {
-					return fmt.Errorf("compare: %w", err)
-				}
-				docs[i] = doc
-			}
-			c := report.Compare(docs[0], docs[1], report.CompareOptions{BaseName: args[0], NewName: args[1], Alpha: alpha})
-
-			var gates report.Gates
 			pctGate := func(flag string, p *percentFlag, figs ...report.Figure) {
 				if p.set {
 					gates = append(gates, report.MaxRegressionGate("--"+flag+" "+p.String(), p.v, figs...))
@@ -75,6 +87,25 @@ the exit status is 0.`,
 			if minBWRatio.set {
 				gates = append(gates, report.MinRatioGate("--min-bw-ratio "+minBWRatio.String(), minBWRatio.v, report.FigGbps))
 			}
+			var docs [2]*report.Document
+			for i, path := range args {
+				doc, err := readDocument(cmd, path)
+				if err != nil {
+					return fmt.Errorf("compare: %w", err)
+				}
+				docs[i] = doc
+			}
+			if report.IsMesh(docs[0]) || report.IsMesh(docs[1]) {
+				return compareMeshes(cmd, args, docs, output, top, gates, limits)
+			}
+			if cmd.Flags().Changed("top") {
+				return usageError{errors.New("compare: --top applies to two mesh documents, not to single runs")}
+			}
+			if !slices.Contains(report.CompareFormats, output) {
+				return usageError{fmt.Errorf("compare: -o %s applies to two mesh documents; for single runs want %s", output, strings.Join(report.CompareFormats, ", "))}
+			}
+			c := report.Compare(docs[0], docs[1], report.CompareOptions{BaseName: args[0], NewName: args[1], Alpha: alpha})
+
 			var verdict *report.GateResult
 			if len(gates) > 0 || !limits.IsZero() {
 				verdict = c.CheckGates(gates)
@@ -98,8 +129,10 @@ the exit status is 0.`,
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVarP(&output, "output", "o", report.FormatTable, "output format: "+strings.Join(report.CompareFormats, ", "))
-	fs.Float64Var(&alpha, "alpha", report.Alpha, "significance level of the Mann-Whitney U test")
+	fs.StringVarP(&output, "output", "o", report.FormatTable, "output format: "+strings.Join(report.CompareFormats, ", ")+
+		"; for two meshes also csv (one row per link and figure)")
+	fs.Float64Var(&alpha, "alpha", report.Alpha, "significance level of the Mann-Whitney U test (single runs)")
+	fs.IntVar(&top, "top", report.DefaultMeshTop, "two meshes: how many of each matrix's most changed links to list (0: none)")
 	fs.Var(&maxReg, "max-regression", "fail when any figure got significantly worse by more than this (latency up, bandwidth down), e.g. 5%")
 	fs.Var(&maxP50, "max-p50-regression", "fail when the p50 latency rose significantly by more than this")
 	fs.Var(&maxP99, "max-p99-regression", "fail when the p99 latency rose significantly by more than this")
@@ -107,4 +140,67 @@ the exit status is 0.`,
 	fs.Var(&minBWRatio, "min-bw-ratio", "fail when NEW/BASE bandwidth is significantly below this ratio, e.g. 0.95")
 	fs.Var(&bwLimit{&limits}, "limit-bw", "fail when a NEW bandwidth (the median of its runs) is below this, e.g. 90Gbps, or this share of the link's nominal rate for RDMA, e.g. 90%link")
 	return cmd
+}
+
+// maxStderrLinks is how many failed links and gate failures a mesh
+// comparison names on stderr; -o json and -o csv hold them all.
+const maxStderrLinks = 100
+
+// compareMeshes is compare of two mesh documents: link by link, the gates
+// on each link's own change, --limit-bw on every link of NEW. A link that
+// failed in NEW is an error (exit status 1, as the mesh's was); otherwise
+// a gate that failed makes it 3.
+func compareMeshes(cmd *cobra.Command, args []string, docs [2]*report.Document, output string, top int,
+	gates report.Gates, limits report.Limits) error {
+	if !report.IsMesh(docs[0]) || !report.IsMesh(docs[1]) {
+		return usageError{errors.New("compare: " + report.MixedKinds(docs[0], docs[1], args[0], args[1]))}
+	}
+	if cmd.Flags().Changed("alpha") {
+		return usageError{errors.New("compare: --alpha does not apply to two mesh documents: each link has one value per side, so there is no significance test")}
+	}
+	if top == 0 {
+		top = -1 // none
+	}
+	c, err := report.CompareMesh(docs[0], docs[1], report.MeshCompareOptions{BaseName: args[0], NewName: args[1], Top: top})
+	if err != nil {
+		return fmt.Errorf("compare: %w", err)
+	}
+	var verdict *report.MeshGateResult
+	if len(gates) > 0 || !limits.IsZero() {
+		verdict = c.CheckGates(gates)
+		bw := bwLimit{&limits}
+		c.AddLimits(verdict, "--limit-bw "+bw.String(), limits)
+	}
+	if err := report.WriteMeshComparison(cmd.OutOrStdout(), output, c, verdict); err != nil {
+		return err
+	}
+	var lines []string
+	for _, l := range c.FailedNew {
+		lines = append(lines, fmt.Sprintf("link failed (new): %d -> %d: %s", l.From, l.To, l.Error))
+	}
+	var checks int
+	if verdict.Failed() {
+		for _, f := range verdict.Failures {
+			lines = append(lines, f.String())
+		}
+		for _, f := range verdict.Limits {
+			lines = append(lines, "limit failed (new): "+f.Message)
+		}
+		checks = len(verdict.Failures) + len(verdict.Limits)
+	}
+	if len(lines) > maxStderrLinks {
+		lines = append(lines[:maxStderrLinks:maxStderrLinks], fmt.Sprintf("... and %d more (-o json lists them all)", len(lines)-maxStderrLinks))
+	}
+	list := strings.Join(lines, "\n")
+	switch {
+	case len(c.FailedNew) > 0:
+		what := fmt.Sprintf("%d of %d links failed in NEW", len(c.FailedNew), c.New.Links)
+		if checks > 0 {
+			what += fmt.Sprintf(", and %d gate check(s) failed", checks)
+		}
+		return fmt.Errorf("compare: %s\n%s", what, list)
+	case checks > 0:
+		return gateError{fmt.Errorf("compare: %d gate check(s) failed\n%s", checks, list)}
+	}
+	return nil
 }

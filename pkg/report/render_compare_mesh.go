@@ -1,0 +1,306 @@
+package report
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/olekukonko/tablewriter/tw"
+)
+
+// MeshCompareFormats are the output formats of a comparison of two meshes.
+var MeshCompareFormats = []string{FormatTable, FormatMarkdown, FormatJSON, FormatCSV}
+
+// MeshListMax is how many entries of a list (failed links, gate failures,
+// ranks) the table and Markdown forms of a mesh comparison show; JSON and
+// CSV hold them all.
+const MeshListMax = 20
+
+// meshCompareLegend says what the figures of a mesh comparison are.
+const meshCompareLegend = "one value per link on each side: no significance test; a gate fails on a link's own change"
+
+// WriteMeshComparison writes c in format (table, markdown, json or csv),
+// with the verdict of its gates when gates is not nil.
+//
+// The table and Markdown forms say how links were matched, then one row
+// per matrix compared (links measured on both sides and on one only, the
+// medians over the links measured on both sides and their change), then
+// per matrix its most changed links, then the ranks that moved, the links
+// that failed on either side, the matrices on one side only, the
+// warnings and the gates, each list cut at [MeshListMax].
+//
+// The JSON form is the MeshComparison with "schema" ([CompareMeshSchema])
+// and "gates" fields. The CSV form is long: one row per link and figure of
+// every matrix compared (test, connection, size_bytes, figure, unit,
+// from_rank, from_host, to_rank, to_host, base, new, change, status;
+// status is "compared", "only_base" or "only_new"; ranks are new's, base's
+// for a link whose ranks are not in new).
+func WriteMeshComparison(w io.Writer, format string, c *MeshComparison, gates *MeshGateResult) error {
+	if c == nil {
+		return errors.New("report: write mesh comparison: nil comparison")
+	}
+	var out bytes.Buffer
+	switch format {
+	case FormatTable, FormatMarkdown:
+		if err := meshCompareText(&out, c, gates, format == FormatMarkdown); err != nil {
+			return err
+		}
+	case FormatJSON:
+		v := struct {
+			Schema string `json:"schema"`
+			*MeshComparison
+			Gates *MeshGateResult `json:"gates,omitempty"`
+		}{CompareMeshSchema, c, gates}
+		b, err := json.MarshalIndent(v, "", "  ")
+		if err != nil {
+			return fmt.Errorf("report: write mesh comparison: %w", err)
+		}
+		out.Write(append(b, '\n'))
+	case FormatCSV:
+		cw := csv.NewWriter(w)
+		if err := cw.Write(meshCompareCSVHeader); err != nil {
+			return fmt.Errorf("report: write mesh comparison: %w", err)
+		}
+		if err := c.eachCSVRow(cw.Write); err != nil {
+			return fmt.Errorf("report: write mesh comparison: %w", err)
+		}
+		cw.Flush()
+		if err := cw.Error(); err != nil {
+			return fmt.Errorf("report: write mesh comparison: %w", err)
+		}
+		return nil
+	default:
+		return fmt.Errorf("report: unknown mesh comparison format %q (want %s)", format, strings.Join(MeshCompareFormats, ", "))
+	}
+	if _, err := w.Write(out.Bytes()); err != nil {
+		return fmt.Errorf("report: write mesh comparison: %w", err)
+	}
+	return nil
+}
+
+// meshSideLine describes one side of a mesh comparison.
+func meshSideLine(s *MeshSide) string {
+	parts := []string{orDefault(s.Tool.Name, "rdmabench") + " " + orDefault(s.Tool.Version, "devel")}
+	if s.Tool.Commit != "" {
+		parts[0] += " (" + s.Tool.Commit + ")"
+	}
+	if !s.Start.IsZero() {
+		parts = append(parts, s.Start.UTC().Format(time.RFC3339))
+	}
+	parts = append(parts, fmt.Sprintf("mesh of %d ranks, %d links, %d failed", s.Ranks, s.Links, s.Failed))
+	return clean(s.Name) + ": " + clean(strings.Join(parts, ", "))
+}
+
+// matchLine says how the links of c were matched.
+func matchLine(c *MeshComparison) string {
+	moved := 0
+	for _, r := range c.Ranks {
+		if r.Rank >= 0 && r.BaseRank >= 0 {
+			moved++
+		}
+	}
+	switch {
+	case c.MatchedBy == MatchByHost:
+		return fmt.Sprintf("by host name and device where every rank has one (ranks moved between the runs): %d ranks renumbered", moved)
+	case moved > 0:
+		return fmt.Sprintf("by rank; the host of %d ranks differs, and host names (with devices) do not identify every rank of both runs", moved)
+	}
+	return "by rank"
+}
+
+// linkCellText names a link for a table: "0 -> 2", with base's ranks where
+// they differ.
+func linkCellText(l *LinkChange) string {
+	s := fmt.Sprintf("%d -> %d", l.From, l.To)
+	if l.BaseFrom != nil {
+		s += fmt.Sprintf(" (base %d -> %d)", *l.BaseFrom, *l.BaseTo)
+	}
+	return s
+}
+
+func changeCell(ch *float64) string {
+	if ch == nil {
+		return "?"
+	}
+	return pct(*ch)
+}
+
+func medianCell(f Figure, v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return tableValue(f, *v)
+}
+
+// figureCell is a matrix's figure with its unit, as tables head it.
+func figureCell(f Figure) string {
+	if f.IsLatency() {
+		return f.Label() + " µs"
+	}
+	return f.Label()
+}
+
+// capped returns at most MeshListMax lines of ls, and a last line saying
+// how many more there are.
+func capped(ls []string, more string) []string {
+	if len(ls) <= MeshListMax {
+		return ls
+	}
+	return append(ls[:MeshListMax:MeshListMax], fmt.Sprintf("... and %d more %s", len(ls)-MeshListMax, more))
+}
+
+func meshCompareText(b *bytes.Buffer, c *MeshComparison, gates *MeshGateResult, md bool) error {
+	line := func(k, v string) {
+		if md {
+			fmt.Fprintf(b, "- %s: %s\n", mdEscape(k), mdEscape(v))
+		} else {
+			kv(b, k, v)
+		}
+	}
+	if md {
+		b.WriteString("**rdmabench compare (mesh)**\n\n")
+	}
+	line("base", meshSideLine(&c.Base))
+	line("new", meshSideLine(&c.New))
+	line("links", "matched "+matchLine(c))
+	line("values", meshCompareLegend)
+	grid := func(title string, rows []row, labels []string, aligns []tw.Align) error {
+		b.WriteByte('\n')
+		if md {
+			fmt.Fprintf(b, "**%s**\n\n", mdEscape(title))
+			b.WriteString(mdLine(labels))
+			seps := make([]string, len(aligns))
+			for i, a := range aligns {
+				seps[i] = "---:"
+				if a == tw.AlignLeft {
+					seps[i] = ":---"
+				}
+			}
+			b.WriteString(mdLine(seps))
+			for _, r := range rows {
+				cs := make([]string, len(r.cells))
+				for i, c := range r.cells {
+					cs[i] = mdEscape(c)
+				}
+				b.WriteString(mdLine(cs))
+			}
+			return nil
+		}
+		all := append([]row{{kind: rowTitle, text: title}, {cells: labels}, {kind: rowRule}}, rows...)
+		lines, err := layoutGrid(all, aligns)
+		if err != nil {
+			return err
+		}
+		for _, l := range lines {
+			b.WriteString(l + "\n")
+		}
+		return nil
+	}
+	if len(c.Matrices) == 0 {
+		b.WriteString("\nno matrix (test, size and figure) in common\n")
+	} else {
+		var rows []row
+		for _, mc := range c.Matrices {
+			rows = append(rows, row{cells: []string{mc.Key.String(), figureCell(mc.Figure), strconv.Itoa(mc.Links),
+				strconv.Itoa(mc.OnlyBase), strconv.Itoa(mc.OnlyNew), medianCell(mc.Figure, mc.BaseMedian),
+				medianCell(mc.Figure, mc.NewMedian), changeCell(mc.Change)}})
+		}
+		if err := grid("per matrix: links measured on both sides, on one only, and the change of the median over the links measured on both",
+			rows, []string{"matrix", "figure", "links", "only base", "only new", "base median", "new median", "change"},
+			[]tw.Align{tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight}); err != nil {
+			return err
+		}
+		for _, mc := range c.Matrices {
+			if len(mc.Top) == 0 {
+				continue
+			}
+			hosts := false
+			for _, l := range mc.Top {
+				hosts = hosts || l.FromHost != "" || l.ToHost != ""
+			}
+			labels := []string{"link", "base", "new", "change"}
+			aligns := []tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight}
+			if hosts {
+				labels = []string{"link", "hosts", "base", "new", "change"}
+				aligns = []tw.Align{tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight}
+			}
+			var rows []row
+			for _, l := range mc.Top {
+				cells := []string{linkCellText(&l)}
+				if hosts {
+					cells = append(cells, orDefault(l.FromHost, "?")+" -> "+orDefault(l.ToHost, "?"))
+				}
+				cells = append(cells, tableValue(mc.Figure, l.Base), tableValue(mc.Figure, l.New), changeCell(l.Change))
+				rows = append(rows, row{cells: cells})
+			}
+			title := fmt.Sprintf("%s %s: most changed links, either way (%d of %d)", mc.Key, figureCell(mc.Figure), len(mc.Top), mc.Links)
+			if err := grid(title, rows, labels, aligns); err != nil {
+				return err
+			}
+		}
+	}
+	var notes []string
+	var ranks []string
+	for _, r := range c.Ranks {
+		ranks = append(ranks, r.String())
+	}
+	notes = append(notes, capped(ranks, "ranks (-o json lists them all)")...)
+	for _, s := range []struct {
+		name  string
+		links []FailedLink
+	}{{"base", c.FailedBase}, {"new", c.FailedNew}} {
+		var ls []string
+		for _, l := range s.links {
+			ls = append(ls, fmt.Sprintf("link failed (%s): %d -> %d: %s", s.name, l.From, l.To, l.Error))
+		}
+		notes = append(notes, capped(ls, "links failed in "+s.name+" (-o json lists them all)")...)
+	}
+	ids := func(ms []MatrixID) string {
+		s := make([]string, len(ms))
+		for i, m := range ms {
+			s[i] = m.String()
+		}
+		return strings.Join(s, ", ")
+	}
+	if len(c.OnlyBase) > 0 {
+		notes = append(notes, "only in base: "+ids(c.OnlyBase))
+	}
+	if len(c.OnlyNew) > 0 {
+		notes = append(notes, "only in new: "+ids(c.OnlyNew))
+	}
+	for _, w := range c.Warnings {
+		notes = append(notes, "warning: "+w)
+	}
+	if gates != nil && len(gates.Gates) > 0 {
+		verdict := "passed"
+		if gates.Failed() {
+			verdict = fmt.Sprintf("%d failed", len(gates.Failures)+len(gates.Limits))
+		}
+		notes = append(notes, fmt.Sprintf("gates: %s: %s", strings.Join(gates.Gates, ", "), verdict))
+		var fs []string
+		for _, f := range gates.Failures {
+			fs = append(fs, f.String())
+		}
+		for _, f := range gates.Limits {
+			fs = append(fs, "limit failed (new): "+f.Message)
+		}
+		notes = append(notes, capped(fs, "gate failures (-o json or -o csv lists every link)")...)
+	}
+	if len(notes) > 0 {
+		b.WriteByte('\n')
+	}
+	for _, n := range notes {
+		if md {
+			fmt.Fprintf(b, "- %s\n", mdEscape(n))
+		} else {
+			b.WriteString(clean(n) + "\n")
+		}
+	}
+	return nil
+}
