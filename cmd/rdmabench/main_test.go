@@ -75,6 +75,11 @@ func TestVersion(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "rdmabench ") || !strings.Contains(out, "protocol: 1") || !strings.Contains(out, "go1.") {
 		t.Fatalf("version: %d %q", code, out)
 	}
+	// --version prints the same, nothing on stderr.
+	long, errOut, code := cli(t, "--version")
+	if code != 0 || long != out || errOut != "" {
+		t.Errorf("--version: %d %q %q, want %q", code, long, errOut, out)
+	}
 	out, _, code = cli(t, "version", "-o", "json")
 	var v struct {
 		Version string `json:"version"`

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/rdmabench/rdmabench/internal/buildinfo"
 	"github.com/rdmabench/rdmabench/pkg/control"
 	"github.com/rdmabench/rdmabench/pkg/workloads"
 	"github.com/spf13/cobra"
@@ -88,6 +89,11 @@ baseline measured the same way. Latency is reported as a full distribution
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	// --version prints what the version command prints (cobra's flag,
+	// declared here so that it has no -v shorthand).
+	root.Version = buildinfo.Version
+	root.Flags().Bool("version", false, "print the version, as the version command does")
+	root.SetVersionTemplate(strings.ReplaceAll(versionText(buildinfo.Get()), "{{", "{{`{{`}}"))
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		if why := notApplicable(cmd.Name(), err); why != nil {
 			return usageError{why}
