@@ -106,5 +106,6 @@ baseline measured the same way. Latency is reported as a full distribution
 	for _, t := range workloads.Tests {
 		root.AddCommand(newTestCmd(t, args))
 	}
+	registerCompletions(root)
 	return root
 }
