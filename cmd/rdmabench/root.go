@@ -102,7 +102,7 @@ baseline measured the same way. Latency is reported as a full distribution
 	})
 	root.AddCommand(newVersionCmd(), newDevicesCmd(), newServeCmd(), newSuiteCmd(args))
 	root.AddCommand(newReportCmd(), newCompareCmd())
-	root.AddCommand(newPlotCmd(), newMeshCmd(args))
+	root.AddCommand(newPlotCmd(), newMeshCmd(args), newManCmd())
 	for _, t := range workloads.Tests {
 		root.AddCommand(newTestCmd(t, args))
 	}
