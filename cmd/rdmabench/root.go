@@ -84,6 +84,10 @@ func newRoot(stdout, stderr io.Writer, args []string) *cobra.Command {
 between two hosts (or on one, over the device's loopback), next to a TCP
 baseline measured the same way. Latency is reported as a full distribution
 (HdrHistogram); results print as a table or as one JSON document.`,
+		Example: `  rdmabench devices
+  rdmabench write-lat -d rxe0 -s 2..4K
+  rdmabench serve                # on node-b, then on node-a:
+  rdmabench suite node-b --out run.json`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -106,6 +110,9 @@ baseline measured the same way. Latency is reported as a full distribution
 	for _, t := range workloads.Tests {
 		root.AddCommand(newTestCmd(t, args))
 	}
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	cobraExamples(root)
 	registerCompletions(root)
 	return root
 }

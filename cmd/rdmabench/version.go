@@ -14,7 +14,9 @@ func newVersionCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the version, commit, Go version and whether verbs are built in",
-		Args:  cobra.NoArgs,
+		Example: `  rdmabench version
+  rdmabench version -o json | jq -r .commit`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			i := buildinfo.Get()
 			w := cmd.OutOrStdout()
