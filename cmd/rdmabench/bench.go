@@ -367,8 +367,19 @@ func (f *benchFlags) run(cmd *cobra.Command, req workloads.Request, hosts []stri
 	if doc == nil {
 		return usageError{fmt.Errorf("%s: %w", cmd.Name(), runErr)} // refused before it ran
 	}
+	if runErr != nil && events == nil && f.output == report.FormatTable && !measuredAny(doc) {
+		// Nothing was measured: the table would only say the error again
+		// (its row and its footer); it is said once, on stderr. --out
+		// still keeps the document with the error.
+		if f.outFile != "" {
+			if err := f.writeFile(doc); err != nil {
+				return err
+			}
+		}
+		return runErr
+	}
 	if runErr != nil {
-		fmt.Fprintln(stderr, "rdmabench:", runErr)
+		fmt.Fprint(stderr, errorText(runErr))
 	}
 	if events != nil {
 		err = events.write(report.Event{Event: report.EventEnd, Document: doc})
@@ -393,6 +404,17 @@ func (f *benchFlags) run(cmd *cobra.Command, req workloads.Request, hosts []stri
 		return reported{gateError{fmt.Errorf("%d limit check(s) failed", len(fails))}}
 	}
 	return nil
+}
+
+// measuredAny reports whether a result of doc measured something (has no
+// error).
+func measuredAny(doc *report.Document) bool {
+	for i := range doc.Results {
+		if doc.Results[i].Error == "" {
+			return true
+		}
+	}
+	return false
 }
 
 // dial connects to the server at HOST[:PORT] and returns the client and

@@ -22,7 +22,7 @@ func cli(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	err := run(context.Background(), args, &out, &errb)
 	var done reported
 	if err != nil && !asReported(err, &done) {
-		errb.WriteString("rdmabench: " + err.Error() + "\n")
+		errb.WriteString(errorText(err))
 	}
 	return out.String(), errb.String(), exitCode(err)
 }

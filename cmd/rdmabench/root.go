@@ -8,6 +8,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/internal/buildinfo"
 	"github.com/rdmabench/rdmabench/pkg/control"
+	"github.com/rdmabench/rdmabench/pkg/verbs"
 	"github.com/rdmabench/rdmabench/pkg/workloads"
 	"github.com/spf13/cobra"
 )
@@ -62,6 +63,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return usageError{err}
 	}
 	return err
+}
+
+// errorText is how the program says err on stderr: "rdmabench: " and the
+// error, then, where this host has no RDMA device at all, how to make one
+// (said once, however many tests failed for it).
+func errorText(err error) string {
+	s := "rdmabench: " + err.Error() + "\n"
+	if errors.Is(err, verbs.ErrNoDevices) {
+		s += "hint: " + verbs.NoDeviceHelp + "\n"
+	}
+	return s
 }
 
 // isCobraUsage recognises the argument errors cobra itself produces.
