@@ -134,6 +134,7 @@ func completeFlags(c *cobra.Command) {
 	// Test commands, suite and mesh take a list (or all); devices and
 	// serve one device.
 	list := isTest || c.Name() == "suite" || c.Name() == "mesh"
-	add("ib-dev", completeDevices(list, list))
+	// mesh's list gives each rank of a host one device: no "all".
+	add("ib-dev", completeDevices(list, list && c.Name() != "mesh"))
 	add("server-dev", completeDevices(true, false))
 }
