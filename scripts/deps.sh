@@ -22,6 +22,11 @@ packages=(
 	# the browser test of `rdmabench plot` (headless, driven by chromedp) and
 	# a font for its screenshots
 	chromium fonts-dejavu-core
+	# the OpenMetrics tests lint and parse the output with the consumers'
+	# own tools: promtool (Prometheus) and the Python client's parser
+	prometheus python3-prometheus-client
+	# the man page test reads the generated pages with man (groff)
+	man-db groff-base
 	# the traffic-class test captures RoCE v2 packets (UDP 4791) in the VM
 	tcpdump
 	# the Soft-RoCE VM: emulator, guest initramfs tools

@@ -26,6 +26,11 @@ if ! command -v go >/dev/null 2>&1; then
 	command -v go >/dev/null 2>&1 || rb_die "go not found: install Go 1.26 or newer"
 fi
 
+# Tests that read our output with its consumers' tools (promtool, Python's
+# prometheus_client, man) fail rather than skip when CI is set and the tool
+# is missing: deps.sh has just installed them.
+export CI=${CI:-true}
+
 out=${RDMABENCH_TEST_OUT:-$(mktemp -d "${TMPDIR:-/tmp}/rdmabench-test.XXXXXX")}
 mkdir -p "$out"
 rb_log "logs in $out"

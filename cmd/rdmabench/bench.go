@@ -258,7 +258,8 @@ func newTestCmd(info workloads.TestInfo, args []string) *cobra.Command {
 
 With no HOST (or --loopback), both ends run in this process on the local
 device: one command measures a single host (Soft-RoCE, or a NIC in loopback).`,
-		Args: cobra.MaximumNArgs(1),
+		Example: testExample(info),
+		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, hosts []string) error {
 			return f.run(cmd, f.request([]string{info.Name}, false, args), hosts)
 		},
@@ -295,6 +296,13 @@ Unless -n, -D or --precision says otherwise, each test runs in rounds of
 50 ms until its p50 (latency) or bandwidth is known to ±5% at 95%
 confidence, for at most 0.5 s (--precision-cap): a quick answer that says how
 precise it is.`,
+		Example: `  # on this host's first device, over its loopback
+  rdmabench suite
+  # against rdmabench serve on node-b, the document kept in run.json
+  rdmabench suite node-b -d mlx5_0 --out run.json
+  # six runs, each figure's median and spread, compared with an older file
+  rdmabench suite node-b --repeat 6 --out new.json
+  rdmabench compare base.json new.json`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, hosts []string) error {
 			req := f.request(suiteOrder, true, args)
@@ -359,8 +367,19 @@ func (f *benchFlags) run(cmd *cobra.Command, req workloads.Request, hosts []stri
 	if doc == nil {
 		return usageError{fmt.Errorf("%s: %w", cmd.Name(), runErr)} // refused before it ran
 	}
+	if runErr != nil && events == nil && f.output == report.FormatTable && !measuredAny(doc) {
+		// Nothing was measured: the table would only say the error again
+		// (its row and its footer); it is said once, on stderr. --out
+		// still keeps the document with the error.
+		if f.outFile != "" {
+			if err := f.writeFile(doc); err != nil {
+				return err
+			}
+		}
+		return runErr
+	}
 	if runErr != nil {
-		fmt.Fprintln(stderr, "rdmabench:", runErr)
+		fmt.Fprint(stderr, errorText(runErr))
 	}
 	if events != nil {
 		err = events.write(report.Event{Event: report.EventEnd, Document: doc})
@@ -385,6 +404,17 @@ func (f *benchFlags) run(cmd *cobra.Command, req workloads.Request, hosts []stri
 		return reported{gateError{fmt.Errorf("%d limit check(s) failed", len(fails))}}
 	}
 	return nil
+}
+
+// measuredAny reports whether a result of doc measured something (has no
+// error).
+func measuredAny(doc *report.Document) bool {
+	for i := range doc.Results {
+		if doc.Results[i].Error == "" {
+			return true
+		}
+	}
+	return false
 }
 
 // dial connects to the server at HOST[:PORT] and returns the client and

@@ -20,6 +20,8 @@ func newDevicesCmd() *cobra.Command {
 tables. The GID index that automatic selection picks (the one tests use unless
 -x is given) is marked with '*' and explained. Equivalent to ibv_devinfo -v
 plus show_gids.`,
+		Example: `  rdmabench devices
+  rdmabench devices -d mlx5_0 -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if format != "table" && format != "json" {

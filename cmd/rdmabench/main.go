@@ -18,7 +18,7 @@ func main() {
 	stop()
 	var done reported
 	if err != nil && !errors.As(err, &done) {
-		fmt.Fprintln(os.Stderr, "rdmabench:", err)
+		fmt.Fprint(os.Stderr, errorText(err))
 	}
 	code := exitCode(err)
 	var sig interrupted

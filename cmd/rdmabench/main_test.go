@@ -22,7 +22,7 @@ func cli(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	err := run(context.Background(), args, &out, &errb)
 	var done reported
 	if err != nil && !asReported(err, &done) {
-		errb.WriteString("rdmabench: " + err.Error() + "\n")
+		errb.WriteString(errorText(err))
 	}
 	return out.String(), errb.String(), exitCode(err)
 }
@@ -74,6 +74,11 @@ func TestVersion(t *testing.T) {
 	out, _, code := cli(t, "version")
 	if code != 0 || !strings.Contains(out, "rdmabench ") || !strings.Contains(out, "protocol: 1") || !strings.Contains(out, "go1.") {
 		t.Fatalf("version: %d %q", code, out)
+	}
+	// --version prints the same, nothing on stderr.
+	long, errOut, code := cli(t, "--version")
+	if code != 0 || long != out || errOut != "" {
+		t.Errorf("--version: %d %q %q, want %q", code, long, errOut, out)
 	}
 	out, _, code = cli(t, "version", "-o", "json")
 	var v struct {

@@ -6,7 +6,9 @@ import (
 	"io"
 	"strings"
 
+	"github.com/rdmabench/rdmabench/internal/buildinfo"
 	"github.com/rdmabench/rdmabench/pkg/control"
+	"github.com/rdmabench/rdmabench/pkg/verbs"
 	"github.com/rdmabench/rdmabench/pkg/workloads"
 	"github.com/spf13/cobra"
 )
@@ -63,6 +65,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return err
 }
 
+// errorText is how the program says err on stderr: "rdmabench: " and the
+// error, then, where this host has no RDMA device at all, how to make one
+// (said once, however many tests failed for it).
+func errorText(err error) string {
+	s := "rdmabench: " + err.Error() + "\n"
+	if errors.Is(err, verbs.ErrNoDevices) {
+		s += "hint: " + verbs.NoDeviceHelp + "\n"
+	}
+	return s
+}
+
 // isCobraUsage recognises the argument errors cobra itself produces.
 func isCobraUsage(err error) bool {
 	s := err.Error()
@@ -83,11 +96,20 @@ func newRoot(stdout, stderr io.Writer, args []string) *cobra.Command {
 between two hosts (or on one, over the device's loopback), next to a TCP
 baseline measured the same way. Latency is reported as a full distribution
 (HdrHistogram); results print as a table or as one JSON document.`,
+		Example: `  rdmabench devices
+  rdmabench write-lat -d rxe0 -s 2..4K
+  rdmabench serve                # on node-b, then on node-a:
+  rdmabench suite node-b --out run.json`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	// --version prints what the version command prints (cobra's flag,
+	// declared here so that it has no -v shorthand).
+	root.Version = buildinfo.Version
+	root.Flags().Bool("version", false, "print the version, as the version command does")
+	root.SetVersionTemplate(strings.ReplaceAll(versionText(buildinfo.Get()), "{{", "{{`{{`}}"))
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		if why := notApplicable(cmd.Name(), err); why != nil {
 			return usageError{why}
@@ -96,9 +118,13 @@ baseline measured the same way. Latency is reported as a full distribution
 	})
 	root.AddCommand(newVersionCmd(), newDevicesCmd(), newServeCmd(), newSuiteCmd(args))
 	root.AddCommand(newReportCmd(), newCompareCmd())
-	root.AddCommand(newPlotCmd(), newMeshCmd(args))
+	root.AddCommand(newPlotCmd(), newMeshCmd(args), newManCmd())
 	for _, t := range workloads.Tests {
 		root.AddCommand(newTestCmd(t, args))
 	}
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	cobraExamples(root)
+	registerCompletions(root)
 	return root
 }

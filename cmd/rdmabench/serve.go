@@ -37,6 +37,9 @@ With a token (--token or $` + EnvToken + `), clients must prove they know it
 
 SIGUSR1 prints a line of the server's process stats on stderr (goroutines,
 open files, resident memory, open verbs objects).`,
+		Example: `  rdmabench serve                                # port 19515, the first device
+  rdmabench serve -d mlx5_0 --token "$TOKEN" --max-mem 16G
+  rdmabench serve --listen 127.0.0.1:19600 --once  # one test, for scripts`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if token == "" {

@@ -8,8 +8,34 @@ import (
 	"strconv"
 )
 
-// Version is set at link time (-ldflags "-X .../internal/buildinfo.Version=v1.2.3").
+// Version is this build's version: the one set at link time (-ldflags
+// "-X .../internal/buildinfo.Version=v1.2.3") when there is one, else the
+// module version Go recorded (a `go install
+// github.com/rdmabench/rdmabench/cmd/rdmabench@v1.2.3` build says v1.2.3),
+// else "dev" (a build from a clone, which the commit tells apart).
 var Version = "dev"
+
+func init() {
+	bi, ok := debug.ReadBuildInfo()
+	Version = pickVersion(Version, bi, ok)
+}
+
+// pickVersion returns the version of a build linked with version linked
+// ("dev" when none was set) whose build information is bi (ok false when
+// there is none): linked when set, else bi's main module version unless
+// Go recorded none ("(devel)", as for a build in a clone without VCS
+// stamping), else "dev".
+func pickVersion(linked string, bi *debug.BuildInfo, ok bool) string {
+	if linked != "" && linked != "dev" {
+		return linked
+	}
+	if ok && bi != nil {
+		if v := bi.Main.Version; v != "" && v != "(devel)" {
+			return v
+		}
+	}
+	return "dev"
+}
 
 // ProtocolVersion is the control protocol's version; peers must agree on it.
 var ProtocolVersion = protocolVersion()
@@ -37,10 +63,16 @@ type Info struct {
 	Verbs     bool   `json:"verbs"`
 }
 
-// Get returns this build's facts.
+// Get returns this build's facts: the commit from the VCS settings Go
+// recorded (a build in a git clone).
 func Get() Info {
+	bi, ok := debug.ReadBuildInfo()
+	return get(bi, ok)
+}
+
+func get(bi *debug.BuildInfo, ok bool) Info {
 	i := Info{Name: "rdmabench", Version: Version, GoVersion: runtime.Version(), Verbs: verbs}
-	if bi, ok := debug.ReadBuildInfo(); ok {
+	if ok && bi != nil {
 		for _, s := range bi.Settings {
 			switch s.Key {
 			case "vcs.revision":

@@ -15,6 +15,12 @@ import (
 	"github.com/prometheus/common/model"
 )
 
+// openMetricsTypes are the type of each family; the others are gauges.
+var openMetricsTypes = map[string]dto.MetricType{
+	"rdmabench_latency_seconds":           dto.MetricType_HISTOGRAM,
+	"rdmabench_latency_quantiles_seconds": dto.MetricType_SUMMARY,
+}
+
 // parseOpenMetrics reads out with Prometheus's own parsers: the
 // OpenMetrics 1.0 decoder (strict, the grammar of the specification) and
 // the text-format parser that node_exporter's textfile collector uses
@@ -47,8 +53,12 @@ func parseOpenMetrics(t *testing.T, out []byte) map[string]*dto.MetricFamily {
 		if got, want := familySamples(text[name]), familySamples(mf); strings.Join(got, "\n") != strings.Join(want, "\n") {
 			t.Errorf("%s: the two parsers differ:\n%v\n%v", name, got, want)
 		}
-		if mf.GetType() != dto.MetricType_GAUGE || mf.GetHelp() == "" {
-			t.Errorf("%s: type %v, help %q", name, mf.GetType(), mf.GetHelp())
+		want, ok := openMetricsTypes[name]
+		if !ok {
+			want = dto.MetricType_GAUGE
+		}
+		if mf.GetType() != want || mf.GetHelp() == "" {
+			t.Errorf("%s: type %v (want %v), help %q", name, mf.GetType(), want, mf.GetHelp())
 		}
 		if unit := mf.GetUnit(); unit != "" && !strings.HasSuffix(name, "_"+unit) {
 			t.Errorf("%s: unit %q not in the name", name, unit)
@@ -57,11 +67,48 @@ func parseOpenMetrics(t *testing.T, out []byte) map[string]*dto.MetricFamily {
 	return om
 }
 
-// familySamples lists a family's samples as "labels value", sorted.
+// omSamples flattens a family into its sample lines, keyed
+// "name{labels}" (labels sorted, as labelKey): a histogram's _bucket
+// (with le), _sum and _count, a summary's quantiles, _sum and _count.
+func omSamples(mf *dto.MetricFamily) map[string]float64 {
+	out := map[string]float64{}
+	name := mf.GetName()
+	num := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	for _, m := range mf.GetMetric() {
+		key := func(suffix string, extra ...string) string {
+			l := []string{}
+			for _, p := range m.GetLabel() {
+				l = append(l, p.GetName()+"="+p.GetValue())
+			}
+			l = append(l, extra...)
+			sort.Strings(l)
+			return name + suffix + "{" + strings.Join(l, ",") + "}"
+		}
+		switch {
+		case m.Histogram != nil:
+			for _, b := range m.Histogram.GetBucket() {
+				out[key("_bucket", "le="+num(b.GetUpperBound()))] = float64(b.GetCumulativeCount())
+			}
+			out[key("_sum")] = m.Histogram.GetSampleSum()
+			out[key("_count")] = float64(m.Histogram.GetSampleCount())
+		case m.Summary != nil:
+			for _, q := range m.Summary.GetQuantile() {
+				out[key("", "quantile="+num(q.GetQuantile()))] = q.GetValue()
+			}
+			out[key("_sum")] = m.Summary.GetSampleSum()
+			out[key("_count")] = float64(m.Summary.GetSampleCount())
+		default:
+			out[key("")] = m.GetGauge().GetValue()
+		}
+	}
+	return out
+}
+
+// familySamples lists a family's samples as "name{labels} value", sorted.
 func familySamples(mf *dto.MetricFamily) []string {
 	var out []string
-	for _, m := range mf.GetMetric() {
-		out = append(out, labelKey(m)+" "+strconv.FormatFloat(m.GetGauge().GetValue(), 'g', -1, 64))
+	for k, v := range omSamples(mf) {
+		out = append(out, k+" "+strconv.FormatFloat(v, 'g', -1, 64))
 	}
 	sort.Strings(out)
 	return out
@@ -80,13 +127,15 @@ func labelKey(m *dto.Metric) string {
 // TestOpenMetricsReadsBack: Prometheus's parsers read every figure of
 // the document back, value by value (the median over runs when
 // repeated), under the labels test, connection, size, device and host,
-// and nothing else.
+// and nothing else; the latency histogram is checked by
+// checkLatencyHistograms.
 func TestOpenMetricsReadsBack(t *testing.T) {
 	docs := map[string]*Document{"suite": suiteDoc(), "duration": durationDoc(), "repeat": repeatDoc(), "sweep": sweepDoc(true), "empty": NewDocument()}
 	for name, doc := range docs {
 		got := parseOpenMetrics(t, render(t, FormatOpenMetrics, doc))
+		checkLatencyHistograms(t, name, doc, got)
 		want := map[string]map[string]float64{}
-		put := func(family string, v float64, labels ...string) {
+		put := func(family, suffix string, v float64, labels ...string) {
 			kv := []string{}
 			for i := 0; i < len(labels); i += 2 {
 				kv = append(kv, labels[i]+"="+labels[i+1])
@@ -95,7 +144,7 @@ func TestOpenMetricsReadsBack(t *testing.T) {
 			if want[family] == nil {
 				want[family] = map[string]float64{}
 			}
-			want[family][strings.Join(kv, ",")] = v
+			want[family][family+suffix+"{"+strings.Join(kv, ",")+"}"] = v
 		}
 		dev := ""
 		if d := doc.Hosts.Local.Device; d != nil {
@@ -103,7 +152,7 @@ func TestOpenMetricsReadsBack(t *testing.T) {
 		}
 		host := doc.Hosts.Local.Hostname
 		if !doc.End.IsZero() {
-			put("rdmabench_end_timestamp_seconds", float64(doc.End.Unix()), "device", dev, "host", host)
+			put("rdmabench_end_timestamp_seconds", "", float64(doc.End.Unix()), "device", dev, "host", host)
 		}
 		for _, s := range Summarize(doc) {
 			key := []string{"device", dev, "host", host, "test", s.Test, "connection", s.Connection, "size", strconv.Itoa(s.Size)}
@@ -111,17 +160,26 @@ func TestOpenMetricsReadsBack(t *testing.T) {
 				lat := append(key[:len(key):len(key)], "basis", s.Latency.Basis)
 				for q, f := range map[string]Figure{"0": FigMin, "0.5": FigP50, "0.9": FigP90, "0.99": FigP99, "0.999": FigP999, "0.9999": FigP9999, "1": FigMax} {
 					sp, _ := s.Spread(f)
-					put("rdmabench_latency_seconds", sp.Median/1e9, append(lat[:len(lat):len(lat)], "quantile", q)...)
+					put("rdmabench_latency_quantiles_seconds", "", sp.Median/1e9, append(lat[:len(lat):len(lat)], "quantile", q)...)
 				}
-				put("rdmabench_latency_mean_seconds", s.Latency.MeanNs.Median/1e9, lat...)
-				put("rdmabench_latency_stdev_seconds", s.Latency.StdevNs.Median/1e9, lat...)
+				var n, sum float64
+				for _, r := range doc.Results {
+					if KeyOf(&r) == s.Key() && r.Error == "" && r.Latency != nil {
+						n += float64(r.Latency.Count)
+						sum += float64(r.Latency.Count) * r.Latency.MeanNs / 1e9
+					}
+				}
+				put("rdmabench_latency_quantiles_seconds", "_count", n, lat...)
+				put("rdmabench_latency_quantiles_seconds", "_sum", sum, lat...)
+				put("rdmabench_latency_mean_seconds", "", s.Latency.MeanNs.Median/1e9, lat...)
+				put("rdmabench_latency_stdev_seconds", "", s.Latency.StdevNs.Median/1e9, lat...)
 			}
 			if s.Bandwidth != nil {
-				put("rdmabench_bandwidth_bits_per_second", s.Bandwidth.Gbps.Median*1e9, key...)
-				put("rdmabench_message_rate_messages_per_second", s.Bandwidth.Mmsgps.Median*1e6, key...)
+				put("rdmabench_bandwidth_bytes_per_second", "", s.Bandwidth.Gbps.Median*1e9/8, key...)
+				put("rdmabench_message_rate_messages_per_second", "", s.Bandwidth.Mmsgps.Median*1e6, key...)
 			}
-			put("rdmabench_runs", float64(s.Runs-s.Failed), key...)
-			put("rdmabench_failed_runs", float64(s.Failed), key...)
+			put("rdmabench_runs", "", float64(s.Runs-s.Failed), key...)
+			put("rdmabench_failed_runs", "", float64(s.Failed), key...)
 		}
 		for family, w := range want {
 			mf := got[family]
@@ -129,25 +187,119 @@ func TestOpenMetricsReadsBack(t *testing.T) {
 				t.Errorf("%s: no family %s", name, family)
 				continue
 			}
-			if len(mf.GetMetric()) != len(w) {
-				t.Errorf("%s: %s has %d samples, want %d", name, family, len(mf.GetMetric()), len(w))
+			g := omSamples(mf)
+			if len(g) != len(w) {
+				t.Errorf("%s: %s has %d samples, want %d", name, family, len(g), len(w))
 			}
-			for _, m := range mf.GetMetric() {
-				k := labelKey(m)
+			for k, gv := range g {
 				v, ok := w[k]
-				g := m.GetGauge().GetValue()
 				if !ok {
-					t.Errorf("%s: %s{%s}: not a figure of the document", name, family, k)
-				} else if math.Abs(g-v) > 1e-9*math.Abs(v) {
-					t.Errorf("%s: %s{%s} = %v, want %v", name, family, k, g, v)
+					t.Errorf("%s: %s: not a figure of the document", name, k)
+				} else if math.Abs(gv-v) > 1e-9*math.Abs(v) {
+					t.Errorf("%s: %s = %v, want %v", name, k, gv, v)
 				}
 			}
 		}
 		for family := range got {
-			if want[family] == nil {
+			if want[family] == nil && family != "rdmabench_latency_seconds" {
 				t.Errorf("%s: family %s has no figure of the document", name, family)
 			}
 		}
+	}
+}
+
+// checkLatencyHistograms: a test and size of doc has a histogram exactly
+// when each of its runs with figures has an HdrHistogram; every histogram
+// has the same bounds, [OpenMetricsLatencyBoundsNs] then +Inf, its
+// cumulative counts never decrease, and its +Inf bucket, _count and _sum
+// are the summary's.
+func checkLatencyHistograms(t *testing.T, name string, doc *Document, fams map[string]*dto.MetricFamily) {
+	t.Helper()
+	withHist := 0
+	for _, s := range Summarize(doc) {
+		if s.Latency == nil {
+			continue
+		}
+		all := true
+		for _, r := range doc.Results {
+			if KeyOf(&r) == s.Key() && r.Error == "" && r.Latency != nil && r.Latency.Histogram == "" {
+				all = false
+			}
+		}
+		if all {
+			withHist++
+		}
+	}
+	hist := fams["rdmabench_latency_seconds"]
+	if got := len(hist.GetMetric()); got != withHist {
+		t.Errorf("%s: %d latency histograms, want %d", name, got, withHist)
+	}
+	summaries := map[string]*dto.Summary{}
+	for _, m := range fams["rdmabench_latency_quantiles_seconds"].GetMetric() {
+		summaries[labelKey(m)] = m.Summary
+	}
+	for _, m := range hist.GetMetric() {
+		h, k := m.GetHistogram(), labelKey(m)
+		b := h.GetBucket()
+		if len(b) != len(OpenMetricsLatencyBoundsNs)+1 {
+			t.Fatalf("%s: {%s}: %d buckets", name, k, len(b))
+		}
+		for i, bk := range b {
+			want := math.Inf(1)
+			if i < len(OpenMetricsLatencyBoundsNs) {
+				want = float64(OpenMetricsLatencyBoundsNs[i]) / 1e9
+			}
+			if bk.GetUpperBound() != want {
+				t.Errorf("%s: {%s}: bucket %d le=%v, want %v", name, k, i, bk.GetUpperBound(), want)
+			}
+			if i > 0 && bk.GetCumulativeCount() < b[i-1].GetCumulativeCount() {
+				t.Errorf("%s: {%s}: bucket le=%v has fewer than the one before", name, k, bk.GetUpperBound())
+			}
+		}
+		q := summaries[k]
+		if q == nil {
+			t.Errorf("%s: {%s}: a histogram without a summary", name, k)
+			continue
+		}
+		if last := b[len(b)-1].GetCumulativeCount(); last != h.GetSampleCount() || last != q.GetSampleCount() || h.GetSampleSum() != q.GetSampleSum() {
+			t.Errorf("%s: {%s}: +Inf %d, count %d, sum %v; summary count %d, sum %v", name, k, last, h.GetSampleCount(), h.GetSampleSum(), q.GetSampleCount(), q.GetSampleSum())
+		}
+	}
+}
+
+// TestOpenMetricsHistogramBuckets: the buckets count the recorded samples
+// by the documented rule (a sample counts at le=b when its lowest
+// equivalent value is at most b), over every run with figures: a failed
+// run is left out, two runs add up.
+func TestOpenMetricsHistogramBuckets(t *testing.T) {
+	run := func(n int, values ...uint64) Result {
+		rec := NewLatencyRecorder(BasisRTT) // values as recorded, not halved
+		for _, v := range values {
+			rec.Record(v)
+		}
+		return Result{Test: "read-lat", Connection: "RC", Size: 2, Run: n, Latency: rec.Snapshot()}
+	}
+	doc := NewDocument()
+	failed := run(3, 1, 1, 1)
+	failed.Error = "lost"
+	doc.Results = []Result{
+		// 4999 and 5003 are recorded as 4996 and 5000 (in units of 4 ns
+		// from 4096 to 8191), so both count at le=5 µs; 5004 does not.
+		run(1, 150, 150, 150, 1000, 1000, 1000, 4999, 5003, 5004),
+		run(2, 1000, 1000, 1001, 5000, 70_000_000_000),
+		failed,
+	}
+	fams := parseOpenMetrics(t, render(t, FormatOpenMetrics, doc))
+	checkLatencyHistograms(t, "buckets", doc, fams)
+	h := fams["rdmabench_latency_seconds"].GetMetric()[0].GetHistogram()
+	want := map[float64]uint64{1e-7: 0, 2e-7: 3, 5e-7: 3, 1e-6: 8, 2e-6: 9, 5e-6: 12, 1e-5: 13, 10: 13, math.Inf(1): 14}
+	for _, b := range h.GetBucket() {
+		if w, ok := want[b.GetUpperBound()]; ok && b.GetCumulativeCount() != w {
+			t.Errorf("le=%v: %d, want %d", b.GetUpperBound(), b.GetCumulativeCount(), w)
+		}
+	}
+	if h.GetSampleCount() != 14 {
+		t.Errorf("count %d, want 14", h.GetSampleCount())
 	}
 }
 
@@ -161,7 +313,7 @@ func TestOpenMetricsSources(t *testing.T) {
 	}
 	fams := parseOpenMetrics(t, buf.Bytes())
 	seen := map[string]bool{}
-	for _, m := range fams["rdmabench_latency_seconds"].GetMetric() {
+	for _, m := range fams["rdmabench_latency_quantiles_seconds"].GetMetric() {
 		k := labelKey(m)
 		if seen[k] {
 			t.Errorf("sample {%s} twice", k)
@@ -177,8 +329,8 @@ func TestOpenMetricsSources(t *testing.T) {
 			t.Errorf("no sample with %s", s)
 		}
 	}
-	if len(seen) != 3*7 {
-		t.Errorf("%d latency samples, want %d", len(seen), 3*7)
+	if len(seen) != 3 {
+		t.Errorf("%d latency summaries, want %d", len(seen), 3)
 	}
 }
 

@@ -46,15 +46,23 @@ func DeviceNames() ([]string, error) {
 
 func deviceListError(err error) error {
 	if errno, ok := err.(syscall.Errno); ok && errno == syscall.ENOSYS {
-		return fmt.Errorf("%w: the kernel has no RDMA support (no /sys/class/infiniband); "+
-			"use a host with an RDMA NIC, load rdma_rxe (scripts/softroce.sh up), or run in the Soft-RoCE VM (scripts/vm.sh)", ErrNoDevice)
+		return fmt.Errorf("%w: the kernel has no RDMA support loaded (no /sys/class/infiniband)", ErrNoDevices)
 	}
 	return fmt.Errorf("list devices: %w", err)
 }
 
-// NoDeviceHelp says how to get an RDMA device.
-const NoDeviceHelp = "use a host with an RDMA NIC, set up Soft-RoCE on a kernel with rdma_rxe " +
-	"(scripts/softroce.sh up), or run inside the Soft-RoCE VM (scripts/vm.sh -- rdmabench ...)"
+// NoDeviceHelp says how to get an RDMA device with nothing but the
+// binary and the distribution's tools: Soft-RoCE (the kernel's rdma_rxe)
+// on an Ethernet interface, made with iproute2's rdma. The errors
+// wrapping ErrNoDevices do not carry it, so that a program printing
+// several of them can say it once.
+const NoDeviceHelp = `use a host with an RDMA NIC, or make a Soft-RoCE device on an Ethernet
+interface of this host (eth0 here; ip -br link lists them), as root:
+    modprobe rdma_rxe
+    rdma link add rxe0 type rxe netdev eth0
+(rdma is in iproute2; rdma link delete rxe0 removes it). In a clone of
+rdmabench, scripts/softroce.sh up does the same, and scripts/vm.sh runs
+rdmabench in a Soft-RoCE VM.`
 
 // Devices describes every device with its ports and GID tables, as
 // `ibv_devinfo -v` does. It returns an error wrapping ErrNoDevice when
@@ -65,7 +73,7 @@ func Devices() ([]DeviceInfo, error) {
 		return nil, err
 	}
 	if len(names) == 0 {
-		return nil, fmt.Errorf("%w found; %s", ErrNoDevice, NoDeviceHelp)
+		return nil, ErrNoDevices
 	}
 	var out []DeviceInfo
 	for _, name := range names {
@@ -107,7 +115,7 @@ func Open(name string) (*Context, error) {
 	defer C.ibv_free_device_list(list)
 	devs := unsafe.Slice(list, int(n))
 	if len(devs) == 0 {
-		return nil, fmt.Errorf("%w found; %s", ErrNoDevice, NoDeviceHelp)
+		return nil, ErrNoDevices
 	}
 	var dev *C.struct_ibv_device
 	var have []string

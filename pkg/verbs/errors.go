@@ -20,6 +20,10 @@ var ErrClosed = errors.New("object already closed")
 // ErrNoDevice means no RDMA device is present, or the one named is not.
 var ErrNoDevice = errors.New("no RDMA device")
 
+// ErrNoDevices means this host has no RDMA device at all (not merely not
+// the one named); it wraps ErrNoDevice. NoDeviceHelp says what to do.
+var ErrNoDevices = fmt.Errorf("%w found", ErrNoDevice)
+
 // ErrTimeout is returned by a timed loop whose peer made no progress within
 // the idle timeout.
 var ErrTimeout = errors.New("timed out waiting for the peer")
