@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -45,6 +46,7 @@ func newMeshCmd(args []string) *cobra.Command {
 		seed                        uint64
 		outlier                     ratioFlag
 		verbose, blame              bool
+		blameMultiplier             float64
 	)
 	cmd := &cobra.Command{
 		Use:   "mesh [TEST...] [flags]",
@@ -123,6 +125,12 @@ register or lose it.`,
 			if f.outFile != "" && !slices.Contains(report.MeshFormats, report.FormatForPath(f.outFile)) {
 				return usageError{fmt.Errorf("mesh: --out %s: a mesh document is written as .json, .txt, .md or .csv", f.outFile)}
 			}
+			if blameMultiplier <= 0 || math.IsInf(blameMultiplier, 0) || math.IsNaN(blameMultiplier) {
+				return usageError{fmt.Errorf("mesh: --blame-multiplier %v: want a number above 0", blameMultiplier)}
+			}
+			if fs.Changed("blame-multiplier") && !blame {
+				return usageError{errors.New("mesh: --blame-multiplier applies to --blame, which --blame=false turns off")}
+			}
 			if !fs.Changed("rank") {
 				rank = -1
 			}
@@ -157,7 +165,8 @@ register or lose it.`,
 			}
 			cfg := mesh.Config{Launch: launch, Coordinator: coord, Token: token, Listen: listen, Advertise: adv,
 				Request: req, RegisterTimeout: registerTimeout, LinkTimeout: linkTimout, Limits: f.limits, Outlier: outlier.v, Blame: blame,
-				Schedule: mesh.ScheduleOptions{Rails: rails, Sample: sample, Seed: seed}}
+				BlameOptions: mesh.BlameOptions{Multiplier: blameMultiplier},
+				Schedule:     mesh.ScheduleOptions{Rails: rails, Sample: sample, Seed: seed}}
 			if d := strings.TrimSpace(f.spec.Device); d != "" {
 				cfg.Devices = strings.Split(d, ",")
 			}
@@ -214,6 +223,7 @@ register or lose it.`,
 	fs.IntVar(&sample, "sample", 0, "a quick check: K rounds of random perfect matchings, every rank (with --rails, every host, on each rail) meeting K distinct peers")
 	fs.Uint64Var(&seed, "seed", 0, "the seed of --sample's matchings, to repeat a sample (default: drawn, and recorded in the document)")
 	fs.BoolVar(&blame, "blame", true, "once the schedule is done, judge every link's p50 and bandwidth against the fleet's own medians and spread: a rank slow with most of its peers is blamed, not its links; a link slow while neither end is, the link; a round slow as a whole, no one. Suspects are retested in rounds of their own: those that recover are flaky (reported), the others bad (exit 3). --blame=false: no verdicts, no retests")
+	fs.Float64Var(&blameMultiplier, "blame-multiplier", mesh.DefaultBlameMultiplier, "with --blame, a link is bad when its figure is worse than the fleet median by more than this many spreads (the fleet's own robust spread, at least 2%: with 5, at least 1.10 times); lower it where the figures are noisy")
 	fs.Var(&outlier, "outlier", "exit 3 naming each link whose bandwidth is below this fraction of the median of all links (or p50 latency above the median divided by it), e.g. 0.8")
 	fs.BoolVarP(&verbose, "verbose", "v", false, "log, on every rank, its registration and each test it serves")
 	return cmd

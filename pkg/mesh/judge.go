@@ -42,7 +42,7 @@ func (c *coordinator) blame(ctx context.Context, prog *Progress) {
 		for i, v := range values {
 			in.Links[i] = LinkFigure{From: v.From, To: v.To, Round: v.Round, Value: v.Value}
 		}
-		judged = append(judged, judgedFigure{key: k, fig: f, blame: Judge(in, BlameOptions{})})
+		judged = append(judged, judgedFigure{key: k, fig: f, blame: Judge(in, c.cfg.BlameOptions)})
 	})
 	c.mu.Unlock()
 

@@ -79,8 +79,10 @@ type Config struct {
 	// Blame judges the links measured from the fleet's own distribution
 	// once the schedule is done, retests the suspects in rounds of their
 	// own, and records the verdicts (report.Mesh.Verdicts).
-	Blame    bool
-	Progress func(Progress)
+	Blame bool
+	// BlameOptions tune blame's rules (zero: the defaults).
+	BlameOptions BlameOptions
+	Progress     func(Progress)
 	// Stream, when set, gets rank 0's link stream as it goes: the start
 	// event (the run's facts and the ranks), each link's event as it ends,
 	// with its full results, and the end event. Rank 0 keeps of each link
