@@ -71,7 +71,7 @@ rb_prog=vm.sh
 # with modprobe --show-depends. crc32_generic: rxe needs a crc32 algorithm.
 # virtio_net: the NIC of the two-VM mode (--net). sch_netem: link faults
 # (loss, delay, partitions) with `tc qdisc ... netem`.
-GUEST_MODULES="crc32_generic rdma_rxe ib_uverbs rdma_ucm ib_umad 9pnet_virtio 9p virtio_pci overlay dummy virtio_net sch_netem"
+GUEST_MODULES="crc32_generic rdma_rxe ib_uverbs rdma_ucm ib_umad 9pnet_virtio 9p virtio_pci overlay dummy virtio_net sch_netem vgem"
 # Module parameters, "name:params".
 GUEST_MODULE_PARAMS="dummy:numdummies=0"
 # Bump when the way the cache is built changes.
