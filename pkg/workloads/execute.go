@@ -347,6 +347,13 @@ func (e *execution) hosts(local report.Host, peer *report.Host) {
 		p := *peer
 		h.Remote = &p
 	}
+	// Where the buffers lived: the last RDMA test's (one --mem per run).
+	if local.Memory != nil {
+		h.Local.Memory = local.Memory
+	}
+	if h.Remote != nil && peer != nil && peer.Memory != nil {
+		h.Remote.Memory = peer.Memory
+	}
 }
 
 // runRemote runs the client end of s against the server behind remote.

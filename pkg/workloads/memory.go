@@ -59,6 +59,9 @@ func (s *Spec) EndMemory(server bool) uint64 {
 // the locked-memory limit, which registration counts against. ends is the
 // number of ends in this process (two in loopback).
 func (s *Spec) checkMemory(limit uint64, ends int, server bool) error {
+	if err := s.checkHugePages(ends); err != nil {
+		return err
+	}
 	need := uint64(ends) * s.EndMemory(server)
 	if limit > 0 && need > limit {
 		return fmt.Errorf("%w: %s at %d B needs %s of memory; the limit is %s (--max-mem)",
