@@ -14,3 +14,6 @@ type Memory struct{}
 func Open(string, string) (*Device, error) {
 	return nil, fmt.Errorf("%w: this build has no GPU support (GPU memory needs Linux and cgo, to load %s)", ErrNoGPU, Library)
 }
+
+// Close does nothing.
+func (*Device) Close() error { return nil }

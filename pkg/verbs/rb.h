@@ -22,6 +22,8 @@ void rb_free(void *p);
  * mapped. 0 or an errno (ENOMEM: not enough free huge pages). */
 int rb_alloc_huge(size_t len, size_t page, void **out, size_t *mapped);
 void rb_free_huge(void *p, size_t mapped);
+/* An address as a pointer (a GPU's device address among them). */
+static inline char *rb_ptr(uintptr_t a) { return (char *)a; }
 /* ibv_reg_mr of memory at a device address (a GPU's), given as a number. */
 struct ibv_mr *rb_reg_mr_addr(struct ibv_pd *pd, uintptr_t addr, size_t len, int access);
 /* The device's on-demand paging capabilities (ibv_query_device_ex's

@@ -3,11 +3,14 @@
 package workloads
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
+	"github.com/rdmabench/rdmabench/pkg/gpu"
 	"github.com/rdmabench/rdmabench/pkg/report"
 	"github.com/rdmabench/rdmabench/pkg/verbs"
+	"golang.org/x/sys/unix"
 )
 
 // testBuffer is an end's registered buffer, wherever it lives (--mem):
@@ -110,7 +113,74 @@ func (b *testBuffer) close() {
 	}
 }
 
-// openCUDA allocates the buffer in GPU memory and registers it (cuda.go).
+// openCUDA allocates the buffer in GPU memory (cuMemAlloc) and registers
+// it: as a dma-buf (cuMemGetHandleForAddressRange, ibv_reg_dmabuf_mr)
+// where the driver exports one and the device takes it, else the device
+// pointer itself through ibv_reg_mr (the peer-memory path,
+// nvidia-peermem), saying which and why. The CPU reaches it through a
+// host mirror, copied outside the timed loops.
 func (b *testBuffer) openCUDA(s *Spec, m MemSpec, dev *verbs.Context, pd *verbs.PD, length uint64) error {
-	return fmt.Errorf("--mem cuda: not built yet")
+	g, err := gpu.Open(m.GPU, gpu.NICPCI(dev.Name()))
+	if err != nil {
+		return fmt.Errorf("--mem %s: %w", orHost(s.Mem), err)
+	}
+	mem, err := g.Alloc(length)
+	if err != nil {
+		g.Close()
+		return fmt.Errorf("--mem %s: %w", s.Mem, err)
+	}
+	d := &cudaBuffer{g: g, mem: mem}
+	b.dev = d
+	gi := g.Info()
+	b.info.GPU = &report.GPU{Index: gi.Index, PCIBusID: gi.PCIBusID, Name: gi.Name, Chosen: gi.Chosen,
+		Library: gi.Library, DriverVersion: gi.DriverVersion}
+	fd, err := mem.ExportDmabuf()
+	if err == nil {
+		d.fd = fd
+		b.mr, err = pd.RegDmabufMR(fd, 0, length, mem.Ptr(), verbs.AccessAll)
+		if err == nil {
+			b.info.Registration = report.RegDmabufMR
+		} else if errors.Is(err, verbs.ErrNotSupported) {
+			b.info.Note = fmt.Sprintf("the dma-buf was refused (%v); registered the device pointer (peer memory)", err)
+		} else {
+			return fmt.Errorf("--mem %s: %w", s.Mem, err)
+		}
+	} else {
+		b.info.Note = fmt.Sprintf("%v; registered the device pointer (peer memory)", err)
+	}
+	if b.mr == nil {
+		b.mr, err = pd.RegAddr(uintptr(mem.Ptr()), length, verbs.AccessAll)
+		if err != nil {
+			return fmt.Errorf("--mem %s: GPU %d's memory could not be registered, neither as a dma-buf (%s) nor as a device pointer (is nvidia-peermem loaded?): %w",
+				s.Mem, gi.Index, b.info.Note, err)
+		}
+	}
+	b.host = make([]byte, length)
+	return nil
+}
+
+func orHost(s string) string {
+	if s == "" {
+		return report.MemHost
+	}
+	return s
+}
+
+// cudaBuffer is a test's buffer in GPU memory.
+type cudaBuffer struct {
+	g   *gpu.Device
+	mem *gpu.Memory
+	fd  int // the exported dma-buf, or 0
+}
+
+func (c *cudaBuffer) upload(src []byte) error   { return c.mem.CopyToDevice(src) }
+func (c *cudaBuffer) download(dst []byte) error { return c.mem.CopyFromDevice(dst) }
+
+func (c *cudaBuffer) close() error {
+	if c.fd > 0 {
+		unix.Close(c.fd)
+	}
+	err := c.mem.Free()
+	c.g.Close()
+	return err
 }

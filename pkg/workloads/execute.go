@@ -197,6 +197,9 @@ func (r *Run) Execute(ctx context.Context, target Target) (*report.Document, err
 		if err := r.specs[i].checkCores(ends == 2); err != nil {
 			return nil, err
 		}
+		if err := r.specs[i].checkGPU(); err != nil {
+			return nil, err
+		}
 	}
 	e := &execution{run: r, target: target, doc: r.newDocument(target)}
 	if p := r.req.Progress; p != nil {

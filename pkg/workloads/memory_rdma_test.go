@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/internal/testutil"
+	"github.com/rdmabench/rdmabench/pkg/gpu"
 	"github.com/rdmabench/rdmabench/pkg/report"
 )
 
@@ -171,5 +172,65 @@ func TestODPRefused(t *testing.T) {
 		if !strings.Contains(err.Error(), "--odp: "+dev+" has no on-demand paging") || !strings.Contains(err.Error(), c.cap) {
 			t.Fatalf("%s: %v", c.test, err)
 		}
+	}
+}
+
+// TestCudaStandIn: --mem cuda through the stand-in driver library the
+// tests build (internal/testutil), whose "GPU memory" is host memory, on
+// a real device: the loader, the choice of registration and its fallback,
+// the copies of --validate, and what both ends record. It proves the
+// plumbing, never a GPU.
+func TestCudaStandIn(t *testing.T) {
+	t.Setenv(gpu.EnvLibrary, "/nonexistent/libcuda.so.1")
+	doc, err := runDoc(t, false, []string{"write-bw"}, askedSpec(func(s *Spec) { s.Mem = "cuda" }))
+	if doc != nil || !errors.Is(err, gpu.ErrNoGPU) || !strings.Contains(err.Error(), "write-bw --mem cuda: no GPU memory: cannot load /nonexistent/libcuda.so.1, the CUDA driver library") {
+		t.Fatalf("without the library: %v", err)
+	}
+	lib, err := testutil.BuildCUDAStandIn(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(gpu.EnvLibrary, lib)
+	t.Setenv("RDMABENCH_STANDIN_GPUS", "0")
+	if _, err := runDoc(t, false, []string{"write-bw"}, askedSpec(func(s *Spec) { s.Mem = "cuda" })); !errors.Is(err, gpu.ErrNoGPU) || !strings.Contains(err.Error(), "reports no GPU") {
+		t.Fatalf("without a GPU: %v", err)
+	}
+	t.Setenv("RDMABENCH_STANDIN_GPUS", "2")
+	for _, c := range []struct {
+		name, export, mem string
+		remote            bool
+		tests             []string
+		index             int
+		note              string
+	}{
+		{"no export", "fail", "cuda", false, []string{"write-bw", "read-bw", "send-lat"}, 0, "cuMemGetHandleForAddressRange: CUDA_ERROR_NOT_SUPPORTED; registered the device pointer"},
+		{"export refused by the device", "ok", "cuda:1", true, []string{"write-bw"}, 1, "cannot register dma-buf memory"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv("RDMABENCH_STANDIN_EXPORT", c.export)
+			doc, err := runDoc(t, c.remote, c.tests, askedSpec(func(s *Spec) {
+				s.Mem, s.CheckData, s.Sizes, s.Iterations = c.mem, true, []int{4096}, 20
+			}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range doc.Results {
+				if r.Error != "" || r.Validation == nil || !r.Validation.OK {
+					t.Fatalf("%s: error %q, validation %+v", r.Test, r.Error, r.Validation)
+				}
+				for end, m := range map[string]*report.Memory{"client": r.Effective.Memory, "server": r.Effective.ServerMemory} {
+					if m == nil || m.Kind != report.MemCUDA || m.Registration != report.RegMR || !strings.Contains(m.Note, c.note) ||
+						m.GPU == nil || m.GPU.Index != c.index || m.GPU.Library != lib || m.GPU.PCIBusID == "" {
+						t.Fatalf("%s: the %s's memory %+v (gpu %+v)", r.Test, end, m, m.GPU)
+					}
+				}
+			}
+			if m := doc.Hosts.Local.Memory; m == nil || m.Kind != report.MemCUDA {
+				t.Fatalf("local host memory %+v", m)
+			}
+			if c.remote && (doc.Hosts.Remote == nil || doc.Hosts.Remote.Memory == nil || doc.Hosts.Remote.Memory.GPU == nil) {
+				t.Fatalf("remote host %+v", doc.Hosts.Remote)
+			}
+		})
 	}
 }
