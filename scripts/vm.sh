@@ -70,7 +70,8 @@ rb_prog=vm.sh
 # Root modules, in load order; their dependencies are resolved at build time
 # with modprobe --show-depends. crc32_generic: rxe needs a crc32 algorithm.
 # virtio_net: the NIC of the two-VM mode (--net). sch_netem: link faults
-# (loss, delay, partitions) with `tc qdisc ... netem`.
+# (loss, delay, partitions) with `tc qdisc ... netem`. vgem: a dma-buf exporter
+# (DRM dumb buffers on /dev/dri/card0) for the dma-buf registration test.
 GUEST_MODULES="crc32_generic rdma_rxe ib_uverbs rdma_ucm ib_umad 9pnet_virtio 9p virtio_pci overlay dummy virtio_net sch_netem vgem"
 # Module parameters, "name:params".
 GUEST_MODULE_PARAMS="dummy:numdummies=0"
