@@ -71,8 +71,10 @@ rb_prog=vm.sh
 # with modprobe --show-depends. crc32_generic: rxe needs a crc32 algorithm.
 # virtio_net: the NIC of the two-VM mode (--net). sch_netem: link faults
 # (loss, delay, partitions) with `tc qdisc ... netem`; sch_prio and cls_u32:
-# netem on the traffic to one address only (the mesh's slowed path).
-GUEST_MODULES="crc32_generic rdma_rxe ib_uverbs rdma_ucm ib_umad 9pnet_virtio 9p virtio_pci overlay dummy virtio_net sch_netem sch_prio cls_u32"
+# netem on the traffic to one address only (the mesh's slowed path). vgem: a
+# dma-buf exporter (DRM dumb buffers on /dev/dri/card0) for the dma-buf
+# registration test.
+GUEST_MODULES="crc32_generic rdma_rxe ib_uverbs rdma_ucm ib_umad 9pnet_virtio 9p virtio_pci overlay dummy virtio_net sch_netem sch_prio cls_u32 vgem"
 # Module parameters, "name:params".
 GUEST_MODULE_PARAMS="dummy:numdummies=0"
 # Bump when the way the cache is built changes.

@@ -113,6 +113,12 @@ var benchFlagDefs = []benchFlag{
 	{knob: "reverse", add: func(fs *pflag.FlagSet, f *benchFlags) {
 		fs.BoolVar(&f.spec.Reverse, "reverse", false, "the server sends and the client receives (the server issues READs and atomics), without swapping hosts")
 	}},
+	{knob: "mem", add: func(fs *pflag.FlagSet, f *benchFlags) {
+		fs.Var(memKind(&f.spec.Mem), "mem", "where both ends' buffers live: host, hugepages (2 MiB pages; hugepages:1G for 1 GiB), or cuda[:GPU] (GPU memory; GPU an index or PCI bus id, default the GPU nearest the NIC), as perftest's --use_hugepages and --use_cuda (default host)")
+	}},
+	{knob: "odp", add: func(fs *pflag.FlagSet, f *benchFlags) {
+		fs.BoolVar(&f.spec.ODP, "odp", false, "register the buffers for on-demand paging (IBV_ACCESS_ON_DEMAND), as perftest's --odp; refused where the device lacks ODP for the transport and operation")
+	}},
 	{knob: "server-dev", add: func(fs *pflag.FlagSet, f *benchFlags) {
 		fs.StringVar(&f.spec.ServerDevice, "server-dev", "", "device the server uses, or one per -d device (default: its own -d, or its first device)")
 	}},

@@ -361,3 +361,13 @@ func loadSize(p *int) valueFlag[int] {
 		return sizes[0], nil
 	}}
 }
+
+// memKind is --mem: host, hugepages[:2M|:1G] or cuda[:GPU].
+func memKind(p *string) valueFlag[string] {
+	return valueFlag[string]{p, "", "kind", func(s string) (string, error) {
+		if _, err := workloads.ParseMem(s); err != nil {
+			return "", errors.New(strings.TrimPrefix(err.Error(), "--mem "))
+		}
+		return s, nil
+	}}
+}

@@ -396,7 +396,7 @@ func itoaOr(n int) string {
 // rows, and the devices actually used, show those.
 var paramKeys = []string{"connection", "mtu", "gid-index", "tx-depth", "rx-depth", "qps", "inline", "cq-mod",
 	"post-list", "events", "bidirectional", "atomic", "iterations", "duration", "warm-up",
-	"tclass", "sl", "flow-label", "hop-limit", "reverse", "rdma-cm"}
+	"tclass", "sl", "flow-label", "hop-limit", "reverse", "rdma-cm", "mem", "odp"}
 
 func paramMap(p *Params) map[string]string {
 	m := map[string]string{
@@ -424,6 +424,12 @@ func paramMap(p *Params) map[string]string {
 	}
 	if p.RDMACM {
 		m["rdma-cm"] = "on"
+	}
+	if p.Mem != "" {
+		m["mem"] = p.Mem
+	}
+	if p.ODP {
+		m["odp"] = "on"
 	}
 	if p.DurationS > 0 {
 		m["duration"] = num(p.DurationS) + " s"

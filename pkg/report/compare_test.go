@@ -320,3 +320,27 @@ func TestSpreadPctRange(t *testing.T) {
 		t.Errorf("spread of nothing: %+v", s)
 	}
 }
+
+// TestSettingsMemory: where the buffers lived is a setting when it is not
+// host pages registered with ibv_reg_mr, and compare names a difference.
+func TestSettingsMemory(t *testing.T) {
+	host := &Effective{TxDepth: 128, Memory: &Memory{Kind: MemHost, PageBytes: 4096, Registration: RegMR}}
+	huge := &Effective{TxDepth: 128, Memory: &Memory{Kind: MemHugePages, PageBytes: 2 << 20, Pages: 1, Registration: RegMR}}
+	for _, s := range host.settings() {
+		if s.name == "mem" {
+			t.Fatalf("host pages are a setting: %v", s)
+		}
+	}
+	d := settingsDiff(host, huge)
+	if len(d) != 1 || d[0] != "mem base -, new hugepages 2 MiB pages, ibv_reg_mr" {
+		t.Fatalf("diff %q", d)
+	}
+	gpu := &Memory{Kind: MemCUDA, Registration: RegDmabufMR, GPU: &GPU{Index: 1}}
+	if s := gpu.Text(); s != "cuda:1, ibv_reg_dmabuf_mr" {
+		t.Fatalf("%q", s)
+	}
+	odp := &Memory{Kind: MemHost, Registration: RegMR, ODP: true}
+	if s := odp.Text(); s != "host, ibv_reg_mr (ODP)" {
+		t.Fatalf("%q", s)
+	}
+}

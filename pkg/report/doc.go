@@ -26,7 +26,10 @@
 //     interval (golang.org/x/perf/benchmath, as benchstat computes them).
 package report
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Schema is the value of [Document.Schema] for documents this package writes
 // and reads.
@@ -95,6 +98,94 @@ type Host struct {
 	// Devices are, when a test ran on several devices at once (-d A,B),
 	// each of them, in order; Device is the first.
 	Devices []Device `json:"devices,omitempty"`
+	// Memory is where this end's registered buffers lived and how they
+	// were registered (RDMA tests; the last test's when a run has several).
+	Memory *Memory `json:"memory,omitempty"`
+}
+
+// Memory kinds: where a test's buffers live (--mem).
+const (
+	MemHost      = "host"
+	MemHugePages = "hugepages"
+	MemCUDA      = "cuda"
+)
+
+// Registrations: how a buffer was registered with the device.
+const (
+	RegMR       = "ibv_reg_mr"
+	RegDmabufMR = "ibv_reg_dmabuf_mr"
+)
+
+// Memory is where one end's registered buffers lived (--mem, --odp) and
+// how they reached the device.
+type Memory struct {
+	// Kind is "host" (pages of the process), "hugepages" (MAP_HUGETLB) or
+	// "cuda" (GPU memory from cuMemAlloc).
+	Kind string `json:"kind"`
+	// PageBytes is the size of the pages backing the buffer, bytes: the
+	// system page size, the huge page size, or for GPU memory 0 (unknown).
+	PageBytes uint64 `json:"page_bytes,omitempty"`
+	// Pages is how many huge pages the buffers of this end took.
+	Pages int `json:"pages,omitempty"`
+	// Registration is "ibv_reg_mr" or "ibv_reg_dmabuf_mr" (an exported
+	// dma-buf file descriptor).
+	Registration string `json:"registration"`
+	// ODP: registered with IBV_ACCESS_ON_DEMAND (on-demand paging, --odp).
+	ODP bool `json:"odp,omitempty"`
+	// Note says why this registration was chosen ("the driver cannot
+	// export a dma-buf: CUDA_ERROR_NOT_SUPPORTED; registered the device
+	// pointer through the peer-memory path").
+	Note string `json:"note,omitempty"`
+	// GPU is the device the memory lives on (kind cuda).
+	GPU *GPU `json:"gpu,omitempty"`
+}
+
+// GPU is a GPU whose memory a test registered, as its driver describes it.
+type GPU struct {
+	// Index is the device ordinal (cuDeviceGet).
+	Index int `json:"index"`
+	// PCIBusID is its PCI address, "0000:3b:00.0".
+	PCIBusID string `json:"pci_bus_id,omitempty"`
+	Name     string `json:"name,omitempty"`
+	// Chosen says how the GPU was chosen: "asked by index", "asked by PCI
+	// bus id", "nearest the NIC (...)".
+	Chosen string `json:"chosen,omitempty"`
+	// Library is the driver library loaded (dlopen), and DriverVersion the
+	// version it reports (cuDriverGetVersion: 1000*major + 10*minor).
+	Library       string `json:"library,omitempty"`
+	DriverVersion int    `json:"driver_version,omitempty"`
+}
+
+// Text describes m for people: "hugepages 2 MiB pages, ibv_reg_mr".
+func (m *Memory) Text() string {
+	if m == nil {
+		return ""
+	}
+	s := m.Kind
+	if m.GPU != nil {
+		s += fmt.Sprintf(":%d", m.GPU.Index)
+	}
+	if m.Kind == MemHugePages && m.PageBytes > 0 {
+		s += " " + pageText(m.PageBytes) + " pages"
+	}
+	s += ", " + m.Registration
+	if m.ODP {
+		s += " (ODP)"
+	}
+	return s
+}
+
+// pageText writes a page size: "4 KiB", "2 MiB", "1 GiB".
+func pageText(n uint64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d B", n)
 }
 
 // Device is the RDMA device and port an end used, as `ibv_devinfo -v` and the
@@ -204,6 +295,11 @@ type Params struct {
 	RateLimitMsgs float64     `json:"rate_limit_msgs,omitempty"`
 	RateLimiter   string      `json:"rate_limiter,omitempty"`
 	Load          *LoadParams `json:"load,omitempty"`
+	// Mem (--mem) is where the buffers were asked to live: "hugepages",
+	// "hugepages:1G", "cuda:0", ...; empty: host memory. ODP (--odp): they
+	// were asked to be registered for on-demand paging.
+	Mem string `json:"mem,omitempty"`
+	ODP bool   `json:"odp,omitempty"`
 	// Extra holds parameters without a field of their own.
 	Extra map[string]string `json:"extra,omitempty"`
 }
@@ -278,6 +374,12 @@ type Effective struct {
 	// sent the WRITEs, SENDs or TCP stream, or issued the READs or
 	// atomics, and measured them; the client answered.
 	Reverse bool `json:"reverse,omitempty"`
+
+	// Memory is where the client's registered buffers lived and how they
+	// were registered (RDMA); ServerMemory the server's, as it told the
+	// client (also in its host's memory).
+	Memory       *Memory `json:"memory,omitempty"`
+	ServerMemory *Memory `json:"server_memory,omitempty"`
 }
 
 // RDMACM is what rdma_cm chose for a test's connections (-R), as the

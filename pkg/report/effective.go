@@ -57,6 +57,10 @@ func (e *Effective) settings() []setting {
 		out = append(out, setting{"atomic", e.AtomicType})
 	}
 	flag("validate", e.Validate)
+	if m := e.Memory; m != nil && (m.Kind != MemHost || m.ODP || m.Registration != RegMR) {
+		// Host pages registered with ibv_reg_mr are the default, left out.
+		out = append(out, setting{"mem", m.Text()})
+	}
 	num("connections", e.Connections, "")
 	flag("TCP_NODELAY", e.NoDelay)
 	num("SO_SNDBUF", e.SendBuf, " B")

@@ -18,6 +18,11 @@ const DefaultQPTimeout = 14
 type MRConfig struct {
 	Length uint64
 	Access Access
+	// HugePageSize, when not 0, backs the buffer with huge pages of this
+	// size, bytes (MAP_HUGETLB: 2 MiB or 1 GiB, a power of two).
+	HugePageSize uint64
+	// OnDemand registers it for on-demand paging (IBV_ACCESS_ON_DEMAND).
+	OnDemand bool
 }
 
 // Validate checks the config without a device.
@@ -27,6 +32,9 @@ func (c MRConfig) Validate() error {
 	}
 	if c.Length > 1<<40 {
 		return fmt.Errorf("mr config: length %d is beyond any sane registration", c.Length)
+	}
+	if p := c.HugePageSize; p != 0 && (p < 4096 || p&(p-1) != 0) {
+		return fmt.Errorf("mr config: huge page size %d is not a power of two of 4 KiB or more", p)
 	}
 	return nil
 }

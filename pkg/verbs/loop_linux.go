@@ -91,9 +91,11 @@ func NewLoop(cfg LoopConfig, tx, rx Buf, qps []LoopQP) (*Loop, error) {
 	l.rcq = first.cfg.RecvCQ.cq
 	l.sch = first.cfg.SendCQ.ch
 	l.rch = first.cfg.RecvCQ.ch
-	l.tx = (*C.char)(unsafe.Add(tx.MR.buf, tx.Offset))
+	// The MRs' addresses, as the device takes them (a GPU's memory has
+	// no host mapping; only write-lat's CPU polling reads them).
+	l.tx = C.rb_ptr(C.uintptr_t(tx.MR.Addr() + tx.Offset))
 	l.tx_lkey = C.uint32_t(tx.MR.LKey())
-	l.rx = (*C.char)(unsafe.Add(rx.MR.buf, rx.Offset))
+	l.rx = C.rb_ptr(C.uintptr_t(rx.MR.Addr() + rx.Offset))
 	l.rx_lkey = C.uint32_t(rx.MR.LKey())
 	l.size = C.uint32_t(cfg.Size)
 	l.rx_size = C.uint32_t(rxSize)

@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -31,6 +32,48 @@ int rb_alloc(size_t len, void **out)
 }
 
 void rb_free(void *p) { free(p); }
+
+#ifndef MAP_HUGE_SHIFT
+#define MAP_HUGE_SHIFT 26
+#endif
+
+int rb_alloc_huge(size_t len, size_t page, void **out, size_t *mapped)
+{
+	if (page == 0 || (page & (page - 1)) != 0)
+		return EINVAL;
+	size_t rounded = (len + page - 1) / page * page;
+	int shift = __builtin_ctzl(page);
+	/* Anonymous memory is zeroed; the pages are reserved here (no
+	 * MAP_NORESERVE), so a shortage fails now with ENOMEM, not later. */
+	void *p = mmap(NULL, rounded, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | (shift << MAP_HUGE_SHIFT), -1, 0);
+	if (p == MAP_FAILED)
+		return errno;
+	*out = p;
+	*mapped = rounded;
+	return 0;
+}
+
+void rb_free_huge(void *p, size_t mapped) { munmap(p, mapped); }
+
+struct ibv_mr *rb_reg_mr_addr(struct ibv_pd *pd, uintptr_t addr, size_t len, int access)
+{
+	return ibv_reg_mr(pd, (void *)addr, len, access);
+}
+
+int rb_odp_caps(struct ibv_context *ctx, uint64_t *general, uint32_t *rc, uint32_t *uc, uint32_t *ud)
+{
+	struct ibv_device_attr_ex attr;
+	memset(&attr, 0, sizeof(attr));
+	int ret = ibv_query_device_ex(ctx, NULL, &attr);
+	if (ret != 0)
+		return ret;
+	*general = attr.odp_caps.general_caps;
+	*rc = attr.odp_caps.per_transport_caps.rc_odp_caps;
+	*uc = attr.odp_caps.per_transport_caps.uc_odp_caps;
+	*ud = attr.odp_caps.per_transport_caps.ud_odp_caps;
+	return 0;
+}
 
 /* Fills the part of wr that names its target: the remote buffer of WRITE,
  * READ and atomics (with the atomic operands), or the address handle of a UD

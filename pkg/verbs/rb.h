@@ -17,6 +17,18 @@ int rb_query_port(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *a
 /* Page-aligned, zeroed memory from C; 0 or an errno. */
 int rb_alloc(size_t len, void **out);
 void rb_free(void *p);
+/* len bytes (rounded up to whole pages) of page-byte huge pages, mapped with
+ * MAP_HUGETLB | log2(page) << MAP_HUGE_SHIFT, zeroed; *mapped is the length
+ * mapped. 0 or an errno (ENOMEM: not enough free huge pages). */
+int rb_alloc_huge(size_t len, size_t page, void **out, size_t *mapped);
+void rb_free_huge(void *p, size_t mapped);
+/* An address as a pointer (a GPU's device address among them). */
+static inline char *rb_ptr(uintptr_t a) { return (char *)a; }
+/* ibv_reg_mr of memory at a device address (a GPU's), given as a number. */
+struct ibv_mr *rb_reg_mr_addr(struct ibv_pd *pd, uintptr_t addr, size_t len, int access);
+/* The device's on-demand paging capabilities (ibv_query_device_ex's
+ * odp_caps); 0 or an errno. */
+int rb_odp_caps(struct ibv_context *ctx, uint64_t *general, uint32_t *rc, uint32_t *uc, uint32_t *ud);
 
 /* A work request in flat form, so Go need not touch C unions. */
 struct rb_wr_desc {

@@ -187,6 +187,9 @@ const (
 	AccessRemoteWrite  Access = 1 << 1
 	AccessRemoteRead   Access = 1 << 2
 	AccessRemoteAtomic Access = 1 << 3
+	// AccessOnDemand registers for on-demand paging (IBV_ACCESS_ON_DEMAND):
+	// the device faults pages in as it touches them, nothing is pinned.
+	AccessOnDemand Access = 1 << 6
 )
 
 // AccessAll grants every access a benchmark needs.

@@ -33,6 +33,8 @@ type rdmaCheck struct {
 	// used is how many bytes of each half the pass wrote.
 	used uint64
 	wcs  []verbs.WC
+	// copyErr is a failed copy to GPU memory, told by the next check.
+	copyErr error
 }
 
 // checkWRTag marks the work requests of the pass: a completion left by a
@@ -52,13 +54,13 @@ func (c *rdmaCheck) slot(j int) uint64 { return uint64(j) * checkSlot(c.size) }
 // send and target are message j's bytes in the send and target halves.
 func (c *rdmaCheck) send(j, n int) []byte {
 	c.used = max(c.used, c.slot(j)+uint64(n))
-	return c.e.mr.Buf()[c.slot(j) : c.slot(j)+uint64(n)]
+	return c.e.buf.host[c.slot(j) : c.slot(j)+uint64(n)]
 }
 
 func (c *rdmaCheck) target(j, n int) []byte {
 	c.used = max(c.used, c.slot(j)+uint64(n))
 	h := c.e.half + c.slot(j)
-	return c.e.mr.Buf()[h : h+uint64(n)]
+	return c.e.buf.host[h : h+uint64(n)]
 }
 
 func (c *rdmaCheck) fetchAdd() bool { return c.e.spec.AtomicType == FetchAdd }
@@ -82,6 +84,22 @@ func (c *rdmaCheck) fill(k checkKey, qps []int) {
 			fillPattern(c.send(j, c.size), patternBase(k.seed, k.di, q, k.round))
 		}
 	}
+	c.upload()
+}
+
+// upload and download copy the buffer between GPU memory and its host
+// mirror (nothing for host memory); a failure fails the pass's checks.
+func (c *rdmaCheck) upload() {
+	if err := c.e.buf.upload(); err != nil && c.copyErr == nil {
+		c.copyErr = err
+	}
+}
+
+func (c *rdmaCheck) download() error {
+	if c.copyErr != nil {
+		return c.copyErr
+	}
+	return c.e.buf.download()
 }
 
 func (c *rdmaCheck) move(ctx context.Context, k checkKey, qps []int) error {
@@ -172,6 +190,9 @@ func (c *rdmaCheck) check(ctx context.Context, k checkKey, qps []int) (checkTall
 	me, op := c.e.role, c.e.spec.Info().Op
 	var t checkTally
 	var first *report.Mismatch
+	if err := c.download(); err != nil {
+		return t, nil, err
+	}
 	keep := func(m *report.Mismatch) {
 		if m != nil && first == nil {
 			first = m
@@ -216,6 +237,9 @@ func (c *rdmaCheck) check(ctx context.Context, k checkKey, qps []int) (checkTall
 			// placed; give it a moment to arrive.
 			for deadline := time.Now().Add(checkRecvWait); m != nil && c.e.spec.Connection != "RC" && time.Now().Before(deadline); {
 				time.Sleep(time.Millisecond)
+				if err := c.download(); err != nil {
+					return t, nil, err
+				}
 				m = c.e.spec.patternMismatch(k, q, buf, me)
 			}
 			keep(m)
@@ -260,8 +284,11 @@ func (c *rdmaCheck) checkReceive(ctx context.Context, k checkKey, qp int, point 
 	if q != qp {
 		return nil, fmt.Errorf("QP %d's SEND completed on QP %d", qp, q)
 	}
+	if err := c.download(); err != nil {
+		return nil, err
+	}
 	start := c.e.half + off + grh
-	buf := c.e.mr.Buf()[start : start+uint64(c.size)]
+	buf := c.e.buf.host[start : start+uint64(c.size)]
 	c.used = max(c.used, off+grh+uint64(c.size))
 	runCheckHook(point, buf)
 	m := c.e.spec.patternMismatch(k, qp, buf, c.e.role)
@@ -283,7 +310,10 @@ func (c *rdmaCheck) counters(peerSent uint64) (int, *report.Mismatch) {
 	if s.Info().Op != OpAtomic || s.AtomicType != FetchAdd || (s.initiates(c.e.role) && !s.Bidirectional) {
 		return 0, nil
 	}
-	area := c.e.mr.Buf()[c.e.half : 2*c.e.half]
+	if err := c.download(); err != nil {
+		return 0, &report.Mismatch{Check: "counters", Checker: c.e.role.String(), Note: "the buffer could not be read: " + err.Error()}
+	}
+	area := c.e.buf.host[c.e.half : 2*c.e.half]
 	dir := checkDir{clientEnd, serverEnd, clientEnd}
 	if c.e.role == clientEnd {
 		dir = checkDir{serverEnd, clientEnd, serverEnd}
@@ -328,8 +358,9 @@ func (c *rdmaCheck) counters(peerSent uint64) (int, *report.Mismatch) {
 }
 
 func (c *rdmaCheck) reset() {
-	buf := c.e.mr.Buf()
+	buf := c.e.buf.host
 	clear(buf[:c.used])
 	clear(buf[c.e.half : c.e.half+c.used])
 	c.used = 0
+	c.upload()
 }

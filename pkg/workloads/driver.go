@@ -349,6 +349,9 @@ func (d *driver) run(ctx context.Context) (*endResult, error) {
 		return nil, d.told(ctx, "setup", err)
 	}
 	host.Device = dev
+	if m, ok := d.r.(interface{ memory() *report.Memory }); ok {
+		host.Memory = m.memory()
+	}
 	if err := d.placeLoops(dev); err != nil {
 		return nil, d.told(ctx, "setup", err)
 	}

@@ -197,6 +197,9 @@ func (r *Run) Execute(ctx context.Context, target Target) (*report.Document, err
 		if err := r.specs[i].checkCores(ends == 2); err != nil {
 			return nil, err
 		}
+		if err := r.specs[i].checkGPU(); err != nil {
+			return nil, err
+		}
 	}
 	e := &execution{run: r, target: target, doc: r.newDocument(target)}
 	if p := r.req.Progress; p != nil {
@@ -346,6 +349,13 @@ func (e *execution) hosts(local report.Host, peer *report.Host) {
 	if e.target.Remote != nil && peer != nil && (h.Remote == nil || (h.Remote.Device == nil && peer.Device != nil)) {
 		p := *peer
 		h.Remote = &p
+	}
+	// Where the buffers lived: the last RDMA test's (one --mem per run).
+	if local.Memory != nil {
+		h.Local.Memory = local.Memory
+	}
+	if h.Remote != nil && peer != nil && peer.Memory != nil {
+		h.Remote.Memory = peer.Memory
 	}
 }
 

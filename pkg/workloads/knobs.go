@@ -93,6 +93,8 @@ var Knobs = []Knob{
 		func(s *Spec) bool { return s.RateGbps != 0 || s.RateMsgs != 0 }, func(s *Spec) { s.RateGbps, s.RateMsgs = 0, 0 }},
 	{"rate-limiter", "a latency test sends one message at a time", isRDMABW,
 		func(s *Spec) bool { return s.RateLimiter != "" }, func(s *Spec) { s.RateLimiter = "" }},
+	{"mem", "", isRDMA, func(s *Spec) bool { return s.Mem != "" }, func(s *Spec) { s.Mem = "" }},
+	{"odp", "", isRDMA, func(s *Spec) bool { return s.ODP }, func(s *Spec) { s.ODP = false }},
 	{"load", "the load runs under a latency test", isRDMALatency, func(s *Spec) bool { return s.Load != nil }, func(s *Spec) { s.Load = nil }},
 	{"load-qps", "the load runs under a latency test", isRDMALatency,
 		func(s *Spec) bool { return s.Load != nil && s.Load.QPs != 0 }, func(s *Spec) { s.Load = nil }},
@@ -158,6 +160,7 @@ func (s *Spec) requested() report.Params {
 	}
 	p.TClass, p.SL, p.FlowLabel, p.HopLimit = s.TClass, s.SL, s.FlowLabel, s.HopLimit
 	p.Reverse, p.RDMACM = s.Reverse, s.RDMACM
+	p.Mem, p.ODP = s.Mem, s.ODP
 	s.requestedFabric(&p)
 	return p
 }

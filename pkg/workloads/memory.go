@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/rdmabench/rdmabench/pkg/report"
 	"github.com/rdmabench/rdmabench/pkg/verbs"
 )
 
@@ -59,16 +60,26 @@ func (s *Spec) EndMemory(server bool) uint64 {
 // the locked-memory limit, which registration counts against. ends is the
 // number of ends in this process (two in loopback).
 func (s *Spec) checkMemory(limit uint64, ends int, server bool) error {
+	if err := s.checkHugePages(ends); err != nil {
+		return err
+	}
 	need := uint64(ends) * s.EndMemory(server)
 	if limit > 0 && need > limit {
 		return fmt.Errorf("%w: %s at %d B needs %s of memory; the limit is %s (--max-mem)",
 			ErrOverLimit, s.Test, s.largest(), bytesText(need), bytesText(limit))
 	}
-	if avail, ok := memAvailable(); ok && need > avail {
-		return fmt.Errorf("%w: %s at %d B needs %s of memory; this host has %s available (MemAvailable)",
-			ErrOverLimit, s.Test, s.largest(), bytesText(need), bytesText(avail))
+	// Huge pages come from their own pool (checked above), not from
+	// MemAvailable.
+	hostNeed := need
+	if s.mem().Kind == report.MemHugePages {
+		hostNeed -= min(hostNeed, uint64(ends)*uint64(max(1, len(splitDevices(s.Device))))*s.RegisteredBytes())
 	}
-	if s.Info().IsRDMA() {
+	if avail, ok := memAvailable(); ok && hostNeed > avail {
+		return fmt.Errorf("%w: %s at %d B needs %s of memory; this host has %s available (MemAvailable)",
+			ErrOverLimit, s.Test, s.largest(), bytesText(hostNeed), bytesText(avail))
+	}
+	// GPU memory is not locked; its host mirror is not registered.
+	if s.Info().IsRDMA() && s.mem().Kind != report.MemCUDA {
 		reg := uint64(ends) * s.RegisteredBytes()
 		if lock, ok := lockedMemoryLimit(); ok && reg > lock {
 			return fmt.Errorf("%w: %s at %d B registers %s; the locked-memory limit is %s (raise it: ulimit -l)",

@@ -4,6 +4,7 @@ package workloads
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -36,4 +37,16 @@ func lockedMemoryLimit() (uint64, bool) {
 		return 0, false
 	}
 	return rl.Cur, true
+}
+
+// freeHugePages reads the free huge pages of size page bytes, and the file
+// it read them from.
+func freeHugePages(page uint64) (uint64, string, error) {
+	path := fmt.Sprintf("/sys/kernel/mm/hugepages/hugepages-%dkB/free_hugepages", page>>10)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, path, err
+	}
+	n, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+	return n, path, err
 }

@@ -24,6 +24,8 @@ type rdmaSetup struct {
 	LinkGbps float64 `json:"link_gbps,omitempty"`
 	// CM is the server's rdma_cm listening address (IP:port), with -R.
 	CM string `json:"cm,omitempty"`
+	// Memory is where this end's buffer lives (--mem).
+	Memory *report.Memory `json:"memory,omitempty"`
 }
 
 type qpSetup struct {
@@ -47,8 +49,10 @@ type rdmaRunner struct {
 	// (--threads; one pair without), shared by its QPs.
 	scqs    []*verbs.CQ
 	rcqs    []*verbs.CQ
+	buf     *testBuffer // where the MR's memory lives (--mem)
 	mr      *verbs.MR
 	qps     []*verbs.QP
+	peerMem *report.Memory // the peer's buffer, as it told
 	peer    []qpSetup
 	half    uint64 // the MR's second half is the receive/target area
 	maxSize int
@@ -143,9 +147,10 @@ func (e *rdmaRunner) open(context.Context) (any, *report.Device, error) {
 		e.rcqs = append(e.rcqs, rcq)
 	}
 	e.recvsPosted = make([]bool, threads)
-	if e.mr, err = e.pd.RegMR(verbs.MRConfig{Length: need, Access: verbs.AccessAll}); err != nil {
+	if e.buf, err = newTestBuffer(s, dev, e.pd, need); err != nil {
 		return nil, nil, err
 	}
+	e.mr = e.buf.mr
 	typ, err := verbs.ParseQPType(s.Connection)
 	if err != nil {
 		return nil, nil, err
@@ -189,7 +194,7 @@ func (e *rdmaRunner) open(context.Context) (any, *report.Device, error) {
 		Transport: info.Transport, Port: s.Port, PortState: port.State.String(), LinkLayer: string(port.LinkLayer),
 		ActiveMTU: int(port.ActiveMTU), GID: gid.GID.String(), GIDIndex: gid.Index, GIDType: gid.Type,
 		GIDReason: gid.Reason, Netdev: netdev, ActiveSpeed: port.ActiveSpeed, ActiveWidth: port.ActiveWidth, LinkGbps: port.LinkGbps}
-	local := rdmaSetup{LinkGbps: port.LinkGbps}
+	local := rdmaSetup{LinkGbps: port.LinkGbps, Memory: e.memory()}
 	e.linkGbps = port.LinkGbps
 	if s.RDMACM {
 		if local.CM, err = e.cmOpen(netdev); err != nil {
@@ -213,6 +218,7 @@ func (e *rdmaRunner) connect(ctx context.Context, body json.RawMessage) (func() 
 		return nil, fmt.Errorf("the peer has %d QPs, this end %d", len(peer.QPs), len(e.qps))
 	}
 	e.peer = peer.QPs
+	e.peerMem = peer.Memory
 	if peer.LinkGbps == 0 || e.linkGbps == 0 {
 		e.linkGbps = 0
 	} else {
@@ -252,7 +258,7 @@ func (e *rdmaRunner) close() {
 		q.Close()
 	}
 	// Each Close is nil-safe; the order is the reverse of creation.
-	e.mr.Close()
+	e.buf.close()
 	for i := range e.scqs {
 		e.rcqs[i].Close()
 		e.scqs[i].Close()
@@ -337,12 +343,15 @@ func (e *rdmaRunner) prepare(size int) (*stage, error) {
 	}
 	// Fresh buffers: the write ping-pong spins on the last byte; a data
 	// check counts FETCH_AND_ADDs in the whole target half.
-	buf := e.mr.Buf()
+	buf := e.buf.host
 	if s.CheckData {
 		clear(buf)
 	} else {
 		clear(buf[:size])
 		clear(buf[e.half : e.half+uint64(size)])
+	}
+	if err := e.buf.upload(); err != nil {
+		return nil, err
 	}
 
 	st := &stage{effective: e.effective(size), counters: e.portCounters()}
@@ -556,7 +565,24 @@ func (e *rdmaRunner) effective(size int) report.Effective {
 	av := e.av()
 	eff.AV = &av
 	eff.RDMACM = e.cmReport()
+	eff.Memory, eff.ServerMemory = e.memory(), e.peerMem
+	if e.role == serverEnd {
+		eff.ServerMemory = nil
+	}
 	return eff
+}
+
+// memory is where this end's buffer lives, for the results (a copy).
+func (e *rdmaRunner) memory() *report.Memory {
+	if e.buf == nil {
+		return nil
+	}
+	m := e.buf.info
+	if m.GPU != nil {
+		g := *m.GPU
+		m.GPU = &g
+	}
+	return &m
 }
 
 // portCounters reads the port's error and retransmission counters now,

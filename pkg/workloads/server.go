@@ -47,6 +47,9 @@ func (sv *Server) Accept(raw json.RawMessage) (*ServerTest, error) {
 	if err := s.checkMemory(sv.MaxMem, 1, true); err != nil {
 		return nil, err
 	}
+	if err := s.checkGPU(); err != nil {
+		return nil, err
+	}
 	return &ServerTest{srv: sv, spec: s}, nil
 }
 

@@ -213,6 +213,11 @@ type Spec struct {
 	// exchanging their endpoints; the control connection still carries the
 	// spec, the buffers' keys and the results.
 	RDMACM bool `json:"rdma_cm,omitempty"`
+	// Mem is where both ends' registered buffers live (--mem, see
+	// memkind.go): "host" or empty, "hugepages[:2M|:1G]", "cuda[:GPU]".
+	// ODP registers them for on-demand paging (--odp).
+	Mem string `json:"mem,omitempty"`
+	ODP bool   `json:"odp,omitempty"`
 }
 
 // openEnded tells whether a size's count of iterations is known only when
@@ -478,6 +483,7 @@ func (s *Spec) Validate() error {
 	}
 	s.validatePath(t, bad)
 	s.validateFabric(t, bad)
+	s.validateMem(t, bad)
 	if len(errs) > 0 {
 		return errors.New(strings.Join(errs, "; "))
 	}
