@@ -8,7 +8,7 @@
 # on two cores must not spin, or the ACKs of one come too late. Three runs
 # (at least 4 VMs):
 #   1. slurm-hosts: the mesh as it is: every link measured, none blamed;
-#   2. blame-host: every packet the last VM sends delayed (tc netem, set
+#   2. blame-host: every packet the last VM sends delayed 200 ms (tc netem, set
 #      there through srun): that host's rank is blamed, not its links;
 #   3. blame-link: only the packets from the third VM to the fourth
 #      delayed (netem on a prio band that a u32 filter on the destination
@@ -85,17 +85,23 @@ else
 fi
 cat "$out/slurm-hosts.txt"
 
-# 2. One host slowed: everything it sends waits 20 ms.
+# The blame runs: 20 ping-pongs a link; a 200 ms delay, far above the
+# milliseconds the emulated hosts take to wake on an event; and blame's
+# multiplier at 2, since links of these emulated hosts differ from each
+# other by up to 8x unslowed (a fabric's differ by percents).
+blame=(write-lat -n 20 --blame-multiplier 2)
+
+# 2. One host slowed: everything it sends waits 200 ms.
 slow=node$n
-on "$slow" tc qdisc add dev eth0 root netem delay 20ms
-mesh blame-host write-lat
+on "$slow" tc qdisc add dev eth0 root netem delay 200ms
+mesh blame-host "${blame[@]}"
 on "$slow" tc qdisc del dev eth0 root
 want=$(rank_of "$out/blame-host.json" "$slow")
 mapfile -t vs < <(verdicts "$out/blame-host.json")
 ranks_bad=$(printf '%s\n' "${vs[@]}" | awk -F'\t' -v r="$want" '$1 == "rank" && $2 == "bad" && $3 == r' | wc -l)
 others=$(printf '%s\n' "${vs[@]}" | awk -F'\t' -v r="$want" 'NF && !($1 == "rank" && $3 == r)' | wc -l)
 if [[ $rc == 3 && -n $want && $ranks_bad -ge 1 && $others == 0 ]] && grep -q "^bad rank: rank $want ($slow" "$out/blame-host.err"; then
-	ok "blame-host (netem delay 20ms on $slow: rank $want blamed, no link, exit 3, in $took s)"
+	ok "blame-host (netem delay 200ms on $slow: rank $want blamed, no link, exit 3, in $took s)"
 else
 	ko blame-host "exit $rc (want 3), rank of $slow: ${want:-none}, verdicts: ${vs[*]:-none}"
 	cat "$out/blame-host.err"
@@ -105,9 +111,9 @@ cat "$out/blame-host.txt"
 # 3. One path slowed: only what node N-1 sends to node N waits.
 from=node$((n - 1))
 on "$from" sh -c "tc qdisc add dev eth0 root handle 1: prio &&
-	tc qdisc add dev eth0 parent 1:3 handle 30: netem delay 20ms &&
+	tc qdisc add dev eth0 parent 1:3 handle 30: netem delay 200ms &&
 	tc filter add dev eth0 protocol ip parent 1: prio 1 u32 match ip dst 10.0.0.$n/32 flowid 1:3"
-mesh blame-link write-lat
+mesh blame-link "${blame[@]}"
 on "$from" tc qdisc del dev eth0 root
 a=$(rank_of "$out/blame-link.json" "$from")
 b=$(rank_of "$out/blame-link.json" "$slow")
@@ -115,7 +121,7 @@ mapfile -t vs < <(verdicts "$out/blame-link.json")
 links_bad=$(printf '%s\n' "${vs[@]}" | awk -F'\t' -v a="$a" -v b="$b" '$1 == "link" && $2 == "bad" && (($4 == a && $5 == b) || ($4 == b && $5 == a))' | wc -l)
 others=$(printf '%s\n' "${vs[@]}" | awk -F'\t' -v a="$a" -v b="$b" 'NF && !($1 == "link" && (($4 == a && $5 == b) || ($4 == b && $5 == a)))' | wc -l)
 if [[ $rc == 3 && -n $a && -n $b && $links_bad -ge 1 && $others == 0 ]]; then
-	ok "blame-link (netem delay 20ms from $from to $slow only: the link $a <-> $b blamed, neither rank, exit 3, in $took s)"
+	ok "blame-link (netem delay 200ms from $from to $slow only: the link $a <-> $b blamed, neither rank, exit 3, in $took s)"
 else
 	ko blame-link "exit $rc (want 3), ranks ${a:-none} and ${b:-none}, verdicts: ${vs[*]:-none}"
 	cat "$out/blame-link.err"
