@@ -66,7 +66,8 @@ rank_of() {
 	jq -r --arg h "$2" '.mesh.ranks[] | select(.host.hostname == $h) | .rank' "$1"
 }
 
-# verdicts NAME.json: "subject kind rank from to" per verdict of a rank or link.
+# verdicts NAME.json: "subject kind rank from to" per verdict of a rank or
+# link (read with $(...): the guest has no /dev/fd for <(...)).
 verdicts() {
 	jq -r '.mesh.verdicts // [] | .[] | select(.subject != "round") | [.subject, .kind, (.rank // "-"), (.from // "-"), (.to // "-")] | @tsv' "$1"
 }
@@ -97,13 +98,13 @@ on "$slow" tc qdisc add dev eth0 root netem delay 200ms
 mesh blame-host "${blame[@]}"
 on "$slow" tc qdisc del dev eth0 root
 want=$(rank_of "$out/blame-host.json" "$slow")
-mapfile -t vs < <(verdicts "$out/blame-host.json")
-ranks_bad=$(printf '%s\n' "${vs[@]}" | awk -F'\t' -v r="$want" '$1 == "rank" && $2 == "bad" && $3 == r' | wc -l)
-others=$(printf '%s\n' "${vs[@]}" | awk -F'\t' -v r="$want" 'NF && !($1 == "rank" && $3 == r)' | wc -l)
+vs=$(verdicts "$out/blame-host.json")
+ranks_bad=$(awk -F'\t' -v r="$want" '$1 == "rank" && $2 == "bad" && $3 == r' <<<"$vs" | wc -l)
+others=$(awk -F'\t' -v r="$want" 'NF && !($1 == "rank" && $3 == r)' <<<"$vs" | wc -l)
 if [[ $rc == 3 && -n $want && $ranks_bad -ge 1 && $others == 0 ]] && grep -q "^bad rank: rank $want ($slow" "$out/blame-host.err"; then
 	ok "blame-host (netem delay 200ms on $slow: rank $want blamed, no link, exit 3, in $took s)"
 else
-	ko blame-host "exit $rc (want 3), rank of $slow: ${want:-none}, verdicts: ${vs[*]:-none}"
+	ko blame-host "exit $rc (want 3), rank of $slow: ${want:-none}, verdicts: ${vs:-none}"
 	cat "$out/blame-host.err"
 fi
 cat "$out/blame-host.txt"
@@ -117,13 +118,13 @@ mesh blame-link "${blame[@]}"
 on "$from" tc qdisc del dev eth0 root
 a=$(rank_of "$out/blame-link.json" "$from")
 b=$(rank_of "$out/blame-link.json" "$slow")
-mapfile -t vs < <(verdicts "$out/blame-link.json")
-links_bad=$(printf '%s\n' "${vs[@]}" | awk -F'\t' -v a="$a" -v b="$b" '$1 == "link" && $2 == "bad" && (($4 == a && $5 == b) || ($4 == b && $5 == a))' | wc -l)
-others=$(printf '%s\n' "${vs[@]}" | awk -F'\t' -v a="$a" -v b="$b" 'NF && !($1 == "link" && (($4 == a && $5 == b) || ($4 == b && $5 == a)))' | wc -l)
+vs=$(verdicts "$out/blame-link.json")
+links_bad=$(awk -F'\t' -v a="$a" -v b="$b" '$1 == "link" && $2 == "bad" && (($4 == a && $5 == b) || ($4 == b && $5 == a))' <<<"$vs" | wc -l)
+others=$(awk -F'\t' -v a="$a" -v b="$b" 'NF && !($1 == "link" && (($4 == a && $5 == b) || ($4 == b && $5 == a)))' <<<"$vs" | wc -l)
 if [[ $rc == 3 && -n $a && -n $b && $links_bad -ge 1 && $others == 0 ]]; then
 	ok "blame-link (netem delay 200ms from $from to $slow only: the link $a <-> $b blamed, neither rank, exit 3, in $took s)"
 else
-	ko blame-link "exit $rc (want 3), ranks ${a:-none} and ${b:-none}, verdicts: ${vs[*]:-none}"
+	ko blame-link "exit $rc (want 3), ranks ${a:-none} and ${b:-none}, verdicts: ${vs:-none}"
 	cat "$out/blame-link.err"
 fi
 cat "$out/blame-link.txt"
