@@ -38,10 +38,7 @@ func (c *coordinator) blame(ctx context.Context, prog *Progress) {
 			return
 		}
 		in := BlameInput{Figure: k.String() + " " + figureWord(f), HigherIsWorse: f.IsLatency(), Names: names,
-			Links: make([]LinkFigure, len(values))}
-		for i, v := range values {
-			in.Links[i] = LinkFigure{From: v.From, To: v.To, Round: v.Round, Value: v.Value}
-		}
+			Links: linkFigures(values)}
 		judged = append(judged, judgedFigure{key: k, fig: f, blame: Judge(in, c.cfg.BlameOptions)})
 	})
 	c.mu.Unlock()
@@ -76,11 +73,7 @@ func (c *coordinator) blame(ctx context.Context, prog *Progress) {
 				if j.key != k || j.fig != f {
 					continue
 				}
-				figs := make([]LinkFigure, len(values))
-				for i, v := range values {
-					figs[i] = LinkFigure{From: v.From, To: v.To, Round: v.Round, Value: v.Value}
-				}
-				j.blame = j.blame.Retested(figs)
+				j.blame = j.blame.Retested(linkFigures(values))
 			}
 		})
 	}
@@ -89,6 +82,15 @@ func (c *coordinator) blame(ctx context.Context, prog *Progress) {
 	for _, j := range judged {
 		c.doc.Mesh.Verdicts = append(c.doc.Mesh.Verdicts, docVerdicts(j.key, j.fig, j.blame)...)
 	}
+}
+
+// linkFigures are the summary's values of a figure as blame takes them.
+func linkFigures(values []report.LinkValue) []LinkFigure {
+	figs := make([]LinkFigure, len(values))
+	for i, v := range values {
+		figs[i] = LinkFigure{From: v.From, To: v.To, Round: v.Round, Value: v.Value}
+	}
+	return figs
 }
 
 // figureWord names a figure in a verdict: "p50", "bandwidth".
