@@ -78,15 +78,17 @@ mesh() {
 	port=$(free_port)
 	local common=(mesh --ranks "$n" --coordinator "127.0.0.1:$port" --listen 127.0.0.1:0 --register-timeout 120s)
 	start=$(date +%s.%N)
+	local outargs=()
+	[[ -n $out ]] && outargs=(--out "$out")
+	# Rank 0 first, so that no other rank's server takes its port; the
+	# others try to register until it listens.
+	/usr/bin/time -f '%M' -o "$dir/rank0.time" "$bin" "${common[@]}" --rank 0 "${tests[@]}" "${outargs[@]}" \
+		>"$dir/rank0.txt" 2>"$dir/rank0.err" &
+	local p0=$!
 	for ((r = 1; r < n; r++)); do
 		"$bin" "${common[@]}" --rank "$r" "${tests[@]}" >/dev/null 2>>"$dir/ranks.err" &
 		pids+=($!)
 	done
-	local outargs=()
-	[[ -n $out ]] && outargs=(--out "$out")
-	/usr/bin/time -f '%M' -o "$dir/rank0.time" "$bin" "${common[@]}" --rank 0 "${tests[@]}" "${outargs[@]}" \
-		>"$dir/rank0.txt" 2>"$dir/rank0.err" &
-	local p0=$!
 	if [[ -n $kill_after ]]; then
 		local stream=${out%.*}.links.ndjson
 		while kill -0 "$p0" 2>/dev/null; do
