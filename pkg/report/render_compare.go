@@ -137,28 +137,12 @@ func compareTrailer(c *Comparison, gates *GateResult) []string {
 	if unbounded {
 		lines = append(lines, fmt.Sprintf("±∞: a %g%% confidence interval of the median needs at least %d runs", 100*c.Confidence, MinRunsForInterval))
 	}
-	keys := func(ks []Key) string {
-		s := make([]string, len(ks))
-		for i, k := range ks {
-			s[i] = k.String()
-		}
-		return strings.Join(s, ", ")
-	}
-	if len(c.OnlyBase) > 0 {
-		lines = append(lines, "only in base: "+keys(c.OnlyBase))
-	}
-	if len(c.OnlyNew) > 0 {
-		lines = append(lines, "only in new: "+keys(c.OnlyNew))
-	}
+	lines = append(lines, onlyLines(c.OnlyBase, c.OnlyNew)...)
 	for _, w := range c.Warnings {
 		lines = append(lines, "warning: "+w)
 	}
 	if gates != nil && len(gates.Gates) > 0 {
-		verdict := "passed"
-		if gates.Failed() {
-			verdict = fmt.Sprintf("%d failed", len(gates.Failures)+len(gates.Limits))
-		}
-		lines = append(lines, fmt.Sprintf("gates: %s: %s", strings.Join(gates.Gates, ", "), verdict))
+		lines = append(lines, gatesLine(gates.Gates, gates.Failed(), len(gates.Failures)+len(gates.Limits)))
 		for _, f := range gates.Failures {
 			lines = append(lines, f.String())
 		}
@@ -170,6 +154,35 @@ func compareTrailer(c *Comparison, gates *GateResult) []string {
 		}
 	}
 	return lines
+}
+
+// onlyLines list what one side of a comparison has and the other lacks
+// (tests and sizes, or a mesh's matrices).
+func onlyLines[T fmt.Stringer](base, new []T) []string {
+	join := func(xs []T) string {
+		s := make([]string, len(xs))
+		for i, x := range xs {
+			s[i] = x.String()
+		}
+		return strings.Join(s, ", ")
+	}
+	var lines []string
+	if len(base) > 0 {
+		lines = append(lines, "only in base: "+join(base))
+	}
+	if len(new) > 0 {
+		lines = append(lines, "only in new: "+join(new))
+	}
+	return lines
+}
+
+// gatesLine says which gates ran and whether they passed.
+func gatesLine(gates []string, failed bool, failures int) string {
+	verdict := "passed"
+	if failed {
+		verdict = fmt.Sprintf("%d failed", failures)
+	}
+	return fmt.Sprintf("gates: %s: %s", strings.Join(gates, ", "), verdict)
 }
 
 // sideLine describes one side of a comparison.

@@ -261,28 +261,12 @@ func meshCompareText(b *bytes.Buffer, c *MeshComparison, gates *MeshGateResult, 
 		}
 		notes = append(notes, capped(ls, "links failed in "+s.name+" (-o json lists them all)")...)
 	}
-	ids := func(ms []MatrixID) string {
-		s := make([]string, len(ms))
-		for i, m := range ms {
-			s[i] = m.String()
-		}
-		return strings.Join(s, ", ")
-	}
-	if len(c.OnlyBase) > 0 {
-		notes = append(notes, "only in base: "+ids(c.OnlyBase))
-	}
-	if len(c.OnlyNew) > 0 {
-		notes = append(notes, "only in new: "+ids(c.OnlyNew))
-	}
+	notes = append(notes, onlyLines(c.OnlyBase, c.OnlyNew)...)
 	for _, w := range c.Warnings {
 		notes = append(notes, "warning: "+w)
 	}
 	if gates != nil && len(gates.Gates) > 0 {
-		verdict := "passed"
-		if gates.Failed() {
-			verdict = fmt.Sprintf("%d failed", len(gates.Failures)+len(gates.Limits))
-		}
-		notes = append(notes, fmt.Sprintf("gates: %s: %s", strings.Join(gates.Gates, ", "), verdict))
+		notes = append(notes, gatesLine(gates.Gates, gates.Failed(), len(gates.Failures)+len(gates.Limits)))
 		var fs []string
 		for _, f := range gates.Failures {
 			fs = append(fs, f.String())
