@@ -19,8 +19,11 @@ import (
 //     ranks' median absolute deviations (of the logarithms of their links'
 //     figures from the fleet median) times 1.4826: a standard deviation for
 //     normal noise, as a fraction of the figure; at least
-//     log(1+MinSpread). So one slow rank of four, half of the links, moves
-//     neither.
+//     log(1+MinSpread). Ranks whose median is worse than the fleet
+//     median by a spread are suspects: when at least 3 ranks are left
+//     without them, median and spread are those of the links of the rest.
+//     So one slow rank of four, half of the links, moves neither, though
+//     a quarter of its peers' links are its.
 //   - A link is bad when its figure is worse than its baseline (above it
 //     for a latency, below for a bandwidth) by more than Multiplier
 //     spreads. The baseline is the fleet median, or its round's median
@@ -218,27 +221,27 @@ func Judge(in BlameInput, opt BlameOptions) Blame {
 	if len(ls) == 0 {
 		return b
 	}
-	byRank := map[int][]float64{}
 	for i := range ls {
 		ls[i].x = b.worse(ls[i].Value)
-		byRank[ls[i].From] = append(byRank[ls[i].From], ls[i].x)
-		byRank[ls[i].To] = append(byRank[ls[i].To], ls[i].x)
 	}
-	meds := make([]float64, 0, len(byRank))
-	for _, xs := range byRank {
-		meds = append(meds, median(xs))
-	}
-	m := median(meds)
-	mads := make([]float64, 0, len(byRank))
-	for _, xs := range byRank {
-		devs := make([]float64, len(xs))
-		for i, x := range xs {
-			devs[i] = math.Abs(x - m)
+	m, spread, meds := fleetOf(ls, nil)
+	b.Spread = max(spread, math.Log1p(b.Options.MinSpread))
+	// A rank whose median is worse than the fleet's by a spread is a
+	// suspect: the fleet is measured again without its links, when at least
+	// 3 ranks are left, so that a slow rank of a few does not widen the
+	// spread it is judged by.
+	suspect := map[int]bool{}
+	for r, x := range meds {
+		if x-m > b.Spread {
+			suspect[r] = true
 		}
-		mads = append(mads, median(devs))
+	}
+	if len(suspect) > 0 && len(meds)-len(suspect) >= 3 {
+		if m2, s2, rest := fleetOf(ls, suspect); len(rest) >= 3 {
+			m, b.Spread = m2, max(s2, math.Log1p(b.Options.MinSpread))
+		}
 	}
 	b.FleetMedian = b.value(m)
-	b.Spread = max(1.4826*median(mads), math.Log1p(b.Options.MinSpread))
 	b.Limit = math.Exp(b.Options.Multiplier * b.Spread)
 	if !b.HigherIsWorse {
 		b.Limit = 1 / b.Limit
@@ -358,6 +361,37 @@ func Judge(in BlameInput, opt BlameOptions) Blame {
 	}
 	slices.SortFunc(b.Links, func(x, y LinkVerdict) int { return cmpLink(x.Link, y.Link) })
 	return b
+}
+
+// fleetOf is the fleet of the links ls without those of the ranks in skip:
+// the median m of its ranks' medians (of the x of their links), the spread
+// (1.4826 times the median of the ranks' median absolute deviations from
+// m), and every rank's median.
+func fleetOf(ls []judged, skip map[int]bool) (m, spread float64, meds map[int]float64) {
+	byRank := map[int][]float64{}
+	for _, l := range ls {
+		if skip[l.From] || skip[l.To] {
+			continue
+		}
+		byRank[l.From] = append(byRank[l.From], l.x)
+		byRank[l.To] = append(byRank[l.To], l.x)
+	}
+	meds = make(map[int]float64, len(byRank))
+	all := make([]float64, 0, len(byRank))
+	for r, xs := range byRank {
+		meds[r] = median(xs)
+		all = append(all, meds[r])
+	}
+	m = median(all)
+	mads := make([]float64, 0, len(byRank))
+	for _, xs := range byRank {
+		devs := make([]float64, len(xs))
+		for i, x := range xs {
+			devs[i] = math.Abs(x - m)
+		}
+		mads = append(mads, median(devs))
+	}
+	return m, 1.4826 * median(mads), meds
 }
 
 func cmpLink(x, y Link) int {

@@ -271,6 +271,23 @@ func TestBlameEdges(t *testing.T) {
 	if len(b.Ranks) != 1 || b.Ranks[0].BadPeers != 3 || len(b.Links) != 0 || len(b.Rounds) != 0 {
 		t.Errorf("four ranks, a slow one: %s", verdicts(b))
 	}
+	// Four VMs as measured: good links 0.4 to 2 ms apart, every link of
+	// rank 3 at 100 ms. Rank 3 is blamed at a multiplier of 2, though its
+	// links are a third of its peers' and widen their spread.
+	p50 := [4][4]float64{{0, 650.75, 479.74, 102170.62}, {479.49, 0, 2057.22, 101646.34},
+		{401.15, 2007.04, 0, 101318.65}, {101908.48, 101515.26, 102498.30, 0}}
+	in := BlameInput{Figure: "p50", HigherIsWorse: true}
+	for r, round := range RoundRobin(4) {
+		for _, p := range round {
+			for _, k := range p.Links {
+				in.Links = append(in.Links, LinkFigure{From: k.From, To: k.To, Round: r + 1, Value: p50[k.From][k.To]})
+			}
+		}
+	}
+	b = Judge(in, BlameOptions{Multiplier: 2})
+	if len(b.Ranks) != 1 || b.Ranks[0].Rank != 3 || b.Ranks[0].BadPeers != 3 || len(b.Links) != 0 {
+		t.Errorf("four VMs, a slow one: limit %v, %s", b.Limit, verdicts(b))
+	}
 	f.slow = slowLink(Link{2, 3}, 2.5)
 	b = Judge(f.input(4), BlameOptions{})
 	if len(b.Ranks) != 0 || len(b.Links) != 1 || b.Links[0].Link != (Link{2, 3}) {
@@ -322,7 +339,7 @@ func TestBlameEdges(t *testing.T) {
 	}
 
 	// Figures that are not figures are not judged; no links, no verdicts.
-	in := BlameInput{Figure: "p50", HigherIsWorse: true, Links: []LinkFigure{{0, 1, 1, 0}, {1, 0, 1, math.NaN()},
+	in = BlameInput{Figure: "p50", HigherIsWorse: true, Links: []LinkFigure{{0, 1, 1, 0}, {1, 0, 1, math.NaN()},
 		{0, 2, 1, math.Inf(1)}, {2, 2, 1, 5}, {1, 2, 1, -3}}}
 	if b := Judge(in, BlameOptions{}); b.Judged != 0 || len(b.Lines()) != 0 {
 		t.Errorf("not figures: %+v", b)
