@@ -27,6 +27,9 @@ packages=(
 	prometheus python3-prometheus-client
 	# the man page test reads the generated pages with man (groff)
 	man-db groff-base
+	# the container image test builds deploy/Containerfile offline: podman,
+	# and a base made from Debian packages with mmdebstrap
+	podman runc mmdebstrap
 	# the traffic-class test captures RoCE v2 packets (UDP 4791) in the VM
 	tcpdump
 	# the Soft-RoCE VM: emulator, guest initramfs tools

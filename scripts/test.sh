@@ -63,6 +63,11 @@ start=$SECONDS
 "$here/mesh-scale.sh" check 64 2>&1 | tee "$out/mesh-scale.log" || failed=1
 rb_log "the 64-rank mesh took $((SECONDS - start)) s"
 
+step "container image: deploy/Containerfile built from Debian packages with podman and run (scripts/image.sh check)"
+start=$SECONDS
+"$here/image.sh" check 2>&1 | tee "$out/image.log" || (( PIPESTATUS[0] == 77 )) || failed=1
+rb_log "the image took $((SECONDS - start)) s"
+
 step "RDMA integration tests on a real device"
 bins=$out/bins
 mkdir -p "$bins"
@@ -144,10 +149,12 @@ echo "fuzz targets: $fp passed, $ff failed"
 read -r msp msf _ < <(tally "$out/mesh-scale.log")
 echo "mesh of 64 ranks on this host: $msp passed, $msf failed"
 ((msp > 0)) || failed=1
+read -r imp imf ims < <(tally "$out/image.log")
+echo "container image: $imp passed, $imf failed, $ims skipped"
 read -r sp sf _ < <(tally "$out/soak.log")
 echo "soak: $sp passed, $sf failed"
 ((sp > 0)) || failed=1
-read -r p f s < <(tally "$out/nocgo.log" "$out/host.log" "$out/fuzz.log" "$out/rdma.log" "$out/soak.log" "$out/two-host.log" "$out/mesh.log" "$out/mesh-scale.log")
+read -r p f s < <(tally "$out/nocgo.log" "$out/host.log" "$out/fuzz.log" "$out/rdma.log" "$out/soak.log" "$out/two-host.log" "$out/mesh.log" "$out/mesh-scale.log" "$out/image.log")
 if ((failed)) && ((f == 0)); then
 	f=1 # a build, vet or format failure counts as one
 fi
