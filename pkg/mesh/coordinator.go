@@ -75,7 +75,8 @@ func coordinate(ctx context.Context, cfg *Config, plan *workloads.Run, self regi
 	for i := range c.ranks {
 		c.ranks[i] = report.MeshRank{Rank: i, State: report.RankUnregistered}
 	}
-	c.doc = newDocument(plan, cfg.Request)
+	c.doc = plan.NewDocument()
+	c.doc.Hosts.Local = workloads.LocalHost()
 	// The coordinator listens on its port on every address.
 	_, port, _ := net.SplitHostPort(cfg.Coordinator)
 	ln, err := net.Listen("tcp", net.JoinHostPort("", port))

@@ -30,10 +30,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/rdmabench/rdmabench/internal/buildinfo"
 	"github.com/rdmabench/rdmabench/pkg/control"
 	"github.com/rdmabench/rdmabench/pkg/report"
-	"github.com/rdmabench/rdmabench/pkg/verbs"
 	"github.com/rdmabench/rdmabench/pkg/workloads"
 )
 
@@ -192,7 +190,7 @@ func Run(ctx context.Context, cfg Config) (*report.Document, error) {
 	}()
 	port := ln.Addr().(*net.TCPAddr).Port
 	self := registration{Rank: cfg.Launch.Rank, Size: cfg.Launch.Size, LocalRank: cfg.Launch.LocalRank, Port: port,
-		Advertise: cfg.Advertise, Host: workloads.LocalHost(), Devices: localDevices()}
+		Advertise: cfg.Advertise, Host: workloads.LocalHost(), Devices: workloads.LocalDevices()}
 	if cfg.Launch.Rank != 0 {
 		return nil, member(ctx, &cfg, self)
 	}
@@ -214,26 +212,6 @@ func linkTimeout(plan *workloads.Run, repeat int) time.Duration {
 		d += time.Duration(len(s.Sizes)) * per * time.Duration(max(repeat, 1))
 	}
 	return d
-}
-
-// localDevices lists this host's RDMA devices and ports with their GIDs;
-// none on a host (or build) without verbs.
-func localDevices() []report.MeshDevice {
-	devs, err := verbs.Devices()
-	if err != nil {
-		return nil
-	}
-	var out []report.MeshDevice
-	for _, d := range devs {
-		for _, p := range d.Ports {
-			md := report.MeshDevice{Name: d.Name, Port: p.Port, State: p.State.String(), LinkLayer: string(p.LinkLayer)}
-			for _, g := range p.GIDs {
-				md.GIDs = append(md.GIDs, report.MeshGID{Index: g.Index, GID: g.GID.String(), Type: g.Type.String(), Netdev: g.Netdev})
-			}
-			out = append(out, md)
-		}
-	}
-	return out
 }
 
 // runJob runs a link's tests from this rank against the peer's server, as
@@ -382,21 +360,6 @@ func (r remote) Start(ctx context.Context, test string, spec json.RawMessage) (w
 }
 
 func (r remote) Version() string { return r.c.Server().Version }
-
-// newDocument starts rank 0's document.
-func newDocument(plan *workloads.Run, req workloads.Request) *report.Document {
-	doc := report.NewDocument()
-	bi := buildinfo.Get()
-	doc.Tool = report.Tool{Name: bi.Name, Version: bi.Version, Commit: bi.Commit, GoVersion: bi.GoVersion, Verbs: bi.Verbs}
-	if req.Command != nil {
-		doc.Command = req.Command
-	}
-	doc.Start = time.Now().UTC()
-	doc.Params = plan.Params()
-	doc.Hosts.Local = workloads.LocalHost()
-	doc.Partial = true
-	return doc
-}
 
 // hostOf is the host part of addr.
 func hostOf(addr string) string {
