@@ -1,18 +1,18 @@
 // Package mesh measures every pair of many hosts (or NICs): `rdmabench
 // mesh`, started once per rank by the cluster's own launcher (Slurm,
 // OpenMPI, a PMI or PMIx launcher, a Kubernetes Indexed Job). Every rank
-// runs a test server (pkg/control's, serving pkg/workloads' tests) and
+// runs a test server (pkg/remote's, serving pkg/workloads' tests) and
 // registers its address, host, devices and GIDs with the coordinator, rank
 // 0, over the control protocol (token included). The coordinator schedules
 // rounds of disjoint pairs (a round-robin tournament, both directions, or
 // the links of a --pairs file) and gives each link to the rank at its
 // client end, which runs the tests against the other's server exactly as
-// `rdmabench TEST HOST` does (workloads.NewRun and Execute). Rank 0 merges
-// every link into one summary: the N×N matrix per figure, each link's
-// errors and the per-link gates; each link's full results go, as it ends,
-// to the link stream (Config.Stream), so that rank 0's memory and the
-// summary are linear in the links and a rank 0 killed at any point leaves
-// every finished link on disk.
+// `rdmabench TEST HOST` does (workloads.NewRun, remote.Dial, Execute).
+// Rank 0 merges every link into one summary: the N×N matrix per figure,
+// each link's errors and the per-link gates; each link's full results go,
+// as it ends, to the link stream (Config.Stream), so that rank 0's memory
+// and the summary are linear in the links and a rank 0 killed at any point
+// leaves every finished link on disk.
 //
 // Faults: a rank that never registers, or dies or goes silent, fails the
 // links it is part of; the rest of the matrix completes. Every wait has a
@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/pkg/control"
+	"github.com/rdmabench/rdmabench/pkg/remote"
 	"github.com/rdmabench/rdmabench/pkg/report"
 	"github.com/rdmabench/rdmabench/pkg/workloads"
 )
@@ -177,12 +178,10 @@ func Run(ctx context.Context, cfg Config) (*report.Document, error) {
 	}
 	sctx, stopServer := context.WithCancel(ctx)
 	srv := &workloads.Server{Device: dev, MaxMem: cfg.Request.MaxMem}
-	srv.ListenHost, _, _ = net.SplitHostPort(ln.Addr().String())
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
-		s := control.NewServer(handler{srv}, control.ServerOptions{Token: cfg.Token, Log: cfg.Log})
-		_ = s.Serve(sctx, ln)
+		_ = remote.Serve(sctx, ln, srv, control.ServerOptions{Token: cfg.Token, Log: cfg.Log})
 	}()
 	defer func() {
 		stopServer()
@@ -225,13 +224,12 @@ func runJob(ctx context.Context, cfg *Config, j job) (*report.Document, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := control.Dial(ctx, j.PeerAddr, control.ClientOptions{Token: cfg.Token})
+	c, err := remote.Dial(ctx, j.PeerAddr, cfg.Token)
 	if err != nil {
 		return nil, err
 	}
 	defer c.Close()
-	host, _, _ := net.SplitHostPort(j.PeerAddr)
-	return plan.Execute(ctx, workloads.Target{Remote: remote{c}, Host: host})
+	return plan.Execute(ctx, c.Target())
 }
 
 // member is the part of every rank but 0: register with the coordinator
@@ -329,37 +327,6 @@ func logf(w io.Writer, format string, args ...any) {
 		fmt.Fprintf(w, "rdmabench mesh: "+format+"\n", args...)
 	}
 }
-
-// handler serves the tests other ranks run against this one.
-type handler struct{ srv *workloads.Server }
-
-func (h handler) Accept(spec json.RawMessage) (control.Test, error) {
-	t, err := h.srv.Accept(spec)
-	if errors.Is(err, workloads.ErrOverLimit) {
-		return nil, &control.LimitError{Err: err}
-	}
-	if err != nil {
-		return nil, err
-	}
-	return served{t}, nil
-}
-
-type served struct{ t *workloads.ServerTest }
-
-func (s served) Run(ctx context.Context, tr control.Transport) error { return s.t.Run(ctx, tr) }
-
-// remote is a peer's test server, as workloads drives it.
-type remote struct{ c *control.Client }
-
-func (r remote) Start(ctx context.Context, test string, spec json.RawMessage) (workloads.RemoteTest, error) {
-	s, err := r.c.Run(ctx, test, spec)
-	if err != nil {
-		return nil, err
-	}
-	return s, nil
-}
-
-func (r remote) Version() string { return r.c.Server().Version }
 
 // hostOf is the host part of addr.
 func hostOf(addr string) string {
