@@ -45,7 +45,10 @@ func (r remoteRunner) run(ctx context.Context, j job) (*report.Document, error) 
 	return o.Document, err
 }
 
-// coordinator is rank 0's state.
+// coordinator is rank 0's state: the ranks, the schedule's links and the
+// summary. control.Coordinator is its end of the protocol (the handshake,
+// the token, each rank's connection and jobs); it knows nothing of what
+// the jobs mean.
 type coordinator struct {
 	cfg  *Config
 	plan *workloads.Run
