@@ -2,17 +2,16 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/rdmabench/rdmabench/pkg/control"
+	"github.com/rdmabench/rdmabench/pkg/remote"
 	"github.com/rdmabench/rdmabench/pkg/report"
 	"github.com/rdmabench/rdmabench/pkg/workloads"
 	"github.com/spf13/cobra"
@@ -361,12 +360,12 @@ func (f *benchFlags) run(cmd *cobra.Command, req workloads.Request, hosts []stri
 	defer prog.finish()
 	var target workloads.Target
 	if len(hosts) == 1 && !f.loopback {
-		c, host, err := f.dial(cmd.Context(), hosts[0])
+		c, err := f.dial(cmd.Context(), hosts[0])
 		if err != nil {
 			return err
 		}
 		defer c.Close()
-		target = workloads.Target{Remote: controlRemote{c}, Host: host}
+		target = c.Target()
 	}
 	doc, runErr := plan.Execute(cmd.Context(), target)
 	prog.finish()
@@ -423,21 +422,13 @@ func measuredAny(doc *report.Document) bool {
 	return false
 }
 
-// dial connects to the server at HOST[:PORT] and returns the client and
-// the host part.
-func (f *benchFlags) dial(ctx context.Context, hostArg string) (*control.Client, string, error) {
-	host, addr := hostArg, hostArg
-	if h, _, err := net.SplitHostPort(hostArg); err == nil {
-		host = h
-	} else {
+// dial connects to the server at HOST[:PORT].
+func (f *benchFlags) dial(ctx context.Context, hostArg string) (*remote.Client, error) {
+	addr := hostArg
+	if _, _, err := net.SplitHostPort(hostArg); err != nil {
 		addr = net.JoinHostPort(hostArg, strconv.Itoa(f.ctlPort))
 	}
-	token := f.token
-	if token == "" {
-		token = os.Getenv(EnvToken)
-	}
-	c, err := control.Dial(ctx, addr, control.ClientOptions{Token: token})
-	return c, host, err
+	return remote.Dial(ctx, addr, remote.Token(f.token))
 }
 
 // writeFile writes doc to --out, atomically, in the format its extension
@@ -483,20 +474,6 @@ func (s *eventStream) write(e report.Event) error {
 	}
 	return s.err
 }
-
-// controlRemote is a server reached through pkg/control, as workloads
-// drives it.
-type controlRemote struct{ c *control.Client }
-
-func (r controlRemote) Start(ctx context.Context, test string, spec json.RawMessage) (workloads.RemoteTest, error) {
-	s, err := r.c.Run(ctx, test, spec)
-	if err != nil {
-		return nil, err
-	}
-	return s, nil
-}
-
-func (r controlRemote) Version() string { return r.c.Server().Version }
 
 // reported wraps an error already printed: main exits 1 without repeating it.
 type reported struct{ err error }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/pkg/mesh"
+	"github.com/rdmabench/rdmabench/pkg/remote"
 	"github.com/rdmabench/rdmabench/pkg/report"
 	"github.com/rdmabench/rdmabench/pkg/workloads"
 	"github.com/schollz/progressbar/v3"
@@ -159,11 +160,7 @@ register or lose it.`,
 					req.Spec.PrecisionCap = suitePrecisionCap
 				}
 			}
-			token := f.token
-			if token == "" {
-				token = os.Getenv(EnvToken)
-			}
-			cfg := mesh.Config{Launch: launch, Coordinator: coord, Token: token, Listen: listen, Advertise: adv,
+			cfg := mesh.Config{Launch: launch, Coordinator: coord, Token: remote.Token(f.token), Listen: listen, Advertise: adv,
 				Request: req, RegisterTimeout: registerTimeout, LinkTimeout: linkTimout, Limits: f.limits, Outlier: outlier.v, Blame: blame,
 				BlameOptions: mesh.BlameOptions{Multiplier: blameMultiplier},
 				Schedule:     mesh.ScheduleOptions{Rails: rails, Sample: sample, Seed: seed}}

@@ -1,22 +1,19 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
-	"os"
 	"strconv"
 	"time"
 
 	"github.com/rdmabench/rdmabench/pkg/control"
+	"github.com/rdmabench/rdmabench/pkg/remote"
 	"github.com/rdmabench/rdmabench/pkg/workloads"
 	"github.com/spf13/cobra"
 )
 
 // EnvToken holds the shared token when --token is not given.
-const EnvToken = "RDMABENCH_TOKEN"
+const EnvToken = remote.EnvToken
 
 func newServeCmd() *cobra.Command {
 	var listen, token string
@@ -42,9 +39,7 @@ open files, resident memory, open verbs objects).`,
   rdmabench serve --listen 127.0.0.1:19600 --once  # one test, for scripts`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if token == "" {
-				token = os.Getenv(EnvToken)
-			}
+			token = remote.Token(token)
 			addr := listen
 			if _, _, err := net.SplitHostPort(addr); err != nil {
 				addr = net.JoinHostPort(addr, strconv.Itoa(control.DefaultPort))
@@ -56,7 +51,6 @@ open files, resident memory, open verbs objects).`,
 			if err != nil {
 				return fmt.Errorf("listen on %s: %w", addr, err)
 			}
-			srv.ListenHost, _, _ = net.SplitHostPort(ln.Addr().String())
 			auth, maxMem := "none", "none"
 			if token != "" {
 				auth = "required"
@@ -66,8 +60,7 @@ open files, resident memory, open verbs objects).`,
 			}
 			fmt.Fprintf(log, "rdmabench serve: listening on %s (device %s, token %s, max-mem %s)\n", ln.Addr(),
 				orDefault(srv.Device, "first"), auth, maxMem)
-			s := control.NewServer(serveHandler{&srv}, control.ServerOptions{Token: token, Timeout: timeout, Log: log, Once: once})
-			return s.Serve(cmd.Context(), ln)
+			return remote.Serve(cmd.Context(), ln, &srv, control.ServerOptions{Token: token, Timeout: timeout, Log: log, Once: once})
 		},
 	}
 	f := cmd.Flags()
@@ -86,22 +79,3 @@ func orDefault(s, d string) string {
 	}
 	return s
 }
-
-// serveHandler is the workloads Server, as the control protocol drives it.
-type serveHandler struct{ srv *workloads.Server }
-
-func (h serveHandler) Accept(spec json.RawMessage) (control.Test, error) {
-	t, err := h.srv.Accept(spec)
-	if errors.Is(err, workloads.ErrOverLimit) {
-		return nil, &control.LimitError{Err: err}
-	}
-	if err != nil {
-		return nil, err
-	}
-	return servedTest{t}, nil
-}
-
-// servedTest is an accepted test, run over the control connection.
-type servedTest struct{ t *workloads.ServerTest }
-
-func (s servedTest) Run(ctx context.Context, tr control.Transport) error { return s.t.Run(ctx, tr) }

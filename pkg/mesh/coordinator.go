@@ -45,7 +45,10 @@ func (r remoteRunner) run(ctx context.Context, j job) (*report.Document, error) 
 	return o.Document, err
 }
 
-// coordinator is rank 0's state.
+// coordinator is rank 0's state: the ranks, the schedule's links and the
+// summary. control.Coordinator is its end of the protocol (the handshake,
+// the token, each rank's connection and jobs); it knows nothing of what
+// the jobs mean.
 type coordinator struct {
 	cfg  *Config
 	plan *workloads.Run
@@ -75,7 +78,8 @@ func coordinate(ctx context.Context, cfg *Config, plan *workloads.Run, self regi
 	for i := range c.ranks {
 		c.ranks[i] = report.MeshRank{Rank: i, State: report.RankUnregistered}
 	}
-	c.doc = newDocument(plan, cfg.Request)
+	c.doc = plan.NewDocument()
+	c.doc.Hosts.Local = workloads.LocalHost()
 	// The coordinator listens on its port on every address.
 	_, port, _ := net.SplitHostPort(cfg.Coordinator)
 	ln, err := net.Listen("tcp", net.JoinHostPort("", port))

@@ -1,18 +1,18 @@
 // Package mesh measures every pair of many hosts (or NICs): `rdmabench
 // mesh`, started once per rank by the cluster's own launcher (Slurm,
 // OpenMPI, a PMI or PMIx launcher, a Kubernetes Indexed Job). Every rank
-// runs a test server (pkg/control's, serving pkg/workloads' tests) and
+// runs a test server (pkg/remote's, serving pkg/workloads' tests) and
 // registers its address, host, devices and GIDs with the coordinator, rank
 // 0, over the control protocol (token included). The coordinator schedules
 // rounds of disjoint pairs (a round-robin tournament, both directions, or
 // the links of a --pairs file) and gives each link to the rank at its
 // client end, which runs the tests against the other's server exactly as
-// `rdmabench TEST HOST` does (workloads.NewRun and Execute). Rank 0 merges
-// every link into one summary: the N×N matrix per figure, each link's
-// errors and the per-link gates; each link's full results go, as it ends,
-// to the link stream (Config.Stream), so that rank 0's memory and the
-// summary are linear in the links and a rank 0 killed at any point leaves
-// every finished link on disk.
+// `rdmabench TEST HOST` does (workloads.NewRun, remote.Dial, Execute).
+// Rank 0 merges every link into one summary: the N×N matrix per figure,
+// each link's errors and the per-link gates; each link's full results go,
+// as it ends, to the link stream (Config.Stream), so that rank 0's memory
+// and the summary are linear in the links and a rank 0 killed at any point
+// leaves every finished link on disk.
 //
 // Faults: a rank that never registers, or dies or goes silent, fails the
 // links it is part of; the rest of the matrix completes. Every wait has a
@@ -30,10 +30,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/rdmabench/rdmabench/internal/buildinfo"
 	"github.com/rdmabench/rdmabench/pkg/control"
+	"github.com/rdmabench/rdmabench/pkg/remote"
 	"github.com/rdmabench/rdmabench/pkg/report"
-	"github.com/rdmabench/rdmabench/pkg/verbs"
 	"github.com/rdmabench/rdmabench/pkg/workloads"
 )
 
@@ -179,12 +178,10 @@ func Run(ctx context.Context, cfg Config) (*report.Document, error) {
 	}
 	sctx, stopServer := context.WithCancel(ctx)
 	srv := &workloads.Server{Device: dev, MaxMem: cfg.Request.MaxMem}
-	srv.ListenHost, _, _ = net.SplitHostPort(ln.Addr().String())
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
-		s := control.NewServer(handler{srv}, control.ServerOptions{Token: cfg.Token, Log: cfg.Log})
-		_ = s.Serve(sctx, ln)
+		_ = remote.Serve(sctx, ln, srv, control.ServerOptions{Token: cfg.Token, Log: cfg.Log})
 	}()
 	defer func() {
 		stopServer()
@@ -192,7 +189,7 @@ func Run(ctx context.Context, cfg Config) (*report.Document, error) {
 	}()
 	port := ln.Addr().(*net.TCPAddr).Port
 	self := registration{Rank: cfg.Launch.Rank, Size: cfg.Launch.Size, LocalRank: cfg.Launch.LocalRank, Port: port,
-		Advertise: cfg.Advertise, Host: workloads.LocalHost(), Devices: localDevices()}
+		Advertise: cfg.Advertise, Host: workloads.LocalHost(), Devices: workloads.LocalDevices()}
 	if cfg.Launch.Rank != 0 {
 		return nil, member(ctx, &cfg, self)
 	}
@@ -216,26 +213,6 @@ func linkTimeout(plan *workloads.Run, repeat int) time.Duration {
 	return d
 }
 
-// localDevices lists this host's RDMA devices and ports with their GIDs;
-// none on a host (or build) without verbs.
-func localDevices() []report.MeshDevice {
-	devs, err := verbs.Devices()
-	if err != nil {
-		return nil
-	}
-	var out []report.MeshDevice
-	for _, d := range devs {
-		for _, p := range d.Ports {
-			md := report.MeshDevice{Name: d.Name, Port: p.Port, State: p.State.String(), LinkLayer: string(p.LinkLayer)}
-			for _, g := range p.GIDs {
-				md.GIDs = append(md.GIDs, report.MeshGID{Index: g.Index, GID: g.GID.String(), Type: g.Type.String(), Netdev: g.Netdev})
-			}
-			out = append(out, md)
-		}
-	}
-	return out
-}
-
 // runJob runs a link's tests from this rank against the peer's server, as
 // `rdmabench TEST HOST` does, and returns its document.
 func runJob(ctx context.Context, cfg *Config, j job) (*report.Document, error) {
@@ -247,13 +224,12 @@ func runJob(ctx context.Context, cfg *Config, j job) (*report.Document, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := control.Dial(ctx, j.PeerAddr, control.ClientOptions{Token: cfg.Token})
+	c, err := remote.Dial(ctx, j.PeerAddr, cfg.Token)
 	if err != nil {
 		return nil, err
 	}
 	defer c.Close()
-	host, _, _ := net.SplitHostPort(j.PeerAddr)
-	return plan.Execute(ctx, workloads.Target{Remote: remote{c}, Host: host})
+	return plan.Execute(ctx, c.Target())
 }
 
 // member is the part of every rank but 0: register with the coordinator
@@ -350,52 +326,6 @@ func logf(w io.Writer, format string, args ...any) {
 	if w != nil {
 		fmt.Fprintf(w, "rdmabench mesh: "+format+"\n", args...)
 	}
-}
-
-// handler serves the tests other ranks run against this one.
-type handler struct{ srv *workloads.Server }
-
-func (h handler) Accept(spec json.RawMessage) (control.Test, error) {
-	t, err := h.srv.Accept(spec)
-	if errors.Is(err, workloads.ErrOverLimit) {
-		return nil, &control.LimitError{Err: err}
-	}
-	if err != nil {
-		return nil, err
-	}
-	return served{t}, nil
-}
-
-type served struct{ t *workloads.ServerTest }
-
-func (s served) Run(ctx context.Context, tr control.Transport) error { return s.t.Run(ctx, tr) }
-
-// remote is a peer's test server, as workloads drives it.
-type remote struct{ c *control.Client }
-
-func (r remote) Start(ctx context.Context, test string, spec json.RawMessage) (workloads.RemoteTest, error) {
-	s, err := r.c.Run(ctx, test, spec)
-	if err != nil {
-		return nil, err
-	}
-	return s, nil
-}
-
-func (r remote) Version() string { return r.c.Server().Version }
-
-// newDocument starts rank 0's document.
-func newDocument(plan *workloads.Run, req workloads.Request) *report.Document {
-	doc := report.NewDocument()
-	bi := buildinfo.Get()
-	doc.Tool = report.Tool{Name: bi.Name, Version: bi.Version, Commit: bi.Commit, GoVersion: bi.GoVersion, Verbs: bi.Verbs}
-	if req.Command != nil {
-		doc.Command = req.Command
-	}
-	doc.Start = time.Now().UTC()
-	doc.Params = plan.Params()
-	doc.Hosts.Local = workloads.LocalHost()
-	doc.Partial = true
-	return doc
 }
 
 // hostOf is the host part of addr.

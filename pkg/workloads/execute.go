@@ -250,8 +250,11 @@ func (r *Run) Execute(ctx context.Context, target Target) (*report.Document, err
 	return doc, firstErr
 }
 
-// newDocument starts the document of a run: what ran it, and what was asked.
-func (r *Run) newDocument(target Target) *report.Document {
+// NewDocument starts a document of the run, partial until it ends: the
+// tool that writes it, the command, the start, and what the run asks for
+// (Params). Execute starts its document with it, and so does a mesh its
+// summary.
+func (r *Run) NewDocument() *report.Document {
 	doc := report.NewDocument()
 	bi := buildinfo.Get()
 	doc.Tool = report.Tool{Name: bi.Name, Version: bi.Version, Commit: bi.Commit, GoVersion: bi.GoVersion, Verbs: bi.Verbs}
@@ -259,11 +262,16 @@ func (r *Run) newDocument(target Target) *report.Document {
 		doc.Command = r.req.Command
 	}
 	doc.Start = time.Now().UTC()
+	doc.Params = r.Params()
+	doc.Partial = true
+	return doc
+}
+
+// newDocument starts the document of a run against target: what ran it,
+// what was asked, and the server it runs against.
+func (r *Run) newDocument(target Target) *report.Document {
+	doc := r.NewDocument()
 	doc.Clocks = map[string]report.Clock{}
-	doc.Params = r.req.Spec.requested()
-	if r.req.Repeat > 1 {
-		doc.Params.Repeat = r.req.Repeat
-	}
 	if target.Remote != nil {
 		doc.Params.Server = target.Host
 		if v := target.Remote.Version(); v != buildinfo.Version {
@@ -273,7 +281,6 @@ func (r *Run) newDocument(target Target) *report.Document {
 	} else {
 		doc.Params.Loopback = true
 	}
-	doc.Partial = true
 	return doc
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/verbs"
 )
 
 // LocalHost describes this host: name, kernel, OS, CPU model and count.
@@ -27,4 +28,24 @@ func LocalHost() report.Host {
 		}
 	}
 	return h
+}
+
+// LocalDevices lists this host's RDMA devices and ports with their GIDs,
+// as a mesh rank registers them; none on a host (or build) without verbs.
+func LocalDevices() []report.MeshDevice {
+	devs, err := verbs.Devices()
+	if err != nil {
+		return nil
+	}
+	var out []report.MeshDevice
+	for _, d := range devs {
+		for _, p := range d.Ports {
+			md := report.MeshDevice{Name: d.Name, Port: p.Port, State: p.State.String(), LinkLayer: string(p.LinkLayer)}
+			for _, g := range p.GIDs {
+				md.GIDs = append(md.GIDs, report.MeshGID{Index: g.Index, GID: g.GID.String(), Type: g.Type.String(), Netdev: g.Netdev})
+			}
+			out = append(out, md)
+		}
+	}
+	return out
 }
