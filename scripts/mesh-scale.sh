@@ -17,9 +17,10 @@
 #       "--- PASS: mesh-scale/NAME" or "--- FAIL: ..." line per case.
 #
 # Usage: scripts/mesh-scale.sh run|check N [...]; RDMABENCH_BIN=PATH uses
-# that binary (default: built into a temporary folder). Figures are of this
-# host, every rank sharing its CPUs: they measure the mesh's overheads, not
-# a network.
+# that binary (default: built into a temporary folder); with
+# RDMABENCH_MESH_SCALE_KEEP=DIR, `run --out` leaves its summary and link
+# stream there. Figures are of this host, every rank sharing its CPUs: they
+# measure the mesh's overheads, not a network.
 set -uo pipefail
 rb_prog=mesh-scale.sh
 here=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
@@ -130,10 +131,12 @@ run)
 	rss=$(tail -1 "$work/run/rank0.time")
 	line="ranks $n links $links out $([[ -n $out ]] && echo yes || echo no) wall_s $wall rank0_rss_kib $rss"
 	if [[ -n $out ]]; then
-		read -r rs rk < <(timed "$work/report.time" "$bin" report "$out")
-		read -r ps pk < <(timed "$work/plot.time" "$bin" plot "$out" -o "$work/m.html")
+		# (here-strings, not <(...): a Soft-RoCE VM's guest has no /dev/fd)
+		read -r rs rk <<<"$(timed "$work/report.time" "$bin" report "$out")"
+		read -r ps pk <<<"$(timed "$work/plot.time" "$bin" plot "$out" -o "$work/m.html")"
 		line+=" summary_bytes $(stat -c %s "$out") stream_bytes $(stat -c %s "${out%.*}.links.ndjson")"
 		line+=" report_s $rs report_rss_kib $rk plot_s $ps plot_rss_kib $pk"
+		[[ -n ${RDMABENCH_MESH_SCALE_KEEP:-} ]] && cp "$out" "${out%.*}.links.ndjson" "$RDMABENCH_MESH_SCALE_KEEP/"
 	fi
 	echo "$line"
 	;;
@@ -166,7 +169,7 @@ check)
 	stream=${out%.*}.links.ndjson
 	streamed=$(streamed "$stream")
 	if [[ ! -e $out ]] && "$bin" report "$stream" -o json >"$work/killed-back.json" 2>"$work/killed-back.err" &&
-		read -r nl partial < <(jq -r '[(.mesh.links | length), .partial] | @tsv' "$work/killed-back.json") &&
+		read -r nl partial <<<"$(jq -r '[(.mesh.links | length), .partial] | @tsv' "$work/killed-back.json")" &&
 		((nl >= kill_at && nl == streamed)) && [[ $partial == true ]]; then
 		ok "killed-rank-0 (SIGKILL after $kill_at links: its stream holds $nl links, read back as a partial summary)"
 	else
