@@ -594,11 +594,16 @@ func (p *plotter) byTest(kind string, keys []Key) *chart {
 	}
 	c.x = axis{lo: 0.5, hi: float64(len(cats)) + 0.5}
 	for ci, k := range cats {
-		name := clean(k.Test)
-		if k.Connection != "" {
-			name += " " + clean(k.Connection)
+		// Two lines: the test and connection, then the size; with many
+		// tests the connection goes with the size, so that names do not
+		// run into each other.
+		first, second := clean(k.Test), sizeLabel(k.Size)
+		if k.Connection != "" && len(cats) > 6 {
+			second = clean(k.Connection) + " " + second
+		} else if k.Connection != "" {
+			first += " " + clean(k.Connection)
 		}
-		c.x.ticks = append(c.x.ticks, tick{float64(ci + 1), name + "\n" + sizeLabel(k.Size)})
+		c.x.ticks = append(c.x.ticks, tick{float64(ci + 1), first + "\n" + second})
 	}
 	// A value far below the others would sit on the axis of a linear scale.
 	lo, hi := math.Inf(1), math.Inf(-1)
