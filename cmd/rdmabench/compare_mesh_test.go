@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/schema"
 )
 
 // meshDoc is a mesh summary of n ranks (rank r on node<r>, mlx5_0), every
@@ -127,6 +128,9 @@ func TestCompareMeshes(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &v); err != nil || v.Schema != report.CompareMeshSchema || len(v.Gates.Failures) != 2 ||
 		v.Gates.Failures[0].From != 1 || v.Gates.Failures[0].To != 2 {
 		t.Errorf("-o json (exit %d): %v %+v", code, err, v)
+	}
+	if err := schema.ValidateCompareMesh([]byte(out)); err != nil {
+		t.Errorf("-o json: %v", err)
 	}
 	out, _, code = cli(t, "compare", base, slow, "-o", "csv")
 	if lines := strings.Count(out, "\n"); code != 0 || lines != 1+3*12 ||

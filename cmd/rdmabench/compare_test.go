@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rdmabench/rdmabench/pkg/report/schema"
 )
 
 // The crafted documents of the compare tests: 5 runs each unless said.
@@ -70,6 +72,9 @@ func TestCompareRegression(t *testing.T) {
 			}
 			if err := json.Unmarshal([]byte(out), &v); err != nil || len(v.Gates.Failures) != 1 {
 				t.Errorf("compare -o json: %v %+v", err, v)
+			}
+			if err := schema.ValidateCompare([]byte(out)); err != nil {
+				t.Errorf("compare -o json: %v", err)
 			}
 		}
 	}

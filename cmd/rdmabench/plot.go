@@ -16,9 +16,13 @@ func newPlotCmd() *cobra.Command {
 		Short: "Plot saved results as one self-contained HTML page",
 		Long: `Plot results documents saved with -o json or --out as one HTML page of SVG
 charts, without a device: the latency percentile spectrum of each test and
-size (decoded from its histogram; x = percentile on a 1/(1-p) axis), latency
-and bandwidth against message size for tests run at several sizes, and
-bandwidth and latency per interval for duration-mode (-D) runs.
+size (decoded from its histogram; x = percentile on a 1/(1-p) axis), latency,
+bandwidth and message rate against message size for tests run at several
+sizes, p50 and p99, bandwidth and message rate per test for what no other
+chart draws (a test run at one size: one dot per file, as compare reads
+them), and bandwidth and latency per interval for duration-mode (-D) runs.
+What cannot be drawn (a failed test, a missing histogram) is listed under
+"Not plotted" with the reason.
 
 A mesh document (rdmabench mesh --out fabric.json) is drawn as a heatmap
 of each matrix: rows the client rank, columns the server rank, cells

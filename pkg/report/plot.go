@@ -32,6 +32,18 @@ const (
 	// PlotBandwidthBySize is Gbit/s against message size, per bandwidth
 	// test run at two sizes or more (the median over repeated runs).
 	PlotBandwidthBySize = "bandwidth-by-size"
+	// PlotMsgRateBySize is Mmsg/s against message size, as
+	// PlotBandwidthBySize.
+	PlotMsgRateBySize = "message-rate-by-size"
+	// PlotLatencyByTest, PlotBandwidthByTest and PlotMsgRateByTest are one
+	// chart each of the figures that no chart above draws (p50 and p99,
+	// Gbit/s, Mmsg/s of a test run at one size, or whose histogram is
+	// missing): one dot per test and size and source, at the median of
+	// its runs, with its 95% confidence interval where it has one: the
+	// figures `compare` reads, side by side.
+	PlotLatencyByTest   = "latency-by-test"
+	PlotBandwidthByTest = "bandwidth-by-test"
+	PlotMsgRateByTest   = "message-rate-by-test"
 	// PlotBandwidthIntervals is Gbit/s over time, per duration-mode (-D)
 	// bandwidth result.
 	PlotBandwidthIntervals = "bandwidth-intervals"
@@ -41,7 +53,8 @@ const (
 )
 
 // PlotKinds lists the kinds of chart, in page order.
-var PlotKinds = []string{PlotMeshHeatmap, PlotSpectrum, PlotLatencyBySize, PlotBandwidthBySize, PlotBandwidthIntervals, PlotLatencyIntervals}
+var PlotKinds = []string{PlotMeshHeatmap, PlotSpectrum, PlotLatencyBySize, PlotBandwidthBySize, PlotMsgRateBySize,
+	PlotLatencyByTest, PlotBandwidthByTest, PlotMsgRateByTest, PlotBandwidthIntervals, PlotLatencyIntervals}
 
 // spectrumTicks is the number of percentile points per halving of the
 // distance to 100%, as HdrHistogram's own percentile output prints them.
@@ -58,15 +71,23 @@ const spectrumTicks = 5
 //   - the percentile spectrum ([PlotSpectrum]) of each test and size that
 //     has latency histograms, one line per result: each source and, in a
 //     document of repeated runs, each run;
-//   - latency and bandwidth against message size ([PlotLatencyBySize],
-//     [PlotBandwidthBySize]) for each test a source ran at two sizes or
-//     more, one line per source (and figure);
+//   - latency, bandwidth and message rate against message size
+//     ([PlotLatencyBySize], [PlotBandwidthBySize], [PlotMsgRateBySize])
+//     for each test a source ran at two sizes or more, one line per source
+//     (and figure);
+//   - p50 and p99, bandwidth and message rate per test and size
+//     ([PlotLatencyByTest], [PlotBandwidthByTest], [PlotMsgRateByTest]):
+//     each figure of a source that no chart above draws (a test run at
+//     one size, a latency without a histogram), beside the other sources'
+//     values of the same test and size, one dot per source;
 //   - bandwidth and latency over time ([PlotBandwidthIntervals],
 //     [PlotLatencyIntervals]) for each duration-mode result.
 //
 // Several sources are overlaid, each in its own colour, as `compare` reads
-// base and new. Results that failed are left out; results whose histogram
-// is missing or cannot be decoded are listed under the charts. Each chart
+// base and new. So every figure `compare` reads (p50, p99, Gbit/s, Mmsg/s)
+// of every result is on a chart; what is not (a result that failed, a
+// histogram missing or that cannot be decoded) is listed under the charts,
+// under "Not plotted", with the reason. Each chart
 // is an <svg> inside a <figure class="chart"> whose data-kind,
 // data-test, data-connection, data-size and data-series attributes say what
 // it shows, and each line a <g class="series"> with data-source, data-run,
@@ -127,11 +148,20 @@ type series struct {
 	points []point
 	// marks: draw a dot at each point, with its value as a tooltip.
 	marks bool
+	// dots: the points are not joined (a chart per test, not along an
+	// axis); each has its own key and, where known, confidence interval.
+	dots bool
 }
 
 type point struct {
 	x, y float64
 	tip  string
+	// key names the test and size of a dot of a chart per test
+	// (data-key: "write-bw/RC/65536"); lo and hi bound its confidence
+	// interval when ci.
+	key    string
+	ci     bool
+	lo, hi float64
 }
 
 // palette is a colour-blind-safe set (Okabe and Ito), without its yellow,
@@ -142,6 +172,25 @@ var palette = []string{"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#
 type plotter struct {
 	srcs  []Source
 	notes []string
+	// drawn are the figures the charts against message size and the
+	// spectra draw, per source, test and size: the charts per test draw
+	// the others.
+	drawn map[drawnFigure]bool
+}
+
+type drawnFigure struct {
+	si  int
+	key Key
+	fig Figure
+}
+
+func (p *plotter) markDrawn(si int, k Key, figs ...Figure) {
+	if p.drawn == nil {
+		p.drawn = map[drawnFigure]bool{}
+	}
+	for _, f := range figs {
+		p.drawn[drawnFigure{si, k, f}] = true
+	}
 }
 
 // seriesName names the line of result r of source si: the source when
@@ -219,6 +268,7 @@ func (p *plotter) each(k Key, f func(si int, r *Result)) {
 
 func (p *plotter) charts() []*chart {
 	keys := p.keys()
+	p.failed()
 	var out []*chart
 	for _, k := range keys {
 		if c := p.spectrum(k); c != nil {
@@ -226,10 +276,26 @@ func (p *plotter) charts() []*chart {
 		}
 	}
 	out = append(out, p.sweeps(keys)...)
+	for _, kind := range []string{PlotLatencyByTest, PlotBandwidthByTest, PlotMsgRateByTest} {
+		if c := p.byTest(kind, keys); c != nil {
+			out = append(out, c)
+		}
+	}
 	for _, k := range keys {
 		out = append(out, p.intervals(k)...)
 	}
 	return out
+}
+
+// failed lists the results that failed: none of their figures is drawn.
+func (p *plotter) failed() {
+	for si, s := range p.srcs {
+		for i := range s.Doc.Results {
+			if r := &s.Doc.Results[i]; r.Error != "" {
+				p.note(si, r, "the test failed: "+clean(r.Error))
+			}
+		}
+	}
 }
 
 // spectrum is the percentile spectrum chart of key k, or nil when no
@@ -244,7 +310,7 @@ func (p *plotter) spectrum(k Key) *chart {
 			return
 		}
 		if l.Histogram == "" {
-			p.note(si, r, "no latency histogram to plot")
+			p.note(si, r, "no latency histogram: no percentile spectrum")
 			return
 		}
 		h, err := DecodeHistogram(l.Histogram)
@@ -264,6 +330,7 @@ func (p *plotter) spectrum(k Key) *chart {
 			num(l.P50Ns/1e3), num(l.P99Ns/1e3), num(l.P999Ns/1e3), num(l.MaxNs/1e3), l.Count)
 		c.series = append(c.series, s)
 		maxCount = max(maxCount, h.TotalCount())
+		p.markDrawn(si, k, FigP50, FigP99)
 	})
 	if len(c.series) == 0 {
 		return nil
@@ -355,6 +422,7 @@ func (p *plotter) sweeps(keys []Key) []*chart {
 		lat := &chart{kind: PlotLatencyBySize, sweep: true, key: Key{Test: t.test, Connection: t.conn},
 			title: name + ": latency by message size"}
 		bw := &chart{kind: PlotBandwidthBySize, sweep: true, key: lat.key, title: name + ": bandwidth by message size"}
+		mr := &chart{kind: PlotMsgRateBySize, sweep: true, key: lat.key, title: name + ": message rate by message size"}
 		basis := ""
 		for si, s := range p.srcs {
 			// The median over runs of each figure, per size.
@@ -366,6 +434,7 @@ func (p *plotter) sweeps(keys []Key) []*chart {
 			}
 			line := func(c *chart, f Figure, scale float64, unit string, dashed bool) {
 				var pts []point
+				var drawn []Key
 				for _, size := range sizes[t] {
 					sum, ok := sums[size]
 					if !ok {
@@ -381,9 +450,13 @@ func (p *plotter) sweeps(keys []Key) []*chart {
 						tip += fmt.Sprintf(" (median of %d runs)", sp.N)
 					}
 					pts = append(pts, point{x: float64(size), y: v, tip: tip})
+					drawn = append(drawn, Key{Test: t.test, Connection: t.conn, Size: size})
 				}
 				if len(pts) < 2 {
 					return
+				}
+				for _, k := range drawn {
+					p.markDrawn(si, k, f)
 				}
 				label := s.Name + " " + f.Label()
 				c.series = append(c.series, series{name: label, legend: label, source: s.Name, figure: f.Label(),
@@ -392,6 +465,7 @@ func (p *plotter) sweeps(keys []Key) []*chart {
 			line(lat, FigP50, 1e3, "µs", false)
 			line(lat, FigP99, 1e3, "µs", true)
 			line(bw, FigGbps, 1, "Gbit/s", false)
+			line(mr, FigMsgRate, 1, "Mmsg/s", false)
 			if basis == "" {
 				for _, sum := range sums {
 					if sum.Latency != nil {
@@ -412,8 +486,151 @@ func (p *plotter) sweeps(keys []Key) []*chart {
 			bw.y = linearAxis("bandwidth, Gbit/s", hi)
 			out = append(out, bw)
 		}
+		if len(mr.series) > 0 {
+			mr.x = sizeAxis(sizes[t])
+			_, hi := seriesRange(mr.series)
+			mr.y = linearAxis("message rate, Mmsg/s", hi)
+			out = append(out, mr)
+		}
 	}
 	return out
+}
+
+// byTest is the chart of kind PlotLatencyByTest, PlotBandwidthByTest or
+// PlotMsgRateByTest: along x the tests and sizes one of whose figures of
+// the kind a source has and no other chart draws, and at each one dot per
+// source and figure, the median of its runs with its confidence interval;
+// nil when every such figure is drawn already.
+func (p *plotter) byTest(kind string, keys []Key) *chart {
+	figs, unit, scale, label := []Figure{FigGbps}, "Gbit/s", 1.0, "bandwidth, Gbit/s"
+	title := "bandwidth per test (median of the runs)"
+	switch kind {
+	case PlotLatencyByTest:
+		figs, unit, scale, label = []Figure{FigP50, FigP99}, "µs", 1e3, "latency, µs"
+		title = "latency per test, p50 and p99 (median of the runs)"
+	case PlotMsgRateByTest:
+		figs, unit, label = []Figure{FigMsgRate}, "Mmsg/s", "message rate, Mmsg/s"
+		title = "message rate per test (median of the runs)"
+	}
+	sums := make([]map[Key]Summary, len(p.srcs))
+	for si, s := range p.srcs {
+		sums[si] = map[Key]Summary{}
+		for _, sum := range Summarize(s.Doc) {
+			sums[si][Key{Test: sum.Test, Connection: sum.Connection, Size: sum.Size}] = sum
+		}
+	}
+	value := func(si int, k Key, f Figure) (Spread, bool) {
+		sum, ok := sums[si][k]
+		if !ok {
+			return Spread{}, false
+		}
+		sp, ok := sum.Spread(f)
+		return sp, ok && sp.N > 0
+	}
+	var cats []Key
+	for _, k := range keys {
+		undrawn := false
+		for si := range p.srcs {
+			for _, f := range figs {
+				if _, ok := value(si, k, f); ok && !p.drawn[drawnFigure{si, k, f}] {
+					undrawn = true
+				}
+			}
+		}
+		if undrawn {
+			cats = append(cats, k)
+		}
+	}
+	if len(cats) == 0 {
+		return nil
+	}
+	c := &chart{kind: kind, sweep: true, title: title}
+	lines := len(p.srcs) * len(figs)
+	basis := ""
+	for si, s := range p.srcs {
+		for fi, f := range figs {
+			line := si*len(figs) + fi
+			// The dots of one test and size side by side, in source order.
+			off := 0.0
+			if lines > 1 {
+				off = -0.2 + 0.4*float64(line)/float64(lines-1)
+			}
+			var pts []point
+			for ci, k := range cats {
+				sp, ok := value(si, k, f)
+				if !ok {
+					continue
+				}
+				if l := sums[si][k].Latency; l != nil && basis == "" {
+					basis = l.Basis
+				}
+				v := sp.Median / scale
+				tip := fmt.Sprintf("%s: %s %s %s", k, f.Label(), smallNum(v), unit)
+				pt := point{x: float64(ci+1) + off, y: v, key: fmt.Sprintf("%s/%s/%d", clean(k.Test), clean(k.Connection), k.Size)}
+				if sp.N > 1 {
+					tip += fmt.Sprintf(" (median of %d runs", sp.N)
+					if sp.Bounded() {
+						pt.ci, pt.lo, pt.hi = true, *sp.Lo/scale, *sp.Hi/scale
+						tip += fmt.Sprintf(", %g%% confidence interval %s to %s", 100*Confidence, smallNum(pt.lo), smallNum(pt.hi))
+					}
+					tip += ")"
+				}
+				pt.tip = tip
+				pts = append(pts, pt)
+			}
+			if len(pts) == 0 {
+				continue
+			}
+			name := s.Name
+			if len(figs) > 1 {
+				name += " " + f.Label()
+			}
+			c.series = append(c.series, series{name: name, legend: name, source: s.Name, figure: f.Label(),
+				color: palette[si%len(palette)], dashed: fi > 0, points: pts, marks: true, dots: true})
+		}
+	}
+	if kind == PlotLatencyByTest {
+		label = latencyLabel(basis)
+	}
+	c.x = axis{lo: 0.5, hi: float64(len(cats)) + 0.5}
+	for ci, k := range cats {
+		// Two lines: the test and connection, then the size; with many
+		// tests the connection goes with the size, so that names do not
+		// run into each other.
+		first, second := clean(k.Test), sizeLabel(k.Size)
+		if k.Connection != "" && len(cats) > 6 {
+			second = clean(k.Connection) + " " + second
+		} else if k.Connection != "" {
+			first += " " + clean(k.Connection)
+		}
+		c.x.ticks = append(c.x.ticks, tick{float64(ci + 1), first + "\n" + second})
+	}
+	// A value far below the others would sit on the axis of a linear scale.
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, s := range c.series {
+		for _, pt := range s.points {
+			lo, hi = min(lo, pt.y), max(hi, pt.y)
+			if pt.ci {
+				lo, hi = min(lo, pt.lo), max(hi, pt.hi)
+			}
+		}
+	}
+	// Some room above and below, so that no dot sits on the frame.
+	if lo > 0 && hi > 20*lo {
+		c.y = logAxis(label+", log scale", lo/1.1, hi*1.1)
+	} else {
+		c.y = linearAxis(label, hi*1.05)
+	}
+	return c
+}
+
+// smallNum writes v as num does, and a value below 0.1 with three
+// significant digits ("0.00131") rather than rounded to nothing.
+func smallNum(v float64) string {
+	if v != 0 && math.Abs(v) < 0.1 {
+		return strconv.FormatFloat(v, 'g', 3, 64)
+	}
+	return num(v)
 }
 
 // intervals are the over-time charts of key k: bandwidth and latency per
@@ -539,9 +756,11 @@ func logAxis(label string, lo, hi float64) axis {
 	return a
 }
 
-// tickNum labels a tick: "0.5", "200", "20k", "1M".
+// tickNum labels a tick: "0.0001", "0.5", "200", "20k", "1M".
 func tickNum(v float64) string {
 	switch {
+	case v > 0 && v < 0.01:
+		return strconv.FormatFloat(v, 'g', -1, 64)
 	case v >= 1e6:
 		return num(v/1e6) + "M"
 	case v >= 1e4:
@@ -642,7 +861,7 @@ func writePage(b *bytes.Buffer, srcs []Source, heat []*heatmap, charts []*chart,
 	}
 	b.WriteString("</ul>\n")
 	if len(charts) == 0 && len(heat) == 0 {
-		b.WriteString("<p class=\"empty\">Nothing to plot: no latency histograms, no test at two sizes or more, no intervals.</p>\n")
+		b.WriteString("<p class=\"empty\">Nothing to plot: no result with a figure.</p>\n")
 	}
 	if len(heat) > 0 {
 		fmt.Fprintf(b, "<section id=\"%s\" data-kind=\"%s\">\n<h2>%s</h2>\n<div class=\"charts\">\n", PlotMeshHeatmap, PlotMeshHeatmap, esc(kindTitle(PlotMeshHeatmap)))
@@ -687,6 +906,14 @@ func kindTitle(kind string) string {
 		return "Latency by message size (p50 solid, p99 dashed)"
 	case PlotBandwidthBySize:
 		return "Bandwidth by message size"
+	case PlotMsgRateBySize:
+		return "Message rate by message size"
+	case PlotLatencyByTest:
+		return "Latency per test (p50 filled, p99 open; median of the runs, bars the 95% confidence interval)"
+	case PlotBandwidthByTest:
+		return "Bandwidth per test (median of the runs, bars the 95% confidence interval)"
+	case PlotMsgRateByTest:
+		return "Message rate per test (median of the runs, bars the 95% confidence interval)"
 	case PlotBandwidthIntervals:
 		return "Bandwidth over time"
 	case PlotLatencyIntervals:
@@ -761,9 +988,18 @@ func writeChart(b *bytes.Buffer, c *chart) {
 	fmt.Fprintf(b, "<rect class=\"frame\" x=\"%s\" y=\"%s\" width=\"%s\" height=\"%s\"/>\n", f1(x0), f1(y1), f1(x1-x0), f1(y0-y1))
 	b.WriteString("<g class=\"axis x\">")
 	for _, t := range c.x.ticks {
-		fmt.Fprintf(b, "<text x=\"%s\" y=\"%s\" text-anchor=\"middle\">%s</text>", f1(px(t.v)), f1(y0+16), esc(t.label))
+		first, second, two := strings.Cut(t.label, "\n")
+		if !two {
+			fmt.Fprintf(b, "<text x=\"%s\" y=\"%s\" text-anchor=\"middle\">%s</text>", f1(px(t.v)), f1(y0+16), esc(t.label))
+			continue
+		}
+		fmt.Fprintf(b, "<text x=\"%s\" y=\"%s\" text-anchor=\"middle\">%s<tspan x=\"%s\" dy=\"14\">%s</tspan></text>",
+			f1(px(t.v)), f1(y0+16), esc(first), f1(px(t.v)), esc(second))
 	}
-	fmt.Fprintf(b, "<text class=\"label\" x=\"%s\" y=\"%d\" text-anchor=\"middle\">%s</text></g>\n", f1((x0+x1)/2), plotH-8, esc(c.x.label))
+	if c.x.label != "" {
+		fmt.Fprintf(b, "<text class=\"label\" x=\"%s\" y=\"%d\" text-anchor=\"middle\">%s</text>", f1((x0+x1)/2), plotH-8, esc(c.x.label))
+	}
+	b.WriteString("</g>\n")
 	b.WriteString("<g class=\"axis y\">")
 	for _, t := range c.y.ticks {
 		fmt.Fprintf(b, "<text x=\"%s\" y=\"%s\" text-anchor=\"end\">%s</text>", f1(x0-6), f1(py(t.v)+4), esc(t.label))
@@ -772,6 +1008,10 @@ func writeChart(b *bytes.Buffer, c *chart) {
 
 	for _, s := range c.series {
 		fmt.Fprintf(b, "<g class=\"series\" data-source=\"%s\" data-run=\"%d\" data-figure=\"%s\" data-points=\"%d\">", esc(s.source), s.run, esc(s.figure), len(s.points))
+		if s.dots {
+			writeDots(b, &s, px, py)
+			continue
+		}
 		fmt.Fprintf(b, "<title>%s</title><path", esc(s.name))
 		if s.dashed {
 			b.WriteString(" class=\"dashed\"")
@@ -807,6 +1047,26 @@ func writeChart(b *bytes.Buffer, c *chart) {
 		fmt.Fprintf(b, "<li><span class=\"%s\" style=\"border-color:%s\"></span>%s</li>", cls, s.color, esc(s.legend))
 	}
 	b.WriteString("</ul>\n</figure>\n")
+}
+
+// writeDots draws the points of s unjoined: each a dot (open for a dashed
+// series) with its key and tooltip, over a bar for its confidence
+// interval.
+func writeDots(b *bytes.Buffer, s *series, px, py func(float64) float64) {
+	fmt.Fprintf(b, "<title>%s</title>", esc(s.name))
+	fill := s.color
+	if s.dashed {
+		fill = "#fff"
+	}
+	for _, pt := range s.points {
+		if pt.ci {
+			fmt.Fprintf(b, "<line class=\"ci\" x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\" style=\"stroke:%s;stroke-width:2;stroke-linecap:round\"/>",
+				f1(px(pt.x)), f1(py(pt.lo)), f1(px(pt.x)), f1(py(pt.hi)), s.color)
+		}
+		fmt.Fprintf(b, "<circle class=\"dot\" data-key=\"%s\" cx=\"%s\" cy=\"%s\" r=\"4.5\" style=\"fill:%s;stroke:%s;stroke-width:2\"><title>%s</title></circle>",
+			esc(pt.key), f1(px(pt.x)), f1(py(pt.y)), fill, s.color, esc(s.name+": "+pt.tip))
+	}
+	b.WriteString("</g>\n")
 }
 
 // pos is where v falls on the axis, from 0 (lo) to 1 (hi), clamped.

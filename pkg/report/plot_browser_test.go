@@ -163,6 +163,10 @@ type chartDOM struct {
 		Points              int // data-points
 		Vertices            int // vertices of the drawn path
 		Marks               int // dots drawn
+		// Keys are the data-key of each dot of a chart per test; Centers:
+		// the centre of every dot lies within the frame.
+		Keys    []string
+		Centers bool
 		// Inside: the path's box lies within the chart's frame.
 		Inside bool
 		Width  float64 // the path's box, in SVG units
@@ -179,12 +183,17 @@ const chartsJS = `[...document.querySelectorAll('figure.chart:not(.heatmap)')].m
     Kind: f.dataset.kind, Test: f.dataset.test, Connection: f.dataset.connection, Size: f.dataset.size || '',
     Series: f.dataset.series,
     Lines: [...f.querySelectorAll('g.series')].map(g => {
-      const p = g.querySelector('path'), b = p.getBBox();
+      const p = g.querySelector('path'), b = (p || g).getBBox();
       return {
         Source: g.dataset.source, Run: g.dataset.run, Figure: g.dataset.figure,
         Points: +g.dataset.points,
-        Vertices: (p.getAttribute('d').match(/[ML]/g) || []).length,
+        Vertices: p ? (p.getAttribute('d').match(/[ML]/g) || []).length : 0,
         Marks: g.querySelectorAll('circle').length,
+        Keys: [...g.querySelectorAll('circle[data-key]')].map(c => c.dataset.key),
+        Centers: [...g.querySelectorAll('circle')].every(c => {
+          const x = +c.getAttribute('cx'), y = +c.getAttribute('cy');
+          return x >= frame.x && x <= frame.x + frame.width && y >= frame.y && y <= frame.y + frame.height;
+        }),
         Inside: b.x >= frame.x - 0.5 && b.y >= frame.y - 0.5 && b.x + b.width <= frame.x + frame.width + 0.5 && b.y + b.height <= frame.y + frame.height + 0.5,
         Width: b.width,
       };
@@ -361,10 +370,187 @@ func wantCharts(srcs []Source) map[string]map[string]int {
 			}
 			if bw[k] {
 				add(PlotBandwidthBySize, id, 1)
+				add(PlotMsgRateBySize, id, 1)
 			}
 		}
 	}
+	// The charts per test: a line per source and figure with a value at a
+	// test and size where some source's figure is on no other chart.
+	type line struct {
+		si  int
+		fig Figure
+	}
+	byTest := map[string]map[line]bool{}
+	undrawn := map[string]map[Key]bool{}
+	vals := func(d *Document) map[Key]map[Figure]bool {
+		v := map[Key]map[Figure]bool{}
+		for _, sum := range Summarize(d) {
+			k := Key{Test: sum.Test, Connection: sum.Connection, Size: sum.Size}
+			v[k] = map[Figure]bool{}
+			for _, f := range []Figure{FigP50, FigP99, FigGbps, FigMsgRate} {
+				if sp, ok := sum.Spread(f); ok && sp.N > 0 {
+					v[k][f] = true
+				}
+			}
+		}
+		return v
+	}
+	kindOf := map[Figure]string{FigP50: PlotLatencyByTest, FigP99: PlotLatencyByTest, FigGbps: PlotBandwidthByTest, FigMsgRate: PlotMsgRateByTest}
+	all := make([]map[Key]map[Figure]bool, len(srcs))
+	for si, s := range srcs {
+		all[si] = vals(s.Doc)
+		sizes := map[tc]map[Figure]int{}
+		hist := map[Key]bool{}
+		for _, r := range s.Doc.Results {
+			if r.Error == "" && r.Latency != nil && r.Latency.Histogram != "" {
+				hist[KeyOf(&r)] = true
+			}
+		}
+		for k, figs := range all[si] {
+			t := tc{k.Test, k.Connection}
+			if sizes[t] == nil {
+				sizes[t] = map[Figure]int{}
+			}
+			for f := range figs {
+				if k.Size > 0 {
+					sizes[t][f]++
+				}
+			}
+		}
+		for k, figs := range all[si] {
+			for f := range figs {
+				if (f.IsLatency() && hist[k]) || (k.Size > 0 && sizes[tc{k.Test, k.Connection}][f] >= 2) {
+					continue
+				}
+				if undrawn[kindOf[f]] == nil {
+					undrawn[kindOf[f]] = map[Key]bool{}
+				}
+				undrawn[kindOf[f]][k] = true
+			}
+		}
+	}
+	for kind, keys := range undrawn {
+		for k := range keys {
+			for si := range srcs {
+				for f := range all[si][k] {
+					if kindOf[f] == kind {
+						if byTest[kind] == nil {
+							byTest[kind] = map[line]bool{}
+						}
+						byTest[kind][line{si, f}] = true
+					}
+				}
+			}
+		}
+	}
+	for kind, lines := range byTest {
+		add(kind, "//", len(lines))
+	}
 	return want
+}
+
+// seriesDOM is one line or set of dots of the page, with its chart's
+// attributes.
+type seriesDOM struct {
+	Kind, Test, Connection, Size string
+	Source, Figure               string
+	Points                       int
+	Keys                         []string
+}
+
+const seriesJS = `[...document.querySelectorAll('figure.chart:not(.heatmap) g.series')].map(g => {
+  const f = g.closest('figure');
+  return {
+    Kind: f.dataset.kind, Test: f.dataset.test, Connection: f.dataset.connection, Size: f.dataset.size || '',
+    Source: g.dataset.source, Figure: g.dataset.figure, Points: +g.dataset.points,
+    Keys: [...g.querySelectorAll('circle[data-key]')].map(c => c.dataset.key),
+  };
+})`
+
+// checkEveryFigure checks that the page in tab draws every figure compare
+// reads (p50 and p99, Gbit/s, Mmsg/s) of every result of srcs that did
+// not fail, and lists each result that failed under "Not plotted" with
+// its reason, from what the browser shows: a spectrum covers p50 and p99
+// of its test and size, a line against message size its figure at every
+// size the source has it, a dot of a chart per test its figure there.
+func checkEveryFigure(t *testing.T, tab context.Context, srcs []Source) {
+	t.Helper()
+	lines, err := chromedp.Run(tab, chromedp.Evaluate[[]seriesDOM](seriesJS))
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes, err := chromedp.Run(tab, chromedp.Evaluate[[]string](`[...document.querySelectorAll('ul.notes li')].map(l => l.textContent)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type fig struct {
+		source, key, figure string
+	}
+	idx := map[string]int{}
+	for i, s := range srcs {
+		idx[s.Name] = i
+	}
+	covered := map[fig]bool{}
+	for _, l := range lines {
+		switch l.Kind {
+		case PlotSpectrum:
+			k := l.Test + "/" + l.Connection + "/" + l.Size
+			covered[fig{l.Source, k, "p50"}], covered[fig{l.Source, k, "p99"}] = true, true
+		case PlotLatencyBySize, PlotBandwidthBySize, PlotMsgRateBySize:
+			var sizes []int
+			for _, sum := range Summarize(srcs[idx[l.Source]].Doc) {
+				if sp, ok := sum.Spread(figureOfLabel(l.Figure)); ok && sp.N > 0 && sum.Test == l.Test && sum.Connection == l.Connection {
+					sizes = append(sizes, sum.Size)
+				}
+			}
+			if len(sizes) != l.Points {
+				t.Errorf("%s %s/%s %s %s: %d points, the document has %d sizes", l.Kind, l.Test, l.Connection, l.Source, l.Figure, l.Points, len(sizes))
+			}
+			for _, size := range sizes {
+				covered[fig{l.Source, fmt.Sprintf("%s/%s/%d", l.Test, l.Connection, size), l.Figure}] = true
+			}
+		case PlotLatencyByTest, PlotBandwidthByTest, PlotMsgRateByTest:
+			for _, k := range l.Keys {
+				covered[fig{l.Source, k, l.Figure}] = true
+			}
+		}
+	}
+	drawn, listed := 0, 0
+	for _, s := range srcs {
+		for i := range s.Doc.Results {
+			r := &s.Doc.Results[i]
+			k := fmt.Sprintf("%s/%s/%d", r.Test, r.Connection, r.Size)
+			if r.Error != "" {
+				want := fmt.Sprintf("%s: %s%s: the test failed: ", s.Name, KeyOf(r), runSuffix(r))
+				if !slices.ContainsFunc(notes, func(n string) bool { return strings.HasPrefix(n, want) }) {
+					t.Errorf("%s %s: failed, not listed under Not plotted (%q)", s.Name, k, notes)
+				}
+				listed++
+				continue
+			}
+			for _, f := range []Figure{FigP50, FigP99, FigGbps, FigMsgRate} {
+				if _, ok := f.Of(r); !ok {
+					continue
+				}
+				if !covered[fig{s.Name, k, f.Label()}] {
+					t.Errorf("%s %s%s: %s is on no chart", s.Name, k, runSuffix(r), f.Label())
+				}
+				drawn++
+			}
+		}
+	}
+	t.Logf("%d figures drawn, %d failed results listed", drawn, listed)
+}
+
+// figureOfLabel is the figure a series' data-figure names.
+func figureOfLabel(label string) Figure {
+	switch label {
+	case "Gbit/s":
+		return FigGbps
+	case "Mmsg/s":
+		return FigMsgRate
+	}
+	return Figure(label)
 }
 
 // TestPlotInBrowser loads the page of each fixture set in headless
@@ -405,6 +591,14 @@ func TestPlotInBrowser(t *testing.T) {
 					t.Errorf("%s %s: %d legend entries, %d axis labels, %.0f px wide", c.Kind, id, c.Legend, c.TickTexts, c.Width)
 				}
 				for _, l := range c.Lines {
+					if slices.Contains([]string{PlotLatencyByTest, PlotBandwidthByTest, PlotMsgRateByTest}, c.Kind) {
+						// Dots, not joined: each with its test and size.
+						if l.Points < 1 || l.Vertices != 0 || l.Marks != l.Points || len(l.Keys) != l.Points || !l.Centers {
+							t.Errorf("%s, %s %s: %d points, %d vertices, %d dots, %d keys, centres inside the frame %v",
+								c.Kind, l.Source, l.Figure, l.Points, l.Vertices, l.Marks, len(l.Keys), l.Centers)
+						}
+						continue
+					}
 					if l.Points < 2 || l.Vertices != l.Points || !l.Inside || l.Width <= 0 {
 						t.Errorf("%s %s, %s run %s %s: %d points, %d vertices, inside the frame %v, %.1f wide",
 							c.Kind, id, l.Source, l.Run, l.Figure, l.Points, l.Vertices, l.Inside, l.Width)
@@ -422,6 +616,7 @@ func TestPlotInBrowser(t *testing.T) {
 					t.Errorf("%s: charts (test/connection/size: lines)\n got %v\nwant %v", kind, got[kind], want[kind])
 				}
 			}
+			checkEveryFigure(t, tab, srcs)
 			heats := checkHeatmaps(t, tab, srcs)
 			if len(charts) == 0 && heats == 0 {
 				empty, err := chromedp.Run(tab, chromedp.Evaluate[int](`document.querySelectorAll('p.empty').length`))

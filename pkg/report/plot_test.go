@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -152,5 +153,53 @@ func TestPlotAxes(t *testing.T) {
 		if p := l.pos(v); p < 0 || p > 1 || math.IsNaN(p) {
 			t.Errorf("pos(%v) = %v", v, p)
 		}
+	}
+}
+
+// TestPlotSingleSizeBandwidth: the measured pair's bandwidth tests, each
+// run at one size, are on the charts per test, a dot per file for each
+// figure compare reads, with the medians compare compares (write-bw
+// 78.8% down); a failed test is listed with its error.
+func TestPlotSingleSizeBandwidth(t *testing.T) {
+	srcs := plotSources(t, plotPages[0].files)
+	page := string(renderPlot(t, srcs))
+	c := Compare(srcs[0].Doc, srcs[1].Doc, CompareOptions{})
+	for _, kind := range []string{PlotBandwidthByTest, PlotMsgRateByTest} {
+		start := strings.Index(page, `<figure class="chart" data-kind="`+kind+`"`)
+		if start < 0 {
+			t.Fatalf("no %s chart", kind)
+		}
+		chart := page[start : start+strings.Index(page[start:], "</figure>")]
+		for _, src := range []string{"base.json", "new.json"} {
+			for _, k := range []string{"write-bw/RC/65536", "read-bw/RC/65536", "send-bw/RC/65536", "atomic-bw/RC/8", "tcp-bw/TCP/65536"} {
+				if !strings.Contains(chart, `data-key="`+k+`"`) || !strings.Contains(chart, `data-source="`+src+`"`) {
+					t.Errorf("%s: no dot of %s for %s", kind, src, k)
+				}
+			}
+		}
+	}
+	for _, row := range c.Rows {
+		if row.Test != "write-bw" {
+			continue
+		}
+		fc := row.Figures[0]
+		for _, s := range []struct {
+			name string
+			v    float64
+		}{{"base.json", fc.Base.Median}, {"new.json", fc.New.Median}} {
+			want := fmt.Sprintf("%s: write-bw RC 65536 B: Gbit/s %s Gbit/s (median of 5 runs", s.name, smallNum(s.v))
+			if !strings.Contains(page, want) {
+				t.Errorf("no dot %q", want)
+			}
+		}
+		if fc.Delta() != "-78.82%" {
+			t.Errorf("compare: write-bw %s", fc.Delta())
+		}
+	}
+	doc := fixture(t, "sweep.json").Doc
+	doc.Results[len(doc.Results)-1].Error = "IBV_WC_RETRY_EXC_ERR"
+	page = string(renderPlot(t, []Source{{Name: "bad.json", Doc: doc}}))
+	if !strings.Contains(page, "<li>bad.json: tcp-bw TCP 262144 B: the test failed: IBV_WC_RETRY_EXC_ERR</li>") {
+		t.Error("a failed test is not listed under Not plotted")
 	}
 }

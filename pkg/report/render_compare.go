@@ -44,12 +44,7 @@ func WriteComparison(w io.Writer, format string, c *Comparison, gates *GateResul
 	case FormatMarkdown:
 		compareMarkdown(&out, c, gates)
 	case FormatJSON:
-		v := struct {
-			Schema string `json:"schema"`
-			*Comparison
-			Gates *GateResult `json:"gates,omitempty"`
-		}{CompareSchema, c, gates}
-		b, err := json.MarshalIndent(v, "", "  ")
+		b, err := json.MarshalIndent(comparisonJSON{CompareSchema, c, gates}, "", "  ")
 		if err != nil {
 			return fmt.Errorf("report: write comparison: %w", err)
 		}
@@ -61,6 +56,14 @@ func WriteComparison(w io.Writer, format string, c *Comparison, gates *GateResul
 		return fmt.Errorf("report: write comparison: %w", err)
 	}
 	return nil
+}
+
+// comparisonJSON is the JSON form of a comparison, as
+// pkg/report/schema/compare-v1.json describes it.
+type comparisonJSON struct {
+	Schema string `json:"schema"`
+	*Comparison
+	Gates *GateResult `json:"gates,omitempty"`
 }
 
 const compareLegend = "median of the runs ± 95%% confidence interval; delta of the medians, " +

@@ -22,6 +22,14 @@ var MeshCompareFormats = []string{FormatTable, FormatMarkdown, FormatJSON, Forma
 // CSV hold them all.
 const MeshListMax = 20
 
+// meshComparisonJSON is the JSON form of a comparison of two meshes, as
+// pkg/report/schema/compare-mesh-v1.json describes it.
+type meshComparisonJSON struct {
+	Schema string `json:"schema"`
+	*MeshComparison
+	Gates *MeshGateResult `json:"gates,omitempty"`
+}
+
 // meshCompareLegend says what the figures of a mesh comparison are.
 const meshCompareLegend = "one value per link on each side: no significance test; a gate fails on a link's own change"
 
@@ -52,12 +60,7 @@ func WriteMeshComparison(w io.Writer, format string, c *MeshComparison, gates *M
 			return err
 		}
 	case FormatJSON:
-		v := struct {
-			Schema string `json:"schema"`
-			*MeshComparison
-			Gates *MeshGateResult `json:"gates,omitempty"`
-		}{CompareMeshSchema, c, gates}
-		b, err := json.MarshalIndent(v, "", "  ")
+		b, err := json.MarshalIndent(meshComparisonJSON{CompareMeshSchema, c, gates}, "", "  ")
 		if err != nil {
 			return fmt.Errorf("report: write mesh comparison: %w", err)
 		}

@@ -11,12 +11,18 @@ import (
 
 // CSVHeader is the header row of WriteCSV: units are in the column names
 // (nanoseconds, Gbit/s = 10^9 bit/s, MiB/s = 2^20 byte/s, 10^6 messages/s).
+// A column holding a property of the results document has that property's
+// JSON name; the first columns of v1 named three of them with their unit,
+// bytes (size_bytes, inline_max_bytes, path_mtu_bytes), and stay, with a
+// column of the JSON name at the end (size, inline_max, path_mtu). Columns
+// are only ever added, at the end (docs/schema.md).
 var CSVHeader = []string{
 	"test", "connection", "size_bytes", "run", "iterations", "warmup", "qps", "bidirectional", "basis",
 	"min_ns", "p50_ns", "mean_ns", "stdev_ns", "p90_ns", "p99_ns", "p99_9_ns", "p99_99_ns", "max_ns",
 	"bw_gbps", "bw_mibps", "msg_rate_mpps", "bytes", "messages", "duration_ns",
 	"warnings", "error",
 	"tx_depth", "rx_depth", "cq_mod", "post_list", "inline_max_bytes", "inline", "path_mtu_bytes", "clock",
+	"size", "inline_max", "path_mtu", "duration_s",
 }
 
 // WriteCSV writes doc as CSV (RFC 4180, as encoding/csv reads it): the
@@ -28,7 +34,11 @@ var CSVHeader = []string{
 // same float64). warnings holds a result's warnings joined by "; ".
 // Intervals are not written; the JSON form has them. The last columns are
 // the effective RDMA settings ([Result.Effective]; empty where a test has
-// none) and the name of the clock the result was timed with.
+// none) and the name of the clock the result was timed with; then the
+// columns named as in JSON: size, inline_max and path_mtu (the values of
+// size_bytes, inline_max_bytes and path_mtu_bytes) and duration_s, the
+// duration a duration-mode (-D) result was asked to run, in seconds
+// (duration_ns is the measured period of its bandwidth figures).
 func WriteCSV(w io.Writer, doc *Document) error {
 	if doc == nil {
 		return errors.New("report: write csv: nil document")
@@ -90,16 +100,21 @@ func csvRecord(r *Result) []string {
 		rec = append(rec, make([]string, 6)...)
 	}
 	rec = append(rec, strings.Join(r.Warnings, "; "), r.Error)
-	e := r.Effective
-	if e == nil {
-		return append(rec, "", "", "", "", "", "", "", r.Clock)
-	}
 	opt := func(v int) string {
 		if v == 0 {
 			return ""
 		}
 		return strconv.Itoa(v)
 	}
+	dur := ""
+	if r.DurationS > 0 {
+		dur = f(r.DurationS)
+	}
+	e := r.Effective
+	if e == nil {
+		return append(rec, "", "", "", "", "", "", "", r.Clock, strconv.Itoa(r.Size), "", "", dur)
+	}
 	return append(rec, opt(e.TxDepth), opt(e.RxDepth), opt(e.CQMod), opt(e.PostList), opt(e.InlineMax),
-		strconv.FormatBool(e.Inline), opt(e.PathMTU), r.Clock)
+		strconv.FormatBool(e.Inline), opt(e.PathMTU), r.Clock,
+		strconv.Itoa(r.Size), opt(e.InlineMax), opt(e.PathMTU), dur)
 }

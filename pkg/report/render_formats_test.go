@@ -310,3 +310,66 @@ func TestTablesFit(t *testing.T) {
 		}
 	}
 }
+
+// TestCSVNamesMatchJSON: each CSV column is named as the property of the
+// results document it holds (a result's, its latency's, bandwidth's or
+// effective settings'), but the derived bidirectional and the three
+// columns v1 first named with their unit, which keep their name beside a
+// column of the JSON name holding the same value.
+func TestCSVNamesMatchJSON(t *testing.T) {
+	defs := loadSchema(t)["$defs"].(schemaNode)
+	props := map[string]bool{}
+	for _, def := range []string{"result", "latency", "bandwidth", "effective"} {
+		for name := range defs[def].(schemaNode)["properties"].(schemaNode) {
+			props[name] = true
+		}
+	}
+	unitNamed := map[string]string{"size_bytes": "size", "inline_max_bytes": "inline_max", "path_mtu_bytes": "path_mtu"}
+	header := map[string]bool{}
+	for _, h := range CSVHeader {
+		header[h] = true
+	}
+	for _, h := range CSVHeader {
+		if twin, ok := unitNamed[h]; ok {
+			if !header[twin] || !props[twin] {
+				t.Errorf("column %s: no column %s beside it, or no such JSON property", h, twin)
+			}
+			continue
+		}
+		if !props[h] && h != "bidirectional" {
+			t.Errorf("column %s: no JSON property of that name", h)
+		}
+	}
+	doc := durationDoc()
+	recs, err := csv.NewReader(bytes.NewReader(render(t, FormatCSV, doc))).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := map[string]int{}
+	for i, h := range recs[0] {
+		col[h] = i
+	}
+	durations := 0
+	for i, rec := range recs[1:] {
+		r := &doc.Results[i]
+		for old, twin := range unitNamed {
+			if rec[col[old]] != rec[col[twin]] {
+				t.Errorf("row %d: %s %q, %s %q", i, old, rec[col[old]], twin, rec[col[twin]])
+			}
+		}
+		want := ""
+		if r.DurationS > 0 {
+			want = strconv.FormatFloat(r.DurationS, 'f', -1, 64)
+			durations++
+		}
+		if rec[col["size"]] != strconv.Itoa(r.Size) || rec[col["duration_s"]] != want {
+			t.Errorf("row %d: size %q, duration_s %q, for %+v", i, rec[col["size"]], rec[col["duration_s"]], r)
+		}
+		if e := r.Effective; e != nil && e.PathMTU > 0 && rec[col["path_mtu"]] != strconv.Itoa(e.PathMTU) {
+			t.Errorf("row %d: path_mtu %q, want %d", i, rec[col["path_mtu"]], e.PathMTU)
+		}
+	}
+	if durations == 0 {
+		t.Error("no duration-mode result in the document")
+	}
+}

@@ -50,30 +50,80 @@ func TestSchemaCompiles(t *testing.T) {
 // A field added to the model without the schema, or the reverse, fails
 // here.
 func TestSchemaMatchesModel(t *testing.T) {
-	root := loadSchema(t)
-	defs := root["$defs"].(schemaNode)
-	used := map[string]bool{}
-	resolve := func(n schemaNode) schemaNode {
-		if ref, ok := n["$ref"].(string); ok {
-			name := strings.TrimPrefix(ref, "#/$defs/")
-			used[name] = true
-			d, ok := defs[name].(schemaNode)
-			if !ok {
-				t.Fatalf("$ref %s: no such definition", ref)
+	checkSchemaModel(t, loadSchema(t), reflect.TypeFor[Document]())
+}
+
+// jsonField is a field of a struct as encoding/json sees it: the fields of
+// an embedded struct without a json name are its own.
+type jsonField struct {
+	name, opts string
+	goName     string
+	typ        reflect.Type
+}
+
+func jsonFields(typ reflect.Type) []jsonField {
+	var out []jsonField
+	for f := range typ.Fields() {
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if f.Anonymous && name == "" {
+			et := f.Type
+			for et.Kind() == reflect.Pointer {
+				et = et.Elem()
 			}
-			return d
+			if et.Kind() == reflect.Struct {
+				out = append(out, jsonFields(et)...)
+				continue
+			}
 		}
-		return n
+		if !f.IsExported() || name == "-" {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		out = append(out, jsonField{name: name, opts: opts, goName: typ.Name() + "." + f.Name, typ: f.Type})
+	}
+	return out
+}
+
+// checkSchemaModel checks the schema root against the Go type typ as
+// TestSchemaMatchesModel says. References into the results document's
+// schema (result-v1.json#/$defs/...) are followed there.
+func checkSchemaModel(t *testing.T, root schemaNode, typ reflect.Type) {
+	t.Helper()
+	defs, _ := root["$defs"].(schemaNode)
+	resultDefs := loadSchema(t)["$defs"].(schemaNode)
+	used := map[string]bool{}
+	// resolve follows n's reference, if any, from the definitions cur
+	// (root's or the results document's), and returns the definitions
+	// the references under it are relative to.
+	resolve := func(n, cur schemaNode) (schemaNode, schemaNode) {
+		ref, ok := n["$ref"].(string)
+		if !ok {
+			return n, cur
+		}
+		in, name := cur, strings.TrimPrefix(ref, "#/$defs/")
+		if after, ok := strings.CutPrefix(ref, "result-v1.json#/$defs/"); ok {
+			in, name = resultDefs, after
+		}
+		if reflect.ValueOf(in).Pointer() == reflect.ValueOf(defs).Pointer() {
+			used[name] = true
+		}
+		d, ok := in[name].(schemaNode)
+		if !ok {
+			t.Fatalf("$ref %s: no such definition", ref)
+		}
+		return d, in
 	}
 	timeType := reflect.TypeFor[time.Time]()
-	var walk func(path string, typ reflect.Type, n schemaNode)
-	walk = func(path string, typ reflect.Type, n schemaNode) {
+	var walk func(path string, typ reflect.Type, n, cur schemaNode)
+	walk = func(path string, typ reflect.Type, n, cur schemaNode) {
 		// A pointer inside an array (a matrix cell) may be null.
 		nullable := typ.Kind() == reflect.Pointer && strings.HasSuffix(path, "[]")
 		for typ.Kind() == reflect.Pointer {
 			typ = typ.Elem()
 		}
-		n = resolve(n)
+		n, cur = resolve(n, cur)
 		want := ""
 		switch {
 		case typ == timeType:
@@ -116,14 +166,14 @@ func TestSchemaMatchesModel(t *testing.T) {
 				t.Errorf("%s: array without items", path)
 				return
 			}
-			walk(path+"[]", typ.Elem(), items)
+			walk(path+"[]", typ.Elem(), items, cur)
 		case typ.Kind() == reflect.Map:
 			add, ok := n["additionalProperties"].(schemaNode)
 			if !ok {
 				t.Errorf("%s: map without additionalProperties", path)
 				return
 			}
-			walk(path+"{}", typ.Elem(), add)
+			walk(path+"{}", typ.Elem(), add, cur)
 		case typ.Kind() == reflect.Struct:
 			props, _ := n["properties"].(schemaNode)
 			var required []string
@@ -132,35 +182,26 @@ func TestSchemaMatchesModel(t *testing.T) {
 				required = append(required, r.(string))
 			}
 			fields := map[string]bool{}
-			for f := range typ.Fields() {
-				if !f.IsExported() {
-					continue
-				}
-				if f.Anonymous {
-					t.Fatalf("%s: embedded field %s: flatten it in this test", path, f.Name)
-				}
-				name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
-				if name == "-" {
-					continue
-				}
-				if name == "" {
-					name = f.Name
+			for _, f := range jsonFields(typ) {
+				name := f.name
+				if fields[name] {
+					t.Fatalf("%s: two fields named %s: this test does not resolve them as encoding/json does", path, name)
 				}
 				fields[name] = true
 				fp := path + "." + name
 				p, ok := props[name].(schemaNode)
 				if !ok {
-					t.Errorf("%s: field %s.%s is not in the schema", fp, typ.Name(), f.Name)
+					t.Errorf("%s: field %s is not in the schema", fp, f.goName)
 					continue
 				}
 				if d, _ := p["description"].(string); len(d) < 8 {
 					t.Errorf("%s: no description", fp)
 				}
-				omit := slices.Contains(strings.Split(opts, ","), "omitempty")
+				omit := slices.Contains(strings.Split(f.opts, ","), "omitempty")
 				if req := slices.Contains(required, name); req == omit {
-					t.Errorf("%s: required %v in the schema, omitempty %v in %s.%s", fp, req, omit, typ.Name(), f.Name)
+					t.Errorf("%s: required %v in the schema, omitempty %v in %s", fp, req, omit, f.goName)
 				}
-				walk(fp, f.Type, p)
+				walk(fp, f.typ, p, cur)
 			}
 			for name, p := range props {
 				if !fields[name] && p.(schemaNode)["deprecated"] != true {
@@ -174,7 +215,7 @@ func TestSchemaMatchesModel(t *testing.T) {
 			}
 		}
 	}
-	walk("$", reflect.TypeFor[Document](), root)
+	walk("$", typ, root, defs)
 	for name := range defs {
 		if !used[name] {
 			t.Errorf("$defs/%s: not used by any property", name)
