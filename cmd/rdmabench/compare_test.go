@@ -54,7 +54,7 @@ func TestCompareRegression(t *testing.T) {
 		{nil, 0},
 		{[]string{"--max-p99-regression", "60%"}, 0},
 		{[]string{"--max-p50-regression", "1%", "--max-bw-regression", "1%", "--min-bw-ratio", "0.95"}, 0},
-		{[]string{"--max-p99-regression", "10"}, exitGate},
+		{[]string{"--max-p99-regression", "10%"}, exitGate},
 		{[]string{"--max-regression", "5%", "-o", "markdown"}, exitGate},
 		{[]string{"--max-regression", "5%", "-o", "json"}, exitGate},
 	} {

@@ -64,17 +64,23 @@ func atLeast(lo int) func(string) (int, error) {
 	}
 }
 
-// seconds is -D: a positive duration in seconds, as perftest takes it.
+// seconds is -D: a positive duration, a bare number in seconds as perftest
+// takes it (5, 0.5), or with its unit (500ms, 2s).
 func seconds(p *time.Duration) valueFlag[time.Duration] {
 	return valueFlag[time.Duration]{p, 0, "seconds", func(s string) (time.Duration, error) {
-		f, err := strconv.ParseFloat(s, 64)
-		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-			return 0, errors.New("want a number of seconds, such as 5 or 0.5")
+		var d time.Duration
+		if f, err := strconv.ParseFloat(s, 64); err == nil {
+			if math.IsNaN(f) || math.IsInf(f, 0) || f > float64(math.MaxInt64)/float64(time.Second) {
+				return 0, errors.New("want a number of seconds, such as 5 or 0.5, or a duration such as 500ms")
+			}
+			d = time.Duration(f * float64(time.Second))
+		} else if d, err = time.ParseDuration(s); err != nil {
+			return 0, errors.New("want a number of seconds, such as 5 or 0.5, or a duration such as 500ms")
 		}
-		if f <= 0 {
+		if d <= 0 {
 			return 0, errors.New("must be positive")
 		}
-		return time.Duration(f * float64(time.Second)), nil
+		return d, nil
 	}}
 }
 
@@ -92,12 +98,40 @@ func positiveDuration(p *time.Duration) valueFlag[time.Duration] {
 	}}
 }
 
-// fraction is a share written as a percentage, such as --precision 2%
-// (or 2): 0.02, within 0..100% exclusive.
+// Numbers with units follow one rule on every flag: a figure is written
+// with its unit (20us, 90Gbps, 5%, 500ms), and a bare number is taken only
+// where one unit is the habit of perftest's users and the help says it:
+// bytes for sizes (-s 65536), seconds for -D, Gbit/s for --rate-limit
+// (perftest's --rate_units), counts (-n), messages per second for rates,
+// and ratios (--min-bw-ratio 0.95). Anywhere else (latency and bandwidth
+// limits, percentages, timeouts) a bare number is refused, saying how to
+// write it.
+
+// percentOf parses a percentage: a number with its "%" sign (5%, 2.5%),
+// returned as the percentage (5, 2.5). A bare number is refused: 5 could be
+// 5% or 0.05 written as a ratio.
+func percentOf(s string) (float64, error) {
+	s = strings.TrimSpace(s)
+	t, ok := strings.CutSuffix(s, "%")
+	v, err := strconv.ParseFloat(strings.TrimSpace(t), 64)
+	switch {
+	case err != nil || math.IsNaN(v) || math.IsInf(v, 0):
+		return 0, errors.New("want a percentage such as 5% or 2.5%")
+	case !ok:
+		return 0, fmt.Errorf("%s has no unit: a percentage is written with its %%, e.g. %s%%", s, s)
+	}
+	return v, nil
+}
+
+// fraction is a share written as a percentage, such as --precision 2%:
+// 0.02, within 0..100% exclusive.
 func fraction(p *float64) valueFlag[float64] {
 	return valueFlag[float64]{p, 0, "percent", func(s string) (float64, error) {
-		v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(s, "%")), 64)
-		if err != nil || math.IsNaN(v) || v <= 0 || v >= 100 {
+		v, err := percentOf(s)
+		if err != nil {
+			return 0, err
+		}
+		if v <= 0 || v >= 100 {
 			return 0, errors.New("want a percentage above 0 and below 100, such as 2% or 0.5%")
 		}
 		return v / 100, nil
@@ -184,7 +218,7 @@ func (v *sizesFlag) Set(s string) error {
 func (*sizesFlag) Type() string { return "sizes" }
 
 // percentFlag is a flag holding a fraction, written as a percentage: "5%"
-// or "5" is 0.05.
+// is 0.05.
 type percentFlag struct {
 	v   float64
 	set bool
@@ -200,9 +234,11 @@ func (p *percentFlag) String() string {
 func (p *percentFlag) Type() string { return "percent" }
 
 func (p *percentFlag) Set(s string) error {
-	t := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "%"))
-	v, err := strconv.ParseFloat(t, 64)
-	if err != nil || v < 0 || math.IsNaN(v) || v > 1e6 {
+	v, err := percentOf(s)
+	if err != nil {
+		return err
+	}
+	if v < 0 || v > 1e6 {
 		return errors.New("want a percentage such as 5% or 2.5%")
 	}
 	p.v, p.set = v/100, true
