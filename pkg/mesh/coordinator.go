@@ -141,6 +141,7 @@ func coordinate(ctx context.Context, cfg *Config, plan *workloads.Run, self regi
 		Rounds: len(sched), Schedule: kind, Sample: sample}
 	c.doc.Mesh = m
 	c.summary = report.NewMeshBuilder(cfg.Request.Tests, cfg.Limits, cfg.Outlier)
+	c.summary.SetRanks(n)
 	c.mu.Lock()
 	c.stream(report.Event{Event: report.EventStart, Document: c.header()})
 	c.mu.Unlock()
@@ -414,7 +415,7 @@ func (c *coordinator) finish(ctx context.Context) *report.Document {
 	}
 	c.summary.Fill(doc.Mesh)
 	if failed := len(doc.Mesh.FailedLinks()); failed > 0 && doc.Error == "" {
-		doc.Error = fmt.Sprintf("%d of %d links failed", failed, len(doc.Mesh.Links))
+		doc.Error = fmt.Sprintf("%d of %d links failed", failed, doc.Mesh.LinkTotal())
 	}
 	end := *doc
 	m := *doc.Mesh

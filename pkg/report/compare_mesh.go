@@ -239,7 +239,7 @@ func MixedKinds(base, new *Document, baseName, newName string) string {
 
 func meshSide(name string, doc *Document) MeshSide {
 	m := doc.Mesh
-	return MeshSide{Side: side(name, doc), Ranks: meshRanks(m), Links: len(m.Links), Failed: len(m.FailedLinks())}
+	return MeshSide{Side: side(name, doc), Ranks: meshRanks(m), Links: m.LinkTotal(), Failed: len(m.FailedLinks())}
 }
 
 // meshRanks is the number of ranks of m.

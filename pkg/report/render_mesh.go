@@ -66,16 +66,29 @@ func writeMeshText(w io.Writer, doc *Document, md bool) error {
 	}
 	failed := m.FailedLinks()
 	line("mesh", fmt.Sprintf("%d ranks (%s), coordinator %s, %s schedule: %d rounds, %d links, %d measured, %d failed",
-		m.Size, orDefault(m.Launcher, "?"), m.Coordinator, orDefault(m.Schedule, "?"), m.Rounds, len(m.Links),
-		len(m.Links)-len(failed), len(failed)))
+		m.Size, orDefault(m.Launcher, "?"), m.Coordinator, orDefault(m.Schedule, "?"), m.Rounds, m.LinkTotal(),
+		m.LinkTotal()-len(failed), len(failed)))
 	line("tests", strings.Join(m.Tests, ", "))
 	if p := paramsLine(&doc.Params); p != "" {
 		line("asked", p)
 	}
+	agg := meshShowsAggregate(m)
+	if agg {
+		// Too many ranks to list: the count, and the ranks not ok.
+		line("ranks", aggregateRanksLine(m))
+	}
 	for _, r := range m.Ranks {
-		line(fmt.Sprintf("rank %d", r.Rank), rankLine(&r))
+		if !agg || r.State != RankOK {
+			line(fmt.Sprintf("rank %d", r.Rank), rankLine(&r))
+		}
+	}
+	if agg {
+		writeAggregateText(&b, m, md)
 	}
 	for _, mx := range m.Matrices {
+		if agg {
+			break
+		}
 		b.WriteByte('\n')
 		what := figureName(mx.Figure)
 		if mx.Figure.IsLatency() {
