@@ -322,26 +322,32 @@ var heatLegend = []float64{0.5, 1, 1.2, 1.5, 2, 4, 16}
 // heatColor is the colour of a cell bad times worse than the median (0:
 // no median to compare with).
 func heatColor(bad float64) string {
+	r, g, b := heatRGB(bad)
+	return rgb(r, g, b)
+}
+
+// heatRGB is heatColor's colour as its components.
+func heatRGB(bad float64) (r, g, b uint8) {
 	if bad == 0 || math.IsNaN(bad) {
-		return "#c9d3dc"
+		return 0xc9, 0xd3, 0xdc
 	}
 	x := math.Log2(bad) // +Inf for infinitely bad: clamped below
 	first, last := heatStops[0], heatStops[len(heatStops)-1]
 	if x <= first.at {
-		return rgb(first.r, first.g, first.b)
+		return first.r, first.g, first.b
 	}
 	if x >= last.at {
-		return rgb(last.r, last.g, last.b)
+		return last.r, last.g, last.b
 	}
 	for k := 1; k < len(heatStops); k++ {
 		a, b := heatStops[k-1], heatStops[k]
 		if x <= b.at {
 			t := (x - a.at) / (b.at - a.at)
 			mix := func(p, q uint8) uint8 { return uint8(math.Round(float64(p) + t*(float64(q)-float64(p)))) }
-			return rgb(mix(a.r, b.r), mix(a.g, b.g), mix(a.b, b.b))
+			return mix(a.r, b.r), mix(a.g, b.g), mix(a.b, b.b)
 		}
 	}
-	return rgb(last.r, last.g, last.b)
+	return last.r, last.g, last.b
 }
 
 func rgb(r, g, b uint8) string { return fmt.Sprintf("#%02x%02x%02x", r, g, b) }

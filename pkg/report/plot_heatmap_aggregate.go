@@ -108,7 +108,8 @@ func writeImageHeatmap(b *bytes.Buffer, h *heatmap, id int) {
 						bad = h.median / *v
 					}
 				}
-				c = hexColor(heatColor(bad))
+				r, g, b := heatRGB(bad)
+				c = color.RGBA{r, g, b, 0xff}
 			} else {
 				none++
 			}
@@ -116,7 +117,8 @@ func writeImageHeatmap(b *bytes.Buffer, h *heatmap, id int) {
 		}
 	}
 	var pngData bytes.Buffer
-	_ = png.Encode(&pngData, img) // into a buffer: no error but from the image, which is valid
+	enc := png.Encoder{CompressionLevel: png.BestSpeed}
+	_ = enc.Encode(&pngData, img) // into a buffer: no error but from the image, which is valid
 	// Cells of whole pixels, the grid about heatGrid wide; rows of the NIC
 	// grid taller, so that a rail reads as a band.
 	cw := max(1, math.Floor(heatGrid/float64(max(cols, 1))))
@@ -202,10 +204,4 @@ func writeWorstList(b *bytes.Buffer, h *heatmap) {
 		fmt.Fprintf(b, "<li>%s</li>", esc(s))
 	}
 	b.WriteString("</ol>\n")
-}
-
-// hexColor parses "#rrggbb".
-func hexColor(s string) color.RGBA {
-	v, _ := strconv.ParseUint(strings.TrimPrefix(s, "#"), 16, 32)
-	return color.RGBA{uint8(v >> 16), uint8(v >> 8), uint8(v), 0xff}
 }
