@@ -292,3 +292,18 @@ func TestCompareMeshHosts(t *testing.T) {
 		t.Errorf("warnings %q", c.Warnings)
 	}
 }
+
+// TestMeshAggregateCSV: the CSV of a summary past the rank matrices has a
+// row per host pair and figure, and the failed link.
+func TestMeshAggregateCSV(t *testing.T) {
+	doc := railMesh(t, 65, 8, func(from, to int) float64 { return 2000 }, [2]int{8, 16})
+	var b bytes.Buffer
+	if err := writeMesh(&b, FormatCSV, doc); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if want := 1 + 3*65*64 + 1; len(lines) != want || lines[1] != "write-lat,RC,2,p50,ns,,node0,,node1,2000,," ||
+		!strings.HasPrefix(lines[len(lines)-1], ",,,,,8,node1,16,node2,,1,rank lost") {
+		t.Errorf("%d lines, want %d: %q ... %q", len(lines), want, lines[1], lines[len(lines)-1])
+	}
+}

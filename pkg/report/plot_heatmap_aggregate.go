@@ -19,11 +19,16 @@ const (
 	HeatmapRails = "rails"
 )
 
-// heatmapImage says whether heatmap h is drawn as an image (one pixel per
-// cell) rather than a rect per cell: the NIC grid, and a host matrix of
-// more hosts than a heatmap of rects is drawn for.
+// maxHeatmapRectHosts is the most hosts whose host matrix is drawn a rect
+// (with its tooltip) a cell: 128 hosts are 16,256 cells, about 2 MB of
+// page. Larger ones are drawn as an image.
+const maxHeatmapRectHosts = 128
+
+// image says whether heatmap h is drawn as an image (one pixel per cell)
+// rather than a rect per cell: the NIC grid, and a host matrix of more
+// than maxHeatmapRectHosts hosts.
 func (h *heatmap) image() bool {
-	return h.agg == HeatmapRails || (h.agg == HeatmapHosts && len(h.mx.Values) > maxHeatmapRanks)
+	return h.agg == HeatmapRails || (h.agg == HeatmapHosts && len(h.mx.Values) > maxHeatmapRectHosts)
 }
 
 // aggregateHeatmaps are the heatmaps of a mesh's aggregate, per figure:

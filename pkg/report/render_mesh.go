@@ -302,8 +302,29 @@ func writeMeshCSV(w io.Writer, srcs []Source, withSource bool) error {
 				}
 			}
 		}
+		if len(m.Matrices) == 0 && m.Aggregate != nil {
+			// Past the rank matrices: a row per host pair (the median of
+			// its links, the ranks empty), then the failed links.
+			a := m.Aggregate
+			for _, f := range a.Figures {
+				for i, row := range f.HostMedian {
+					for j, v := range row {
+						if v == nil || i >= len(a.Hosts) || j >= len(a.Hosts) {
+							continue
+						}
+						rec := []string{f.Test, f.Connection, strconv.Itoa(f.Size), string(f.Figure), f.Unit,
+							"", a.Hosts[i], "", a.Hosts[j], strconv.FormatFloat(*v, 'f', -1, 64), "", ""}
+						if withSource {
+							rec = append([]string{src.Name}, rec...)
+						}
+						_ = cw.Write(rec)
+					}
+				}
+			}
+		}
 		if len(m.Matrices) == 0 {
-			// Nothing measured at all: the failed links still show.
+			// Nothing measured at all, or no rank matrices: the failed
+			// links still show.
 			for _, l := range m.Links {
 				rec := []string{"", "", "", "", "", strconv.Itoa(l.From), host(l.From), strconv.Itoa(l.To), host(l.To), "",
 					strconv.Itoa(l.Round), l.failure()}
