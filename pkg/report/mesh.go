@@ -725,6 +725,7 @@ func (c checker) mesh(m *Mesh) {
 			kr.bandwidth("bandwidth", r.Bandwidth)
 		}
 	}
+	c.aggregate(m.Aggregate)
 	for i := range m.Matrices {
 		mx := &m.Matrices[i]
 		km := c.at(fmt.Sprintf("mesh matrix %d (%s, %d B, %s)", i+1, clean(mx.Test), mx.Size, clean(string(mx.Figure))))

@@ -391,3 +391,75 @@ func sortedMedian(s []float64) float64 {
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
+
+// aggregate refuses an aggregate that no mesh produces: a host matrix not
+// hosts × hosts, a row without its host, rank or rail or naming one that
+// is not there, a negative or non-finite value.
+func (c checker) aggregate(a *MeshAggregate) {
+	if a == nil {
+		return
+	}
+	k := c.at("mesh aggregate")
+	k.int("rails", int64(a.Rails))
+	nh := len(a.Hosts)
+	for i := range a.Figures {
+		f := &a.Figures[i]
+		kf := c.at(fmt.Sprintf("mesh aggregate figure %d (%s, %d B, %s)", i+1, clean(f.Test), f.Size, clean(string(f.Figure))))
+		kf.int("links", int64(f.Links))
+		if f.Median != nil {
+			kf.float("median", *f.Median)
+		}
+		if len(f.HostMedian) != nh {
+			kf.add("host_median has %d rows for %d hosts", len(f.HostMedian), nh)
+		}
+		for _, row := range f.HostMedian {
+			if len(row) != nh {
+				kf.add("a row of host_median has %d values for %d hosts", len(row), nh)
+				break
+			}
+			for _, v := range row {
+				if v != nil {
+					kf.float("host_median value", *v)
+				}
+			}
+		}
+		rows := func(table string, rs []AggregateRow) {
+			index := func(what string, v *int, n int) {
+				switch {
+				case v == nil:
+					kf.add("a row of %s without its %s", table, what)
+				case *v < 0 || *v >= n:
+					kf.add("a row of %s names %s %d, of %d", table, what, *v, n)
+				}
+			}
+			for j := range rs {
+				r := &rs[j]
+				switch table {
+				case "hosts":
+					index("host", r.Host, nh)
+				case "nics":
+					index("rank", r.Rank, math.MaxInt32)
+					index("host", r.Host, nh)
+					index("rail", r.Rail, max(a.Rails, 1))
+				case "rails":
+					index("rail", r.Rail, max(a.Rails, 1))
+				}
+				kf.int("links", int64(r.Links))
+				kf.int("slow", int64(r.Slow))
+				for _, v := range []*float64{r.Median, r.Tail} {
+					if v != nil {
+						kf.float("value", *v)
+					}
+				}
+				if r.Worst != nil {
+					kf.int("from", int64(r.Worst.From))
+					kf.int("to", int64(r.Worst.To))
+					kf.float("value", r.Worst.Value)
+				}
+			}
+		}
+		rows("hosts", f.Hosts)
+		rows("nics", f.NICs)
+		rows("rails", f.Rails)
+	}
+}

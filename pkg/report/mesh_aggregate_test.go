@@ -307,3 +307,24 @@ func TestMeshAggregateCSV(t *testing.T) {
 		t.Errorf("%d lines, want %d: %q ... %q", len(lines), want, lines[1], lines[len(lines)-1])
 	}
 }
+
+// TestMeshAggregateHostile: an aggregate no mesh makes is refused when
+// read, naming what is wrong, rather than rendered.
+func TestMeshAggregateHostile(t *testing.T) {
+	for _, tc := range []struct {
+		name, json, want string
+	}{
+		{"ragged", `{"hosts":["a","b"],"rails":1,"figures":[{"test":"t","size":2,"figure":"p50","unit":"ns","links":1,"host_median":[[null,1]],"hosts":[],"nics":[],"rails":[]}]}`,
+			"host_median has 1 rows for 2 hosts"},
+		{"no rank", `{"hosts":["a"],"rails":1,"figures":[{"test":"t","size":2,"figure":"p50","unit":"ns","links":1,"host_median":[[null]],"hosts":[],"nics":[{"host":0,"rail":0,"links":1,"slow":0}],"rails":[]}]}`,
+			"a row of nics without its rank"},
+		{"negative", `{"hosts":["a"],"rails":1,"figures":[{"test":"t","size":2,"figure":"p50","unit":"ns","links":1,"host_median":[[-1]],"hosts":[],"nics":[],"rails":[]}]}`,
+			"negative host_median value"},
+	} {
+		doc := `{"schema":"rdmabench/result/v1","results":[],"mesh":{"size":1,"coordinator":"x","tests":["t"],"rounds":0,"schedule":"round-robin","ranks":[],"links":[],"matrices":[],"aggregate":` + tc.json + `}}`
+		_, err := ReadJSON(strings.NewReader(doc))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}
