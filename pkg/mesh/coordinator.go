@@ -419,7 +419,7 @@ func (c *coordinator) finish(ctx context.Context) *report.Document {
 	}
 	end := *doc
 	m := *doc.Mesh
-	m.Links, m.Matrices = nil, nil
+	m.Links, m.Matrices, m.Aggregate, m.LinkCount = nil, nil, nil, 0 // the stream's reader makes them again
 	end.Mesh = &m
 	c.stream(report.Event{Event: report.EventEnd, Document: &end})
 	return doc
