@@ -328,3 +328,46 @@ func TestMeshAggregateHostile(t *testing.T) {
 		}
 	}
 }
+
+// TestMeshAggregateOneHost: 72 ranks on one host (a mesh of processes):
+// the table lists the worst ranks, and the plot draws the rank matrices
+// alone, no host matrix of one cell.
+func TestMeshAggregateOneHost(t *testing.T) {
+	doc := railMesh(t, 1, 1, func(from, to int) float64 { return 1000 }, [2]int{-1, -1})
+	m := doc.Mesh
+	// 72 ranks on one host, every pair measured, rank 5 slow.
+	m.Size, m.Ranks = 72, nil
+	for r := range 72 {
+		m.Ranks = append(m.Ranks, MeshRank{Rank: r, State: RankOK, Host: &Host{Hostname: "vm"}})
+	}
+	b := NewMeshBuilder(m.Tests, Limits{}, 0)
+	rec := func(ns uint64) *Latency { l := NewLatencyRecorder(BasisRTT); l.Record(ns); return l.Snapshot() }
+	fast, slow := rec(1000), rec(3000)
+	for from := range 72 {
+		for to := range 72 {
+			if from != to {
+				lat := fast
+				if from == 5 || to == 5 {
+					lat = slow
+				}
+				b.Add(&MeshLink{From: from, To: to, Round: 1, Results: []Result{{Test: "write-lat", Connection: "RC", Size: 2, Iterations: 1, Latency: lat}}})
+			}
+		}
+	}
+	b.Fill(m)
+	var txt bytes.Buffer
+	if err := writeMesh(&txt, FormatTable, doc); err != nil {
+		t.Fatal(err)
+	}
+	if out := txt.String(); !strings.Contains(out, "the 10 ranks of the worst median") || !strings.Contains(out, "\n5 (vm rail 0)") {
+		t.Errorf("table:\n%s", out)
+	}
+	var page bytes.Buffer
+	if err := WritePlot(&page, []Source{{Name: "m.json", Doc: doc}}); err != nil {
+		t.Fatal(err)
+	}
+	if html := page.String(); strings.Contains(html, "data-aggregate=") || strings.Count(html, `data-ranks="72"`) != 2 {
+		t.Errorf("plot of 72 ranks on one host: aggregate %v, %d rank heatmaps", strings.Contains(html, "data-aggregate="),
+			strings.Count(html, `data-ranks="72"`))
+	}
+}

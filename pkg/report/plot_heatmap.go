@@ -89,8 +89,9 @@ func (p *plotter) heatmaps() []*heatmap {
 			}
 			out = append(out, &heatmap{source: s.Name, multi: len(p.srcs) > 1, mx: mx, mesh: m, median: matrixCentre(mx)})
 		}
-		if meshShowsAggregate(m) {
-			// Past the ranks a table shows by rank: the aggregate as well.
+		if meshShowsAggregate(m) && len(m.Aggregate.Hosts) > 1 {
+			// Past the ranks a table shows by rank: the aggregate as well
+			// (but for ranks all on one host, which it would not tell apart).
 			out = append(out, p.aggregateHeatmaps(s)...)
 		}
 	}

@@ -138,9 +138,13 @@ func writeAggregateText(b *bytes.Buffer, m *Mesh, md bool) {
 			}
 			writeRows(b, rows, md)
 		}
-		if nics := worstNICs(f, meshWorstNICs); len(nics) > 0 && a.Rails > 1 {
+		if nics := worstNICs(f, meshWorstNICs); len(nics) > 0 {
+			what := "NICs"
+			if a.Rails <= 1 {
+				what = "ranks"
+			}
 			b.WriteByte('\n')
-			heading(b, fmt.Sprintf("the %d NICs of the worst median", len(nics)), md)
+			heading(b, fmt.Sprintf("the %d %s of the worst median", len(nics), what), md)
 			rows := [][]string{{"rank", "links", "median", "tail (1%)", "worst", slowWord, "worst link"}}
 			for _, r := range nics {
 				rows = append(rows, []string{names.rank(*r.Rank), strconv.Itoa(r.Links), meshCell(fig, r.Median),
