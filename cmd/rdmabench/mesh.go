@@ -356,7 +356,7 @@ func runMeshRank0(cmd *cobra.Command, f *benchFlags, cfg mesh.Config) error {
 	case cmd.Context().Err() != nil:
 		return reported{cmd.Context().Err()}
 	case len(failed) > 0:
-		return reported{fmt.Errorf("%d of %d links failed", len(failed), len(m.Links))}
+		return reported{fmt.Errorf("%d of %d links failed", len(failed), m.LinkTotal())}
 	case len(m.Failures) > 0:
 		return reported{gateError{fmt.Errorf("%d link check(s) failed", len(m.Failures))}}
 	case bad > 0:

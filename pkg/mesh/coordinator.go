@@ -145,6 +145,7 @@ func coordinate(ctx context.Context, cfg *Config, plan *workloads.Run, self regi
 		Rounds: len(sched), Schedule: kind, Sample: sample}
 	c.doc.Mesh = m
 	c.summary = report.NewMeshBuilder(cfg.Request.Tests, cfg.Limits, cfg.Outlier)
+	c.summary.SetRanks(n)
 	c.mu.Lock()
 	c.stream(report.Event{Event: report.EventStart, Document: c.header()})
 	c.mu.Unlock()
@@ -418,11 +419,11 @@ func (c *coordinator) finish(ctx context.Context) *report.Document {
 	}
 	c.summary.Fill(doc.Mesh)
 	if failed := len(doc.Mesh.FailedLinks()); failed > 0 && doc.Error == "" {
-		doc.Error = fmt.Sprintf("%d of %d links failed", failed, len(doc.Mesh.Links))
+		doc.Error = fmt.Sprintf("%d of %d links failed", failed, doc.Mesh.LinkTotal())
 	}
 	end := *doc
 	m := *doc.Mesh
-	m.Links, m.Matrices = nil, nil
+	m.Links, m.Matrices, m.Aggregate, m.LinkCount = nil, nil, nil, 0 // the stream's reader makes them again
 	end.Mesh = &m
 	c.stream(report.Event{Event: report.EventEnd, Document: &end})
 	return doc

@@ -168,6 +168,9 @@ func CompareMesh(base, new *Document, opt MeshCompareOptions) (*MeshComparison, 
 	if !IsMesh(base) || !IsMesh(new) {
 		return nil, fmt.Errorf("report: compare meshes: %s", MixedKinds(base, new, orDefault(opt.BaseName, "base"), orDefault(opt.NewName, "new")))
 	}
+	if bm, nm := base.Mesh, new.Mesh; len(bm.Matrices) == 0 && len(nm.Matrices) == 0 && bm.Aggregate != nil && nm.Aggregate != nil {
+		return compareMeshHosts(base, new, opt)
+	}
 	top := opt.Top
 	if top == 0 {
 		top = DefaultMeshTop
@@ -239,7 +242,7 @@ func MixedKinds(base, new *Document, baseName, newName string) string {
 
 func meshSide(name string, doc *Document) MeshSide {
 	m := doc.Mesh
-	return MeshSide{Side: side(name, doc), Ranks: meshRanks(m), Links: len(m.Links), Failed: len(m.FailedLinks())}
+	return MeshSide{Side: side(name, doc), Ranks: meshRanks(m), Links: m.LinkTotal(), Failed: len(m.FailedLinks())}
 }
 
 // meshRanks is the number of ranks of m.
@@ -778,4 +781,40 @@ func (c *MeshComparison) eachCSVRow(fn func(cells []string) error) error {
 		}
 	}
 	return nil
+}
+
+// compareMeshHosts compares two summaries that hold no rank matrices (of
+// more than MeshRankMatrixRanks ranks) by their host matrices: each host
+// is a rank of a mesh of hosts, each host pair's median a link, matched
+// by host name when the hosts moved, and gated as links are.
+func compareMeshHosts(base, new *Document, opt MeshCompareOptions) (*MeshComparison, error) {
+	hb, hn := hostDocument(base), hostDocument(new)
+	c, err := CompareMesh(hb, hn, opt)
+	if err != nil {
+		return nil, err
+	}
+	c.Base.Ranks, c.New.Ranks = meshRanks(base.Mesh), meshRanks(new.Mesh)
+	c.Warnings = append([]string{fmt.Sprintf("compared per host pair (%d and %d hosts): each value is the median of the links from one host's NICs to the other's, and links are named by host (from -> to); summaries of more than %d ranks hold no rank matrices (every link's figures are in the link streams)",
+		len(base.Mesh.Aggregate.Hosts), len(new.Mesh.Aggregate.Hosts), MeshRankMatrixRanks)}, c.Warnings...)
+	return c, nil
+}
+
+// hostDocument is doc with its mesh seen as a mesh of its hosts: a rank per
+// host, a matrix per aggregate figure (its host_median), and its failed
+// links as they are (in rank numbers).
+func hostDocument(doc *Document) *Document {
+	m, a := doc.Mesh, doc.Mesh.Aggregate
+	hm := &Mesh{Size: len(a.Hosts), Launcher: m.Launcher, Coordinator: m.Coordinator, Tests: m.Tests, Rounds: m.Rounds,
+		Schedule: m.Schedule, Sample: m.Sample, Links: m.Links, LinkCount: m.LinkTotal(), Matrices: []Matrix{}}
+	for i, name := range a.Hosts {
+		hm.Ranks = append(hm.Ranks, MeshRank{Rank: i, State: RankOK, Host: &Host{Hostname: name}})
+	}
+	for i := range a.Figures {
+		f := &a.Figures[i]
+		hm.Matrices = append(hm.Matrices, Matrix{Test: f.Test, Connection: f.Connection, Size: f.Size, Figure: f.Figure,
+			Unit: f.Unit, Values: f.HostMedian, Median: f.Median})
+	}
+	d := *doc
+	d.Mesh = hm
+	return &d
 }

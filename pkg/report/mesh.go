@@ -36,16 +36,24 @@ type Mesh struct {
 	Schedule string     `json:"schedule"`
 	Ranks    []MeshRank `json:"ranks"`
 	// Links are every scheduled link, in the order they ended, without
-	// their results (see LinksFile).
+	// their results (see LinksFile); in the summary of a mesh of more than
+	// MeshRankMatrixRanks ranks, only the links that failed or warned.
 	Links []MeshLink `json:"links"`
+	// LinkCount is the number of scheduled links when Links lists only
+	// those that failed or warned (see LinkTotal).
+	LinkCount int `json:"link_count,omitempty"`
 	// LinksFile names the link stream written beside this document, as it
 	// went: newline-delimited JSON events (see Event), one "link" event
 	// per link with its full results. Relative to this document's folder.
 	LinksFile string `json:"links_file,omitempty"`
 	// Matrices are, per test, connection, size and headline figure (p50
 	// and p99 of latency tests, Gbit/s of bandwidth tests), the figure of
-	// every link.
+	// every link; empty in the summary of a mesh of more than
+	// MeshRankMatrixRanks ranks (see Aggregate).
 	Matrices []Matrix `json:"matrices"`
+	// Aggregate is, for a mesh of more than MeshAggregateRanks ranks, the
+	// same figures per host pair, host, NIC and rail.
+	Aggregate *MeshAggregate `json:"aggregate,omitempty"`
 	// Gates are the per-link checks asked for; Failures the links that
 	// failed them.
 	Gates    *MeshGates    `json:"gates,omitempty"`
@@ -360,8 +368,13 @@ type MeshBuilder struct {
 	limits  Limits
 	outlier float64
 	links   []MeshLink // without their results
-	cols    []meshColumn
-	colOf   map[meshColumnKey]int
+	// ranks, once SetRanks said it, is the mesh's number of ranks: past
+	// MeshRankMatrixRanks, links keeps only the links that failed or
+	// warned, and total counts them all.
+	ranks int
+	total int
+	cols  []meshColumn
+	colOf map[meshColumnKey]int
 	// checked are the figures of the limits that some link had.
 	checked map[Figure]bool
 	fails   []LinkFailure // the links' limit failures, in arrival order
@@ -438,7 +451,23 @@ func (b *MeshBuilder) Add(l *MeshLink) {
 		}
 	}
 	compact.ResultErrors = append(compact.ResultErrors, l.ResultErrors...)
-	b.links = append(b.links, compact)
+	b.total++
+	if b.ranks <= MeshRankMatrixRanks || listed(&compact) {
+		b.links = append(b.links, compact)
+	}
+}
+
+// SetRanks tells the builder the mesh's number of ranks: past
+// MeshRankMatrixRanks it keeps, of the links, only those that failed or
+// warned (the summary lists those; the link stream has every link), so
+// that its memory is that of the links' figures.
+func (b *MeshBuilder) SetRanks(n int) { b.ranks = n }
+
+// listed says whether the summary of a mesh too large to list every link
+// lists the link l (without its results): it failed, a test of it
+// failed, or it warned.
+func listed(l *MeshLink) bool {
+	return l.Error != "" || len(l.ResultErrors) > 0 || len(l.Warnings) > 0
 }
 
 // has says whether column c already holds the figure of link l (a link's
@@ -449,25 +478,41 @@ func (b *MeshBuilder) has(c int, l *MeshLink) bool {
 }
 
 // Links is the number of links added.
-func (b *MeshBuilder) Links() int { return len(b.links) }
+func (b *MeshBuilder) Links() int { return b.total }
 
 // Fill sets m's links (without their results), matrices, gates and
 // failures from the links added so far; it costs what the summary
 // holds, whatever the links' results held. The links are handed over, not
 // copied: links added later start a list of their own.
+//
+// A mesh of more than MeshAggregateRanks ranks gets its aggregate too; one
+// of more than MeshRankMatrixRanks ranks gets the aggregate only, no rank ×
+// rank matrices, and lists only the links that failed or warned, with
+// LinkCount counting them all.
 func (b *MeshBuilder) Fill(m *Mesh) {
+	n := max(m.Size, len(m.Ranks))
 	m.Links = b.links
 	b.links = nil
+	m.LinkCount, m.Matrices, m.Aggregate = 0, nil, nil
+	if n > MeshRankMatrixRanks {
+		m.Links = slices.DeleteFunc(m.Links, func(l MeshLink) bool { return !listed(&l) })
+		m.LinkCount = b.total
+		m.Matrices = []Matrix{}
+	} else {
+		m.Matrices = b.matrices(n)
+	}
 	if m.Links == nil {
 		m.Links = []MeshLink{}
 	}
-	m.Matrices = b.matrices(max(m.Size, len(m.Ranks)))
+	if n > MeshAggregateRanks {
+		m.Aggregate = aggregate(b.sortedCols(), placeRanks(m, n))
+	}
 	m.Gates, m.Failures = b.gates(m.Matrices)
 }
 
-// matrices makes the n×n matrices, in the order of the tests, then test
-// name, connection and size.
-func (b *MeshBuilder) matrices(n int) []Matrix {
+// sortedCols are the columns in the order of the tests, then test name,
+// connection and size.
+func (b *MeshBuilder) sortedCols() []meshColumn {
 	order := func(test string) int {
 		if i := slices.Index(b.tests, test); i >= 0 {
 			return i
@@ -479,6 +524,13 @@ func (b *MeshBuilder) matrices(n int) []Matrix {
 		return cmp.Or(cmp.Compare(order(a.Test), order(b.Test)), strings.Compare(a.Test, b.Test),
 			strings.Compare(a.Connection, b.Connection), cmp.Compare(a.Size, b.Size))
 	})
+	return cols
+}
+
+// matrices makes the n×n matrices, in the order of the tests, then test
+// name, connection and size.
+func (b *MeshBuilder) matrices(n int) []Matrix {
+	cols := b.sortedCols()
 	out := make([]Matrix, 0, len(cols))
 	for _, c := range cols {
 		mx := Matrix{Test: c.Test, Connection: c.Connection, Size: c.Size, Figure: c.fig, Unit: c.fig.Unit(),
@@ -565,12 +617,43 @@ func (b *MeshBuilder) gates(matrices []Matrix) (*MeshGates, []LinkFailure) {
 				Message: fmt.Sprintf("limit %s %s: no link has a figure to check it against", lim.name, formatLimit(lim, 0))})
 		}
 	}
-	if outlier > 0 {
+	if outlier > 0 && len(matrices) > 0 {
 		for i := range matrices {
 			fails = append(fails, outliers(&matrices[i], outlier)...)
 		}
+	} else if outlier > 0 {
+		// No matrices (a mesh too large for them): the same from the cells.
+		for _, c := range b.sortedCols() {
+			fails = append(fails, columnOutliers(&c, outlier)...)
+		}
 	}
 	return g, fails
+}
+
+// columnOutliers are outliers' failures of a column's cells, in the order
+// of a matrix's rows and columns.
+func columnOutliers(c *meshColumn, outlier float64) []LinkFailure {
+	if len(c.cells) == 0 || c.fig == FigP99 {
+		return nil
+	}
+	cells := slices.Clone(c.cells)
+	slices.SortStableFunc(cells, func(a, b linkCell) int { return cmp.Or(cmp.Compare(a.from, b.from), cmp.Compare(a.to, b.to)) })
+	vals := make([]float64, len(cells))
+	for i, cl := range cells {
+		vals[i] = cl.v
+	}
+	slices.Sort(vals)
+	med := sortedMedian(vals)
+	if med <= 0 {
+		return nil
+	}
+	var fails []LinkFailure
+	for _, cl := range cells {
+		if f, bad := outlierOf(c.Key, c.fig, int(cl.from), int(cl.to), cl.v, med, outlier); bad {
+			fails = append(fails, f)
+		}
+	}
+	return fails
 }
 
 // outliers are the links of mx whose figure is an outlier: a bandwidth
@@ -582,35 +665,42 @@ func outliers(mx *Matrix, outlier float64) []LinkFailure {
 		return nil
 	}
 	var fails []LinkFailure
-	med := *mx.Median
-	bound := med * outlier
-	if mx.Figure.IsLatency() {
-		bound = med / outlier
-	}
 	for from, row := range mx.Values {
 		for to, v := range row {
 			if v == nil {
 				continue
 			}
-			bad := *v < bound
-			op := "<"
-			if mx.Figure.IsLatency() {
-				bad, op = *v > bound, ">"
+			if f, bad := outlierOf(mx.Key(), mx.Figure, from, to, *v, *mx.Median, outlier); bad {
+				fails = append(fails, f)
 			}
-			if !bad {
-				continue
-			}
-			why := fmt.Sprintf("%s × the median %s of all links", num(outlier), mx.Figure.Format(med))
-			if mx.Figure.IsLatency() {
-				why = fmt.Sprintf("the median %s of all links ÷ %s", mx.Figure.Format(med), num(outlier))
-			}
-			fails = append(fails, LinkFailure{From: from, To: to, Test: mx.Test, Connection: mx.Connection, Size: mx.Size, Kind: FailOutlier, Figure: mx.Figure,
-				Value: *v, Threshold: bound,
-				Message: fmt.Sprintf("%d -> %d %s: %s %s %s %s (%s)", from, to, mx.Key(),
-					figureName(mx.Figure), mx.Figure.Format(*v), op, mx.Figure.Format(bound), why)})
 		}
 	}
 	return fails
+}
+
+// outlierOf is the failure of the link from -> to whose figure fig of key
+// k is v, when it is an outlier against the median med of all links.
+func outlierOf(k Key, fig Figure, from, to int, v, med, outlier float64) (LinkFailure, bool) {
+	bound := med * outlier
+	if fig.IsLatency() {
+		bound = med / outlier
+	}
+	bad := v < bound
+	op := "<"
+	if fig.IsLatency() {
+		bad, op = v > bound, ">"
+	}
+	if !bad {
+		return LinkFailure{}, false
+	}
+	why := fmt.Sprintf("%s × the median %s of all links", num(outlier), fig.Format(med))
+	if fig.IsLatency() {
+		why = fmt.Sprintf("the median %s of all links ÷ %s", fig.Format(med), num(outlier))
+	}
+	return LinkFailure{From: from, To: to, Test: k.Test, Connection: k.Connection, Size: k.Size, Kind: FailOutlier, Figure: fig,
+		Value: v, Threshold: bound,
+		Message: fmt.Sprintf("%d -> %d %s: %s %s %s %s (%s)", from, to, k,
+			figureName(fig), fig.Format(v), op, fig.Format(bound), why)}, true
 }
 
 // checkMesh refuses what no mesh produces (see checkValues).
@@ -635,6 +725,7 @@ func (c checker) mesh(m *Mesh) {
 			kr.bandwidth("bandwidth", r.Bandwidth)
 		}
 	}
+	c.aggregate(m.Aggregate)
 	for i := range m.Matrices {
 		mx := &m.Matrices[i]
 		km := c.at(fmt.Sprintf("mesh matrix %d (%s, %d B, %s)", i+1, clean(mx.Test), mx.Size, clean(string(mx.Figure))))

@@ -851,7 +851,14 @@ func writePage(b *bytes.Buffer, srcs []Source, heat []*heatmap, charts []*chart,
 	}
 	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n")
 	// Self-contained: nothing may be fetched and nothing may run.
-	b.WriteString("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n")
+	csp := "default-src 'none'; style-src 'unsafe-inline'"
+	for _, h := range heat {
+		if h.image() {
+			csp += "; img-src data:" // a large heatmap's embedded image
+			break
+		}
+	}
+	fmt.Fprintf(b, "<meta http-equiv=\"Content-Security-Policy\" content=\"%s\">\n", csp)
 	b.WriteString("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n")
 	fmt.Fprintf(b, "<title>rdmabench: %s</title>\n", esc(strings.Join(names, ", ")))
 	b.WriteString("<style>\n" + pageStyle + "\n</style>\n</head>\n<body>\n")

@@ -29,6 +29,13 @@ type heatmap struct {
 	// when the document has none, the median of its values; 0 when no
 	// value is usable.
 	median float64
+	// agg is, for a heatmap of a mesh's aggregate, HeatmapHosts (mx is the
+	// host matrix, mesh the hosts as ranks) or HeatmapRails (mx the NIC
+	// grid: rows the rails, columns the hosts); aggFig its figure and why
+	// the mesh's size.
+	agg    string
+	aggFig *AggregateFigure
+	why    string
 }
 
 // cellKind says what a cell of a heatmap shows.
@@ -60,6 +67,10 @@ func (p *plotter) heatmaps() []*heatmap {
 		if m == nil {
 			continue
 		}
+		if len(m.Matrices) == 0 && m.Aggregate != nil {
+			out = append(out, p.aggregateHeatmaps(s)...)
+			continue
+		}
 		if len(m.Matrices) == 0 {
 			p.notes = append(p.notes, fmt.Sprintf("%s: mesh of %d ranks: no link measured a figure, no matrix to draw (%d links failed)",
 				s.Name, m.Size, len(m.FailedLinks())))
@@ -77,6 +88,11 @@ func (p *plotter) heatmaps() []*heatmap {
 				continue
 			}
 			out = append(out, &heatmap{source: s.Name, multi: len(p.srcs) > 1, mx: mx, mesh: m, median: matrixCentre(mx)})
+		}
+		if meshShowsAggregate(m) && len(m.Aggregate.Hosts) > 1 {
+			// Past the ranks a table shows by rank: the aggregate as well
+			// (but for ranks all on one host, which it would not tell apart).
+			out = append(out, p.aggregateHeatmaps(s)...)
 		}
 	}
 	return out
@@ -115,6 +131,7 @@ func (h *heatmap) title() string {
 	} else {
 		s += "; no link measured"
 	}
+	s = h.aggregateTitle(s)
 	if h.multi {
 		s += " (" + h.source + ")"
 	}
@@ -190,7 +207,7 @@ func (h *heatmap) cells() [][]heatCell {
 					tip += ", " + ratioText(*v/h.median) + " the median"
 				}
 				c.color = heatColor(c.bad)
-			case v == nil && l == nil && len(m.Links) > 0:
+			case v == nil && l == nil && (len(m.Links) > 0 || h.agg != ""):
 				c.kind = cellNone
 				tip += "not measured (not scheduled)"
 			default:
@@ -306,26 +323,32 @@ var heatLegend = []float64{0.5, 1, 1.2, 1.5, 2, 4, 16}
 // heatColor is the colour of a cell bad times worse than the median (0:
 // no median to compare with).
 func heatColor(bad float64) string {
+	r, g, b := heatRGB(bad)
+	return rgb(r, g, b)
+}
+
+// heatRGB is heatColor's colour as its components.
+func heatRGB(bad float64) (r, g, b uint8) {
 	if bad == 0 || math.IsNaN(bad) {
-		return "#c9d3dc"
+		return 0xc9, 0xd3, 0xdc
 	}
 	x := math.Log2(bad) // +Inf for infinitely bad: clamped below
 	first, last := heatStops[0], heatStops[len(heatStops)-1]
 	if x <= first.at {
-		return rgb(first.r, first.g, first.b)
+		return first.r, first.g, first.b
 	}
 	if x >= last.at {
-		return rgb(last.r, last.g, last.b)
+		return last.r, last.g, last.b
 	}
 	for k := 1; k < len(heatStops); k++ {
 		a, b := heatStops[k-1], heatStops[k]
 		if x <= b.at {
 			t := (x - a.at) / (b.at - a.at)
 			mix := func(p, q uint8) uint8 { return uint8(math.Round(float64(p) + t*(float64(q)-float64(p)))) }
-			return rgb(mix(a.r, b.r), mix(a.g, b.g), mix(a.b, b.b))
+			return mix(a.r, b.r), mix(a.g, b.g), mix(a.b, b.b)
 		}
 	}
-	return rgb(last.r, last.g, last.b)
+	return last.r, last.g, last.b
 }
 
 func rgb(r, g, b uint8) string { return fmt.Sprintf("#%02x%02x%02x", r, g, b) }
@@ -374,6 +397,10 @@ func labelStep(cell float64) int {
 // class="cells"> with its tooltip, class "failed" for a link that failed,
 // "none" for one not scheduled, "gate" for one that failed a gate.
 func writeHeatmap(b *bytes.Buffer, h *heatmap, id int) {
+	if h.image() {
+		writeImageHeatmap(b, h, id)
+		return
+	}
 	mx := h.mx
 	n := len(mx.Values)
 	cells := h.cells()
@@ -423,8 +450,12 @@ func writeHeatmap(b *bytes.Buffer, h *heatmap, id int) {
 	if h.median > 0 {
 		med = strconv.FormatFloat(h.median, 'g', -1, 64)
 	}
-	fmt.Fprintf(b, "<figure class=\"chart heatmap\" data-kind=\"%s\" data-source=\"%s\" data-test=\"%s\" data-connection=\"%s\" data-size=\"%d\" data-figure=\"%s\" data-unit=\"%s\" data-median=\"%s\" data-ranks=\"%d\" data-cells=\"%d\" data-failed=\"%d\" data-gates=\"%d\">\n",
-		PlotMeshHeatmap, esc(h.source), esc(mx.Test), esc(mx.Connection), mx.Size, esc(string(mx.Figure)), esc(mx.Unit), med, n, n*n-n, failed, gated)
+	aggAttr := ""
+	if h.agg != "" {
+		aggAttr = fmt.Sprintf(" data-aggregate=\"%s\"", h.agg)
+	}
+	fmt.Fprintf(b, "<figure class=\"chart heatmap\" data-kind=\"%s\"%s data-source=\"%s\" data-test=\"%s\" data-connection=\"%s\" data-size=\"%d\" data-figure=\"%s\" data-unit=\"%s\" data-median=\"%s\" data-ranks=\"%d\" data-cells=\"%d\" data-failed=\"%d\" data-gates=\"%d\">\n",
+		PlotMeshHeatmap, aggAttr, esc(h.source), esc(mx.Test), esc(mx.Connection), mx.Size, esc(string(mx.Figure)), esc(mx.Unit), med, n, n*n-n, failed, gated)
 	fmt.Fprintf(b, "<figcaption>%s</figcaption>\n", esc(h.title()))
 	fmt.Fprintf(b, "<svg class=\"heatmap\" width=\"%s\" height=\"%s\" viewBox=\"0 0 %s %s\" role=\"img\" aria-label=\"%s\" xmlns=\"http://www.w3.org/2000/svg\">\n",
 		f1(w), f1(ht), f1(w), f1(ht), esc(h.title()))
@@ -438,8 +469,12 @@ func writeHeatmap(b *bytes.Buffer, h *heatmap, id int) {
 	fmt.Fprintf(b, "<defs><pattern id=\"%s\" patternUnits=\"userSpaceOnUse\" width=\"%s\" height=\"%s\" patternTransform=\"rotate(45)\"><rect width=\"%s\" height=\"%s\" fill=\"#d4d4d4\"/><rect width=\"%s\" height=\"%s\" fill=\"#6f6f6f\"/></pattern></defs>\n",
 		hatch, f1(hs), f1(hs), f1(hs), f1(hs), f1(max(1, hs*stripe)), f1(hs))
 	// Axis titles.
-	fmt.Fprintf(b, "<g class=\"axis\"><text class=\"label\" x=\"%s\" y=\"13\" text-anchor=\"middle\">server rank (to)</text>", f1(left+side/2))
-	fmt.Fprintf(b, "<text class=\"label\" transform=\"translate(13 %s) rotate(-90)\" text-anchor=\"middle\">client rank (from)</text>", f1(top+side/2))
+	who := "rank"
+	if h.agg != "" {
+		who = "host"
+	}
+	fmt.Fprintf(b, "<g class=\"axis\"><text class=\"label\" x=\"%s\" y=\"13\" text-anchor=\"middle\">server %s (to)</text>", f1(left+side/2), who)
+	fmt.Fprintf(b, "<text class=\"label\" transform=\"translate(13 %s) rotate(-90)\" text-anchor=\"middle\">client %s (from)</text>", f1(top+side/2), who)
 	fs := min(heatFont, max(7, float64(step)*cell*0.8))
 	for i := 0; i < n; i += step {
 		c := float64(i)*cell + cell/2

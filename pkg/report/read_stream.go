@@ -73,6 +73,7 @@ func readEventStream(br *bufio.Reader, what string) (*Document, error) {
 			doc.Partial = true
 			if doc.Mesh != nil {
 				summary = NewMeshBuilder(doc.Mesh.Tests, Limits{}, 0)
+				summary.SetRanks(max(doc.Mesh.Size, len(doc.Mesh.Ranks)))
 			}
 		case EventLink:
 			if summary == nil || e.Link == nil {

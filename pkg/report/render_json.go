@@ -26,6 +26,11 @@ func WriteJSON(w io.Writer, doc *Document) error {
 	if d.Results == nil {
 		d.Results = []Result{}
 	}
+	if d.Mesh != nil && max(d.Mesh.Size, len(d.Mesh.Ranks)) > MeshRankMatrixRanks {
+		// A summary past the rank matrices: its host matrices, indented,
+		// would take a line a cell.
+		return writeCompactJSON(w, &d)
+	}
 	if d.Mesh != nil && len(d.Mesh.Links) > 0 {
 		return writeMeshJSON(w, &d)
 	}
@@ -35,6 +40,19 @@ func WriteJSON(w io.Writer, doc *Document) error {
 	}
 	b = append(b, '\n')
 	if _, err := w.Write(b); err != nil {
+		return fmt.Errorf("report: write json: %w", err)
+	}
+	return nil
+}
+
+// writeCompactJSON writes d as JSON on one line, with a trailing newline.
+func writeCompactJSON(w io.Writer, d *Document) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	enc := json.NewEncoder(bw)
+	if err := enc.Encode(d); err != nil {
+		return fmt.Errorf("report: write json: %w", err)
+	}
+	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("report: write json: %w", err)
 	}
 	return nil

@@ -66,16 +66,29 @@ func writeMeshText(w io.Writer, doc *Document, md bool) error {
 	}
 	failed := m.FailedLinks()
 	line("mesh", fmt.Sprintf("%d ranks (%s), coordinator %s, %s schedule: %d rounds, %d links, %d measured, %d failed",
-		m.Size, orDefault(m.Launcher, "?"), m.Coordinator, orDefault(m.Schedule, "?"), m.Rounds, len(m.Links),
-		len(m.Links)-len(failed), len(failed)))
+		m.Size, orDefault(m.Launcher, "?"), m.Coordinator, orDefault(m.Schedule, "?"), m.Rounds, m.LinkTotal(),
+		m.LinkTotal()-len(failed), len(failed)))
 	line("tests", strings.Join(m.Tests, ", "))
 	if p := paramsLine(&doc.Params); p != "" {
 		line("asked", p)
 	}
+	agg := meshShowsAggregate(m)
+	if agg {
+		// Too many ranks to list: the count, and the ranks not ok.
+		line("ranks", aggregateRanksLine(m))
+	}
 	for _, r := range m.Ranks {
-		line(fmt.Sprintf("rank %d", r.Rank), rankLine(&r))
+		if !agg || r.State != RankOK {
+			line(fmt.Sprintf("rank %d", r.Rank), rankLine(&r))
+		}
+	}
+	if agg {
+		writeAggregateText(&b, m, md)
 	}
 	for _, mx := range m.Matrices {
+		if agg {
+			break
+		}
 		b.WriteByte('\n')
 		what := figureName(mx.Figure)
 		if mx.Figure.IsLatency() {
@@ -289,8 +302,29 @@ func writeMeshCSV(w io.Writer, srcs []Source, withSource bool) error {
 				}
 			}
 		}
+		if len(m.Matrices) == 0 && m.Aggregate != nil {
+			// Past the rank matrices: a row per host pair (the median of
+			// its links, the ranks empty), then the failed links.
+			a := m.Aggregate
+			for _, f := range a.Figures {
+				for i, row := range f.HostMedian {
+					for j, v := range row {
+						if v == nil || i >= len(a.Hosts) || j >= len(a.Hosts) {
+							continue
+						}
+						rec := []string{f.Test, f.Connection, strconv.Itoa(f.Size), string(f.Figure), f.Unit,
+							"", a.Hosts[i], "", a.Hosts[j], strconv.FormatFloat(*v, 'f', -1, 64), "", ""}
+						if withSource {
+							rec = append([]string{src.Name}, rec...)
+						}
+						_ = cw.Write(rec)
+					}
+				}
+			}
+		}
 		if len(m.Matrices) == 0 {
-			// Nothing measured at all: the failed links still show.
+			// Nothing measured at all, or no rank matrices: the failed
+			// links still show.
 			for _, l := range m.Links {
 				rec := []string{"", "", "", "", "", strconv.Itoa(l.From), host(l.From), strconv.Itoa(l.To), host(l.To), "",
 					strconv.Itoa(l.Round), l.failure()}

@@ -22,9 +22,9 @@ import (
 //	start     once the schedule starts: Document holds the run's facts and
 //	          its mesh's ranks, schedule and tests (no links)
 //	link      a link ended (measured or failed): Link, with its results
-//	end       once: Document is the summary without its links and
-//	          matrices (the ranks as they ended, the error); absent when
-//	          rank 0 was killed
+//	end       once: Document is the summary without its links,
+//	          matrices and aggregate (the ranks as they ended, the error);
+//	          absent when rank 0 was killed
 //
 // Every event has its kind and the wall-clock time it was written.
 type Event struct {

@@ -1,0 +1,245 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// meshTableHosts is the most hosts whose host matrix a table prints; a
+// mesh of more hosts gets a row per host instead.
+const meshTableHosts = 16
+
+// meshWorstNICs is how many of the worst NICs a table lists per figure.
+const meshWorstNICs = 10
+
+// meshShowsAggregate says whether the table and the plot show m by its
+// aggregate rather than by its rank × rank matrices: a mesh of more than
+// MeshAggregateRanks ranks, or one whose summary has no matrices.
+func meshShowsAggregate(m *Mesh) bool {
+	return m.Aggregate != nil && (max(m.Size, len(m.Ranks)) > MeshAggregateRanks || len(m.Matrices) == 0)
+}
+
+// aggregateRanksLine counts the ranks, their hosts and rails, and their
+// states.
+func aggregateRanksLine(m *Mesh) string {
+	states := map[string]int{}
+	for i := range m.Ranks {
+		states[m.Ranks[i].State]++
+	}
+	s := fmt.Sprintf("%d on %d hosts, %d rails", max(m.Size, len(m.Ranks)), len(m.Aggregate.Hosts), m.Aggregate.Rails)
+	var parts []string
+	for _, st := range []string{RankOK, RankLost, RankUnregistered} {
+		if states[st] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", states[st], st))
+		}
+	}
+	if len(parts) > 0 {
+		s += ": " + strings.Join(parts, ", ")
+	}
+	return s + "; the per-link figures are in the link stream"
+}
+
+// meshRankNames names ranks in an aggregate's text: "12 (node7 rail 3)".
+type meshRankNames struct {
+	a    *MeshAggregate
+	host []int
+	rail []int
+}
+
+func newMeshRankNames(m *Mesh) meshRankNames {
+	n := max(m.Size, len(m.Ranks))
+	p := placeRanks(m, n)
+	r := meshRankNames{a: m.Aggregate, host: make([]int, n), rail: make([]int, n)}
+	for i := range n {
+		r.host[i], r.rail[i] = int(p.host[i]), int(p.rail[i])
+	}
+	return r
+}
+
+func (r meshRankNames) hostName(h int) string {
+	if h >= 0 && h < len(r.a.Hosts) {
+		return r.a.Hosts[h]
+	}
+	return "?"
+}
+
+func (r meshRankNames) rank(k int) string {
+	if k < 0 || k >= len(r.host) {
+		return strconv.Itoa(k)
+	}
+	return fmt.Sprintf("%d (%s rail %d)", k, r.hostName(r.host[k]), r.rail[k])
+}
+
+func (r meshRankNames) link(w *WorstLink) string {
+	if w == nil {
+		return "-"
+	}
+	return r.rank(w.From) + " -> " + r.rank(w.To)
+}
+
+// writeAggregateText writes a mesh's aggregate: per figure its rails,
+// its host matrix (or, past meshTableHosts hosts, a row per host) and its
+// worst NICs.
+func writeAggregateText(b *bytes.Buffer, m *Mesh, md bool) {
+	a := m.Aggregate
+	names := newMeshRankNames(m)
+	for i := range a.Figures {
+		f := &a.Figures[i]
+		fig := f.Figure
+		what := figureName(fig)
+		if fig.IsLatency() {
+			what += " latency"
+		}
+		head := fmt.Sprintf("%s: %s (%s), %d links", f.Key(), what, meshUnit(fig), f.Links)
+		if f.Median != nil {
+			head += "; median " + fig.Format(*f.Median)
+		}
+		b.WriteByte('\n')
+		heading(b, head, md)
+		slowWord := fmt.Sprintf("slow (≥ %d× the median)", slowFactor)
+		if !fig.IsLatency() {
+			slowWord = fmt.Sprintf("slow (≤ 1/%d of the median)", slowFactor)
+		}
+		if len(f.Rails) > 1 || (len(f.Rails) == 1 && a.Rails > 1) {
+			rows := [][]string{{"rail", "links", "median", "tail (1%)", "worst", slowWord, "worst link"}}
+			for _, r := range f.Rails {
+				rows = append(rows, []string{strconv.Itoa(*r.Rail), strconv.Itoa(r.Links), meshCell(fig, r.Median),
+					meshCell(fig, r.Tail), worstValue(fig, r.Worst), strconv.Itoa(r.Slow), names.link(r.Worst)})
+			}
+			b.WriteByte('\n')
+			heading(b, "per rail (the links between NICs of one rail)", md)
+			writeRows(b, rows, md)
+		}
+		if len(a.Hosts) <= meshTableHosts {
+			b.WriteByte('\n')
+			heading(b, "per host pair: the median of the links from the row's host to the column's", md)
+			rows := [][]string{{"from\\to"}}
+			for h := range a.Hosts {
+				rows[0] = append(rows[0], strconv.Itoa(h))
+			}
+			for h, row := range f.HostMedian {
+				r := []string{strconv.Itoa(h) + " " + a.Hosts[h]}
+				for _, v := range row {
+					r = append(r, meshCell(fig, v))
+				}
+				rows = append(rows, r)
+			}
+			writeRows(b, rows, md)
+		} else {
+			b.WriteByte('\n')
+			heading(b, "per host (its links both ways)", md)
+			rows := [][]string{{"host", "links", "median", "tail (1%)", "worst", slowWord, "worst link"}}
+			for _, r := range f.Hosts {
+				rows = append(rows, []string{strconv.Itoa(*r.Host) + " " + names.hostName(*r.Host), strconv.Itoa(r.Links),
+					meshCell(fig, r.Median), meshCell(fig, r.Tail), worstValue(fig, r.Worst), strconv.Itoa(r.Slow), names.link(r.Worst)})
+			}
+			writeRows(b, rows, md)
+		}
+		if nics := worstNICs(f, meshWorstNICs); len(nics) > 0 {
+			what := "NICs"
+			if a.Rails <= 1 {
+				what = "ranks"
+			}
+			b.WriteByte('\n')
+			heading(b, fmt.Sprintf("the %d %s of the worst median", len(nics), what), md)
+			rows := [][]string{{"rank", "links", "median", "tail (1%)", "worst", slowWord, "worst link"}}
+			for _, r := range nics {
+				rows = append(rows, []string{names.rank(*r.Rank), strconv.Itoa(r.Links), meshCell(fig, r.Median),
+					meshCell(fig, r.Tail), worstValue(fig, r.Worst), strconv.Itoa(r.Slow), names.link(r.Worst)})
+			}
+			writeRows(b, rows, md)
+		}
+	}
+}
+
+// worstNICs are the k NICs of f with the worst median, worst first.
+func worstNICs(f *AggregateFigure, k int) []AggregateRow {
+	nics := slices.Clone(f.NICs)
+	slices.SortStableFunc(nics, func(a, b AggregateRow) int {
+		switch {
+		case a.Median == nil || b.Median == nil:
+			return 0
+		case worse(f.Figure, *a.Median, *b.Median):
+			return -1
+		case worse(f.Figure, *b.Median, *a.Median):
+			return 1
+		}
+		return 0
+	})
+	return nics[:min(k, len(nics))]
+}
+
+func worstValue(f Figure, w *WorstLink) string {
+	if w == nil {
+		return "-"
+	}
+	return meshCell(f, &w.Value)
+}
+
+// heading writes a line of a mesh table: bold in Markdown.
+func heading(b *bytes.Buffer, s string, md bool) {
+	if md {
+		fmt.Fprintf(b, "**%s**\n\n", mdEscape(s))
+		return
+	}
+	b.WriteString(clean(s) + "\n")
+}
+
+// writeRows writes rows (the first the header) as aligned columns, the
+// first left-aligned, or as a Markdown table.
+func writeRows(b *bytes.Buffer, rows [][]string, md bool) {
+	if md {
+		for i, r := range rows {
+			b.WriteString("|")
+			for _, c := range r {
+				fmt.Fprintf(b, " %s |", mdEscape(c))
+			}
+			b.WriteByte('\n')
+			if i == 0 {
+				b.WriteString("|---|")
+				for range r[1:] {
+					b.WriteString("---:|")
+				}
+				b.WriteByte('\n')
+			}
+		}
+		b.WriteByte('\n')
+		return
+	}
+	var width []int
+	for _, r := range rows {
+		for j, c := range r {
+			if j >= len(width) {
+				width = append(width, 0)
+			}
+			width[j] = max(width[j], len([]rune(c)))
+		}
+	}
+	for _, r := range rows {
+		var line strings.Builder
+		for j, c := range r {
+			pad := strings.Repeat(" ", width[j]-len([]rune(c)))
+			switch {
+			case j == 0:
+				line.WriteString(c + pad)
+			case j == len(r)-1 && !isNumber(c):
+				line.WriteString("  " + c)
+			default:
+				line.WriteString("  " + pad + c)
+			}
+		}
+		b.WriteString(clean(strings.TrimRight(line.String(), " ")) + "\n")
+	}
+}
+
+// isNumber says whether a cell is a number (right-aligned) or "-".
+func isNumber(s string) bool {
+	if s == "-" || s == "" {
+		return true
+	}
+	_, err := strconv.ParseFloat(s, 64)
+	return err == nil
+}
