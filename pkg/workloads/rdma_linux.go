@@ -267,22 +267,6 @@ func (e *rdmaRunner) close() {
 	e.dev.Close()
 }
 
-// opcode is the operation the test times.
-func (e *rdmaRunner) opcode() verbs.Opcode {
-	switch e.spec.Info().Op {
-	case OpWrite:
-		return verbs.OpWrite
-	case OpRead:
-		return verbs.OpRead
-	case OpSend:
-		return verbs.OpSend
-	}
-	if e.spec.AtomicType == CmpSwap {
-		return verbs.OpCompSwap
-	}
-	return verbs.OpFetchAdd
-}
-
 // usesInline tells whether size-byte messages of op go inline: up to the
 // inline size the QP was granted, and never for READ and atomics (their
 // local buffer is written, not read).
@@ -306,7 +290,7 @@ func (e *rdmaRunner) newLoop(cfg verbs.LoopConfig, t int) (*verbs.Loop, error) {
 	if cfg.Kind == verbs.BWRecv {
 		cfg.Opcode = verbs.OpSend
 	} else {
-		cfg.Opcode = e.opcode()
+		cfg.Opcode = e.spec.opcode()
 	}
 	cfg.IdleTimeout = e.spec.IdleTimeout
 	cfg.RxDepth = e.spec.RxDepth
@@ -385,13 +369,7 @@ func (e *rdmaRunner) prepare(size int) (*stage, error) {
 	}
 	warm, iters := s.WarmupFor(size), s.ItersFor(size)
 	if t.Metric == Latency {
-		kind := verbs.LatPost
-		switch t.Op {
-		case OpWrite:
-			kind = verbs.LatWrite
-		case OpSend:
-			kind = verbs.LatSend
-		}
+		kind := t.Loop
 		total := uint64(warm + iters)
 		if s.openEnded() {
 			total = 1 << 62
@@ -425,7 +403,7 @@ func (e *rdmaRunner) prepare(size int) (*stage, error) {
 		for th := range s.threads() {
 			lo, hi := threadQPs(s.QPs, s.threads(), th)
 			if sending {
-				cfg := verbs.LoopConfig{Kind: verbs.BWSend, Size: uint32(size), TxDepth: s.TxDepth, CQMod: s.CQModFor(size), PostList: s.PostList}
+				cfg := verbs.LoopConfig{Kind: t.Loop, Size: uint32(size), TxDepth: s.TxDepth, CQMod: s.CQModFor(size), PostList: s.PostList}
 				if _, pace := s.paceFor(size); pace > 0 && s.RateLimiter == LimiterSW {
 					cfg.PaceNs, cfg.PaceBurst = pace, paceBurst(pace, s.PostList)
 				}
@@ -539,7 +517,7 @@ func (e *rdmaRunner) effective(size int) report.Effective {
 	s := e.spec
 	t := s.Info()
 	eff := report.Effective{TxDepth: s.TxDepth, RxDepth: s.RxDepth, CQMod: s.CQModFor(size), InlineMax: e.inline,
-		Inline: e.usesInline(size, e.opcode()), PathMTU: int(e.qps[0].PathMTU()), Events: s.Events,
+		Inline: e.usesInline(size, e.spec.opcode()), PathMTU: int(e.qps[0].PathMTU()), Events: s.Events,
 		QPTimeout: s.QPTimeout}
 	if eff.QPTimeout == 0 {
 		eff.QPTimeout = verbs.DefaultQPTimeout
