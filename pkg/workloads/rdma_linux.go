@@ -369,12 +369,11 @@ func (e *rdmaRunner) prepare(size int) (*stage, error) {
 	}
 	warm, iters := s.WarmupFor(size), s.ItersFor(size)
 	if t.Metric == Latency {
-		kind := t.Loop
 		total := uint64(warm + iters)
 		if s.openEnded() {
 			total = 1 << 62
 		}
-		cfg := verbs.LoopConfig{Kind: kind, Size: uint32(size), CQMod: 1, Total: total}
+		cfg := verbs.LoopConfig{Kind: t.Loop, Size: uint32(size), CQMod: 1, Total: total}
 		switch {
 		case e.role == clientEnd:
 			l, err := add(cfg, 0)
@@ -382,8 +381,8 @@ func (e *rdmaRunner) prepare(size int) (*stage, error) {
 				return nil, err
 			}
 			st.ping = rdmaPing{l}
-		case kind != verbs.LatPost: // READ and atomics have no responder
-			cfg.Role = verbs.Responder
+		case t.Responder != 0: // READ and atomics have no responder
+			cfg.Kind, cfg.Role = t.Responder, verbs.Responder
 			l, err := add(cfg, 0)
 			if err != nil {
 				return nil, err
@@ -413,12 +412,12 @@ func (e *rdmaRunner) prepare(size int) (*stage, error) {
 				}
 				streams = append(streams, &rdmaStream{l: l, qps: uint64(hi - lo)})
 			}
-			if t.Op == OpSend && (!s.initiates(e.role) || s.Bidirectional) {
+			if t.Responder != 0 && (!s.initiates(e.role) || s.Bidirectional) { // SENDs' receivers
 				var total uint64
 				if s.Connection == "RC" && !s.openEnded() {
 					total = uint64(warm+iters) * uint64(hi-lo)
 				}
-				l, err := add(verbs.LoopConfig{Kind: verbs.BWRecv, Size: uint32(size), Total: total}, th)
+				l, err := add(verbs.LoopConfig{Kind: t.Responder, Size: uint32(size), Total: total}, th)
 				if err != nil {
 					return nil, err
 				}
@@ -533,10 +532,10 @@ func (e *rdmaRunner) effective(size int) report.Effective {
 			eff.RateLimitGbps, eff.RateLimiter = gbps, s.RateLimiter
 		}
 	}
-	if t.Op == OpRead || t.Op == OpAtomic {
+	if op := s.opcode(); op == verbs.OpRead || op.IsAtomic() {
 		eff.MaxRdAtomic = e.qps[0].MaxRdAtomic()
 	}
-	if t.Op == OpAtomic {
+	if s.opcode().IsAtomic() {
 		eff.AtomicType = s.AtomicType
 	}
 	eff.Validate = s.CheckData

@@ -51,9 +51,11 @@ type TestInfo struct {
 	// DefaultIters is the iterations per size when -n is not given, as
 	// perftest's: 5000 for WRITE bandwidth, 1000 for every other test.
 	DefaultIters int
-	// Loop is the timed loop the initiating end runs (0 for TCP tests);
-	// pkg/verbs checks its kinds against the C loops' enum at build time.
-	Loop verbs.LoopKind
+	// Loop is the timed loop the initiating end runs, Responder the one
+	// the other end runs (0: none, as a READ's or an atomic's target, or
+	// a TCP test); pkg/verbs checks their kinds against the C loops' enum
+	// at build time.
+	Loop, Responder verbs.LoopKind
 	// Opcode is the work request the loop posts; an atomic test posts
 	// compare-and-swap instead of fetch-and-add when its spec asks (see
 	// Spec.opcode).
@@ -70,13 +72,13 @@ type TestInfo struct {
 // list them (a suite runs them in [TestInfo.Suite] order).
 var Tests = []TestInfo{
 	{Name: "write-lat", Op: OpWrite, Metric: Latency, Basis: "rtt_half", Connections: []string{"RC", "UC"},
-		DefaultSize: 2, DefaultIters: 1000, Loop: verbs.LatWrite, Opcode: verbs.OpWrite, Suite: 1, Mesh: true,
+		DefaultSize: 2, DefaultIters: 1000, Loop: verbs.LatWrite, Responder: verbs.LatWrite, Opcode: verbs.OpWrite, Suite: 1, Mesh: true,
 		Summary: "RDMA WRITE ping-pong; one-way latency = RTT/2"},
 	{Name: "read-lat", Op: OpRead, Metric: Latency, Basis: "rtt", Connections: []string{"RC"},
 		DefaultSize: 2, DefaultIters: 1000, Loop: verbs.LatPost, Opcode: verbs.OpRead, Suite: 2,
 		Summary: "RDMA READ, post to completion (full RTT)"},
 	{Name: "send-lat", Op: OpSend, Metric: Latency, Basis: "rtt_half", Connections: []string{"RC", "UC", "UD"},
-		DefaultSize: 2, DefaultIters: 1000, Loop: verbs.LatSend, Opcode: verbs.OpSend, Suite: 3,
+		DefaultSize: 2, DefaultIters: 1000, Loop: verbs.LatSend, Responder: verbs.LatSend, Opcode: verbs.OpSend, Suite: 3,
 		Summary: "SEND/RECV ping-pong; one-way latency = RTT/2"},
 	{Name: "atomic-lat", Op: OpAtomic, Metric: Latency, Basis: "rtt", Connections: []string{"RC"},
 		DefaultSize: 8, DefaultIters: 1000, Loop: verbs.LatPost, Opcode: verbs.OpFetchAdd, Suite: 4,
@@ -88,7 +90,7 @@ var Tests = []TestInfo{
 		DefaultSize: 65536, DefaultIters: 1000, Loop: verbs.BWSend, Opcode: verbs.OpRead, Suite: 7,
 		Summary: "RDMA READ bandwidth, windowed posting"},
 	{Name: "send-bw", Op: OpSend, Metric: Bandwidth, Connections: []string{"RC", "UC", "UD"},
-		DefaultSize: 65536, DefaultIters: 1000, Loop: verbs.BWSend, Opcode: verbs.OpSend, Suite: 8,
+		DefaultSize: 65536, DefaultIters: 1000, Loop: verbs.BWSend, Responder: verbs.BWRecv, Opcode: verbs.OpSend, Suite: 8,
 		Summary: "SEND bandwidth, windowed posting"},
 	{Name: "atomic-bw", Op: OpAtomic, Metric: Bandwidth, Connections: []string{"RC"},
 		DefaultSize: 8, DefaultIters: 1000, Loop: verbs.BWSend, Opcode: verbs.OpFetchAdd, Suite: 9,

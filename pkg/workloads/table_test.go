@@ -29,23 +29,24 @@ func TestTableOrders(t *testing.T) {
 	}
 }
 
-// Each RDMA test's row names the loop and opcode that verbs accepts for
-// it; TCP tests name none; each RDMA test has a TCP baseline of its
+// Each RDMA test's row names the loops (the initiator's, the other end's)
+// and the opcode that verbs accepts for them; TCP tests name none; each RDMA test has a TCP baseline of its
 // metric (a TCP test is its own).
 func TestTableLoops(t *testing.T) {
 	wantLoop := map[string]verbs.LoopKind{
 		"write-lat": verbs.LatWrite, "send-lat": verbs.LatSend, "read-lat": verbs.LatPost, "atomic-lat": verbs.LatPost,
 		"write-bw": verbs.BWSend, "read-bw": verbs.BWSend, "send-bw": verbs.BWSend, "atomic-bw": verbs.BWSend,
 	}
+	wantResponder := map[string]verbs.LoopKind{"write-lat": verbs.LatWrite, "send-lat": verbs.LatSend, "send-bw": verbs.BWRecv}
 	for _, ti := range Tests {
 		if !ti.IsRDMA() {
-			if ti.Loop != 0 || ti.Opcode != 0 || ti.Baseline().Name != ti.Name {
+			if ti.Loop != 0 || ti.Responder != 0 || ti.Opcode != 0 || ti.Baseline().Name != ti.Name {
 				t.Errorf("%s: a TCP test has loop %v, opcode %v, baseline %q", ti.Name, ti.Loop, ti.Opcode, ti.Baseline().Name)
 			}
 			continue
 		}
-		if ti.Loop != wantLoop[ti.Name] {
-			t.Errorf("%s: loop %v, want %v", ti.Name, ti.Loop, wantLoop[ti.Name])
+		if ti.Loop != wantLoop[ti.Name] || ti.Responder != wantResponder[ti.Name] {
+			t.Errorf("%s: loops %v and %v, want %v and %v", ti.Name, ti.Loop, ti.Responder, wantLoop[ti.Name], wantResponder[ti.Name])
 		}
 		if b := ti.Baseline(); b.IsRDMA() || b.Metric != ti.Metric || !strings.HasPrefix(b.Name, "tcp-") {
 			t.Errorf("%s: baseline %q", ti.Name, b.Name)
@@ -69,6 +70,12 @@ func TestTableLoops(t *testing.T) {
 				TxDepth: s.TxDepth, CQMod: s.CQModFor(s.Sizes[0]), PostList: s.PostList}
 			if err := cfg.Validate(); err != nil {
 				t.Errorf("%s %s: the row's loop and opcode: %v", ti.Name, at, err)
+			}
+			if ti.Responder != 0 {
+				cfg.Kind, cfg.Role = ti.Responder, verbs.Responder
+				if err := cfg.Validate(); err != nil {
+					t.Errorf("%s %s: the row's responder loop and opcode: %v", ti.Name, at, err)
+				}
 			}
 		}
 	}
