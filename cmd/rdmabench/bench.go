@@ -282,9 +282,9 @@ const (
 	suitePrecisionCap = 500 * time.Millisecond
 )
 
-// suiteOrder groups latency and bandwidth, each ending with its TCP row.
-var suiteOrder = []string{"write-lat", "read-lat", "send-lat", "atomic-lat", "tcp-lat",
-	"write-bw", "read-bw", "send-bw", "atomic-bw", "tcp-bw"}
+// suiteOrder are the suite's tests, in the order it runs them (the
+// table's: latency and bandwidth, each ending with its TCP row).
+var suiteOrder = workloads.TestNames(workloads.SuiteTests())
 
 func newSuiteCmd(args []string) *cobra.Command {
 	f := &benchFlags{}
@@ -320,12 +320,7 @@ precise it is.`,
 			return f.run(cmd, req, hosts)
 		},
 	}
-	var tests []workloads.TestInfo
-	for _, name := range suiteOrder {
-		t, _ := workloads.LookupTest(name)
-		tests = append(tests, t)
-	}
-	f.register(cmd.Flags(), tests)
+	f.register(cmd.Flags(), workloads.SuiteTests())
 	return cmd
 }
 

@@ -23,10 +23,6 @@ import (
 	"golang.org/x/term"
 )
 
-// meshTests are the tests of a mesh link unless others are named: a short
-// latency and bandwidth test.
-var meshTests = []string{"write-lat", "write-bw"}
-
 // meshNotFlags are the test commands' flags that mean nothing in a mesh.
 var meshNotFlags = map[string]string{
 	"port":        "each rank's test server listens on a free port (--listen), and the ranks meet at --coordinator",
@@ -104,7 +100,7 @@ register or lose it.`,
 				return usageError{err}
 			}
 			if len(tests) == 0 {
-				tests = meshTests
+				tests = workloads.TestNames(workloads.MeshTests())
 			}
 			var infos []workloads.TestInfo
 			for _, t := range tests {
@@ -244,13 +240,7 @@ func meshScheduleFlags(fs *pflag.FlagSet, pairsFile string, sample int) error {
 	return nil
 }
 
-func testNames() []string {
-	var n []string
-	for _, t := range workloads.Tests {
-		n = append(n, t.Name)
-	}
-	return n
-}
+func testNames() []string { return workloads.TestNames(workloads.Tests) }
 
 // meshFlagsApply refuses a knob or limit set on the command line that
 // applies to none of the mesh's tests.

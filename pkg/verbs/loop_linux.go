@@ -15,6 +15,19 @@ import (
 	"unsafe"
 )
 
+// The loop kinds and roles are rb.h's enum rb_kind and enum rb_role, and
+// reach C as they are: each index below is 0 only while a Go constant and
+// its C twin agree, so that a change on one side alone fails the build.
+var (
+	_ = [1]struct{}{}[LatWrite-C.RB_LAT_WRITE]
+	_ = [1]struct{}{}[LatSend-C.RB_LAT_SEND]
+	_ = [1]struct{}{}[LatPost-C.RB_LAT_POST]
+	_ = [1]struct{}{}[BWSend-C.RB_BW_SEND]
+	_ = [1]struct{}{}[BWRecv-C.RB_BW_RECV]
+	_ = [1]struct{}{}[Initiator-C.RB_INITIATOR]
+	_ = [1]struct{}{}[Responder-C.RB_RESPONDER]
+)
+
 // Loop is a timed loop running in C over one or more connected QPs. Go calls
 // it once per batch of iterations (latency) or per interval (bandwidth); no
 // cgo call, allocation or lock happens per work request.

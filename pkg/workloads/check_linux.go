@@ -106,25 +106,17 @@ func (c *rdmaCheck) move(ctx context.Context, k checkKey, qps []int) error {
 	if k.dir.initiator != c.e.role {
 		return nil
 	}
-	op := c.e.spec.Info().Op
+	op := c.e.spec.opcode()
 	for j, q := range qps {
 		remote := c.e.peer[q].Buffer
 		remote.Addr += c.slot(j)
 		remote.Len = checkSlot(c.size)
-		wr := verbs.SendWR{ID: checkWRTag | uint64(q), Signaled: true, Remote: remote,
+		wr := verbs.SendWR{ID: checkWRTag | uint64(q), Signaled: true, Remote: remote, Opcode: op,
 			SGEs: []verbs.SGE{{MR: c.e.mr, Offset: c.slot(j), Length: uint32(c.size)}}}
-		switch op {
-		case OpWrite:
-			wr.Opcode = verbs.OpWrite
-		case OpRead:
-			wr.Opcode = verbs.OpRead
-		case OpSend:
+		switch {
+		case op == verbs.OpSend:
 			wr.Opcode, wr.Imm = verbs.OpSendImm, checkImm(k, q)
-		case OpAtomic:
-			wr.Opcode = verbs.OpCompSwap
-			if c.fetchAdd() {
-				wr.Opcode = verbs.OpFetchAdd
-			}
+		case op.IsAtomic():
 			wr.Compare, wr.SwapAdd = atomicOperands(k, q, c.fetchAdd())
 			c.send(j, 8)
 		}

@@ -110,10 +110,7 @@ func NewRun(req Request) (*Run, error) {
 // tcpBaseline is the TCP test that matches the RDMA test s, at its sizes,
 // with the settings asked that apply to TCP.
 func tcpBaseline(asked, s Spec) (Spec, error) {
-	name := "tcp-lat"
-	if s.Info().Metric == Bandwidth {
-		name = "tcp-bw"
-	}
+	name := s.Info().Baseline().Name
 	b, _ := specFor(asked, name, true)
 	b.Sizes = s.Sizes
 	if err := b.Normalize(); err != nil {

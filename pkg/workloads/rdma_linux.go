@@ -267,22 +267,6 @@ func (e *rdmaRunner) close() {
 	e.dev.Close()
 }
 
-// opcode is the operation the test times.
-func (e *rdmaRunner) opcode() verbs.Opcode {
-	switch e.spec.Info().Op {
-	case OpWrite:
-		return verbs.OpWrite
-	case OpRead:
-		return verbs.OpRead
-	case OpSend:
-		return verbs.OpSend
-	}
-	if e.spec.AtomicType == CmpSwap {
-		return verbs.OpCompSwap
-	}
-	return verbs.OpFetchAdd
-}
-
 // usesInline tells whether size-byte messages of op go inline: up to the
 // inline size the QP was granted, and never for READ and atomics (their
 // local buffer is written, not read).
@@ -306,7 +290,7 @@ func (e *rdmaRunner) newLoop(cfg verbs.LoopConfig, t int) (*verbs.Loop, error) {
 	if cfg.Kind == verbs.BWRecv {
 		cfg.Opcode = verbs.OpSend
 	} else {
-		cfg.Opcode = e.opcode()
+		cfg.Opcode = e.spec.opcode()
 	}
 	cfg.IdleTimeout = e.spec.IdleTimeout
 	cfg.RxDepth = e.spec.RxDepth
@@ -385,18 +369,11 @@ func (e *rdmaRunner) prepare(size int) (*stage, error) {
 	}
 	warm, iters := s.WarmupFor(size), s.ItersFor(size)
 	if t.Metric == Latency {
-		kind := verbs.LatPost
-		switch t.Op {
-		case OpWrite:
-			kind = verbs.LatWrite
-		case OpSend:
-			kind = verbs.LatSend
-		}
 		total := uint64(warm + iters)
 		if s.openEnded() {
 			total = 1 << 62
 		}
-		cfg := verbs.LoopConfig{Kind: kind, Size: uint32(size), CQMod: 1, Total: total}
+		cfg := verbs.LoopConfig{Kind: t.Loop, Size: uint32(size), CQMod: 1, Total: total}
 		switch {
 		case e.role == clientEnd:
 			l, err := add(cfg, 0)
@@ -404,8 +381,8 @@ func (e *rdmaRunner) prepare(size int) (*stage, error) {
 				return nil, err
 			}
 			st.ping = rdmaPing{l}
-		case kind != verbs.LatPost: // READ and atomics have no responder
-			cfg.Role = verbs.Responder
+		case t.Responder != 0: // READ and atomics have no responder
+			cfg.Kind, cfg.Role = t.Responder, verbs.Responder
 			l, err := add(cfg, 0)
 			if err != nil {
 				return nil, err
@@ -425,7 +402,7 @@ func (e *rdmaRunner) prepare(size int) (*stage, error) {
 		for th := range s.threads() {
 			lo, hi := threadQPs(s.QPs, s.threads(), th)
 			if sending {
-				cfg := verbs.LoopConfig{Kind: verbs.BWSend, Size: uint32(size), TxDepth: s.TxDepth, CQMod: s.CQModFor(size), PostList: s.PostList}
+				cfg := verbs.LoopConfig{Kind: t.Loop, Size: uint32(size), TxDepth: s.TxDepth, CQMod: s.CQModFor(size), PostList: s.PostList}
 				if _, pace := s.paceFor(size); pace > 0 && s.RateLimiter == LimiterSW {
 					cfg.PaceNs, cfg.PaceBurst = pace, paceBurst(pace, s.PostList)
 				}
@@ -435,12 +412,12 @@ func (e *rdmaRunner) prepare(size int) (*stage, error) {
 				}
 				streams = append(streams, &rdmaStream{l: l, qps: uint64(hi - lo)})
 			}
-			if t.Op == OpSend && (!s.initiates(e.role) || s.Bidirectional) {
+			if t.Responder != 0 && (!s.initiates(e.role) || s.Bidirectional) { // SENDs' receivers
 				var total uint64
 				if s.Connection == "RC" && !s.openEnded() {
 					total = uint64(warm+iters) * uint64(hi-lo)
 				}
-				l, err := add(verbs.LoopConfig{Kind: verbs.BWRecv, Size: uint32(size), Total: total}, th)
+				l, err := add(verbs.LoopConfig{Kind: t.Responder, Size: uint32(size), Total: total}, th)
 				if err != nil {
 					return nil, err
 				}
@@ -539,7 +516,7 @@ func (e *rdmaRunner) effective(size int) report.Effective {
 	s := e.spec
 	t := s.Info()
 	eff := report.Effective{TxDepth: s.TxDepth, RxDepth: s.RxDepth, CQMod: s.CQModFor(size), InlineMax: e.inline,
-		Inline: e.usesInline(size, e.opcode()), PathMTU: int(e.qps[0].PathMTU()), Events: s.Events,
+		Inline: e.usesInline(size, e.spec.opcode()), PathMTU: int(e.qps[0].PathMTU()), Events: s.Events,
 		QPTimeout: s.QPTimeout}
 	if eff.QPTimeout == 0 {
 		eff.QPTimeout = verbs.DefaultQPTimeout
@@ -555,10 +532,10 @@ func (e *rdmaRunner) effective(size int) report.Effective {
 			eff.RateLimitGbps, eff.RateLimiter = gbps, s.RateLimiter
 		}
 	}
-	if t.Op == OpRead || t.Op == OpAtomic {
+	if op := s.opcode(); op == verbs.OpRead || op.IsAtomic() {
 		eff.MaxRdAtomic = e.qps[0].MaxRdAtomic()
 	}
-	if t.Op == OpAtomic {
+	if s.opcode().IsAtomic() {
 		eff.AtomicType = s.AtomicType
 	}
 	eff.Validate = s.CheckData

@@ -5,14 +5,17 @@
 package workloads
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math/bits"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/verbs"
 )
 
 // Metric is what a test measures.
@@ -36,7 +39,8 @@ const (
 	OpTCP    Op = "tcp"
 )
 
-// TestInfo describes one test the tool runs.
+// TestInfo describes one test the tool runs: one row of [Tests], which is
+// all a command, the suite, a mesh and the runners know of a test.
 type TestInfo struct {
 	Name        string
 	Op          Op
@@ -47,21 +51,56 @@ type TestInfo struct {
 	// DefaultIters is the iterations per size when -n is not given, as
 	// perftest's: 5000 for WRITE bandwidth, 1000 for every other test.
 	DefaultIters int
-	Summary      string
+	// Loop is the timed loop the initiating end runs, Responder the one
+	// the other end runs (0: none, as a READ's or an atomic's target, or
+	// a TCP test); pkg/verbs checks their kinds against the C loops' enum
+	// at build time.
+	Loop, Responder verbs.LoopKind
+	// Opcode is the work request the loop posts; an atomic test posts
+	// compare-and-swap instead of fetch-and-add when its spec asks (see
+	// Spec.opcode).
+	Opcode verbs.Opcode
+	// Suite is the test's place in a suite run: latency, then bandwidth,
+	// each ending with its TCP row.
+	Suite int
+	// Mesh: a mesh link runs the test unless others are named.
+	Mesh    bool
+	Summary string
 }
 
-// Tests lists every test, in the order a suite runs them.
+// Tests lists every test, in the order commands, completions and errors
+// list them (a suite runs them in [TestInfo.Suite] order).
 var Tests = []TestInfo{
-	{"write-lat", OpWrite, Latency, "rtt_half", []string{"RC", "UC"}, 2, 1000, "RDMA WRITE ping-pong; one-way latency = RTT/2"},
-	{"read-lat", OpRead, Latency, "rtt", []string{"RC"}, 2, 1000, "RDMA READ, post to completion (full RTT)"},
-	{"send-lat", OpSend, Latency, "rtt_half", []string{"RC", "UC", "UD"}, 2, 1000, "SEND/RECV ping-pong; one-way latency = RTT/2"},
-	{"atomic-lat", OpAtomic, Latency, "rtt", []string{"RC"}, 8, 1000, "fetch-and-add or compare-and-swap, post to completion (full RTT)"},
-	{"write-bw", OpWrite, Bandwidth, "", []string{"RC", "UC"}, 65536, 5000, "RDMA WRITE bandwidth, windowed posting"},
-	{"read-bw", OpRead, Bandwidth, "", []string{"RC"}, 65536, 1000, "RDMA READ bandwidth, windowed posting"},
-	{"send-bw", OpSend, Bandwidth, "", []string{"RC", "UC", "UD"}, 65536, 1000, "SEND bandwidth, windowed posting"},
-	{"atomic-bw", OpAtomic, Bandwidth, "", []string{"RC"}, 8, 1000, "atomic operation rate, windowed posting"},
-	{"tcp-lat", OpTCP, Latency, "rtt_half", []string{"TCP"}, 2, 1000, "TCP ping-pong with TCP_NODELAY; one-way latency = RTT/2"},
-	{"tcp-bw", OpTCP, Bandwidth, "", []string{"TCP"}, 65536, 1000, "TCP stream with TCP_NODELAY"},
+	{Name: "write-lat", Op: OpWrite, Metric: Latency, Basis: "rtt_half", Connections: []string{"RC", "UC"},
+		DefaultSize: 2, DefaultIters: 1000, Loop: verbs.LatWrite, Responder: verbs.LatWrite, Opcode: verbs.OpWrite, Suite: 1, Mesh: true,
+		Summary: "RDMA WRITE ping-pong; one-way latency = RTT/2"},
+	{Name: "read-lat", Op: OpRead, Metric: Latency, Basis: "rtt", Connections: []string{"RC"},
+		DefaultSize: 2, DefaultIters: 1000, Loop: verbs.LatPost, Opcode: verbs.OpRead, Suite: 2,
+		Summary: "RDMA READ, post to completion (full RTT)"},
+	{Name: "send-lat", Op: OpSend, Metric: Latency, Basis: "rtt_half", Connections: []string{"RC", "UC", "UD"},
+		DefaultSize: 2, DefaultIters: 1000, Loop: verbs.LatSend, Responder: verbs.LatSend, Opcode: verbs.OpSend, Suite: 3,
+		Summary: "SEND/RECV ping-pong; one-way latency = RTT/2"},
+	{Name: "atomic-lat", Op: OpAtomic, Metric: Latency, Basis: "rtt", Connections: []string{"RC"},
+		DefaultSize: 8, DefaultIters: 1000, Loop: verbs.LatPost, Opcode: verbs.OpFetchAdd, Suite: 4,
+		Summary: "fetch-and-add or compare-and-swap, post to completion (full RTT)"},
+	{Name: "write-bw", Op: OpWrite, Metric: Bandwidth, Connections: []string{"RC", "UC"},
+		DefaultSize: 65536, DefaultIters: 5000, Loop: verbs.BWSend, Opcode: verbs.OpWrite, Suite: 6, Mesh: true,
+		Summary: "RDMA WRITE bandwidth, windowed posting"},
+	{Name: "read-bw", Op: OpRead, Metric: Bandwidth, Connections: []string{"RC"},
+		DefaultSize: 65536, DefaultIters: 1000, Loop: verbs.BWSend, Opcode: verbs.OpRead, Suite: 7,
+		Summary: "RDMA READ bandwidth, windowed posting"},
+	{Name: "send-bw", Op: OpSend, Metric: Bandwidth, Connections: []string{"RC", "UC", "UD"},
+		DefaultSize: 65536, DefaultIters: 1000, Loop: verbs.BWSend, Responder: verbs.BWRecv, Opcode: verbs.OpSend, Suite: 8,
+		Summary: "SEND bandwidth, windowed posting"},
+	{Name: "atomic-bw", Op: OpAtomic, Metric: Bandwidth, Connections: []string{"RC"},
+		DefaultSize: 8, DefaultIters: 1000, Loop: verbs.BWSend, Opcode: verbs.OpFetchAdd, Suite: 9,
+		Summary: "atomic operation rate, windowed posting"},
+	{Name: "tcp-lat", Op: OpTCP, Metric: Latency, Basis: "rtt_half", Connections: []string{"TCP"},
+		DefaultSize: 2, DefaultIters: 1000, Suite: 5,
+		Summary: "TCP ping-pong with TCP_NODELAY; one-way latency = RTT/2"},
+	{Name: "tcp-bw", Op: OpTCP, Metric: Bandwidth, Connections: []string{"TCP"},
+		DefaultSize: 65536, DefaultIters: 1000, Suite: 10,
+		Summary: "TCP stream with TCP_NODELAY"},
 }
 
 // LookupTest returns the test named name.
@@ -72,6 +111,45 @@ func LookupTest(name string) (TestInfo, bool) {
 		}
 	}
 	return TestInfo{}, false
+}
+
+// SuiteTests are the tests of a suite, in the order it runs them.
+func SuiteTests() []TestInfo {
+	out := slices.Clone(Tests)
+	slices.SortFunc(out, func(a, b TestInfo) int { return cmp.Compare(a.Suite, b.Suite) })
+	return out
+}
+
+// MeshTests are the tests a mesh link runs unless others are named: a
+// short latency and bandwidth test.
+func MeshTests() []TestInfo {
+	var out []TestInfo
+	for _, t := range Tests {
+		if t.Mesh {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// TestNames are the names of tests, in their order.
+func TestNames(tests []TestInfo) []string {
+	names := make([]string, len(tests))
+	for i, t := range tests {
+		names[i] = t.Name
+	}
+	return names
+}
+
+// Baseline is the TCP test beside which the RDMA test t runs with
+// --baseline: the TCP test of its metric.
+func (t TestInfo) Baseline() TestInfo {
+	for _, b := range Tests {
+		if !b.IsRDMA() && b.Metric == t.Metric {
+			return b
+		}
+	}
+	return TestInfo{}
 }
 
 // IsRDMA reports whether the test uses verbs.
@@ -235,6 +313,16 @@ func NewSpec(test string) Spec {
 func (s *Spec) Info() TestInfo {
 	t, _ := LookupTest(s.Test)
 	return t
+}
+
+// opcode is the work request the test's loop posts: its row's, or for an
+// atomic test asked for CMP_AND_SWAP, compare-and-swap (0 for TCP tests).
+func (s *Spec) opcode() verbs.Opcode {
+	op := s.Info().Opcode
+	if op.IsAtomic() && s.AtomicType == CmpSwap {
+		return verbs.OpCompSwap
+	}
+	return op
 }
 
 // Normalize fills every field left to its default and checks the result
@@ -420,11 +508,7 @@ func (s *Spec) RegisteredBytes() uint64 {
 func (s *Spec) Validate() error {
 	t, ok := LookupTest(s.Test)
 	if !ok {
-		names := make([]string, len(Tests))
-		for i, t := range Tests {
-			names[i] = t.Name
-		}
-		return fmt.Errorf("unknown test %q (tests: %s)", s.Test, strings.Join(names, ", "))
+		return fmt.Errorf("unknown test %q (tests: %s)", s.Test, strings.Join(TestNames(Tests), ", "))
 	}
 	var errs []string
 	bad := func(f string, a ...any) { errs = append(errs, fmt.Sprintf(f, a...)) }

@@ -108,8 +108,9 @@ func (s *Spec) checkDirs() []checkDir {
 	if t.Op == OpRead {
 		up, down = checkDir{serverEnd, clientEnd, clientEnd}, checkDir{clientEnd, serverEnd, serverEnd}
 	}
-	// Ping-pongs and bidirectional tests move data both ways.
-	if s.Bidirectional || (t.Metric == Latency && (t.Op == OpWrite || t.Op == OpSend)) {
+	// Ping-pongs (latency tests whose other end answers) and bidirectional
+	// tests move data both ways.
+	if s.Bidirectional || (t.Metric == Latency && t.Responder != 0) {
 		return []checkDir{up, down}
 	}
 	if s.Reverse { // the server initiates
