@@ -54,8 +54,10 @@ fail it; the output says so. Without gates, or when every gate passes,
 the exit status is 0.`,
 		Example: `  rdmabench suite --repeat 5 -o json --out new.json
   rdmabench compare base.json new.json --max-regression 5%
-  rdmabench compare base.json new.json --max-p99-regression 10% --min-bw-ratio 0.95 -o markdown
-  rdmabench compare base-mesh.json new-mesh.json --max-p50-regression 10% --top 20
+  rdmabench compare base.json new.json --max-p99-regression 10% \
+    --min-bw-ratio 0.95 -o markdown
+  rdmabench compare base-mesh.json new-mesh.json --max-p50-regression 10% \
+    --top 20
   rdmabench compare base-mesh.json new-mesh.json -o csv > links.csv`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 2 {

@@ -15,7 +15,7 @@ func newDevicesCmd() *cobra.Command {
 	var dev, format string
 	cmd := &cobra.Command{
 		Use:   "devices",
-		Short: "List RDMA devices, ports, MTUs and GID tables, with the GID index auto-selection picks",
+		Short: "List RDMA devices, ports, MTUs and GIDs, and the GID index picked",
 		Long: `List RDMA devices with their ports (state, MTU, link layer, speed) and GID
 tables. The GID index that automatic selection picks (the one tests use unless
 -x is given) is marked with '*' and explained. Equivalent to ibv_devinfo -v

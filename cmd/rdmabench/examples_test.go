@@ -25,7 +25,8 @@ func TestEveryCommandHasExample(t *testing.T) {
 		if strings.TrimSpace(c.Example) == "" {
 			t.Errorf("%s: no Example", path)
 		}
-		for _, line := range strings.Split(c.Example, "\n") {
+		// A line ending in a backslash goes on on the next, as in the shell.
+		for _, line := range strings.Split(strings.ReplaceAll(c.Example, "\\\n", " "), "\n") {
 			for _, cmdline := range exampleCommands(line) {
 				checkExampleParses(t, path, cmdline)
 			}

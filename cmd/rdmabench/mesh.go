@@ -47,19 +47,21 @@ func newMeshCmd(args []string) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "mesh [TEST...] [flags]",
-		Short: "Measure every pair of many hosts (or NICs), one rank each, started by Slurm, MPI or a Kubernetes Job",
-		Long: `Measure every pair of ranks (hosts, or NICs) and write one document with the N x N
-matrix of each figure. Start it once per rank with the cluster's launcher:
+		Short: "Measure every pair of many hosts or NICs, under Slurm, MPI or k8s",
+		Long: `Measure every pair of ranks (hosts, or NICs) and write one document with
+the N x N matrix of each figure. Start it once per rank with the cluster's
+launcher:
 rank and size come from its environment (Slurm: SLURM_PROCID, SLURM_NTASKS,
 SLURM_LOCALID; OpenMPI: OMPI_COMM_WORLD_RANK, _SIZE, _LOCAL_RANK; PMI:
 PMI_RANK, PMI_SIZE; PMIx: PMIX_RANK with --ranks; a Kubernetes Indexed Job:
 JOB_COMPLETION_INDEX with --ranks), or from --rank and --ranks.
 
 Every rank runs a test server and registers its address, devices and GIDs
-with rank 0, the coordinator (--coordinator HOST:PORT, $` + mesh.EnvCoordinator + `, or
-under Slurm the first node of the step, port 19514), with the token if one is
-given (--token or $` + EnvToken + `). Rank 0 runs the pairs in rounds of disjoint pairs,
-each link exactly as 'rdmabench TEST HOST' runs, and prints the matrices.
+with rank 0, the coordinator (--coordinator HOST:PORT,
+$` + mesh.EnvCoordinator + `, or under Slurm the first node of the step, port
+19514), with the token if one is given (--token or $` + EnvToken + `). Rank
+0 runs the pairs in rounds of disjoint pairs, each link exactly as
+'rdmabench TEST HOST' runs, and prints the matrices.
 The schedule:
   (default)   every pair, both directions, as a round-robin: N-1 rounds
               (N when N is odd)
@@ -85,10 +87,13 @@ or blame found a bad rank or link (slow again on retest; see --blame).
 The other ranks exit 0 once rank 0 ends the mesh, 1 when they cannot
 register or lose it.`,
 		Example: `  srun -N 16 --ntasks-per-node 1 rdmabench mesh --out fabric.json
-  srun -N 16 --ntasks-per-node 8 rdmabench mesh -d mlx5_0,mlx5_1,mlx5_2,mlx5_3,mlx5_4,mlx5_5,mlx5_6,mlx5_7
-  srun -N 1024 --ntasks-per-node 8 rdmabench mesh -d mlx5_0,mlx5_1,mlx5_2,mlx5_3,mlx5_4,mlx5_5,mlx5_6,mlx5_7 --rails --sample 15
-  mpirun -np 4 --host a,b,c,d rdmabench mesh --coordinator a:19514 write-lat --limit-p99 20us
-  rdmabench mesh --rank 0 --ranks 2 --coordinator node1   # and --rank 1 on the other host`,
+  srun -N 16 --ntasks-per-node 8 rdmabench mesh \
+    -d mlx5_0,mlx5_1,mlx5_2,mlx5_3,mlx5_4,mlx5_5,mlx5_6,mlx5_7
+  srun -N 1024 --ntasks-per-node 8 rdmabench mesh \
+    -d mlx5_0,mlx5_1,mlx5_2,mlx5_3,mlx5_4,mlx5_5,mlx5_6,mlx5_7 --rails --sample 15
+  mpirun -np 4 --host a,b,c,d rdmabench mesh --coordinator a:19514 \
+    write-lat --limit-p99 20us
+  rdmabench mesh --rank 0 --ranks 2 --coordinator node1  # --rank 1 on the other`,
 		RunE: func(cmd *cobra.Command, tests []string) error {
 			fs := cmd.Flags()
 			for name, why := range meshNotFlags {

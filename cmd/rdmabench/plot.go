@@ -31,9 +31,9 @@ lower bandwidth), failed links hatched, each value in its cell's tooltip
 (and written in it up to 16 ranks).
 
 Several files are overlaid, each in its own colour (base against new, as
-compare reads them); mesh documents among them add their heatmaps. The page needs no network and runs no script. "-"
-reads a document from standard input; -o - writes the page to standard
-output.`,
+compare reads them); mesh documents among them add their heatmaps. The
+page needs no network and runs no script. "-" reads a document from
+standard input; -o - writes the page to standard output.`,
 		Example: `  rdmabench plot results.json -o results.html
   rdmabench plot base.json new.json -o compare.html
   rdmabench plot fabric.json -o fabric.html`,

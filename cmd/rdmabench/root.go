@@ -126,5 +126,6 @@ baseline measured the same way. Latency is reported as a full distribution
 	root.InitDefaultCompletionCmd()
 	cobraExamples(root)
 	registerCompletions(root)
+	useWrappedHelp(root)
 	return root
 }

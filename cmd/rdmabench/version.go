@@ -13,7 +13,7 @@ func newVersionCmd() *cobra.Command {
 	var format string
 	cmd := &cobra.Command{
 		Use:   "version",
-		Short: "Print the version, commit, Go version and whether verbs are built in",
+		Short: "Print the version, commit, Go version and whether verbs are in",
 		Example: `  rdmabench version
   rdmabench version -o json | jq -r .commit`,
 		Args: cobra.NoArgs,

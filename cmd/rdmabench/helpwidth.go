@@ -1,0 +1,109 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"golang.org/x/term"
+)
+
+// Help fits the terminal: at the width that COLUMNS says, or else the
+// terminal's, the flags' descriptions wrap in their column and any other
+// line longer than that wraps at a space, indented as it was. Into a pipe,
+// with no COLUMNS, the layout is the same every time: one line per flag.
+
+// minHelpWidth is the narrowest width help wraps to; below it (or with no
+// width known) nothing wraps.
+const minHelpWidth = 40
+
+// helpColumns is the width of the help being written (0: none), for the
+// usage template's flagUsages.
+var helpColumns atomic.Int64
+
+// helpWidth is the width help wraps to for cmd's output, 0 for none.
+func helpWidth(cmd *cobra.Command) int {
+	if c, err := strconv.Atoi(strings.TrimSpace(os.Getenv("COLUMNS"))); err == nil {
+		if c >= minHelpWidth {
+			return c
+		}
+		return 0
+	}
+	if f, ok := cmd.OutOrStdout().(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		if w, _, err := term.GetSize(int(f.Fd())); err == nil && w >= minHelpWidth {
+			return w
+		}
+	}
+	return 0
+}
+
+// useWrappedHelp makes the help of root and its commands fit helpWidth.
+func useWrappedHelp(root *cobra.Command) {
+	cobra.AddTemplateFunc("flagUsages", func(fs *pflag.FlagSet) string {
+		if w := int(helpColumns.Load()); w > 0 {
+			return fs.FlagUsagesWrapped(w - 1)
+		}
+		return fs.FlagUsages()
+	})
+	t := root.UsageTemplate()
+	for _, set := range []string{"LocalFlags", "InheritedFlags"} {
+		t = strings.Replace(t, "{{."+set+".FlagUsages | trimTrailingWhitespaces}}",
+			"{{flagUsages ."+set+" | trimTrailingWhitespaces}}", 1)
+	}
+	root.SetUsageTemplate(t)
+	help := root.HelpFunc()
+	root.SetHelpFunc(func(c *cobra.Command, args []string) {
+		w := helpWidth(c)
+		if w == 0 {
+			help(c, args)
+			return
+		}
+		out := c.OutOrStdout()
+		var b bytes.Buffer
+		c.SetOut(&b)
+		helpColumns.Store(int64(w))
+		help(c, args)
+		helpColumns.Store(0)
+		c.SetOut(out)
+		out.Write(wrapLines(b.Bytes(), w))
+	})
+}
+
+// wrapLines wraps each line of text longer than width at its last space
+// that fits, the rest indented as the line was (a word longer than the
+// line is left whole).
+func wrapLines(text []byte, width int) []byte {
+	var out bytes.Buffer
+	for i, line := range strings.Split(string(text), "\n") {
+		if i > 0 {
+			out.WriteByte('\n')
+		}
+		indent := line[:len(line)-len(strings.TrimLeft(line, " "))]
+		for utf8.RuneCountInString(line) > width {
+			cut := -1
+			n := 0
+			for j, r := range line {
+				if n >= width {
+					break
+				}
+				if r == ' ' && j > len(indent) {
+					cut = j
+				}
+				n++
+			}
+			if cut < 0 {
+				break
+			}
+			out.WriteString(strings.TrimRight(line[:cut], " "))
+			out.WriteByte('\n')
+			line = indent + strings.TrimLeft(line[cut:], " ")
+		}
+		out.WriteString(line)
+	}
+	return out.Bytes()
+}

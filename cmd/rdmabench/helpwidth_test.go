@@ -1,0 +1,47 @@
+package main
+
+import (
+	"io"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+)
+
+// With COLUMNS=80 every command's help fits 80 columns; with no COLUMNS,
+// into a pipe, each flag keeps one line.
+func TestHelpFits80Columns(t *testing.T) {
+	var names [][]string
+	var walk func(c *cobra.Command, path []string)
+	walk = func(c *cobra.Command, path []string) {
+		names = append(names, path)
+		for _, s := range c.Commands() {
+			if s.IsAvailableCommand() || s.Name() == "help" {
+				walk(s, append(append([]string(nil), path...), s.Name()))
+			}
+		}
+	}
+	walk(newRoot(io.Discard, io.Discard, nil), nil)
+	if len(names) < 20 {
+		t.Fatalf("only %d commands found", len(names))
+	}
+	for _, path := range names {
+		t.Setenv("COLUMNS", "80")
+		out, _, code := cli(t, append(path, "--help")...)
+		if code != 0 || out == "" {
+			t.Errorf("%v --help: exit %d", path, code)
+			continue
+		}
+		for i, line := range strings.Split(out, "\n") {
+			if n := utf8.RuneCountInString(line); n > 80 {
+				t.Errorf("rdmabench %s --help, line %d: %d columns: %q", strings.Join(path, " "), i+1, n, line)
+			}
+		}
+	}
+	t.Setenv("COLUMNS", "")
+	out, _, _ := cli(t, "write-lat", "--help")
+	if !strings.Contains(out, "--cpu cores                pin each end's loop threads to these cores, e.g. 0-3,8 (default: the cores of the device's NUMA node)\n") {
+		t.Errorf("with no width, a flag's description is not on one line:\n%s", out)
+	}
+}
