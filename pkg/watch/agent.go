@@ -566,12 +566,9 @@ func (a *Agent) judge() {
 	for _, l := range b.Links {
 		slow[idx[l.Link.To]] = true
 	}
-	self := false
-	for _, r := range b.Ranks {
-		if r.Rank == 0 {
-			self = true
-		}
-	}
+	// A peer's links are its one link with this agent: it is never a rank
+	// at fault. This agent is when its links are bad with half of its
+	// peers: then those are not the peers' fault (and not named slow).
 	var lines []string
 	a.mu.Lock()
 	for _, s := range a.st.peers {
@@ -586,14 +583,7 @@ func (a *Agent) judge() {
 		}
 		s.slow = now
 	}
-	if self != a.st.selfSlow {
-		if self {
-			lines = append(lines, "blame: this agent slow with most of its peers: its own NIC or link is the likely cause")
-		} else {
-			lines = append(lines, "blame: this agent no longer slow with most of its peers")
-		}
-	}
-	a.st.selfSlow, a.st.judged = self, true
+	a.st.judged = true
 	a.mu.Unlock()
 	for _, l := range lines {
 		a.logf("%s", l)

@@ -17,7 +17,9 @@
 // Every Config.BlameEvery the agent judges its peers' recent p50 with the
 // mesh's rules (mesh.Judge) over its own links only: a local view, in
 // which a peer is slow when its p50 is bad against this agent's other
-// peers, and this agent is slow when it is bad with most of them.
+// peers. Every link of that view has this agent at one end, so it cannot
+// tell that this agent itself is slow: that takes the fleet's view (the
+// peers' own agents, compared across hosts in Prometheus, or a mesh).
 //
 // Memory is bounded: per peer one histogram of fixed buckets, a few
 // counters and a ring of recent p50s, and at most Config.MaxPeers peers.

@@ -20,7 +20,6 @@ const (
 	metricLastOK     = "rdmabench_agent_peer_last_ok_timestamp_seconds" // gauge, per peer
 	metricP50        = "rdmabench_agent_peer_p50_seconds"               // gauge, per peer, as judged
 	metricSlow       = "rdmabench_agent_peer_slow"                      // gauge 0/1, per peer
-	metricSelfSlow   = "rdmabench_agent_slow"                           // gauge 0/1
 	metricPeers      = "rdmabench_agent_peers"                          // gauge
 	metricPeriod     = "rdmabench_agent_probe_period_seconds"           // gauge
 	metricSkipped    = "rdmabench_agent_probes_skipped_total"           // counter
@@ -134,7 +133,6 @@ type state struct {
 	skipped    uint64
 	fileErrors [3]uint64 // by peersKinds
 	fileOK     bool
-	selfSlow   bool
 	judged     bool // a blame pass ran
 	rate       float64
 }
@@ -209,7 +207,6 @@ func metricFamilies(s *state) []*dto.MetricFamily {
 	lastOK := fam(metricLastOK, "seconds", gauge, "When the last good probe of a peer ended, Unix time; absent before the first.")
 	p50 := fam(metricP50, "seconds", gauge, "A peer's p50 as blame judged it: the median of the p50s of its last 16 good probes (at least 3); absent before.")
 	slow := fam(metricSlow, "", gauge, "1 when blame judged a peer's p50 bad against this agent's other peers (the mesh's rules), else 0.")
-	selfSlow := fam(metricSelfSlow, "", gauge, "1 when blame judged this agent slow with most of its peers (the mesh's rule for a rank at fault), else 0.")
 	peers := fam(metricPeers, "", gauge, "Peers in the set being probed.")
 	period := fam(metricPeriod, "seconds", gauge, "Every peer is probed once in this period: the peers over the probe rate.")
 	skipped := fam(metricSkipped, "", counter, "Probe slots skipped because every peer was still being probed or the probes in flight were at their cap.")
@@ -237,7 +234,6 @@ func metricFamilies(s *state) []*dto.MetricFamily {
 		}
 		slow.Metric = append(slow.Metric, g(b01(p.slow), peerL(p)))
 	}
-	selfSlow.Metric = append(selfSlow.Metric, g(b01(s.selfSlow), labelPairs(base...)))
 	peers.Metric = append(peers.Metric, g(float64(len(s.peers)), labelPairs(base...)))
 	if s.rate > 0 {
 		period.Metric = append(period.Metric, g(float64(len(s.peers))/s.rate, labelPairs(base...)))
@@ -249,7 +245,7 @@ func metricFamilies(s *state) []*dto.MetricFamily {
 	fileOK.Metric = append(fileOK.Metric, g(b01(s.fileOK), labelPairs(base...)))
 
 	var fams []*dto.MetricFamily
-	for _, mf := range []*dto.MetricFamily{lat, probes, lastOK, p50, slow, selfSlow, peers, period, skipped, fileErr, fileOK} {
+	for _, mf := range []*dto.MetricFamily{lat, probes, lastOK, p50, slow, peers, period, skipped, fileErr, fileOK} {
 		if len(mf.Metric) > 0 {
 			fams = append(fams, mf)
 		}

@@ -85,7 +85,6 @@ func TestMetricsText(t *testing.T) {
 		`rdmabench_agent_peer_last_ok_timestamp_seconds{host="h",device="",peer="good:19515",test="tcp-lat"} 1.7e+09`,
 		`rdmabench_agent_peer_p50_seconds{host="h",device="",peer="good:19515",test="tcp-lat",basis="rtt_half"}`,
 		`rdmabench_agent_peer_slow{host="h",device="",peer="bad:19515",test="tcp-lat"} 0`,
-		`rdmabench_agent_slow{host="h",device=""} 0`,
 		`rdmabench_agent_peers{host="h",device=""} 2`,
 		`rdmabench_agent_probe_period_seconds{host="h",device=""} 0.2`,
 		`rdmabench_agent_peers_file_errors_total{host="h",device="",kind="parse"} 0`,
