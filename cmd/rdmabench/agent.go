@@ -53,6 +53,9 @@ peers). See docs/agent.md for the metrics and what a probe costs.`,
 			if !ok || info.Metric != workloads.Latency {
 				return usageError{fmt.Errorf("--probe %q: want a latency test (write-lat, send-lat, read-lat, atomic-lat or tcp-lat)", probe)}
 			}
+			if cfg.Rate <= 0 || cfg.Rate > 1000 {
+				return usageError{fmt.Errorf("agent: --rate %g: want probes per second above 0, at most 1000", cfg.Rate)}
+			}
 			if cfg.PeersFile == "" {
 				return usageError{fmt.Errorf("agent: --peers FILE is required")}
 			}
@@ -146,6 +149,8 @@ peers). See docs/agent.md for the metrics and what a probe costs.`,
 			fl.Usage = "measured iterations of each probe (default 10)"
 		case "warmup":
 			fl.Usage = "warm-up iterations of each probe, not measured (default 10)"
+		case "ib-dev":
+			fl.Usage = "the RDMA device the agent probes from and serves tests on, one (default: the first one)"
 		case "size":
 			fl.Usage = "the probe's message size (default the test's: 2 B)"
 		case "port":
