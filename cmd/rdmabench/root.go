@@ -116,7 +116,7 @@ baseline measured the same way. Latency is reported as a full distribution
 		}
 		return usageError{err}
 	})
-	root.AddCommand(newVersionCmd(), newDevicesCmd(), newServeCmd(), newSuiteCmd(args))
+	root.AddCommand(newVersionCmd(), newDevicesCmd(), newServeCmd(), newAgentCmd(), newSuiteCmd(args))
 	root.AddCommand(newReportCmd(), newCompareCmd())
 	root.AddCommand(newPlotCmd(), newMeshCmd(args), newManCmd())
 	for _, t := range workloads.Tests {

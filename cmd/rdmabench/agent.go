@@ -1,0 +1,195 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rdmabench/rdmabench/pkg/control"
+	"github.com/rdmabench/rdmabench/pkg/remote"
+	"github.com/rdmabench/rdmabench/pkg/verbs"
+	"github.com/rdmabench/rdmabench/pkg/watch"
+	"github.com/rdmabench/rdmabench/pkg/workloads"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// agentTestFlags are the test flags (benchFlagDefs') an agent's probe
+// takes: the device, its path and traffic class, and the probe's size and
+// iterations. Those that do not apply to the probe test are refused by
+// workloads as they are on the test commands.
+var agentTestFlags = []string{"ib-dev", "ib-port", "gid-index", "connection", "mtu", "qp-timeout", "inline-size",
+	"tclass", "dscp", "sl", "flow-label", "hop-limit", "events", "rdma-cm", "size", "iters", "warmup", "idle-timeout", "port", "token"}
+
+func newAgentCmd() *cobra.Command {
+	var f benchFlags
+	var cfg watch.Config
+	var listen, metricsListen, probe string
+	var logTests bool
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "agent --peers FILE",
+		Short: "Serve tests and probe peers continuously, exporting OpenMetrics for Prometheus",
+		Long: `Run as a long-lived agent on every host (or NIC): serve tests as 'rdmabench
+serve' does, and probe the peers listed in --peers (one host[:port] a line, #
+comments; re-read every --reload, so peers that appear or vanish are picked up
+without a restart) with a small latency test, round-robin, at --rate probes/s
+in all: every peer is probed once every PEERS/RATE seconds. A probe is the
+--probe test (write-lat over RC by default; tcp-lat needs no RDMA device) at
+one size, -n iterations after its warm-up, against the peer's agent.
+
+--metrics-listen serves /metrics, and only that: OpenMetrics text with, per
+peer, a latency histogram since the start, probes by result, the time of the
+last good probe, and blame's verdict (the mesh's rules over this agent's
+peers). See docs/agent.md for the metrics and what a probe costs.`,
+		Example: `  rdmabench agent --peers /etc/rdmabench/peers -d mlx5_0 --tclass 0x68
+  rdmabench agent --peers peers.txt --probe tcp-lat --metrics-listen 127.0.0.1:19516`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			info, ok := workloads.LookupTest(probe)
+			if !ok || info.Metric != workloads.Latency {
+				return usageError{fmt.Errorf("--probe %q: want a latency test (write-lat, send-lat, read-lat, atomic-lat or tcp-lat)", probe)}
+			}
+			if cfg.Rate <= 0 || cfg.Rate > 1000 {
+				return usageError{fmt.Errorf("agent: --rate %g: want probes per second above 0, at most 1000", cfg.Rate)}
+			}
+			if cfg.PeersFile == "" {
+				return usageError{fmt.Errorf("agent: --peers FILE is required")}
+			}
+			req := f.request([]string{probe}, false, nil)
+			if err := mergeDSCP(&req.Spec, f.dscp); err != nil {
+				return usageError{fmt.Errorf("agent: %w", err)}
+			}
+			if info.IsRDMA() && req.Spec.Device == "" {
+				// The device label names the device: the first, as tests take it.
+				names, err := verbs.DeviceNames()
+				if err != nil || len(names) == 0 {
+					return fmt.Errorf("agent: --probe %s needs an RDMA device and this host has none (%v); --probe tcp-lat needs none", probe, orNoDevice(err))
+				}
+				req.Spec.Device = names[0]
+			}
+			cfg.Probe, cfg.Token, cfg.DefaultPort = req, remote.Token(f.token), f.ctlPort
+			cfg.Server.Device = req.Spec.Device
+			cfg.Server.MaxMem = f.maxMem
+			log := cmd.ErrOrStderr()
+			cfg.Log = log
+			cfg.ServerOptions = control.ServerOptions{Token: cfg.Token, Timeout: timeout, Log: quietTests{log, logTests},
+				MaxConns: 2*watch.KeepConnsUpTo + 64}
+			// Checked before listening: a mistake costs nothing.
+			if _, err := watch.New(cfg); err != nil {
+				return usageError{fmt.Errorf("agent: %w", err)}
+			}
+			addr := listen
+			if _, _, err := net.SplitHostPort(addr); err != nil {
+				addr = net.JoinHostPort(addr, strconv.Itoa(control.DefaultPort))
+			}
+			logStatsOnSignal(cmd.Context(), log)
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				return fmt.Errorf("listen on %s: %w", addr, err)
+			}
+			cfg.Serve = ln
+			var mln net.Listener
+			if metricsListen != "" {
+				if mln, err = net.Listen("tcp", metricsListen); err != nil {
+					ln.Close()
+					return fmt.Errorf("metrics: listen on %s: %w", metricsListen, err)
+				}
+				cfg.Metrics = mln
+			}
+			a, err := watch.New(cfg)
+			if err != nil { // with the listeners
+				ln.Close()
+				if mln != nil {
+					mln.Close()
+				}
+				return usageError{fmt.Errorf("agent: %w", err)}
+			}
+			auth := "none"
+			if cfg.Token != "" {
+				auth = "required"
+			}
+			maddr := "none"
+			if mln != nil {
+				maddr = "http://" + mln.Addr().String() + "/metrics"
+			}
+			fmt.Fprintf(log, "rdmabench agent: serving tests on %s (device %s, token %s); probing the peers of %s with %s at %g/s; metrics %s\n",
+				ln.Addr(), orDefault(cfg.Server.Device, "first"), auth, cfg.PeersFile, probe, orRate(cfg.Rate), maddr)
+			return a.Run(cmd.Context())
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&listen, "listen", ":"+strconv.Itoa(control.DefaultPort), "address to serve tests on (HOST:PORT, or HOST for the default port)")
+	fs.StringVar(&metricsListen, "metrics-listen", ":19516", "address of the HTTP endpoint serving /metrics (empty: none)")
+	fs.StringVar(&cfg.PeersFile, "peers", "", "file of the peers to probe: one host[:port] a line, # comments; re-read while running")
+	fs.StringVar(&probe, "probe", "write-lat", "the probe test: a latency test (write-lat, send-lat, read-lat, atomic-lat, tcp-lat)")
+	fs.Float64Var(&cfg.Rate, "rate", watch.DefaultRate, "probes per second, over all peers")
+	fs.Var(positiveDuration(&cfg.ProbeTimeout), "probe-timeout", "give up a probe after this long (default 5s)")
+	fs.Var(positiveDuration(&cfg.Reload), "reload", "re-read the peers file this often (default 5s)")
+	fs.Var(positiveDuration(&cfg.BlameEvery), "blame-every", "judge the peers' recent p50 this often (default 10s)")
+	fs.Var(positiveInt(&cfg.MaxPeers), "max-peers", "probe at most this many peers, the first of the file (default 1024)")
+	fs.Var(positiveInt(&cfg.MaxInflight), "max-inflight", "probes in flight at once at most, so that a silent peer does not stop the others (default 4)")
+	fs.StringVar(&cfg.Host, "host", "", "the host label of every sample (default: this host's name)")
+	fs.Var(byteSize(&f.maxMem), "max-mem", "refuse served tests that would register or allocate more memory than this, e.g. 256M")
+	fs.DurationVar(&timeout, "timeout", control.DefaultTimeout, "drop a client silent for this long")
+	fs.BoolVar(&logTests, "log-tests", false, "log every test served, as serve does (default: only failures and refusals other than busy)")
+	// The probe's test flags, as the test commands define them.
+	f.spec = workloads.Spec{Warmup: -1, Inline: -1, GIDIndex: -1}
+	all := pflag.NewFlagSet("tests", pflag.ContinueOnError)
+	for _, d := range benchFlagDefs {
+		d.add(all, &f)
+	}
+	for _, name := range agentTestFlags {
+		fl := all.Lookup(name)
+		switch name {
+		case "iters":
+			fl.Usage = "measured iterations of each probe (default 10)"
+		case "warmup":
+			fl.Usage = "warm-up iterations of each probe, not measured (default 10)"
+		case "ib-dev":
+			fl.Usage = "the RDMA device the agent probes from and serves tests on, one (default: the first one)"
+		case "size":
+			fl.Usage = "the probe's message size (default the test's: 2 B)"
+		case "port":
+			fl.Usage = "the control port of a peer given without one"
+		case "token":
+			fl.Usage = "shared token: required of clients, and proved to peers (default $" + EnvToken + ")"
+		}
+		fs.AddFlag(fl)
+	}
+	return cmd
+}
+
+func orRate(r float64) float64 {
+	if r <= 0 {
+		return watch.DefaultRate
+	}
+	return r
+}
+
+func orNoDevice(err error) error {
+	if err == nil {
+		return verbs.ErrNoDevices
+	}
+	return err
+}
+
+// quietTests is the served tests' log without the lines of probes that
+// went well or were refused busy (many a second), unless all is set.
+type quietTests struct {
+	w   io.Writer
+	all bool
+}
+
+func (q quietTests) Write(p []byte) (int, error) {
+	if !q.all {
+		// "TIME ADDR TEST ok DUR" and "TIME ADDR TEST refused busy: ..."
+		if fs := strings.Fields(string(p)); len(fs) >= 5 && (fs[3] == "ok" || (fs[3] == "refused" && fs[4] == "busy:")) {
+			return len(p), nil
+		}
+	}
+	return q.w.Write(p)
+}

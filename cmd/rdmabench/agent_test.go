@@ -1,0 +1,100 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestAgentUsage: mistakes are usage errors, named, before anything
+// listens.
+func TestAgentUsage(t *testing.T) {
+	peers := filepath.Join(t.TempDir(), "peers")
+	if err := os.WriteFile(peers, []byte("127.0.0.1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"agent", "--probe", "tcp-lat"}, "--peers FILE is required"},
+		{[]string{"agent", "--peers", peers, "--probe", "tcp-bw"}, "want a latency test"},
+		{[]string{"agent", "--peers", peers, "--probe", "tcp-lat", "--rate", "0"}, "--rate 0: want"},
+		{[]string{"agent", "--peers", peers, "--probe", "nope"}, "want a latency test"},
+		{[]string{"agent", "--peers", peers, "--probe", "tcp-lat", "-x", "3"}, "--gid-index does not apply to tcp-lat"},
+		{[]string{"agent", "--peers", peers, "--probe", "tcp-lat", "-s", "2,64"}, "one message size"},
+		{[]string{"agent", "--peers", peers, "--probe", "tcp-lat", "-n", "0"}, "must be at least 1"},
+		{[]string{"agent", "--peers", peers, "--probe", "tcp-lat", "--rate-limit", "1Gbps"}, "--rate-limit does not apply to agent"},
+		{[]string{"agent", "--peers", peers, "--probe", "tcp-lat", "-d", "a,b"}, "one device"},
+	} {
+		_, stderr, code := cli(t, tc.args...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%q: exit %d, %s; want 2 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
+
+// TestAgentProbesServe: an agent probes a `rdmabench serve` over tcp-lat
+// and its /metrics says so.
+func TestAgentProbesServe(t *testing.T) {
+	port, _ := startServer(t)
+	peers := filepath.Join(t.TempDir(), "peers")
+	if err := os.WriteFile(peers, []byte("# the server\n127.0.0.1:"+port+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ml, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	maddr := ml.Addr().String()
+	ml.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	var log syncBuffer
+	go func() {
+		done <- run(ctx, []string{"agent", "--peers", peers, "--probe", "tcp-lat", "--listen", "127.0.0.1:0",
+			"--metrics-listen", maddr, "--host", "node-a", "-n", "5", "--rate", "20"}, &bytes.Buffer{}, &log)
+	}()
+	defer func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("agent: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Error("the agent did not stop")
+		}
+	}()
+	want := `rdmabench_agent_probes_total{host="node-a",device="",peer="127.0.0.1:` + port + `",test="tcp-lat",result="ok"}`
+	var body string
+	for i := 0; i < 100; i++ {
+		time.Sleep(100 * time.Millisecond)
+		resp, err := http.Get("http://" + maddr + "/metrics")
+		if err != nil {
+			continue
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		body = string(b)
+		if strings.Contains(body, want) && !strings.Contains(body, want+" 0\n") {
+			break
+		}
+	}
+	if !strings.Contains(body, want) || strings.Contains(body, want+" 0\n") {
+		t.Fatalf("no good probe in /metrics:\n%s\nlog:\n%s", body, log.String())
+	}
+	if !strings.Contains(body, `rdmabench_agent_probe_latency_seconds_count{host="node-a"`) {
+		t.Errorf("no latency histogram:\n%s", body)
+	}
+	if !strings.Contains(log.String(), "rdmabench agent: serving tests on 127.0.0.1:") {
+		t.Errorf("log: %s", log.String())
+	}
+}

@@ -1,0 +1,638 @@
+package watch
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/rdmabench/rdmabench/pkg/control"
+	"github.com/rdmabench/rdmabench/pkg/mesh"
+	"github.com/rdmabench/rdmabench/pkg/remote"
+	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/workloads"
+)
+
+// Defaults of Config.
+const (
+	DefaultRate         = 10 // probes/s in all, as R-Pingmesh's per RNIC
+	DefaultIters        = 10
+	DefaultProbeTimeout = 5 * time.Second
+	DefaultReload       = 5 * time.Second
+	DefaultBlameEvery   = 10 * time.Second
+	DefaultMaxPeers     = 1024
+	DefaultMaxInflight  = 4
+	// KeepConnsUpTo: with at most this many peers, each peer's control
+	// connection stays open between its probes; with more, each probe
+	// dials its own (a peer's next probe is then len/Rate seconds away).
+	KeepConnsUpTo = 64
+	// busyRetries is how many times a probe refused "busy" (the peer's
+	// server runs another agent's probe) is tried again, after a short
+	// random wait.
+	busyRetries = 4
+)
+
+// Config is an agent's configuration.
+type Config struct {
+	// Host is the host label of every sample (default: the host name).
+	Host string
+	// Serve is the control listener the agent serves tests on (nil: it
+	// serves none), with Server and ServerOptions as `rdmabench serve`'s.
+	Serve         net.Listener
+	Server        workloads.Server
+	ServerOptions control.ServerOptions
+	// Metrics is the listener of the HTTP endpoint serving /metrics (nil:
+	// none).
+	Metrics net.Listener
+	// Token is the shared token probes prove they know.
+	Token string
+	// PeersFile lists the peers (ParsePeers), re-read every Reload; a peer
+	// without a port gets DefaultPort. Self are the addresses (host:port)
+	// of this agent, left out of the set.
+	PeersFile   string
+	DefaultPort int
+	Reload      time.Duration
+	Self        []string
+	// Probe is the probe: one latency test at one size (its Spec.Iterations
+	// the probe's iterations).
+	Probe workloads.Request
+	// Rate is the probes per second, over all peers.
+	Rate         float64
+	ProbeTimeout time.Duration
+	MaxPeers     int
+	MaxInflight  int
+	BlameEvery   time.Duration
+	Blame        mesh.BlameOptions
+	// Log gets one line per event worth a person's attention: the peers
+	// set changing, a peers file error, a peer's first failure and its
+	// recovery, a blame verdict changing.
+	Log io.Writer
+}
+
+// Agent probes its peers and serves its metrics.
+type Agent struct {
+	cfg  Config
+	run  *workloads.Run
+	info workloads.TestInfo
+
+	mu       sync.Mutex
+	st       state
+	byAddr   map[string]*peer
+	cursor   int
+	inflight int
+	lastFile []byte // the last peers file read (nil before, or after a read error)
+	logMu    sync.Mutex
+}
+
+// peer is one peer's live state: its stats (in st.peers) and its kept
+// connection.
+type peer struct {
+	stats   *peerStats
+	busy    bool           // a probe is in flight
+	client  *remote.Client // kept between probes; owned by the probe in flight
+	failing bool           // its last probe failed (for the log)
+	gone    bool           // removed from the set while a probe was in flight
+}
+
+// New checks cfg and plans the probe: a mistake is an error here, before
+// anything runs.
+func New(cfg Config) (*Agent, error) {
+	if cfg.Host == "" {
+		cfg.Host, _ = os.Hostname()
+	}
+	if cfg.Rate <= 0 {
+		cfg.Rate = DefaultRate
+	}
+	if cfg.ProbeTimeout <= 0 {
+		cfg.ProbeTimeout = DefaultProbeTimeout
+	}
+	if cfg.Reload <= 0 {
+		cfg.Reload = DefaultReload
+	}
+	if cfg.BlameEvery <= 0 {
+		cfg.BlameEvery = DefaultBlameEvery
+	}
+	if cfg.MaxPeers <= 0 {
+		cfg.MaxPeers = DefaultMaxPeers
+	}
+	if cfg.MaxInflight <= 0 {
+		cfg.MaxInflight = DefaultMaxInflight
+	}
+	if cfg.DefaultPort == 0 {
+		cfg.DefaultPort = control.DefaultPort
+	}
+	if cfg.PeersFile == "" {
+		return nil, errors.New("no peers file (--peers FILE)")
+	}
+	if len(cfg.Probe.Tests) != 1 {
+		return nil, errors.New("the probe is one test")
+	}
+	info, ok := workloads.LookupTest(cfg.Probe.Tests[0])
+	if !ok || info.Metric != workloads.Latency {
+		return nil, fmt.Errorf("probe %q: want a latency test (write-lat, send-lat, read-lat, atomic-lat or tcp-lat)", cfg.Probe.Tests[0])
+	}
+	if strings.Contains(cfg.Probe.Spec.Device, ",") || cfg.Probe.Spec.Device == "all" {
+		return nil, errors.New("-d: an agent probes from one device (run one agent per NIC)")
+	}
+	if len(cfg.Probe.Spec.Sizes) > 1 {
+		return nil, errors.New("-s: a probe is one message size")
+	}
+	if cfg.Probe.Spec.Iterations == 0 {
+		cfg.Probe.Spec.Iterations = DefaultIters
+	}
+	if cfg.Probe.Spec.Duration > 0 || cfg.Probe.Spec.Precision > 0 || cfg.Probe.Repeat > 1 {
+		return nil, errors.New("a probe runs a fixed number of iterations (-n)")
+	}
+	run, err := workloads.NewRun(cfg.Probe)
+	if err != nil {
+		return nil, fmt.Errorf("probe: %w", err)
+	}
+	a := &Agent{cfg: cfg, run: run, info: info, byAddr: map[string]*peer{}}
+	a.st.labels = labels{host: cfg.Host, device: cfg.Probe.Spec.Device, test: info.Name, basis: info.Basis}
+	a.st.rate = cfg.Rate
+	return a, nil
+}
+
+// logf writes one line of the agent's log.
+func (a *Agent) logf(format string, args ...any) {
+	if a.cfg.Log == nil {
+		return
+	}
+	line := time.Now().Format(time.RFC3339) + " " + fmt.Sprintf(format, args...) + "\n"
+	a.logMu.Lock()
+	defer a.logMu.Unlock()
+	_, _ = io.WriteString(a.cfg.Log, line)
+}
+
+// Run serves tests, probes the peers and serves the metrics until ctx
+// ends; it returns nil then, or the error of a listener that failed for
+// good.
+func (a *Agent) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	errc := make(chan error, 2)
+	if ln := a.cfg.Serve; ln != nil {
+		srv := a.cfg.Server
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := remote.Serve(ctx, ln, &srv, a.cfg.ServerOptions); err != nil {
+				errc <- fmt.Errorf("serve: %w", err)
+				cancel()
+			}
+		}()
+	}
+	if ln := a.cfg.Metrics; ln != nil {
+		hs := a.httpServer()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				errc <- fmt.Errorf("metrics: %w", err)
+				cancel()
+			}
+		}()
+		context.AfterFunc(ctx, func() { _ = hs.Close() })
+	}
+	a.reload()
+	reload := time.NewTicker(a.cfg.Reload)
+	defer reload.Stop()
+	blame := time.NewTicker(a.cfg.BlameEvery)
+	defer blame.Stop()
+	probe := time.NewTicker(time.Duration(float64(time.Second) / a.cfg.Rate))
+	defer probe.Stop()
+	var probes sync.WaitGroup
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			break loop
+		case <-reload.C:
+			a.reload()
+		case <-blame.C:
+			a.judge()
+		case <-probe.C:
+			if p := a.nextPeer(); p != nil {
+				probes.Add(1)
+				go func() {
+					defer probes.Done()
+					a.probe(ctx, p)
+				}()
+			}
+		}
+	}
+	probes.Wait()
+	a.mu.Lock()
+	for _, p := range a.byAddr {
+		if p.client != nil {
+			_ = p.client.Close()
+			p.client = nil
+		}
+	}
+	a.mu.Unlock()
+	wg.Wait()
+	select {
+	case err := <-errc:
+		return err
+	default:
+		return nil
+	}
+}
+
+// reload reads the peers file and, when it changed, applies it.
+func (a *Agent) reload() {
+	data, err := os.ReadFile(a.cfg.PeersFile)
+	if err != nil {
+		a.fileError(&PeersError{Kind: PeersRead, File: a.cfg.PeersFile, Err: err})
+		return
+	}
+	a.mu.Lock()
+	same := a.lastFile != nil && bytes.Equal(data, a.lastFile)
+	a.mu.Unlock()
+	if same {
+		return
+	}
+	addrs, err := ParsePeers(data, a.cfg.DefaultPort)
+	if err != nil {
+		var pe *PeersError
+		if errors.As(err, &pe) {
+			pe.File = a.cfg.PeersFile
+		}
+		a.fileError(err)
+		a.mu.Lock()
+		a.lastFile = data // told once until it changes
+		a.mu.Unlock()
+		return
+	}
+	addrs = a.withoutSelf(addrs)
+	var tooMany error
+	if len(addrs) > a.cfg.MaxPeers {
+		tooMany = errTooMany(a.cfg.PeersFile, len(addrs), a.cfg.MaxPeers)
+		addrs = addrs[:a.cfg.MaxPeers]
+	}
+	a.setPeers(addrs, data)
+	if tooMany != nil {
+		a.fileError(tooMany)
+	}
+}
+
+// fileError counts and logs a peers file error.
+func (a *Agent) fileError(err error) {
+	kind := peersKind(err)
+	a.mu.Lock()
+	for i, k := range peersKinds {
+		if k == kind {
+			a.st.fileErrors[i]++
+		}
+	}
+	a.st.fileOK = false
+	if kind == PeersRead {
+		a.lastFile = nil
+	}
+	n := len(a.st.peers)
+	a.mu.Unlock()
+	if kind == PeersTooMany {
+		a.logf("peers: %v", err)
+		return
+	}
+	a.logf("peers: %v (kind %s); still probing the last good set, %d peers", err, kind, n)
+}
+
+// withoutSelf leaves out the addresses of this agent: those of Self, and
+// those naming this host (its host name or an address of one of its
+// interfaces) with the port it serves on.
+func (a *Agent) withoutSelf(addrs []string) []string {
+	self := map[string]bool{}
+	for _, s := range a.cfg.Self {
+		self[s] = true
+	}
+	if ln := a.cfg.Serve; ln != nil {
+		_, port, _ := net.SplitHostPort(ln.Addr().String())
+		names := []string{a.cfg.Host}
+		if h, err := os.Hostname(); err == nil {
+			names = append(names, h)
+		}
+		if ifaddrs, err := net.InterfaceAddrs(); err == nil {
+			for _, ia := range ifaddrs {
+				if ipn, ok := ia.(*net.IPNet); ok {
+					names = append(names, ipn.IP.String())
+				}
+			}
+		}
+		for _, n := range names {
+			self[net.JoinHostPort(n, port)] = true
+		}
+	}
+	out := addrs[:0:0]
+	for _, s := range addrs {
+		if !self[s] {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// setPeers makes addrs the set: new peers start empty, peers no longer in
+// it are forgotten (their series vanish), the others keep their state.
+func (a *Agent) setPeers(addrs []string, data []byte) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.lastFile = data
+	a.st.fileOK = true
+	keep := map[string]bool{}
+	var added, removed []string
+	list := make([]*peerStats, 0, len(addrs))
+	for _, s := range addrs {
+		keep[s] = true
+		p, ok := a.byAddr[s]
+		if !ok {
+			p = &peer{stats: &peerStats{addr: s}}
+			a.byAddr[s] = p
+			added = append(added, s)
+		}
+		list = append(list, p.stats)
+	}
+	for s, p := range a.byAddr {
+		if keep[s] {
+			continue
+		}
+		removed = append(removed, s)
+		delete(a.byAddr, s)
+		p.gone = true
+		if !p.busy && p.client != nil {
+			_ = p.client.Close()
+			p.client = nil
+		}
+	}
+	a.st.peers = list
+	if len(added)+len(removed) > 0 {
+		a.logf("peers: %d (added %s; removed %s); every peer probed every %.3gs", len(list),
+			orNone(added), orNone(removed), float64(len(list))/a.cfg.Rate)
+	}
+}
+
+func orNone(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	if len(s) > 8 {
+		return strings.Join(s[:8], ", ") + fmt.Sprintf(" and %d more", len(s)-8)
+	}
+	return strings.Join(s, ", ")
+}
+
+// nextPeer takes the next peer round-robin that is not being probed, or
+// nil (the slot skipped) when every one is or the probes in flight are at
+// their cap.
+func (a *Agent) nextPeer() *peer {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	n := len(a.st.peers)
+	if n == 0 {
+		return nil
+	}
+	if a.inflight >= a.cfg.MaxInflight {
+		a.st.skipped++
+		return nil
+	}
+	for i := 0; i < n; i++ {
+		s := a.st.peers[(a.cursor+i)%n]
+		p := a.byAddr[s.addr]
+		if p.busy {
+			continue
+		}
+		a.cursor = (a.cursor + i + 1) % n
+		p.busy = true
+		a.inflight++
+		return p
+	}
+	a.st.skipped++
+	return nil
+}
+
+// probe runs one probe of p and records it.
+func (a *Agent) probe(ctx context.Context, p *peer) {
+	a.mu.Lock()
+	c, addr, keep := p.client, p.stats.addr, len(a.st.peers) <= KeepConnsUpTo
+	p.client = nil
+	a.mu.Unlock()
+	pctx, cancel := context.WithTimeout(ctx, a.cfg.ProbeTimeout)
+	doc, c, err := a.probeOnce(pctx, addr, c)
+	cancel()
+	if ctx.Err() != nil { // shutting down: not the peer's fault
+		if c != nil {
+			_ = c.Close()
+		}
+		a.mu.Lock()
+		p.busy = false
+		a.inflight--
+		a.mu.Unlock()
+		return
+	}
+	result := ResultOK
+	var lat *report.Latency
+	if err == nil {
+		if len(doc.Results) == 0 || doc.Results[0].Latency == nil {
+			err = errors.New("the probe measured nothing")
+		} else {
+			lat = doc.Results[0].Latency
+		}
+	}
+	if err != nil {
+		result = classify(err)
+	}
+	a.mu.Lock()
+	p.busy = false
+	a.inflight--
+	if lat != nil {
+		if herr := p.stats.addSamples(lat); herr != nil {
+			err, result = fmt.Errorf("the probe's histogram: %w", herr), ResultTest
+		} else {
+			p.stats.lastOK = time.Now()
+		}
+	}
+	p.stats.probes[resultIndex(result)]++
+	wasFailing := p.failing
+	p.failing = result != ResultOK
+	if c != nil && (p.gone || !keep || p.client != nil) {
+		_ = c.Close()
+		c = nil
+	}
+	if !p.gone {
+		p.client = c
+	}
+	a.mu.Unlock()
+	switch {
+	case err != nil && !wasFailing:
+		a.logf("probe %s: %s: %v", addr, result, err)
+	case err == nil && wasFailing:
+		a.logf("probe %s: ok again", addr)
+	}
+}
+
+// probeOnce runs the probe against addr over c (dialled when nil), trying
+// again a few times while the server is busy. It returns the connection
+// when it is still usable, else nil.
+func (a *Agent) probeOnce(ctx context.Context, addr string, c *remote.Client) (*report.Document, *remote.Client, error) {
+	for try := 0; ; try++ {
+		if c == nil {
+			var err error
+			if c, err = remote.Dial(ctx, addr, a.cfg.Token); err != nil {
+				return nil, nil, err
+			}
+		}
+		doc, err := a.run.Execute(ctx, c.Target())
+		if err == nil {
+			return doc, c, nil
+		}
+		var se *control.ServerError
+		usable := errors.As(err, &se) && (se.Code == control.CodeBusy || se.Code == control.CodeSpec || se.Code == control.CodeLimit)
+		if !usable {
+			_ = c.Close()
+			c = nil
+		}
+		if !errors.Is(err, control.ErrBusy) || try >= busyRetries {
+			return doc, c, err
+		}
+		t := time.NewTimer(time.Duration(2+rand.IntN(10*(try+1))) * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return doc, c, err
+		case <-t.C:
+		}
+	}
+}
+
+// classify names the kind of a probe's error.
+func classify(err error) string {
+	var se *control.ServerError
+	var ve *control.VersionError
+	var ne net.Error
+	var dns *net.DNSError
+	var op *net.OpError
+	switch {
+	case errors.Is(err, control.ErrBusy):
+		return ResultBusy
+	case errors.Is(err, control.ErrAuth):
+		return ResultAuth
+	case errors.As(err, &ve), errors.Is(err, control.ErrVersion):
+		return ResultVersion
+	case errors.As(err, &se) && (se.Code == control.CodeSpec || se.Code == control.CodeLimit):
+		return ResultRefused
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, control.ErrPeerSilent):
+		return ResultTimeout
+	case errors.As(err, &dns):
+		return ResultConnect
+	case errors.As(err, &op) && op.Op == "dial":
+		return ResultConnect
+	case errors.As(err, &ne) && ne.Timeout():
+		return ResultTimeout
+	case errors.Is(err, control.ErrBadFrame), errors.Is(err, control.ErrFrameTooLarge), errors.Is(err, control.ErrProtocol),
+		errors.Is(err, control.ErrPeerClosed), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return ResultProtocol
+	}
+	return ResultTest
+}
+
+// judge runs blame over the peers' recent p50s.
+func (a *Agent) judge() {
+	a.mu.Lock()
+	in := mesh.BlameInput{Figure: a.info.Name + " p50", HigherIsWorse: true, Names: []mesh.RankName{{Host: a.cfg.Host}}}
+	idx := map[int]*peerStats{}
+	for i, s := range a.st.peers {
+		v := s.recentP50()
+		s.p50 = v
+		in.Names = append(in.Names, mesh.RankName{Host: s.addr})
+		if v > 0 {
+			// Each link its own round: no round is judged as a whole.
+			in.Links = append(in.Links, mesh.LinkFigure{From: 0, To: i + 1, Round: i + 1, Value: v})
+			idx[i+1] = s
+		}
+	}
+	a.mu.Unlock()
+	b := mesh.Judge(in, a.cfg.Blame)
+	slow := map[*peerStats]bool{}
+	for _, l := range b.Links {
+		slow[idx[l.Link.To]] = true
+	}
+	// A peer's links are its one link with this agent: it is never a rank
+	// at fault. This agent is when its links are bad with half of its
+	// peers: then those are not the peers' fault (and not named slow).
+	var lines []string
+	a.mu.Lock()
+	for _, s := range a.st.peers {
+		now := slow[s]
+		if now != s.slow {
+			if now {
+				lines = append(lines, fmt.Sprintf("blame: peer %s slow: p50 %.3gus, %.3gx this agent's median over its peers (limit %.3gx)",
+					s.addr, s.p50/1e3, s.p50/b.FleetMedian, b.Limit))
+			} else {
+				lines = append(lines, fmt.Sprintf("blame: peer %s no longer slow", s.addr))
+			}
+		}
+		s.slow = now
+	}
+	a.st.judged = true
+	a.mu.Unlock()
+	for _, l := range lines {
+		a.logf("%s", l)
+	}
+}
+
+// WriteMetrics writes the agent's metrics in format (FormatOpenMetrics or
+// FormatText), as /metrics serves them.
+func (a *Agent) WriteMetrics(w io.Writer, format expfmt.Format) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return writeMetrics(w, &a.st, format)
+}
+
+// maxScrapes bounds the scrapes served at once; others get 503.
+const maxScrapes = 4
+
+// httpServer serves /metrics, and nothing else.
+func (a *Agent) httpServer() *http.Server {
+	sem := make(chan struct{}, maxScrapes)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "only GET /metrics", http.StatusMethodNotAllowed)
+			return
+		}
+		select {
+		case sem <- struct{}{}:
+			defer func() { <-sem }()
+		default:
+			http.Error(w, "too many scrapes at once", http.StatusServiceUnavailable)
+			return
+		}
+		format := FormatText
+		if expfmt.NegotiateIncludingOpenMetrics(r.Header).FormatType() == expfmt.TypeOpenMetrics {
+			format = FormatOpenMetrics
+		}
+		var buf bytes.Buffer
+		if err := a.WriteMetrics(&buf, format); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", string(format))
+		_, _ = w.Write(buf.Bytes())
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "this endpoint serves only /metrics", http.StatusNotFound)
+	})
+	return &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
+		WriteTimeout: 10 * time.Second, IdleTimeout: 60 * time.Second, MaxHeaderBytes: 8 << 10}
+}

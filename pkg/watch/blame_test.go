@@ -1,0 +1,67 @@
+package watch
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// setP50s gives each peer of a recent p50s of ns (in the peers file's
+// order), as if from 5 good probes each.
+func setP50s(a *Agent, ns ...float64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for i, s := range a.st.peers {
+		s.nRecent, s.next = 0, 0
+		for range 5 {
+			s.recent[s.next] = ns[i]
+			s.next++
+			s.nRecent++
+		}
+	}
+}
+
+func (a *Agent) slowPeers() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var peers []string
+	for _, s := range a.st.peers {
+		if s.slow {
+			peers = append(peers, s.addr)
+		}
+	}
+	return peers
+}
+
+// TestBlame: peers slow against the agent's others are named slow, and
+// no longer once they are not; an agent whose peers agree names none.
+func TestBlame(t *testing.T) {
+	a, file := testAgent(t, 0)
+	var lines []string
+	for i := range 6 {
+		lines = append(lines, fmt.Sprintf("p%d", i))
+	}
+	write(t, file, strings.Join(lines, "\n"))
+	a.reload()
+	for _, tc := range []struct {
+		what string
+		p50s []float64
+		slow string
+	}{
+		{"peers agreeing", []float64{10e3, 10.1e3, 9.9e3, 10e3, 10.2e3, 10e3}, ""},
+		{"one peer 3x", []float64{10e3, 10.1e3, 30e3, 10e3, 10.2e3, 10e3}, "p2:19515"},
+		{"two peers 1.5x", []float64{15e3, 10.1e3, 10e3, 10e3, 15.2e3, 10e3}, "p0:19515 p4:19515"},
+		{"recovered", []float64{10e3, 10.1e3, 9.9e3, 10e3, 10.2e3, 10e3}, ""},
+	} {
+		setP50s(a, tc.p50s...)
+		a.judge()
+		if got := strings.Join(a.slowPeers(), " "); got != tc.slow {
+			t.Errorf("%s: slow %q, want %q", tc.what, got, tc.slow)
+		}
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if p := a.st.peers[0].p50; p != 10e3 {
+		t.Errorf("judged p50 %v, want the median of the recent ones", p)
+	}
+}

@@ -1,0 +1,254 @@
+package watch
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/rdmabench/rdmabench/pkg/report"
+)
+
+// The metric families the agent exports (docs/agent.md is their reference).
+const (
+	metricLatency    = "rdmabench_agent_probe_latency_seconds"          // histogram, per peer
+	metricProbes     = "rdmabench_agent_probes_total"                   // counter, per peer and result
+	metricLastOK     = "rdmabench_agent_peer_last_ok_timestamp_seconds" // gauge, per peer
+	metricP50        = "rdmabench_agent_peer_p50_seconds"               // gauge, per peer, as judged
+	metricSlow       = "rdmabench_agent_peer_slow"                      // gauge 0/1, per peer
+	metricPeers      = "rdmabench_agent_peers"                          // gauge
+	metricPeriod     = "rdmabench_agent_probe_period_seconds"           // gauge
+	metricSkipped    = "rdmabench_agent_probes_skipped_total"           // counter
+	metricFileErrors = "rdmabench_agent_peers_file_errors_total"        // counter, per kind
+	metricFileOK     = "rdmabench_agent_peers_file_ok"                  // gauge 0/1
+)
+
+// Probe results: "ok", or the kind of error (the label result of
+// rdmabench_agent_probes_total).
+const (
+	ResultOK       = "ok"
+	ResultConnect  = "connect"  // the peer's server cannot be reached (refused, unreachable, name not found)
+	ResultTimeout  = "timeout"  // no answer in time (the probe timeout, a silent peer)
+	ResultBusy     = "busy"     // the peer's server ran another test, through every retry
+	ResultAuth     = "auth"     // the token was refused
+	ResultVersion  = "version"  // the peer runs another protocol version
+	ResultProtocol = "protocol" // the peer answered what is not the control protocol (garbage), or closed mid-probe
+	ResultRefused  = "refused"  // the peer's server refused the probe test (spec, limit)
+	ResultTest     = "test"     // the test itself failed
+)
+
+// results are every result, in the order of a peer's counters.
+var results = []string{ResultOK, ResultConnect, ResultTimeout, ResultBusy, ResultAuth, ResultVersion,
+	ResultProtocol, ResultRefused, ResultTest}
+
+func resultIndex(r string) int {
+	i := slices.Index(results, r)
+	if i < 0 {
+		return len(results) - 1
+	}
+	return i
+}
+
+// peersKinds are the peers file error kinds, in counter order.
+var peersKinds = []string{PeersRead, PeersParse, PeersTooMany}
+
+// recentProbes is how many of a peer's last good probes its judged p50 is
+// the median of.
+const recentProbes = 16
+
+// peerStats is what the agent keeps of one peer: fixed size.
+type peerStats struct {
+	addr string
+	// buckets counts the samples of every good probe by the bounds of
+	// report.OpenMetricsLatencyBoundsNs, the last above them all (not
+	// cumulative).
+	buckets [26]uint64
+	count   uint64
+	sumNs   float64
+	probes  [9]uint64 // by results
+	lastOK  time.Time
+	recent  [recentProbes]float64 // p50s (ns) of the last good probes, a ring
+	nRecent int
+	next    int
+	p50     float64 // judged p50 (ns), 0 until judged
+	slow    bool
+}
+
+func init() {
+	if len(report.OpenMetricsLatencyBoundsNs)+1 != len(peerStats{}.buckets) || len(results) != len(peerStats{}.probes) {
+		panic("watch: peerStats sizes out of date")
+	}
+}
+
+// addSamples adds a good probe's samples: its HdrHistogram's bars and its
+// count and mean.
+func (p *peerStats) addSamples(l *report.Latency) error {
+	h, err := report.DecodeHistogram(l.Histogram)
+	if err != nil {
+		return err
+	}
+	bounds := report.OpenMetricsLatencyBoundsNs
+	for _, bar := range h.Distribution() {
+		if bar.Count == 0 {
+			continue
+		}
+		i, _ := slices.BinarySearch(bounds, bar.From)
+		p.buckets[i] += uint64(bar.Count)
+	}
+	p.count += uint64(l.Count)
+	p.sumNs += float64(l.Count) * l.MeanNs
+	p.recent[p.next] = l.P50Ns
+	p.next = (p.next + 1) % recentProbes
+	p.nRecent = min(p.nRecent+1, recentProbes)
+	return nil
+}
+
+// recentP50 is the median of the p50s of the last good probes (ns), or 0
+// with fewer than 3.
+func (p *peerStats) recentP50() float64 {
+	if p.nRecent < 3 {
+		return 0
+	}
+	v := slices.Clone(p.recent[:p.nRecent])
+	slices.Sort(v)
+	n := len(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
+}
+
+// labels are the labels every sample of the agent has, in order: host,
+// device, then those of the sample.
+type labels struct{ host, device, test, basis string }
+
+// state is everything the metrics say, as of one moment.
+type state struct {
+	labels
+	peers      []*peerStats // in the peers file's order
+	skipped    uint64
+	fileErrors [3]uint64 // by peersKinds
+	fileOK     bool
+	judged     bool // a blame pass ran
+	rate       float64
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+func labelPairs(kv ...string) []*dto.LabelPair {
+	l := make([]*dto.LabelPair, 0, len(kv)/2)
+	for i := 0; i+1 < len(kv); i += 2 {
+		l = append(l, &dto.LabelPair{Name: ptrTo(kv[i]), Value: ptrTo(kv[i+1])})
+	}
+	return l
+}
+
+// Formats the endpoint serves: OpenMetrics 1.0 text to a scraper that
+// asks for it (Prometheus does), else the Prometheus text format 0.0.4
+// (curl's, what `promtool check metrics` lints); both are Prometheus's
+// expfmt encoding of the same families.
+var (
+	FormatOpenMetrics = expfmt.NewFormat(expfmt.TypeOpenMetrics)
+	FormatText        = expfmt.NewFormat(expfmt.TypeTextPlain)
+)
+
+// writeMetrics writes s in format.
+func writeMetrics(w io.Writer, s *state, format expfmt.Format) error {
+	var out bytes.Buffer
+	enc := expfmt.NewEncoder(&out, format)
+	for _, mf := range metricFamilies(s) {
+		if err := enc.Encode(mf); err != nil {
+			return fmt.Errorf("write metrics: %w", err)
+		}
+	}
+	if c, ok := enc.(expfmt.Closer); ok {
+		if err := c.Close(); err != nil {
+			return fmt.Errorf("write metrics: %w", err)
+		}
+	}
+	_, err := w.Write(out.Bytes())
+	return err
+}
+
+// metricFamilies are the families of s, in output order; those with no
+// sample are left out.
+func metricFamilies(s *state) []*dto.MetricFamily {
+	gauge, counter, histogram := dto.MetricType_GAUGE, dto.MetricType_COUNTER, dto.MetricType_HISTOGRAM
+	fam := func(name, unit string, typ dto.MetricType, help string) *dto.MetricFamily {
+		mf := &dto.MetricFamily{Name: ptrTo(name), Help: ptrTo(help), Type: typ.Enum()}
+		if unit != "" {
+			mf.Unit = ptrTo(unit)
+		}
+		return mf
+	}
+	base := []string{"host", s.host, "device", s.device}
+	peerL := func(p *peerStats, extra ...string) []*dto.LabelPair {
+		return labelPairs(append(append(slices.Clone(base), "peer", p.addr, "test", s.test), extra...)...)
+	}
+	g := func(v float64, l []*dto.LabelPair) *dto.Metric {
+		return &dto.Metric{Label: l, Gauge: &dto.Gauge{Value: ptrTo(v)}}
+	}
+	c := func(v uint64, l []*dto.LabelPair) *dto.Metric {
+		return &dto.Metric{Label: l, Counter: &dto.Counter{Value: ptrTo(float64(v))}}
+	}
+	b01 := func(b bool) float64 {
+		if b {
+			return 1
+		}
+		return 0
+	}
+
+	lat := fam(metricLatency, "seconds", histogram, "Latency samples of the good probes of a peer, on the test's basis (rtt_half: one-way, half the round trip; rtt: round trip), since the agent started; the bucket bounds of rdmabench_latency_seconds.")
+	probes := fam(metricProbes, "", counter, "Probes of a peer since the agent started, by result: ok, or the kind of error.")
+	lastOK := fam(metricLastOK, "seconds", gauge, "When the last good probe of a peer ended, Unix time; absent before the first.")
+	p50 := fam(metricP50, "seconds", gauge, "A peer's p50 as blame judged it: the median of the p50s of its last 16 good probes (at least 3); absent before.")
+	slow := fam(metricSlow, "", gauge, "1 when blame judged a peer's p50 bad against this agent's other peers (the mesh's rules), else 0.")
+	peers := fam(metricPeers, "", gauge, "Peers in the set being probed.")
+	period := fam(metricPeriod, "seconds", gauge, "Every peer is probed once in this period: the peers over the probe rate.")
+	skipped := fam(metricSkipped, "", counter, "Probe slots skipped because every peer was still being probed or the probes in flight were at their cap.")
+	fileErr := fam(metricFileErrors, "", counter, "Times the peers file could not be used, by kind: read, parse (the last good set is kept), too_many (the first peers are kept).")
+	fileOK := fam(metricFileOK, "", gauge, "1 when the last read of the peers file was used whole, else 0.")
+
+	bounds := report.OpenMetricsLatencyBoundsNs
+	for _, p := range s.peers {
+		h := &dto.Histogram{SampleCount: ptrTo(p.count), SampleSum: ptrTo(p.sumNs / 1e9)}
+		var cum uint64
+		for i, b := range bounds {
+			cum += p.buckets[i]
+			h.Bucket = append(h.Bucket, &dto.Bucket{UpperBound: ptrTo(float64(b) / 1e9), CumulativeCount: ptrTo(cum)})
+		}
+		h.Bucket = append(h.Bucket, &dto.Bucket{UpperBound: ptrTo(math.Inf(1)), CumulativeCount: ptrTo(p.count)})
+		lat.Metric = append(lat.Metric, &dto.Metric{Label: peerL(p, "basis", s.basis), Histogram: h})
+		for i, r := range results {
+			probes.Metric = append(probes.Metric, c(p.probes[i], peerL(p, "result", r)))
+		}
+		if !p.lastOK.IsZero() {
+			lastOK.Metric = append(lastOK.Metric, g(float64(p.lastOK.UnixMilli())/1e3, peerL(p)))
+		}
+		if p.p50 > 0 {
+			p50.Metric = append(p50.Metric, g(p.p50/1e9, peerL(p, "basis", s.basis)))
+		}
+		slow.Metric = append(slow.Metric, g(b01(p.slow), peerL(p)))
+	}
+	peers.Metric = append(peers.Metric, g(float64(len(s.peers)), labelPairs(base...)))
+	if s.rate > 0 {
+		period.Metric = append(period.Metric, g(float64(len(s.peers))/s.rate, labelPairs(base...)))
+	}
+	skipped.Metric = append(skipped.Metric, c(s.skipped, labelPairs(base...)))
+	for i, k := range peersKinds {
+		fileErr.Metric = append(fileErr.Metric, c(s.fileErrors[i], labelPairs(append(slices.Clone(base), "kind", k)...)))
+	}
+	fileOK.Metric = append(fileOK.Metric, g(b01(s.fileOK), labelPairs(base...)))
+
+	var fams []*dto.MetricFamily
+	for _, mf := range []*dto.MetricFamily{lat, probes, lastOK, p50, slow, peers, period, skipped, fileErr, fileOK} {
+		if len(mf.Metric) > 0 {
+			fams = append(fams, mf)
+		}
+	}
+	return fams
+}

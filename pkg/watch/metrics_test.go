@@ -1,0 +1,185 @@
+package watch
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rdmabench/rdmabench/pkg/control"
+	"github.com/rdmabench/rdmabench/pkg/workloads"
+)
+
+// promtool is promtool on $PATH. Without it the test skips, unless CI is
+// set (scripts/test.sh sets it; scripts/deps.sh installs the Debian
+// package prometheus): there it fails.
+func promtool(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("promtool")
+	if err != nil {
+		msg := "promtool not installed (Debian package prometheus, which scripts/deps.sh installs)"
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg + "; CI is set, so the test fails rather than skipping")
+		}
+		t.Skip(msg)
+	}
+	return p
+}
+
+// probedAgent is an agent with two peers: one probed well (a real tcp-lat
+// run in this process, its result recorded as a probe's), one that failed.
+func probedAgent(t *testing.T) *Agent {
+	t.Helper()
+	a, file := testAgent(t, 0)
+	write(t, file, "good\nbad\n")
+	a.reload()
+	run, err := workloads.NewRun(workloads.Request{Tests: []string{"tcp-lat"},
+		Spec: workloads.Spec{Warmup: -1, Inline: -1, GIDIndex: -1, Iterations: 50}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := run.Execute(context.Background(), workloads.Target{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.mu.Lock()
+	good, bad := a.byAddr["good:19515"].stats, a.byAddr["bad:19515"].stats
+	for range 3 {
+		if err := good.addSamples(doc.Results[0].Latency); err != nil {
+			t.Fatal(err)
+		}
+		good.probes[resultIndex(ResultOK)]++
+	}
+	good.lastOK = time.Unix(1_700_000_000, 0)
+	bad.probes[resultIndex(ResultConnect)] += 2
+	a.mu.Unlock()
+	a.judge()
+	return a
+}
+
+// TestMetricsText: the endpoint's text passes `promtool check metrics`
+// with nothing to say, and both formats hold every family.
+func TestMetricsText(t *testing.T) {
+	a := probedAgent(t)
+	var text, om bytes.Buffer
+	if err := a.WriteMetrics(&text, FormatText); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.WriteMetrics(&om, FormatOpenMetrics); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`rdmabench_agent_probe_latency_seconds_bucket{host="h",device="",peer="good:19515",test="tcp-lat",basis="rtt_half",le="+Inf"} 150`,
+		`rdmabench_agent_probe_latency_seconds_count{host="h",device="",peer="good:19515",test="tcp-lat",basis="rtt_half"} 150`,
+		`rdmabench_agent_probe_latency_seconds_count{host="h",device="",peer="bad:19515",test="tcp-lat",basis="rtt_half"} 0`,
+		`rdmabench_agent_probes_total{host="h",device="",peer="good:19515",test="tcp-lat",result="ok"} 3`,
+		`rdmabench_agent_probes_total{host="h",device="",peer="bad:19515",test="tcp-lat",result="connect"} 2`,
+		`rdmabench_agent_peer_last_ok_timestamp_seconds{host="h",device="",peer="good:19515",test="tcp-lat"} 1.7e+09`,
+		`rdmabench_agent_peer_p50_seconds{host="h",device="",peer="good:19515",test="tcp-lat",basis="rtt_half"}`,
+		`rdmabench_agent_peer_slow{host="h",device="",peer="bad:19515",test="tcp-lat"} 0`,
+		`rdmabench_agent_peers{host="h",device=""} 2`,
+		`rdmabench_agent_probe_period_seconds{host="h",device=""} 0.2`,
+		`rdmabench_agent_peers_file_errors_total{host="h",device="",kind="parse"} 0`,
+		`rdmabench_agent_peers_file_ok{host="h",device=""} 1`,
+	} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("the text lacks %s", want)
+		}
+		name := want[:strings.IndexByte(want, '{')]
+		if !strings.Contains(om.String(), name+"{") {
+			t.Errorf("the OpenMetrics text lacks %s", name)
+		}
+	}
+	if strings.Contains(text.String(), `peer_last_ok_timestamp_seconds{host="h",device="",peer="bad`) {
+		t.Error("a peer never probed well has a last good probe")
+	}
+	if !strings.HasSuffix(om.String(), "# EOF\n") || !strings.Contains(om.String(), "# TYPE rdmabench_agent_probes counter\n") {
+		t.Errorf("not OpenMetrics:\n%s", om.String())
+	}
+	cmd := exec.Command(promtool(t), "check", "metrics")
+	cmd.Stdin = &text
+	if out, err := cmd.CombinedOutput(); err != nil || len(bytes.TrimSpace(out)) > 0 {
+		t.Errorf("promtool check metrics: %v\n%s", err, out)
+	}
+}
+
+// TestClassify: each failure a probe meets is named by its kind.
+func TestClassify(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{&control.ServerError{Code: control.CodeBusy}, ResultBusy},
+		{fmt.Errorf("x: %w", &control.ServerError{Code: control.CodeAuth}), ResultAuth},
+		{&control.ServerError{Code: control.CodeSpec}, ResultRefused},
+		{&control.ServerError{Code: control.CodeLimit}, ResultRefused},
+		{fmt.Errorf("connect: %w", &net.OpError{Op: "dial", Err: errors.New("connection refused")}), ResultConnect},
+		{&net.DNSError{Err: "no such host", Name: "x"}, ResultConnect},
+		{fmt.Errorf("tcp-lat: %w", context.DeadlineExceeded), ResultTimeout},
+		{fmt.Errorf("read: %w", control.ErrBadFrame), ResultProtocol},
+		{control.ErrPeerClosed, ResultProtocol},
+		{errors.New("peer failed (ready/0): no"), ResultTest},
+	} {
+		if got := classify(tc.err); got != tc.want {
+			t.Errorf("classify(%v) = %s, want %s", tc.err, got, tc.want)
+		}
+	}
+}
+
+// TestEndpoint: /metrics serves OpenMetrics to a scraper that asks for it
+// and the text format to one that does not; every other path is 404 and
+// every other method 405.
+func TestEndpoint(t *testing.T) {
+	a := probedAgent(t)
+	srv := a.httpServer()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	defer srv.Close()
+	base := "http://" + ln.Addr().String()
+	for _, tc := range []struct {
+		method, path, accept string
+		code                 int
+		ctype                string
+	}{
+		{"GET", "/metrics", "", 200, "text/plain"},
+		{"GET", "/metrics", "application/openmetrics-text;version=1.0.0", 200, "application/openmetrics-text"},
+		{"HEAD", "/metrics", "", 200, "text/plain"},
+		{"POST", "/metrics", "", 405, ""},
+		{"GET", "/", "", 404, ""},
+		{"GET", "/debug/pprof/", "", 404, ""},
+	} {
+		code, ctype := httpDo(t, tc.method, base+tc.path, tc.accept)
+		if code != tc.code || !strings.HasPrefix(ctype, tc.ctype) {
+			t.Errorf("%s %s (Accept %q): %d %q, want %d %q", tc.method, tc.path, tc.accept, code, ctype, tc.code, tc.ctype)
+		}
+	}
+}
+
+func httpDo(t *testing.T, method, url, accept string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode, resp.Header.Get("Content-Type")
+}
