@@ -65,8 +65,23 @@ streamed() {
 	echo "${c:-0}"
 }
 
+# free_port: a port free now below Linux's ephemeral range (32768 and up),
+# so that no rank's server, started on port 0 meanwhile, is given it.
 free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+	python3 -c '
+import random, socket
+for _ in range(200):
+    p = random.randrange(20000, 32000)
+    s = socket.socket()
+    try:
+        s.bind(("", p))
+    except OSError:
+        continue
+    finally:
+        s.close()
+    print(p)
+    break
+'
 }
 
 # mesh DIR OUT [KILL_AFTER]: run the N ranks; rank 0 under GNU time (its

@@ -3,13 +3,14 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/rdmabench/rdmabench/internal/testutil"
 	"github.com/rdmabench/rdmabench/pkg/report"
 	"github.com/rdmabench/rdmabench/pkg/report/schema"
 )
@@ -58,12 +59,7 @@ func TestMeshScheduleFlags(t *testing.T) {
 // moment would be judged (exit 3).
 func meshCLI(t *testing.T, n int, args ...string) (string, string, []int) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	coord := ln.Addr().String()
-	ln.Close()
+	coord := "127.0.0.1:" + strconv.Itoa(testutil.FixedPort(t))
 	codes := make([]int, n)
 	var stdout, stderr string
 	var wg sync.WaitGroup

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,15 +21,7 @@ import (
 // the same code paths as ranks on many hosts, but for the verbs loops,
 // which the device tests and the launcher runs in the VMs cover.
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
+func freePort(t *testing.T) int { return testutil.FixedPort(t) }
 
 type meshRun struct {
 	n        int
