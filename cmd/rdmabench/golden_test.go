@@ -31,6 +31,7 @@ var update = flag.Bool("update", false, "rewrite the golden files of the command
 // compared field by field with the volatile values masked. Rerun with
 // -update to rewrite the files after an intended change.
 func TestGolden(t *testing.T) {
+	t.Setenv("COLUMNS", "") // into a pipe: help and tables at no width
 	files, err := filepath.Glob("testdata/golden/*.txt")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no golden cases: %v", err)
