@@ -98,11 +98,7 @@ func compareCells(c *Comparison) (rows []row, notes []string) {
 			if i == 0 {
 				cells[0], cells[1], cells[2] = clean(r.Test), orDefault(clean(r.Connection), "-"), strconv.Itoa(r.Size)
 			}
-			label := fc.Figure.Label()
-			if fc.Figure.IsLatency() {
-				label += " µs"
-			}
-			cells[3] = label
+			cells[3] = figureLabel(fc.Figure)
 			cells = append(cells, spreadCell(fc.Figure, fc.Base), spreadCell(fc.Figure, fc.New), fc.Delta(), fc.Test())
 			var refs []string
 			if fc.TooFewRuns {
@@ -129,7 +125,7 @@ func spreadCell(f Figure, s Spread) string {
 	if s.N == 0 {
 		return "-"
 	}
-	return tableValue(f, s.Median) + " " + s.PctRange()
+	return scaledValue(f, s.Median) + " " + s.PctRange()
 }
 
 // compareTrailer returns the lines after the numbered footnotes: the

@@ -333,12 +333,12 @@ const (
 
 var (
 	latencyLabels   = []string{"test", "conn", "bytes", "iters", "basis", "min", "p50", "mean", "stdev", "p90", "p99", "p99.9", "p99.99", "max"}
-	bandwidthLabels = []string{"test", "conn", "bytes", "iters", "dir", "QPs", "Gbit/s", "MiB/s", "Mmsg/s"}
+	bandwidthLabels = []string{"test", "conn", "bytes", "iters", "dir", "QPs", "bandwidth", "MiB/s", "msg rate"}
 )
 
 const (
 	latencyTitle   = "Latency, µs (rtt/2: one-way, half the round trip; rtt: full round trip; p50 is perftest's typical; nothing trimmed)"
-	bandwidthTitle = "Bandwidth, payload only (Gbit/s: 10^9 bit/s; MiB/s: 2^20 byte/s; Mmsg/s: 10^6 messages/s)"
+	bandwidthTitle = "Bandwidth, payload only (k, M, G: 10^3, 10^6, 10^9; MiB/s: 2^20 byte/s; msg: messages)"
 	dirLegend      = "dir: -> the local (client) side's direction, <- the remote side's, <-> both summed"
 )
 
@@ -578,9 +578,9 @@ func bwCells(dir, qps string, b *Bandwidth) []string {
 		return []string{dir, qps, "-", "-", "-"}
 	}
 	return []string{dir, qps,
-		strconv.FormatFloat(b.Gbps, 'f', 2, 64),
+		gbitCell(b.Gbps),
 		strconv.FormatFloat(b.MiBps, 'f', 2, 64),
-		strconv.FormatFloat(b.Mmsgps, 'f', 4, 64),
+		mmsgCell(b.Mmsgps),
 	}
 }
 
@@ -601,7 +601,7 @@ func layout(rows []row, width int) ([]string, error) {
 		aligns[i] = tw.AlignRight
 	}
 	aligns[colTest], aligns[colConn], aligns[colKind] = tw.AlignLeft, tw.AlignLeft, tw.AlignLeft
-	return layoutFit(rows, aligns, colFirstMetric, width)
+	return layoutSections(rows, aligns, colFirstMetric, width)
 }
 
 // layoutGrid is layout on a grid of len(aligns) columns.

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -272,3 +273,78 @@ func fitLines(text []byte, width int) []byte {
 	}
 	return out.Bytes()
 }
+
+// layoutSections lays out each section (the rows between blank rows) on a
+// grid of its own, so that the figures of one kind do not widen the
+// columns of another, with the key columns (the first keys) as wide in
+// every section, and the rules as wide as the widest.
+func layoutSections(rows []row, aligns []tw.Align, keys, width int) ([]string, error) {
+	keyW := make([]int, keys)
+	for _, r := range rows {
+		for i, c := range keyCells(r, keys) {
+			keyW[i] = max(keyW[i], utf8.RuneCountInString(c))
+		}
+	}
+	padded := make([]row, len(rows))
+	for i, r := range rows {
+		padded[i] = r
+		kc := keyCells(r, keys)
+		if len(kc) == 0 {
+			continue
+		}
+		cells := slices.Clone(r.cells)
+		for j, c := range kc {
+			pad := strings.Repeat(" ", keyW[j]-utf8.RuneCountInString(c))
+			if aligns[j] == tw.AlignLeft {
+				cells[j] = c + pad
+			} else {
+				cells[j] = pad + c
+			}
+		}
+		padded[i].cells = cells
+	}
+	var out []string
+	start := 0
+	for i := 0; i <= len(padded); i++ {
+		if i < len(padded) && padded[i].kind != rowBlank {
+			continue
+		}
+		if i > start {
+			ls, err := layoutFit(padded[start:i], aligns, keys, width)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, ls...)
+		}
+		if i < len(padded) {
+			out = append(out, "")
+		}
+		start = i + 1
+	}
+	rule := 0
+	for _, l := range out {
+		if isRule(l) {
+			rule = max(rule, len(l))
+		}
+	}
+	for i, l := range out {
+		if isRule(l) {
+			out[i] = strings.Repeat("-", rule)
+		}
+	}
+	return out, nil
+}
+
+// keyCells are the key cells of a row of cells or an error row (those
+// before its error text).
+func keyCells(r row, keys int) []string {
+	switch r.kind {
+	case rowCells:
+		return r.cells[:min(keys, len(r.cells))]
+	case rowError:
+		return r.cells[:min(keys, max(len(r.cells)-1, 0))]
+	}
+	return nil
+}
+
+func isRule(l string) bool { return l != "" && strings.Trim(l, "-") == "" }
