@@ -384,7 +384,7 @@ func (f *benchFlags) run(cmd *cobra.Command, req workloads.Request, hosts []stri
 	if events != nil {
 		err = events.write(report.Event{Event: report.EventEnd, Document: doc})
 	} else {
-		err = report.Write(cmd.OutOrStdout(), f.output, doc)
+		err = report.WriteWith(cmd.OutOrStdout(), f.output, doc, tableOptions(cmd))
 	}
 	if err != nil {
 		return err

@@ -114,7 +114,7 @@ the exit status is 0.`,
 				bw := bwLimit{&limits}
 				verdict.AddLimits("--limit-bw "+bw.String(), docs[1], limits)
 			}
-			if err := report.WriteComparison(cmd.OutOrStdout(), output, c, verdict); err != nil {
+			if err := report.WriteComparisonWith(cmd.OutOrStdout(), output, c, verdict, tableOptions(cmd)); err != nil {
 				return err
 			}
 			if verdict.Failed() {

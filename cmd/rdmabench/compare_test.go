@@ -109,7 +109,7 @@ func TestCompareNoise(t *testing.T) {
 	}
 	lines := 0
 	for _, l := range strings.Split(out, "\n") {
-		if f := strings.Fields(l); len(f) > 4 && (f[0] == "write-lat" || f[0] == "write-bw" || f[0] == "p99" || f[0] == "Mmsg/s") {
+		if f := strings.Fields(l); len(f) > 4 && (f[0] == "write-lat" || f[0] == "write-bw" || f[0] == "p99" || f[0] == "msg") {
 			lines++
 			if !strings.Contains(l, " ~ ") {
 				t.Errorf("row without ~: %q", l)

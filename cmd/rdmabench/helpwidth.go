@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"unicode/utf8"
 
+	"github.com/rdmabench/rdmabench/pkg/report"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
@@ -40,6 +41,12 @@ func helpWidth(cmd *cobra.Command) int {
 		}
 	}
 	return 0
+}
+
+// tableOptions lay tables out for cmd's output: at the width help wraps
+// to (COLUMNS, or the terminal's), or unlimited into a pipe.
+func tableOptions(cmd *cobra.Command) report.Options {
+	return report.Options{Width: helpWidth(cmd)}
 }
 
 // useWrappedHelp makes the help of root and its commands fit helpWidth.

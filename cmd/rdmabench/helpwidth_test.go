@@ -45,3 +45,41 @@ func TestHelpFits80Columns(t *testing.T) {
 		t.Errorf("with no width, a flag's description is not on one line:\n%s", out)
 	}
 }
+
+// With COLUMNS=80 tables fit 80 columns too: report, compare and a test
+// command's; into a pipe they keep their one layout.
+func TestTablesFit80Columns(t *testing.T) {
+	cases := [][]string{
+		{"report", "../../docs/examples/base.json"},
+		{"report", "../../docs/examples/base.json", "../../docs/examples/new.json"},
+		{"report", "../../pkg/report/testdata/suite.json"},
+		{"report", "../../pkg/report/testdata/repeat.json"},
+		{"report", "../../pkg/report/testdata/duration.json"},
+		{"compare", "../../docs/examples/base.json", "../../docs/examples/new.json"},
+		{"tcp-lat", "-n", "20", "-s", "2,64"},
+	}
+	for _, args := range cases {
+		t.Setenv("COLUMNS", "")
+		wide, _, code := cli(t, args...)
+		if code != 0 {
+			t.Fatalf("rdmabench %s: exit %d", strings.Join(args, " "), code)
+		}
+		widest := 0
+		for _, line := range strings.Split(wide, "\n") {
+			widest = max(widest, utf8.RuneCountInString(line))
+		}
+		if widest <= 80 && args[0] != "tcp-lat" {
+			t.Errorf("rdmabench %s is only %d columns wide with no COLUMNS: the case tests nothing", strings.Join(args, " "), widest)
+		}
+		t.Setenv("COLUMNS", "80")
+		out, _, code := cli(t, args...)
+		if code != 0 {
+			t.Fatalf("COLUMNS=80 rdmabench %s: exit %d", strings.Join(args, " "), code)
+		}
+		for i, line := range strings.Split(out, "\n") {
+			if n := utf8.RuneCountInString(line); n > 80 {
+				t.Errorf("COLUMNS=80 rdmabench %s, line %d: %d columns: %q", strings.Join(args, " "), i+1, n, line)
+			}
+		}
+	}
+}

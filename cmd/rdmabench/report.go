@@ -52,7 +52,7 @@ error naming the file and what is wrong with it (exit status 1).`,
 				}
 				srcs = append(srcs, report.Source{Name: path, Doc: doc})
 			}
-			return report.WriteSources(cmd.OutOrStdout(), output, srcs)
+			return report.WriteSourcesWith(cmd.OutOrStdout(), output, srcs, tableOptions(cmd))
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", report.FormatTable, "output format: "+strings.Join(report.Formats, ", "))

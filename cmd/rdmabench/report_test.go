@@ -83,7 +83,7 @@ func TestReport(t *testing.T) {
 	}
 
 	for format, wants := range map[string][]string{
-		"gobench":  {"Unit Gbps better=higher", "BenchmarkWriteLat/conn=RC/size=2 10000 1040 ns/op", "device: mlx5_0"},
+		"gobench":  {"Unit bit/s better=higher", "BenchmarkWriteLat/conn=RC/size=2 10000 1040 ns/op", "device: mlx5_0"},
 		"markdown": {"| test | conn | bytes |", "| write-lat | RC | 2 |"},
 	} {
 		out, _, code = cli(t, "report", file, "-o", format)

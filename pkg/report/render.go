@@ -61,12 +61,17 @@ func FormatForPath(path string) string {
 // markdown and csv (long form), and as itself in json; the other formats
 // are refused.
 func Write(w io.Writer, format string, doc *Document) error {
+	return WriteWith(w, format, doc, Options{})
+}
+
+// WriteWith is [Write] with the table laid out as opts say.
+func WriteWith(w io.Writer, format string, doc *Document, opts Options) error {
 	if doc != nil && doc.Mesh != nil {
 		return writeMesh(w, format, doc)
 	}
 	switch format {
 	case FormatTable:
-		return WriteTable(w, doc)
+		return WriteTableWith(w, doc, opts)
 	case FormatJSON:
 		return WriteJSON(w, doc)
 	case FormatCSV:
@@ -109,6 +114,11 @@ type Source struct {
 //   - openmetrics: one exposition, each sample with a label source naming
 //     its source.
 func WriteSources(w io.Writer, format string, srcs []Source) error {
+	return WriteSourcesWith(w, format, srcs, Options{})
+}
+
+// WriteSourcesWith is [WriteSources] with tables laid out as opts say.
+func WriteSourcesWith(w io.Writer, format string, srcs []Source, opts Options) error {
 	if err := CheckFormat(format); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
@@ -124,7 +134,7 @@ func WriteSources(w io.Writer, format string, srcs []Source) error {
 	case len(srcs) == 0:
 		return errors.New("report: no documents to write")
 	case len(srcs) == 1:
-		return Write(w, format, srcs[0].Doc)
+		return WriteWith(w, format, srcs[0].Doc, opts)
 	case format == FormatCSV:
 		meshes := 0
 		for _, s := range srcs {
@@ -153,7 +163,7 @@ func WriteSources(w io.Writer, format string, srcs []Source) error {
 			if i > 0 {
 				out.WriteByte('\n')
 			}
-			fmt.Fprintf(&out, "==> %s <==\n", clean(s.Name))
+			fmt.Fprintf(&out, "%s\n", fitLines([]byte("==> "+clean(s.Name)+" <=="), opts.Width))
 		case FormatMarkdown:
 			if i > 0 {
 				out.WriteByte('\n')
@@ -165,7 +175,7 @@ func WriteSources(w io.Writer, format string, srcs []Source) error {
 			}
 			fmt.Fprintf(&out, "# source: %s\n", clean(s.Name))
 		}
-		if err := Write(&out, format, s.Doc); err != nil {
+		if err := WriteWith(&out, format, s.Doc, opts); err != nil {
 			return fmt.Errorf("%s: %w", s.Name, err)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -32,13 +33,19 @@ var CompareFormats = []string{FormatTable, FormatMarkdown, FormatJSON}
 // The JSON form is the Comparison itself with "schema"
 // ([CompareSchema]) and "gates" fields.
 func WriteComparison(w io.Writer, format string, c *Comparison, gates *GateResult) error {
+	return WriteComparisonWith(w, format, c, gates, Options{})
+}
+
+// WriteComparisonWith is [WriteComparison] with the table laid out as
+// opts say.
+func WriteComparisonWith(w io.Writer, format string, c *Comparison, gates *GateResult, opts Options) error {
 	if c == nil {
 		return errors.New("report: write comparison: nil comparison")
 	}
 	var out bytes.Buffer
 	switch format {
 	case FormatTable:
-		if err := compareTable(&out, c, gates); err != nil {
+		if err := compareTable(&out, c, gates, opts); err != nil {
 			return err
 		}
 	case FormatMarkdown:
@@ -91,11 +98,7 @@ func compareCells(c *Comparison) (rows []row, notes []string) {
 			if i == 0 {
 				cells[0], cells[1], cells[2] = clean(r.Test), orDefault(clean(r.Connection), "-"), strconv.Itoa(r.Size)
 			}
-			label := fc.Figure.Label()
-			if fc.Figure.IsLatency() {
-				label += " µs"
-			}
-			cells[3] = label
+			cells[3] = figureLabel(fc.Figure)
 			cells = append(cells, spreadCell(fc.Figure, fc.Base), spreadCell(fc.Figure, fc.New), fc.Delta(), fc.Test())
 			var refs []string
 			if fc.TooFewRuns {
@@ -122,7 +125,7 @@ func spreadCell(f Figure, s Spread) string {
 	if s.N == 0 {
 		return "-"
 	}
-	return tableValue(f, s.Median) + " " + s.PctRange()
+	return scaledValue(f, s.Median) + " " + s.PctRange()
 }
 
 // compareTrailer returns the lines after the numbered footnotes: the
@@ -229,9 +232,11 @@ func sideLine(s *Side) string {
 	return clean(s.Name) + ": " + clean(strings.Join(parts, ", "))
 }
 
-func compareTable(b *bytes.Buffer, c *Comparison, gates *GateResult) error {
-	kv(b, "base", sideLine(&c.Base))
-	kv(b, "new", sideLine(&c.New))
+func compareTable(b *bytes.Buffer, c *Comparison, gates *GateResult, opts Options) error {
+	start := b.Len()
+	at := opts.wrapAt(headerWrap)
+	kvAt(b, "base", sideLine(&c.Base), at)
+	kvAt(b, "new", sideLine(&c.New), at)
 	b.WriteByte('\n')
 	if len(c.Rows) == 0 {
 		b.WriteString("no test and size in common\n")
@@ -244,7 +249,7 @@ func compareTable(b *bytes.Buffer, c *Comparison, gates *GateResult) error {
 		}
 		rows = append(rows, cells...)
 		aligns := []tw.Align{tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft}
-		lines, err := layoutGrid(rows, aligns)
+		lines, err := layoutFit(rows, aligns, 4, opts.Width)
 		if err != nil {
 			return err
 		}
@@ -263,6 +268,11 @@ func compareTable(b *bytes.Buffer, c *Comparison, gates *GateResult) error {
 		for _, l := range trailer {
 			b.WriteString(clean(l) + "\n")
 		}
+	}
+	if opts.Width > 0 {
+		fitted := fitLines(slices.Clone(b.Bytes()[start:]), opts.Width)
+		b.Truncate(start)
+		b.Write(fitted)
 	}
 	return nil
 }

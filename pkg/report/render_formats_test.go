@@ -137,7 +137,7 @@ func TestGobenchReadsBack(t *testing.T) {
 			t.Fatal(err)
 		}
 		units := r.Units()
-		for unit, better := range map[string]int{"ns/op": -1, "mean-ns": -1, "p90-ns": -1, "p99-ns": -1, "p99.9-ns": -1, "Gbps": 1, "Mmsg/s": 1} {
+		for unit, better := range map[string]int{"ns/op": -1, "mean-ns": -1, "p90-ns": -1, "p99-ns": -1, "p99.9-ns": -1, "bit/s": 1, "msg/s": 1} {
 			if b := units.GetBetter(unit); b != better {
 				t.Errorf("%s: unit %s better=%d, want %d", name, unit, b, better)
 			}
@@ -187,8 +187,8 @@ func TestGobenchReadsBack(t *testing.T) {
 				if g.Iters != int(b.Messages) || g.GetConfig("basis") != "" {
 					t.Errorf("%s: %s: iters %d basis %q", name, GobenchName(w), g.Iters, g.GetConfig("basis"))
 				}
-				if !near(orig["Gbps"], b.Gbps) || !near(orig["Mmsg/s"], b.Mmsgps) {
-					t.Errorf("%s: %s: values %v, want %v Gbps %v Mmsg/s", name, GobenchName(w), orig, b.Gbps, b.Mmsgps)
+				if !near(orig["bit/s"], b.Gbps*1e9) || !near(orig["msg/s"], b.Mmsgps*1e6) {
+					t.Errorf("%s: %s: values %v, want %v Gbit/s %v Mmsg/s", name, GobenchName(w), orig, b.Gbps, b.Mmsgps)
 				}
 			}
 		}

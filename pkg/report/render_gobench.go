@@ -11,17 +11,20 @@ import (
 	"unicode"
 )
 
-// Units of the Go benchmark format output. benchstat normalizes a unit
-// whose numerator holds "ns" to seconds ("p99-ns" becomes "p99-sec"), and
-// scales decimal units (no "B" in the numerator) by powers of 1000.
+// Units of the Go benchmark format output, each in its base unit, with no
+// SI prefix, since benchstat adds its own: it normalizes a unit whose
+// numerator holds "ns" to seconds ("p99-ns" becomes "p99-sec"), and scales
+// decimal units (no "B" in the numerator) by powers of 1000, so 3.68e8
+// bit/s prints as "368.4M bit/s" (a prefixed unit such as "Gbps" would
+// print as "368.4m Gbps").
 const (
 	gobenchP50Unit   = "ns/op" // the median latency, p50: benchstat's sec/op
 	gobenchMeanUnit  = "mean-ns"
 	gobenchP90Unit   = "p90-ns"
 	gobenchP99Unit   = "p99-ns"
 	gobenchP999Unit  = "p99.9-ns"
-	gobenchGbpsUnit  = "Gbps"   // payload Gbit/s (10^9 bit/s)
-	gobenchMsgsUnit  = "Mmsg/s" // 10^6 messages/s
+	gobenchBitsUnit  = "bit/s" // payload bits per second
+	gobenchMsgsUnit  = "msg/s" // messages per second
 	gobenchModuleKey = "pkg"
 )
 
@@ -33,7 +36,7 @@ var gobenchUnits = []struct{ unit, better string }{
 	{gobenchP90Unit, "lower"},
 	{gobenchP99Unit, "lower"},
 	{gobenchP999Unit, "lower"},
-	{gobenchGbpsUnit, "higher"},
+	{gobenchBitsUnit, "higher"},
 	{gobenchMsgsUnit, "higher"},
 }
 
@@ -52,7 +55,7 @@ var gobenchUnits = []struct{ unit, better string }{
 // without an error, in document order:
 //
 //	BenchmarkWriteLat/conn=RC/size=2  10000  1040 ns/op  1060 mean-ns  1090 p90-ns  1310 p99-ns  2870 p99.9-ns
-//	BenchmarkWriteBW/conn=RC/size=65536  10000  98.5316 Gbps  0.187935 Mmsg/s
+//	BenchmarkWriteBW/conn=RC/size=65536  10000  98531600000 bit/s  187935 msg/s
 //
 // The name is the test in CamelCase, then "conn=" and "size=" (bytes)
 // sub-benchmark keys (plus "dir=bidir" for a bidirectional test), so
@@ -62,8 +65,8 @@ var gobenchUnits = []struct{ unit, better string }{
 // line (rtt_half or rtt) precedes latency results and an empty one removes
 // it before bandwidth results, so benchstat shows one-way latencies, round
 // trips and bandwidth in separate tables. Bandwidth is [Result.Headline] in
-// Gbps (decimal: 10^9 bit/s) and Mmsg/s. Values have six significant
-// digits. Results with errors are left out (the other forms keep them).
+// bit/s (payload) and msg/s, which benchstat scales itself (k, M, G: powers
+// of 1000). Values have six significant digits. Results with errors are left out (the other forms keep them).
 func WriteGobench(w io.Writer, doc *Document) error {
 	if doc == nil {
 		return errors.New("report: write gobench: nil document")
@@ -114,7 +117,7 @@ func WriteGobench(w io.Writer, doc *Document) error {
 			}
 			b := r.Headline()
 			iters = int64(b.Messages)
-			vals = []string{sig6(b.Gbps), gobenchGbpsUnit, sig6(b.Mmsgps), gobenchMsgsUnit}
+			vals = []string{sig6(b.Gbps * 1e9), gobenchBitsUnit, sig6(b.Mmsgps * 1e6), gobenchMsgsUnit}
 		default:
 			continue
 		}

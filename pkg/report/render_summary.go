@@ -12,12 +12,12 @@ import (
 
 const (
 	summaryLatencyTitle   = "Latency, µs: median of the runs, under it ± its 95% confidence interval (rtt/2: one-way; rtt: round trip)"
-	summaryBandwidthTitle = "Bandwidth, payload only: median of the runs, under it ± its 95% confidence interval (Gbit/s: 10^9 bit/s)"
+	summaryBandwidthTitle = "Bandwidth, payload only: median of the runs, under it ± its 95% confidence interval (k, M, G: 10^3, 10^6, 10^9)"
 )
 
 var (
 	summaryLatencyLabels   = []string{"test", "conn", "bytes", "runs", "basis", "min", "p50", "mean", "stdev", "p90", "p99", "p99.9", "p99.99", "max"}
-	summaryBandwidthLabels = []string{"test", "conn", "bytes", "runs", "dir", "QPs", "Gbit/s", "MiB/s", "Mmsg/s"}
+	summaryBandwidthLabels = []string{"test", "conn", "bytes", "runs", "dir", "QPs", "bandwidth", "MiB/s", "msg rate"}
 )
 
 func summarySection(s *Summary) section {
@@ -81,7 +81,7 @@ func buildSummaryRows(doc *Document, sums []Summary, notes *footnotes) []row {
 		bounded := false
 		for _, f := range figs {
 			sp, _ := s.Spread(f)
-			medians = append(medians, tableValue(f, sp.Median))
+			medians = append(medians, scaledValue(f, sp.Median))
 			ranges = append(ranges, sp.PctRange())
 			bounded = bounded || sp.Bounded()
 		}

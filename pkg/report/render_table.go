@@ -39,11 +39,18 @@ import (
 // forms; warnings and errors of the runs are footnoted once, with the runs
 // they come from.
 func WriteTable(w io.Writer, doc *Document) error {
+	return WriteTableWith(w, doc, Options{})
+}
+
+// WriteTableWith is [WriteTable] laid out as opts say: at a width, each
+// line fits it.
+func WriteTableWith(w io.Writer, doc *Document, opts Options) error {
 	if doc == nil {
 		return errors.New("report: write table: nil document")
 	}
 	var out bytes.Buffer
-	writeHeaderBlock(&out, doc)
+	at := opts.wrapAt(headerWrap)
+	writeHeaderBlock(&out, doc, at)
 	out.WriteByte('\n')
 
 	var notes *footnotes
@@ -59,7 +66,7 @@ func WriteTable(w io.Writer, doc *Document) error {
 	if len(doc.Results) == 0 {
 		out.WriteString("no results\n")
 	} else {
-		lines, err := layout(rows)
+		lines, err := layout(rows, opts.Width)
 		if err != nil {
 			return err
 		}
@@ -68,9 +75,9 @@ func WriteTable(w io.Writer, doc *Document) error {
 			out.WriteByte('\n')
 		}
 	}
-	writeSettings(&out, doc)
+	writeSettings(&out, doc, at)
 	notes.write(&out, doc)
-	if _, err := w.Write(out.Bytes()); err != nil {
+	if _, err := w.Write(fitLines(out.Bytes(), opts.Width)); err != nil {
 		return fmt.Errorf("report: write table: %w", err)
 	}
 	return nil
@@ -78,7 +85,8 @@ func WriteTable(w io.Writer, doc *Document) error {
 
 // --- header block ---
 
-func writeHeaderBlock(b *bytes.Buffer, doc *Document) {
+func writeHeaderBlock(b *bytes.Buffer, doc *Document, at int) {
+	kv := func(b *bytes.Buffer, k, v string) { kvAt(b, k, v, at) }
 	t := doc.Tool
 	name := orDefault(t.Name, "rdmabench")
 	var meta []string
@@ -104,9 +112,9 @@ func writeHeaderBlock(b *bytes.Buffer, doc *Document) {
 		}
 		kv(b, "start", s)
 	}
-	hostLines(b, "local", &doc.Hosts.Local)
+	hostLines(b, "local", &doc.Hosts.Local, at)
 	if doc.Hosts.Remote != nil {
-		hostLines(b, "remote", doc.Hosts.Remote)
+		hostLines(b, "remote", doc.Hosts.Remote, at)
 	} else {
 		kv(b, "remote", "none: loopback, both ends in this process on the local device")
 	}
@@ -128,15 +136,11 @@ const (
 
 // kv writes one header line, wrapped at spaces under its value.
 func kv(b *bytes.Buffer, k, v string) {
-	for i, l := range wrap(clean(v), headerWrap-keyWidth) {
-		if i > 0 {
-			k = ""
-		}
-		fmt.Fprintf(b, "%-*s%s\n", keyWidth, k, l)
-	}
+	kvAt(b, k, v, headerWrap)
 }
 
-func hostLines(b *bytes.Buffer, key string, h *Host) {
+func hostLines(b *bytes.Buffer, key string, h *Host, at int) {
+	kv := func(b *bytes.Buffer, k, v string) { kvAt(b, k, v, at) }
 	var parts []string
 	for _, s := range []string{h.OS, h.Kernel} {
 		if s != "" {
@@ -241,14 +245,18 @@ func settingsLines(doc *Document) []string {
 
 // writeSettings writes the settings block of a table: a heading, then one
 // wrapped line per test.
-func writeSettings(b *bytes.Buffer, doc *Document) {
+func writeSettings(b *bytes.Buffer, doc *Document, at int) {
 	lines := settingsLines(doc)
 	if len(lines) == 0 {
 		return
 	}
 	b.WriteString("\nran with (as the device or the socket took it):\n")
 	for _, l := range lines {
-		for i, part := range wrap(l, headerWrap-2) {
+		parts := wrap(l, at-2)
+		if at < headerWrap && len(parts) > 1 { // the rest within at, under their deeper indent
+			parts = append(parts[:1], wrap(strings.Join(parts[1:], " "), at-6)...)
+		}
+		for i, part := range parts {
 			indent := "  "
 			if i > 0 {
 				indent = "      "
@@ -325,12 +333,12 @@ const (
 
 var (
 	latencyLabels   = []string{"test", "conn", "bytes", "iters", "basis", "min", "p50", "mean", "stdev", "p90", "p99", "p99.9", "p99.99", "max"}
-	bandwidthLabels = []string{"test", "conn", "bytes", "iters", "dir", "QPs", "Gbit/s", "MiB/s", "Mmsg/s"}
+	bandwidthLabels = []string{"test", "conn", "bytes", "iters", "dir", "QPs", "bandwidth", "MiB/s", "msg rate"}
 )
 
 const (
 	latencyTitle   = "Latency, µs (rtt/2: one-way, half the round trip; rtt: full round trip; p50 is perftest's typical; nothing trimmed)"
-	bandwidthTitle = "Bandwidth, payload only (Gbit/s: 10^9 bit/s; MiB/s: 2^20 byte/s; Mmsg/s: 10^6 messages/s)"
+	bandwidthTitle = "Bandwidth, payload only (k, M, G: 10^3, 10^6, 10^9; MiB/s: 2^20 byte/s; msg: messages)"
 	dirLegend      = "dir: -> the local (client) side's direction, <- the remote side's, <-> both summed"
 )
 
@@ -570,9 +578,9 @@ func bwCells(dir, qps string, b *Bandwidth) []string {
 		return []string{dir, qps, "-", "-", "-"}
 	}
 	return []string{dir, qps,
-		strconv.FormatFloat(b.Gbps, 'f', 2, 64),
+		gbitCell(b.Gbps),
 		strconv.FormatFloat(b.MiBps, 'f', 2, 64),
-		strconv.FormatFloat(b.Mmsgps, 'f', 4, 64),
+		mmsgCell(b.Mmsgps),
 	}
 }
 
@@ -587,17 +595,23 @@ const minWrap = 100
 // columns, one line per row), then fills in what spans columns: titles,
 // rules, error texts (wrapped under their first column) and footnote
 // references (after a row's last cell).
-func layout(rows []row) ([]string, error) {
+func layout(rows []row, width int) ([]string, error) {
 	aligns := make([]tw.Align, numCols)
 	for i := range aligns {
 		aligns[i] = tw.AlignRight
 	}
 	aligns[colTest], aligns[colConn], aligns[colKind] = tw.AlignLeft, tw.AlignLeft, tw.AlignLeft
-	return layoutGrid(rows, aligns)
+	return layoutSections(rows, aligns, colFirstMetric, width)
 }
 
 // layoutGrid is layout on a grid of len(aligns) columns.
 func layoutGrid(rows []row, aligns []tw.Align) ([]string, error) {
+	return layoutGridWrap(rows, aligns, 0)
+}
+
+// layoutGridWrap is layoutGrid with error texts wrapped within limit
+// runes (0: at the table's width, or minWrap when narrower).
+func layoutGridWrap(rows []row, aligns []tw.Align, limit int) ([]string, error) {
 	numCols := len(aligns)
 
 	var buf bytes.Buffer
@@ -662,7 +676,11 @@ func layoutGrid(rows []row, aligns []tw.Align) ([]string, error) {
 			if r.suffix != "" {
 				text += "  " + r.suffix
 			}
-			for j, part := range wrap(text, max(width, minWrap)-len(indent)) {
+			wrapAt := max(width, minWrap)
+			if limit > 0 {
+				wrapAt = limit
+			}
+			for j, part := range wrap(text, wrapAt-len(indent)) {
 				if j == 0 {
 					lines = append(lines, l[:at]+part)
 				} else {
@@ -682,7 +700,12 @@ func layoutGrid(rows []row, aligns []tw.Align) ([]string, error) {
 // wrap splits s at spaces into lines of at most width runes (a longer word
 // gets a line of its own); width is at least 30.
 func wrap(s string, width int) []string {
-	width = max(width, 30)
+	return wrapWords(s, max(width, 30))
+}
+
+// wrapWords is wrap at any width of at least 1.
+func wrapWords(s string, width int) []string {
+	width = max(width, 1)
 	var lines []string
 	var cur strings.Builder
 	n := 0
