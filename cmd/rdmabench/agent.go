@@ -137,6 +137,7 @@ peers). See docs/agent.md for the metrics and what a probe costs.`,
 	fs.Var(positiveDuration(&cfg.ProbeTimeout), "probe-timeout", "give up a probe after this long (default 5s)")
 	fs.Var(positiveDuration(&cfg.Reload), "reload", "re-read the peers file this often (default 5s)")
 	fs.Var(positiveDuration(&cfg.BlameEvery), "blame-every", "judge the peers' recent p50 this often (default 10s)")
+	fs.IntVar(&cfg.BlameProbes, "blame-probes", 16, "blame judges the median p50 of each peer's last this many good probes (3 to 16): fewer react sooner, more are steadier")
 	fs.Float64Var(&blameMultiplier, "blame-multiplier", mesh.DefaultBlameMultiplier, "a peer is slow when its recent p50 is worse than the median over this agent's peers by more than this many spreads (as mesh --blame-multiplier); lower it where the figures are noisy")
 	fs.Var(positiveInt(&cfg.MaxPeers), "max-peers", "probe at most this many peers, the first of the file (default 1024)")
 	fs.Var(positiveInt(&cfg.MaxInflight), "max-inflight", "probes in flight at once at most, so that a silent peer does not stop the others (default 4)")
