@@ -9,10 +9,10 @@
 # scrapes them every second. Its HTTP API (curl) is asked:
 #   1. series: every agent's latency series of each of its peers, and
 #      blame's p50 of each;
-#   2. netem-delay: the last VM's sends delayed 200 ms (tc netem, set there
+#   2. netem-delay: the last VM's sends delayed 500 ms (tc netem, set there
 #      by a step of the agents' job): every other agent's p50 of it, from
-#      its histogram over the last 20 s, is 50 ms above what it was over
-#      the minute before (half the 100 ms the delay adds to the one-way
+#      its histogram over the last 20 s, is 125 ms above what it was over
+#      the minute before (half the 250 ms the delay adds to the one-way
 #      figure);
 #   3. blame: rdmabench_agent_peer_slow of that host 1 in every other agent
 #      (each at least once: emulated figures are noisy, a verdict may
@@ -22,8 +22,8 @@
 # warm-up) at 1/s in all (each server runs one test at a time, and an
 # emulated probe takes up to seconds), an ACK timeout of 1 s (-u 18: the
 # emulated hosts wake on an event in tens of milliseconds, with the delay
-# 200 ms more), and blame every 2 s over each peer's last 4 good probes
-# (--blame-probes 4: the probes of the slowed host are few, most find its
+# 500 ms more), and blame every 2 s over each peer's last 3 good probes
+# (--blame-probes 3: the probes of the slowed host are few, most find its
 # server busy with a slow one). Each wait has a generous deadline; the
 # seconds it took are printed.
 # Prints "--- PASS: agent-vms/NAME" (or FAIL) per case and
@@ -40,7 +40,7 @@ if [[ ${1:-} == node ]]; then
 	me=${SLURMD_NODENAME:?run me with srun}
 	ip=10.0.0.${me#node}
 	exec "$bin" agent --peers "$dir/peers" -d rxe0 -e -u 18 --probe write-lat -n 5 --warmup 1 --rate 1 \
-		--probe-timeout 15s --blame-every 2s --blame-probes 4 --reload 2s \
+		--probe-timeout 15s --blame-every 2s --blame-probes 3 --reload 2s \
 		--listen "$ip:$port" --metrics-listen "$ip:$mport" --host "$me" >"$dir/agent-$me.log" 2>&1
 fi
 
@@ -145,7 +145,7 @@ q "$probes_q" | sed 's/^/  probes before: /'
 
 # 2. The last VM's sends delayed: the others' histogram p50 of it rises.
 t_fault=$(date +%s)
-if [[ -n $job ]] && srun --jobid "$job" --overlap -N 1 -n 1 -w "$slow" tc qdisc add dev eth0 root netem delay 200ms; then
+if [[ -n $job ]] && srun --jobid "$job" --overlap -N 1 -n 1 -w "$slow" tc qdisc add dev eth0 root netem delay 500ms; then
 	p50_of() { # WINDOW [MODIFIER]: each agent's p50 of the slowed host from its histogram
 		echo "histogram_quantile(0.5, sum by (host, le) (rate(rdmabench_agent_probe_latency_seconds_bucket{peer=\"$slow_peer\"}[$1] ${2:-})))"
 	}
@@ -160,12 +160,12 @@ if [[ -n $job ]] && srun --jobid "$job" --overlap -N 1 -n 1 -w "$slow" tc qdisc 
 	}
 	# Each other agent's p50 of it has risen, or it has named it slow, at
 	# least once (emulated hosts' figures are noisy: a verdict may flap).
-	risen() { hosts_of "$(p50_of 20s) > on (host) $(p50_of 1m "@ $t_fault") + 0.05"; }
+	risen() { hosts_of "$(p50_of 20s) > on (host) $(p50_of 1m "@ $t_fault") + 0.125"; }
 	named() { hosts_of "last_over_time(rdmabench_agent_peer_slow{peer=\"$slow_peer\"}[15s]) == 1"; }
 	q "$(p50_of 1m "@ $t_fault")" | sed 's/^/  p50 of the slowed host, the minute before: /'
 	t0=$SECONDS
 	if until_true 150 risen; then
-		ok "netem-delay (delay 200ms on $slow's eth0: every other agent's p50 of it 50 ms above the minute before, $took s after the delay)"
+		ok "netem-delay (delay 500ms on $slow's eth0: every other agent's p50 of it 125 ms above the minute before, $took s after the delay)"
 	else
 		ko netem-delay "after $took s, the agents' histogram p50 of $slow over 20 s: $(q "$(p50_of 20s)" | tr '\n' ' ')"
 	fi
