@@ -25,6 +25,8 @@ packages=(
 	# the OpenMetrics tests lint and parse the output with the consumers'
 	# own tools: promtool (Prometheus) and the Python client's parser
 	prometheus python3-prometheus-client
+	# scripts/agent-vms.sh asks Prometheus' HTTP API in the VMs
+	curl
 	# the man page test reads the generated pages with man (groff)
 	man-db groff-base
 	# the container image test builds deploy/Containerfile offline: podman,

@@ -12,7 +12,11 @@
 #      there through srun): that host's rank is blamed, not its links;
 #   3. blame-link: only the packets from the third VM to the fourth
 #      delayed (netem on a prio band that a u32 filter on the destination
-#      feeds): that link is blamed, neither of its ends.
+#      feeds): that link is blamed, neither of its ends;
+#   4. agent: `rdmabench agent` in every VM, scraped by Prometheus, one host
+#      slowed and blamed (scripts/agent-vms.sh, its own PASS/FAIL lines).
+# RDMABENCH_MESH_HOSTS_CASES (passed with vm-group.sh -e) runs only the
+# runs it names (slurm-hosts blame-host blame-link agent: all by default).
 # Prints "--- PASS: mesh/NAME" (or FAIL) per run, its table, verdicts and
 # wall time, and "mesh-hosts: N passed, N failed".
 #
@@ -43,6 +47,8 @@ fail=0
 ok() { echo "--- PASS: mesh/$1"; pass=$((pass + 1)); }
 ko() { echo "--- FAIL: mesh/$1: $2"; fail=$((fail + 1)); }
 links=$((n * (n - 1)))
+cases=" ${RDMABENCH_MESH_HOSTS_CASES:-slurm-hosts blame-host blame-link agent} "
+runs() { [[ $cases == *" $1 "* ]]; }
 
 # mesh NAME [ARGS...]: one mesh across every VM; sets rc and took.
 mesh() {
@@ -72,61 +78,76 @@ verdicts() {
 	jq -r '.mesh.verdicts // [] | .[] | select(.subject != "round") | [.subject, .kind, (.rank // "-"), (.from // "-"), (.to // "-")] | @tsv' "$1"
 }
 
-# 1. The mesh as it is.
-mesh slurm-hosts
-facts=$(jq -r '[(.mesh.links | length), ([.mesh.links[] | select(.error)] | length), ([.mesh.ranks[].host.hostname] | unique | length),
-	([.mesh.ranks[].host.device.gid] | unique | length), .mesh.launcher, ([.mesh.verdicts // [] | .[] | select(.kind == "bad")] | length)] | @tsv' \
-	"$out/slurm-hosts.json" 2>&1)
-read -r got failed hosts gids launcher bad <<<"$facts"
-if [[ $rc == 0 && $got == "$links" && $failed == 0 && $hosts == "$n" && $gids == "$n" && $launcher == slurm && $bad == 0 ]]; then
-	ok "slurm-hosts (srun -N $n -n $n across $n VMs: $links links measured in $took s, none blamed)"
-else
-	ko slurm-hosts "exit $rc, links/failed/hosts/GIDs/launcher/bad verdicts: $facts"
-	cat "$out/slurm-hosts.err"
+if runs slurm-hosts; then
+	# 1. The mesh as it is.
+	mesh slurm-hosts
+	facts=$(jq -r '[(.mesh.links | length), ([.mesh.links[] | select(.error)] | length), ([.mesh.ranks[].host.hostname] | unique | length),
+		([.mesh.ranks[].host.device.gid] | unique | length), .mesh.launcher, ([.mesh.verdicts // [] | .[] | select(.kind == "bad")] | length)] | @tsv' \
+		"$out/slurm-hosts.json" 2>&1)
+	read -r got failed hosts gids launcher bad <<<"$facts"
+	if [[ $rc == 0 && $got == "$links" && $failed == 0 && $hosts == "$n" && $gids == "$n" && $launcher == slurm && $bad == 0 ]]; then
+		ok "slurm-hosts (srun -N $n -n $n across $n VMs: $links links measured in $took s, none blamed)"
+	else
+		ko slurm-hosts "exit $rc, links/failed/hosts/GIDs/launcher/bad verdicts: $facts"
+		cat "$out/slurm-hosts.err"
+	fi
+	cat "$out/slurm-hosts.txt"
 fi
-cat "$out/slurm-hosts.txt"
 
 # The blame runs: 20 ping-pongs a link; a 200 ms delay, far above the
 # milliseconds the emulated hosts take to wake on an event; and blame's
 # multiplier at 2, since links of these emulated hosts differ from each
 # other by up to 8x unslowed (a fabric's differ by percents).
 blame=(write-lat -n 20 --blame-multiplier 2)
-
-# 2. One host slowed: everything it sends waits 200 ms.
 slow=node$n
-on "$slow" tc qdisc add dev eth0 root netem delay 200ms
-mesh blame-host "${blame[@]}"
-on "$slow" tc qdisc del dev eth0 root
-want=$(rank_of "$out/blame-host.json" "$slow")
-vs=$(verdicts "$out/blame-host.json")
-ranks_bad=$(awk -F'\t' -v r="$want" '$1 == "rank" && $2 == "bad" && $3 == r' <<<"$vs" | wc -l)
-others=$(awk -F'\t' -v r="$want" 'NF && !($1 == "rank" && $3 == r)' <<<"$vs" | wc -l)
-if [[ $rc == 3 && -n $want && $ranks_bad -ge 1 && $others == 0 ]] && grep -q "^bad rank: rank $want ($slow" "$out/blame-host.err"; then
-	ok "blame-host (netem delay 200ms on $slow: rank $want blamed, no link, exit 3, in $took s)"
-else
-	ko blame-host "exit $rc (want 3), rank of $slow: ${want:-none}, verdicts: ${vs:-none}"
-	cat "$out/blame-host.err"
-fi
-cat "$out/blame-host.txt"
 
-# 3. One path slowed: only what node N-1 sends to node N waits.
-from=node$((n - 1))
-on "$from" sh -c "tc qdisc add dev eth0 root handle 1: prio &&
+if runs blame-host; then
+	# 2. One host slowed: everything it sends waits 200 ms.
+	on "$slow" tc qdisc add dev eth0 root netem delay 200ms
+	mesh blame-host "${blame[@]}"
+	on "$slow" tc qdisc del dev eth0 root
+	want=$(rank_of "$out/blame-host.json" "$slow")
+	vs=$(verdicts "$out/blame-host.json")
+	ranks_bad=$(awk -F'\t' -v r="$want" '$1 == "rank" && $2 == "bad" && $3 == r' <<<"$vs" | wc -l)
+	others=$(awk -F'\t' -v r="$want" 'NF && !($1 == "rank" && $3 == r)' <<<"$vs" | wc -l)
+	if [[ $rc == 3 && -n $want && $ranks_bad -ge 1 && $others == 0 ]] && grep -q "^bad rank: rank $want ($slow" "$out/blame-host.err"; then
+		ok "blame-host (netem delay 200ms on $slow: rank $want blamed, no link, exit 3, in $took s)"
+	else
+		ko blame-host "exit $rc (want 3), rank of $slow: ${want:-none}, verdicts: ${vs:-none}"
+		cat "$out/blame-host.err"
+	fi
+	cat "$out/blame-host.txt"
+fi
+
+if runs blame-link; then
+	# 3. One path slowed: only what node N-1 sends to node N waits.
+	from=node$((n - 1))
+	on "$from" sh -c "tc qdisc add dev eth0 root handle 1: prio &&
 	tc qdisc add dev eth0 parent 1:3 handle 30: netem delay 200ms &&
 	tc filter add dev eth0 protocol ip parent 1: prio 1 u32 match ip dst 10.0.0.$n/32 flowid 1:3"
-mesh blame-link "${blame[@]}"
-on "$from" tc qdisc del dev eth0 root
-a=$(rank_of "$out/blame-link.json" "$from")
-b=$(rank_of "$out/blame-link.json" "$slow")
-vs=$(verdicts "$out/blame-link.json")
-links_bad=$(awk -F'\t' -v a="$a" -v b="$b" '$1 == "link" && $2 == "bad" && (($4 == a && $5 == b) || ($4 == b && $5 == a))' <<<"$vs" | wc -l)
-others=$(awk -F'\t' -v a="$a" -v b="$b" 'NF && !($1 == "link" && (($4 == a && $5 == b) || ($4 == b && $5 == a)))' <<<"$vs" | wc -l)
-if [[ $rc == 3 && -n $a && -n $b && $links_bad -ge 1 && $others == 0 ]]; then
-	ok "blame-link (netem delay 200ms from $from to $slow only: the link $a <-> $b blamed, neither rank, exit 3, in $took s)"
-else
-	ko blame-link "exit $rc (want 3), ranks ${a:-none} and ${b:-none}, verdicts: ${vs:-none}"
-	cat "$out/blame-link.err"
+	mesh blame-link "${blame[@]}"
+	on "$from" tc qdisc del dev eth0 root
+	a=$(rank_of "$out/blame-link.json" "$from")
+	b=$(rank_of "$out/blame-link.json" "$slow")
+	vs=$(verdicts "$out/blame-link.json")
+	links_bad=$(awk -F'\t' -v a="$a" -v b="$b" '$1 == "link" && $2 == "bad" && (($4 == a && $5 == b) || ($4 == b && $5 == a))' <<<"$vs" | wc -l)
+	others=$(awk -F'\t' -v a="$a" -v b="$b" 'NF && !($1 == "link" && (($4 == a && $5 == b) || ($4 == b && $5 == a)))' <<<"$vs" | wc -l)
+	if [[ $rc == 3 && -n $a && -n $b && $links_bad -ge 1 && $others == 0 ]]; then
+		ok "blame-link (netem delay 200ms from $from to $slow only: the link $a <-> $b blamed, neither rank, exit 3, in $took s)"
+	else
+		ko blame-link "exit $rc (want 3), ranks ${a:-none} and ${b:-none}, verdicts: ${vs:-none}"
+		cat "$out/blame-link.err"
+	fi
+	cat "$out/blame-link.txt"
 fi
-cat "$out/blame-link.txt"
+
+# 4. An agent in every VM, scraped by Prometheus; one host slowed and blamed.
+if runs agent; then
+	if "$here/agent-vms.sh" "$bin" "$out"; then
+		pass=$((pass + 1))
+	else
+		fail=$((fail + 1))
+	fi
+fi
 echo "mesh-hosts: $pass passed, $fail failed"
 ((fail == 0))

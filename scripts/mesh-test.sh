@@ -5,7 +5,9 @@
 #     killed mid-run (scripts/mesh-launchers.sh);
 #   - four VMs on one switch (scripts/vm-group.sh), a Slurm cluster of all
 #     four, one rank per VM, then one host and one path slowed with tc netem
-#     and blamed (scripts/mesh-hosts.sh).
+#     and blamed (scripts/mesh-hosts.sh); then, in the same VMs, an agent in
+#     each scraped by Prometheus, one host slowed and blamed in the queried
+#     metrics (scripts/agent-vms.sh, "--- PASS: agent-vms/NAME").
 # Each case prints "--- PASS: mesh/NAME" or "--- FAIL: mesh/NAME", its
 # matrices and its wall time. Ends with "mesh: N passed, N failed".
 #
@@ -25,6 +27,8 @@ fi
 rb_need mpirun openmpi-bin
 rb_need srun slurm-client
 rb_need jq jq
+rb_need prometheus prometheus
+rb_need curl curl
 go build -o "$out/rdmabench" ./cmd/rdmabench
 # The munge key every Slurm node of these clusters shares.
 head -c 1024 /dev/urandom >"$out/munge.key"
@@ -34,5 +38,5 @@ start=$SECONDS
 rb_log "one VM (OpenMPI, Slurm, a rank killed): $((SECONDS - start)) s"
 start=$SECONDS
 "$here/vm-group.sh" -n 4 --share "$out" -- "$here/mesh-hosts.sh" "$out/rdmabench" "$out" "$out/munge.key" || rc=1
-rb_log "four VMs (Slurm across them, a host and a path slowed): $((SECONDS - start)) s (logs and documents in $out)"
+rb_log "four VMs (Slurm across them, a host and a path slowed; agents and Prometheus): $((SECONDS - start)) s (logs and documents in $out)"
 exit $rc

@@ -3,12 +3,14 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/rdmabench/rdmabench/pkg/control"
+	"github.com/rdmabench/rdmabench/pkg/mesh"
 	"github.com/rdmabench/rdmabench/pkg/remote"
 	"github.com/rdmabench/rdmabench/pkg/verbs"
 	"github.com/rdmabench/rdmabench/pkg/watch"
@@ -30,6 +32,7 @@ func newAgentCmd() *cobra.Command {
 	var listen, metricsListen, probe string
 	var logTests bool
 	var timeout time.Duration
+	var blameMultiplier float64
 	cmd := &cobra.Command{
 		Use:   "agent --peers FILE",
 		Short: "Serve tests and probe peers continuously, exporting OpenMetrics for Prometheus",
@@ -59,6 +62,10 @@ peers). See docs/agent.md for the metrics and what a probe costs.`,
 			if cfg.PeersFile == "" {
 				return usageError{fmt.Errorf("agent: --peers FILE is required")}
 			}
+			if !(blameMultiplier > 0) || math.IsInf(blameMultiplier, 0) {
+				return usageError{fmt.Errorf("agent: --blame-multiplier %v: want a number above 0", blameMultiplier)}
+			}
+			cfg.Blame.Multiplier = blameMultiplier
 			req := f.request([]string{probe}, false, nil)
 			if err := mergeDSCP(&req.Spec, f.dscp); err != nil {
 				return usageError{fmt.Errorf("agent: %w", err)}
@@ -130,6 +137,8 @@ peers). See docs/agent.md for the metrics and what a probe costs.`,
 	fs.Var(positiveDuration(&cfg.ProbeTimeout), "probe-timeout", "give up a probe after this long (default 5s)")
 	fs.Var(positiveDuration(&cfg.Reload), "reload", "re-read the peers file this often (default 5s)")
 	fs.Var(positiveDuration(&cfg.BlameEvery), "blame-every", "judge the peers' recent p50 this often (default 10s)")
+	fs.IntVar(&cfg.BlameProbes, "blame-probes", 16, "blame judges the median p50 of each peer's last this many good probes (3 to 16): fewer react sooner, more are steadier")
+	fs.Float64Var(&blameMultiplier, "blame-multiplier", mesh.DefaultBlameMultiplier, "a peer is slow when its recent p50 is worse than the median over this agent's peers by more than this many spreads (as mesh --blame-multiplier); lower it where the figures are noisy")
 	fs.Var(positiveInt(&cfg.MaxPeers), "max-peers", "probe at most this many peers, the first of the file (default 1024)")
 	fs.Var(positiveInt(&cfg.MaxInflight), "max-inflight", "probes in flight at once at most, so that a silent peer does not stop the others (default 4)")
 	fs.StringVar(&cfg.Host, "host", "", "the host label of every sample (default: this host's name)")

@@ -27,6 +27,8 @@ func TestAgentUsage(t *testing.T) {
 		{[]string{"agent", "--probe", "tcp-lat"}, "--peers FILE is required"},
 		{[]string{"agent", "--peers", peers, "--probe", "tcp-bw"}, "want a latency test"},
 		{[]string{"agent", "--peers", peers, "--probe", "tcp-lat", "--rate", "0"}, "--rate 0: want"},
+		{[]string{"agent", "--peers", peers, "--probe", "tcp-lat", "--blame-multiplier", "0"}, "--blame-multiplier 0: want a number above 0"},
+		{[]string{"agent", "--peers", peers, "--probe", "tcp-lat", "--blame-probes", "2"}, "--blame-probes 2: want 3 to 16"},
 		{[]string{"agent", "--peers", peers, "--probe", "nope"}, "want a latency test"},
 		{[]string{"agent", "--peers", peers, "--probe", "tcp-lat", "-x", "3"}, "--gid-index does not apply to tcp-lat"},
 		{[]string{"agent", "--peers", peers, "--probe", "tcp-lat", "-s", "2,64"}, "one message size"},

@@ -71,7 +71,11 @@ type Config struct {
 	MaxPeers     int
 	MaxInflight  int
 	BlameEvery   time.Duration
-	Blame        mesh.BlameOptions
+	// BlameProbes is how many of a peer's last good probes its judged p50
+	// is the median of: 3 to 16 (16 when 0). Fewer react sooner, more are
+	// steadier.
+	BlameProbes int
+	Blame       mesh.BlameOptions
 	// Log gets one line per event worth a person's attention: the peers
 	// set changing, a peers file error, a peer's first failure and its
 	// recovery, a blame verdict changing.
@@ -120,6 +124,12 @@ func New(cfg Config) (*Agent, error) {
 	}
 	if cfg.BlameEvery <= 0 {
 		cfg.BlameEvery = DefaultBlameEvery
+	}
+	if cfg.BlameProbes == 0 {
+		cfg.BlameProbes = recentProbes
+	}
+	if cfg.BlameProbes < 3 || cfg.BlameProbes > recentProbes {
+		return nil, fmt.Errorf("--blame-probes %d: want 3 to %d", cfg.BlameProbes, recentProbes)
 	}
 	if cfg.MaxPeers <= 0 {
 		cfg.MaxPeers = DefaultMaxPeers
@@ -356,7 +366,7 @@ func (a *Agent) setPeers(addrs []string, data []byte) {
 		keep[s] = true
 		p, ok := a.byAddr[s]
 		if !ok {
-			p = &peer{stats: &peerStats{addr: s}}
+			p = &peer{stats: &peerStats{addr: s, window: a.cfg.BlameProbes}}
 			a.byAddr[s] = p
 			added = append(added, s)
 		}

@@ -1,9 +1,12 @@
 package watch
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/rdmabench/rdmabench/pkg/workloads"
 )
 
 // setP50s gives each peer of a recent p50s of ns (in the peers file's
@@ -63,5 +66,43 @@ func TestBlame(t *testing.T) {
 	defer a.mu.Unlock()
 	if p := a.st.peers[0].p50; p != 10e3 {
 		t.Errorf("judged p50 %v, want the median of the recent ones", p)
+	}
+}
+
+// TestBlameProbes: the judged p50 is the median of the last BlameProbes
+// good probes: with 3, two slow probes after five fast ones make it slow;
+// with the default 16, it is still the fast one.
+func TestBlameProbes(t *testing.T) {
+	run, err := workloads.NewRun(workloads.Request{Tests: []string{"tcp-lat"},
+		Spec: workloads.Spec{Warmup: -1, Inline: -1, GIDIndex: -1, Iterations: 20}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := run.Execute(context.Background(), workloads.Target{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		window int
+		want   float64
+	}{{3, 30e3}, {0, 10e3}, {16, 10e3}} {
+		p := &peerStats{window: tc.window}
+		for i, ns := range []float64{10e3, 10e3, 10e3, 10e3, 10e3, 30e3, 30e3} {
+			l := *doc.Results[0].Latency
+			l.P50Ns = ns
+			if err := p.addSamples(&l); err != nil {
+				t.Fatalf("probe %d: %v", i, err)
+			}
+		}
+		if got := p.recentP50(); got != tc.want {
+			t.Errorf("window %d: judged p50 %v, want %v", tc.window, got, tc.want)
+		}
+	}
+	for _, n := range []int{2, 17, -1} {
+		cfg := Config{PeersFile: "peers", BlameProbes: n,
+			Probe: workloads.Request{Tests: []string{"tcp-lat"}, Spec: workloads.Spec{Warmup: -1, Inline: -1, GIDIndex: -1}}}
+		if _, err := New(cfg); err == nil || !strings.Contains(err.Error(), "--blame-probes") {
+			t.Errorf("BlameProbes %d: error %v, want one naming --blame-probes", n, err)
+		}
 	}
 }

@@ -57,7 +57,7 @@ func resultIndex(r string) int {
 var peersKinds = []string{PeersRead, PeersParse, PeersTooMany}
 
 // recentProbes is how many of a peer's last good probes its judged p50 is
-// the median of.
+// the median of at most (Config.BlameProbes, by default all).
 const recentProbes = 16
 
 // peerStats is what the agent keeps of one peer: fixed size.
@@ -74,6 +74,7 @@ type peerStats struct {
 	recent  [recentProbes]float64 // p50s (ns) of the last good probes, a ring
 	nRecent int
 	next    int
+	window  int     // the ring's length used: Config.BlameProbes (recentProbes when 0)
 	p50     float64 // judged p50 (ns), 0 until judged
 	slow    bool
 }
@@ -101,9 +102,13 @@ func (p *peerStats) addSamples(l *report.Latency) error {
 	}
 	p.count += uint64(l.Count)
 	p.sumNs += float64(l.Count) * l.MeanNs
+	w := p.window
+	if w <= 0 || w > recentProbes {
+		w = recentProbes
+	}
 	p.recent[p.next] = l.P50Ns
-	p.next = (p.next + 1) % recentProbes
-	p.nRecent = min(p.nRecent+1, recentProbes)
+	p.next = (p.next + 1) % w
+	p.nRecent = min(p.nRecent+1, w)
 	return nil
 }
 
@@ -205,7 +210,7 @@ func metricFamilies(s *state) []*dto.MetricFamily {
 	lat := fam(metricLatency, "seconds", histogram, "Latency samples of the good probes of a peer, on the test's basis (rtt_half: one-way, half the round trip; rtt: round trip), since the agent started; the bucket bounds of rdmabench_latency_seconds.")
 	probes := fam(metricProbes, "", counter, "Probes of a peer since the agent started, by result: ok, or the kind of error.")
 	lastOK := fam(metricLastOK, "seconds", gauge, "When the last good probe of a peer ended, Unix time; absent before the first.")
-	p50 := fam(metricP50, "seconds", gauge, "A peer's p50 as blame judged it: the median of the p50s of its last 16 good probes (at least 3); absent before.")
+	p50 := fam(metricP50, "seconds", gauge, "A peer's p50 as blame judged it: the median of the p50s of its last good probes (--blame-probes, 16 by default; at least 3); absent before.")
 	slow := fam(metricSlow, "", gauge, "1 when blame judged a peer's p50 bad against this agent's other peers (the mesh's rules), else 0.")
 	peers := fam(metricPeers, "", gauge, "Peers in the set being probed.")
 	period := fam(metricPeriod, "seconds", gauge, "Every peer is probed once in this period: the peers over the probe rate.")

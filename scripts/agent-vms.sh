@@ -1,0 +1,193 @@
+#!/usr/bin/env bash
+# `rdmabench agent` across hosts, watched by a real Prometheus (run by
+# scripts/mesh-hosts.sh in the first VM of its Slurm cluster of
+# scripts/vm-group.sh's VMs, after the meshes). One Slurm job step runs
+# an agent in every VM (write-lat probes on its rxe0 with completion events,
+# -e: spinning ends starve the emulated CPUs), each with the same peers file
+# (every VM; an agent leaves itself out) and /metrics on its own 10.0.0.i;
+# Debian's Prometheus, in the first VM (its data on the guest's tmpfs),
+# scrapes them every second. Its HTTP API (curl) is asked:
+#   1. series: every agent's latency series of each of its peers, and
+#      blame's p50 of each;
+#   2. netem-delay: the last VM's sends delayed 500 ms (tc netem, set there
+#      by a step of the agents' job): every other agent's p50 of it, from
+#      its histogram over the last 20 s, is 125 ms above what it was over
+#      the minute before (half the 250 ms the delay adds to the one-way
+#      figure);
+#   3. blame: rdmabench_agent_peer_slow of that host 1 in every other agent
+#      (each at least once: emulated figures are noisy, a verdict may
+#      flap), and the fleet query (a peer slow for at least 2 agents over
+#      30 s) names it.
+# The agents are tuned for emulated hosts: short probes (-n 5 after one
+# warm-up) at 1/s in all (each server runs one test at a time, and an
+# emulated probe takes up to seconds), an ACK timeout of 1 s (-u 18: the
+# emulated hosts wake on an event in tens of milliseconds, with the delay
+# 500 ms more), and blame every 2 s over each peer's last 3 good probes
+# (--blame-probes 3: the probes of the slowed host are few, most find its
+# server busy with a slow one). Each wait has a generous deadline; the
+# seconds it took are printed.
+# Prints "--- PASS: agent-vms/NAME" (or FAIL) per case and
+# "agent-vms: N passed, N failed".
+#
+# Usage: agent-vms.sh BINARY OUTDIR        (in the first VM, SLURM_CONF set)
+#        agent-vms.sh node BINARY DIR      (the agents' step, on each node)
+set -uo pipefail
+port=19515
+mport=19516
+
+if [[ ${1:-} == node ]]; then
+	bin=$2 dir=$3
+	me=${SLURMD_NODENAME:?run me with srun}
+	ip=10.0.0.${me#node}
+	exec "$bin" agent --peers "$dir/peers" -d rxe0 -e -u 18 --probe write-lat -n 5 --warmup 1 --rate 1 \
+		--probe-timeout 15s --blame-every 2s --blame-probes 3 --reload 2s \
+		--listen "$ip:$port" --metrics-listen "$ip:$mport" --host "$me" >"$dir/agent-$me.log" 2>&1
+fi
+
+here=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
+bin=$1
+out=$2
+n=${RDMABENCH_VM_COUNT:?run me in scripts/vm-group.sh}
+dir=$out/agent-vms
+mkdir -p "$dir"
+pass=0
+fail=0
+ok() { echo "--- PASS: agent-vms/$1"; pass=$((pass + 1)); }
+ko() { echo "--- FAIL: agent-vms/$1: $2"; fail=$((fail + 1)); }
+pairs=$((n * (n - 1)))
+slow=node$n
+slow_peer=10.0.0.$n:$port
+prom=127.0.0.1:9090
+
+for i in $(seq 1 "$n"); do
+	echo "10.0.0.$i:$port"
+done >"$dir/peers"
+targets=$(for i in $(seq 1 "$n"); do printf '"10.0.0.%d:%d", ' "$i" "$mport"; done)
+cat >"$dir/prometheus.yml" <<EOF
+global:
+  scrape_interval: 1s
+  scrape_timeout: 900ms
+scrape_configs:
+  - job_name: rdmabench-agent
+    static_configs:
+      - targets: [${targets%, }]
+EOF
+
+start=$SECONDS
+srun -N "$n" -n "$n" --ntasks-per-node 1 --overlap -J rdmabench-agents "$here/agent-vms.sh" node "$bin" "$dir" \
+	>"$dir/srun.log" 2>&1 &
+srun_pid=$!
+rm -rf /tmp/rdmabench-prometheus
+prometheus --config.file "$dir/prometheus.yml" --storage.tsdb.path /tmp/rdmabench-prometheus \
+	--web.listen-address "$prom" --log.level warn >"$dir/prometheus.log" 2>&1 &
+prom_pid=$!
+job=
+# shellcheck disable=SC2317 # invoked by the trap
+cleanup() {
+	[[ -z $job ]] || srun --jobid "$job" --overlap -N 1 -n 1 -w "$slow" tc qdisc del dev eth0 root 2>/dev/null
+	[[ -z $job ]] || scancel "$job" 2>/dev/null
+	kill "$prom_pid" 2>/dev/null
+	wait "$srun_pid" "$prom_pid" 2>/dev/null
+}
+trap cleanup EXIT
+
+# q PROMQL: the result of an instant query, one "LABELS VALUE" line a sample.
+q() {
+	curl -sf --max-time 5 "http://$prom/api/v1/query" --data-urlencode "query=$1" |
+		jq -r '.data.result[] | "\(.metric | del(.__name__, .job, .instance, .device, .test, .basis) | to_entries | map("\(.key)=\(.value)") | join(",")) \(.value[1])"'
+}
+# count_of PROMQL: how many samples the query returns.
+count_of() { q "$1" | grep -c . ; }
+
+# until_true SECONDS CMD...: run CMD every second until it succeeds or
+# SECONDS pass; sets took.
+until_true() {
+	local limit=$1 t0=$SECONDS
+	shift
+	while ! "$@"; do
+		if ((SECONDS - t0 >= limit)); then
+			took=$((SECONDS - t0))
+			return 1
+		fi
+		sleep 1
+	done
+	took=$((SECONDS - t0))
+}
+
+for _ in $(seq 1 60); do
+	job=$(squeue -h -n rdmabench-agents -o %i 2>/dev/null | head -1)
+	[[ -n $job ]] && break
+	sleep 0.5
+done
+
+slow_q='last_over_time(rdmabench_agent_peer_slow[15s]) == 1'
+probes_q='sum by (host, result) (last_over_time(rdmabench_agent_probes_total[15s])) > 0'
+
+# 1. Every (agent, peer) latency series, and blame's p50 of each.
+# (Over the last 15 s: a scrape of an emulated host can miss its 900 ms.)
+lat='last_over_time(rdmabench_agent_probe_latency_seconds_count{job="rdmabench-agent"}[15s]) > 0'
+p50='last_over_time(rdmabench_agent_peer_p50_seconds{job="rdmabench-agent"}[15s])'
+up='max_over_time(up{job="rdmabench-agent"}[15s]) == 1'
+all_series() {
+	[[ $(count_of "$lat") == "$pairs" && $(count_of "$p50") == "$pairs" && $(count_of "$up") == "$n" ]]
+}
+if [[ -z $job ]]; then
+	ko series "the agents' Slurm job did not start: $(cat "$dir/srun.log")"
+elif until_true 180 all_series; then
+	ok "series (Prometheus scraping $n agents in $n VMs: all $pairs latency series and blame p50s, $took s after the agents started)"
+else
+	ko series "after $took s: $(count_of "$lat") latency series and $(count_of "$p50") p50s of $pairs, $(count_of "$up") of $n targets up"
+	tail -n 5 "$dir"/agent-*.log "$dir/prometheus.log" "$dir/srun.log"
+fi
+q "$p50" | sed 's/^/  before: /'
+q "$slow_q" | sed 's/^/  slow before: /'
+q "$probes_q" | sed 's/^/  probes before: /'
+
+# 2. The last VM's sends delayed: the others' histogram p50 of it rises.
+t_fault=$(date +%s)
+if [[ -n $job ]] && srun --jobid "$job" --overlap -N 1 -n 1 -w "$slow" tc qdisc add dev eth0 root netem delay 500ms; then
+	p50_of() { # WINDOW [MODIFIER]: each agent's p50 of the slowed host from its histogram
+		echo "histogram_quantile(0.5, sum by (host, le) (rate(rdmabench_agent_probe_latency_seconds_bucket{peer=\"$slow_peer\"}[$1] ${2:-})))"
+	}
+	# hosts_of PROMQL: the host labels of the query's samples, added to seen.
+	declare -A seen=()
+	hosts_of() {
+		local h
+		for h in $(q "$1" | sed -n 's/^.*host=\([^, ]*\).*$/\1/p'); do
+			seen[$h]=1
+		done
+		((${#seen[@]} == n - 1))
+	}
+	# Each other agent's p50 of it has risen, or it has named it slow, at
+	# least once (emulated hosts' figures are noisy: a verdict may flap).
+	risen() { hosts_of "$(p50_of 20s) > on (host) $(p50_of 1m "@ $t_fault") + 0.125"; }
+	named() { hosts_of "last_over_time(rdmabench_agent_peer_slow{peer=\"$slow_peer\"}[15s]) == 1"; }
+	q "$(p50_of 1m "@ $t_fault")" | sed 's/^/  p50 of the slowed host, the minute before: /'
+	t0=$SECONDS
+	if until_true 150 risen; then
+		ok "netem-delay (delay 500ms on $slow's eth0: every other agent's p50 of it 125 ms above the minute before, $took s after the delay)"
+	else
+		ko netem-delay "after $took s, the agents' histogram p50 of $slow over 20 s: $(q "$(p50_of 20s)" | tr '\n' ' ')"
+	fi
+	q "$(p50_of 20s)" | sed 's/^/  p50 of the slowed host, the last 20 s: /'
+	seen=()
+	if until_true $((150 - (SECONDS - t0))) named; then
+		fleet=$(q 'count by (peer) (max_over_time(rdmabench_agent_peer_slow[30s]) == 1) >= 2')
+		if grep -q "^peer=$slow_peer " <<<"$fleet"; then
+			ok "blame (rdmabench_agent_peer_slow{peer=\"$slow_peer\"} 1 in all $((n - 1)) other agents, $((SECONDS - t0)) s after the delay; slow for 2 agents or more over 30 s: $(cut -d' ' -f1 <<<"$fleet" | tr '\n' ' '))"
+		else
+			ko blame "the hosts slow for at least 2 agents over 30 s: ${fleet:-none} (want $slow_peer among them)"
+		fi
+	else
+		ko blame "after $((SECONDS - t0)) s, the agents slow of $slow: $(q "last_over_time(rdmabench_agent_peer_slow{peer=\"$slow_peer\"}[15s])" | tr '\n' ' ')"
+		grep -h blame: "$dir"/agent-*.log | tail -n 10
+	fi
+	q "$p50" | sed 's/^/  after: /'
+	q "$slow_q" | sed 's/^/  slow after: /'
+	q "$probes_q" | sed 's/^/  probes after: /'
+	grep -h 'blame:' "$dir"/agent-*.log | sed 's/^/  /'
+else
+	ko netem-delay "could not set netem on $slow in the agents' job ${job:-none}"
+fi
+echo "agent-vms: $pass passed, $fail failed in $((SECONDS - start)) s"
+((fail == 0))
