@@ -103,7 +103,9 @@ levels() {
 		for kind in ctx pd mr cq qp; do
 			rdma_n=$((rdma_n + $(rdma resource show "$kind" 2>/dev/null | grep -c " pid $server " || true)))
 		done
-		if ! ss -Htn state established "( sport = :$port )" | grep -q .; then
+		# (close-wait too: a killed client's connection the server has
+		# not closed yet still holds its descriptor)
+		if ! ss -Htn state established state close-wait "( sport = :$port )" | grep -q .; then
 			[[ $line == *verbs_objects=0* ]] && ((rdma_n == 0)) && break
 			[[ "${line##*verbs_objects=}/$rdma_n" == "$seen" ]] && same=$((same + 1)) || same=0
 			seen="${line##*verbs_objects=}/$rdma_n"
@@ -115,7 +117,16 @@ levels() {
 		rb_log "levels $name: the server still holds verbs objects:"
 		rdma resource show 2>/dev/null | grep " pid $server " >&2 || true
 	fi
+	# Descriptors still closing (a test's device or sockets torn down just
+	# now): read until two reads 0.5 s apart agree (at most 10 s).
 	fds=$(find "/proc/$server/fd" -mindepth 1 -maxdepth 1 | wc -l)
+	for _ in $(seq 1 20); do
+		sleep 0.5
+		local again
+		again=$(find "/proc/$server/fd" -mindepth 1 -maxdepth 1 | wc -l)
+		((again == fds)) && break
+		fds=$again
+	done
 	rss=$(awk '/^VmRSS:/ {print $2}' "/proc/$server/status")
 	local g v
 	g=$(sed -n 's/.*goroutines=\([0-9]*\).*/\1/p' <<<"$line")
