@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"unicode/utf8"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
 	"github.com/spf13/cobra"
@@ -16,8 +15,9 @@ import (
 
 // Help fits the terminal: at the width that COLUMNS says, or else the
 // terminal's, the flags' descriptions wrap in their column and any other
-// line longer than that wraps at a space, indented as it was. Into a pipe,
-// with no COLUMNS, the layout is the same every time: one line per flag.
+// line longer than that wraps as the tables' lines do (report.FitLines).
+// Into a pipe, with no COLUMNS, the layout is the same every time: one
+// line per flag.
 
 // minHelpWidth is the narrowest width help wraps to; below it (or with no
 // width known) nothing wraps.
@@ -77,40 +77,6 @@ func useWrappedHelp(root *cobra.Command) {
 		help(c, args)
 		helpColumns.Store(0)
 		c.SetOut(out)
-		out.Write(wrapLines(b.Bytes(), w))
+		out.Write(report.FitLines(b.Bytes(), w))
 	})
-}
-
-// wrapLines wraps each line of text longer than width at its last space
-// that fits, the rest indented as the line was (a word longer than the
-// line is left whole).
-func wrapLines(text []byte, width int) []byte {
-	var out bytes.Buffer
-	for i, line := range strings.Split(string(text), "\n") {
-		if i > 0 {
-			out.WriteByte('\n')
-		}
-		indent := line[:len(line)-len(strings.TrimLeft(line, " "))]
-		for utf8.RuneCountInString(line) > width {
-			cut := -1
-			n := 0
-			for j, r := range line {
-				if n >= width {
-					break
-				}
-				if r == ' ' && j > len(indent) {
-					cut = j
-				}
-				n++
-			}
-			if cut < 0 {
-				break
-			}
-			out.WriteString(strings.TrimRight(line[:cut], " "))
-			out.WriteByte('\n')
-			line = indent + strings.TrimLeft(line[cut:], " ")
-		}
-		out.WriteString(line)
-	}
-	return out.Bytes()
 }

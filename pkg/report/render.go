@@ -163,7 +163,7 @@ func WriteSourcesWith(w io.Writer, format string, srcs []Source, opts Options) e
 			if i > 0 {
 				out.WriteByte('\n')
 			}
-			fmt.Fprintf(&out, "%s\n", fitLines([]byte("==> "+clean(s.Name)+" <=="), opts.Width))
+			fmt.Fprintf(&out, "%s\n", FitLines([]byte("==> "+clean(s.Name)+" <=="), opts.Width))
 		case FormatMarkdown:
 			if i > 0 {
 				out.WriteByte('\n')

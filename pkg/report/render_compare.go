@@ -270,7 +270,7 @@ func compareTable(b *bytes.Buffer, c *Comparison, gates *GateResult, opts Option
 		}
 	}
 	if opts.Width > 0 {
-		fitted := fitLines(slices.Clone(b.Bytes()[start:]), opts.Width)
+		fitted := FitLines(slices.Clone(b.Bytes()[start:]), opts.Width)
 		b.Truncate(start)
 		b.Write(fitted)
 	}

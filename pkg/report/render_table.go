@@ -77,7 +77,7 @@ func WriteTableWith(w io.Writer, doc *Document, opts Options) error {
 	}
 	writeSettings(&out, doc, at)
 	notes.write(&out, doc)
-	if _, err := w.Write(fitLines(out.Bytes(), opts.Width)); err != nil {
+	if _, err := w.Write(FitLines(out.Bytes(), opts.Width)); err != nil {
 		return fmt.Errorf("report: write table: %w", err)
 	}
 	return nil

@@ -228,11 +228,12 @@ func pick(aligns []tw.Align, cols []int) []tw.Align {
 
 var reNoteRef = regexp.MustCompile(`^\[\d+\] `)
 
-// fitLines wraps each line of text wider than width (0: none) at its
+// FitLines wraps each line of text wider than width (0: none) at its
 // last space that fits; the rest is indented under the text of a
 // footnote ("[1] ..."), or two spaces more than the line was. A word
-// wider than the line is cut.
-func fitLines(text []byte, width int) []byte {
+// wider than the line is cut. The tables and the commands' help fit the
+// terminal with it.
+func FitLines(text []byte, width int) []byte {
 	if width <= 0 {
 		return text
 	}

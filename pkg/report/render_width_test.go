@@ -119,12 +119,12 @@ func TestComparisonFitsWidth(t *testing.T) {
 	}
 }
 
-// fitLines wraps text lines under their footnote number and cuts a word
+// FitLines wraps text lines under their footnote number and cuts a word
 // longer than the line.
 func TestFitLines(t *testing.T) {
-	got := string(fitLines([]byte("[12] aaaa bbbb cccc dddd\nshort\n"+strings.Repeat("x", 25)), 14))
+	got := string(FitLines([]byte("[12] aaaa bbbb cccc dddd\nshort\n"+strings.Repeat("x", 25)), 14))
 	want := "[12] aaaa bbbb\n     cccc dddd\nshort\n" + strings.Repeat("x", 14) + "\n  " + strings.Repeat("x", 11)
 	if got != want {
-		t.Errorf("fitLines gave\n%q\nwant\n%q", got, want)
+		t.Errorf("FitLines gave\n%q\nwant\n%q", got, want)
 	}
 }
