@@ -3,6 +3,7 @@ package mesh
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -268,7 +269,8 @@ func Judge(in BlameInput, opt BlameOptions) Blame {
 		all := byRound[r]
 		var clean []int
 		for _, i := range all {
-			if !first[ls[i].From].atFault() && !first[ls[i].To].atFault() {
+			_, from := first[ls[i].From]
+			if _, to := first[ls[i].To]; !from && !to {
 				clean = append(clean, i)
 			}
 		}
@@ -313,13 +315,7 @@ func Judge(in BlameInput, opt BlameOptions) Blame {
 		}
 		return RankName{}
 	}
-	ranks := make([]int, 0, len(fault))
-	for r, f := range fault {
-		if f.atFault() {
-			ranks = append(ranks, r)
-		}
-	}
-	slices.Sort(ranks)
+	ranks := slices.Sorted(maps.Keys(fault))
 	at := map[int]int{} // rank -> its verdict
 	for _, r := range ranks {
 		at[r] = len(b.Ranks)
@@ -403,35 +399,61 @@ type peerCount struct{ peers, badPeers int }
 
 func (p peerCount) atFault() bool { return p.badPeers >= 2 && 2*p.badPeers >= p.peers }
 
-// faults counts, for every rank, its peers and its bad peers.
+// faults are the ranks at fault, with their peers and bad peers. They are
+// found one at a time, the worst first (the largest share of bad peers,
+// then the most, then the lowest rank): a bad link to a rank at fault is
+// explained by it, so the ranks after it are judged without their links to
+// it. One slow host of four makes a bad link of each of the others; those
+// do not put them at fault with it, nor does one more bad link of noise.
 func faults(ls []judged) map[int]peerCount {
-	type seen struct {
-		peer int
-		bad  bool
-	}
-	by := map[int][]seen{}
+	bad := map[int]map[int]bool{} // rank -> peer -> a bad link between them
 	for _, l := range ls {
-		by[l.From] = append(by[l.From], seen{l.To, l.bad})
-		by[l.To] = append(by[l.To], seen{l.From, l.bad})
-	}
-	out := make(map[int]peerCount, len(by))
-	for r, s := range by {
-		slices.SortFunc(s, func(x, y seen) int { return x.peer - y.peer })
-		var c peerCount
-		for i := 0; i < len(s); {
-			j, bad := i, false
-			for ; j < len(s) && s[j].peer == s[i].peer; j++ {
-				bad = bad || s[j].bad
+		for _, e := range [2][2]int{{l.From, l.To}, {l.To, l.From}} {
+			if bad[e[0]] == nil {
+				bad[e[0]] = map[int]bool{}
 			}
-			c.peers++
-			if bad {
+			bad[e[0]][e[1]] = bad[e[0]][e[1]] || l.bad
+		}
+	}
+	all := make(map[int]peerCount, len(bad))
+	for r, peers := range bad {
+		c := peerCount{peers: len(peers)}
+		for _, b := range peers {
+			if b {
 				c.badPeers++
 			}
-			i = j
 		}
-		out[r] = c
+		all[r] = c
 	}
-	return out
+	left := maps.Clone(all) // counts without the peers found at fault
+	out := map[int]peerCount{}
+	for {
+		worst, wc := -1, peerCount{}
+		for r, c := range left {
+			if !c.atFault() {
+				continue
+			}
+			// c worse than wc: a larger share, then more, then a lower rank.
+			if d := c.badPeers*wc.peers - wc.badPeers*c.peers; worst < 0 || d > 0 ||
+				d == 0 && (c.badPeers > wc.badPeers || c.badPeers == wc.badPeers && r < worst) {
+				worst, wc = r, c
+			}
+		}
+		if worst < 0 {
+			return out
+		}
+		out[worst] = all[worst] // a verdict counts all its peers
+		delete(left, worst)
+		for p, b := range bad[worst] {
+			if c, ok := left[p]; ok {
+				c.peers--
+				if b {
+					c.badPeers--
+				}
+				left[p] = c
+			}
+		}
+	}
 }
 
 // pairsIn counts the distinct pairs of ranks of the links ls[i], i in idx.
