@@ -18,7 +18,12 @@
 # device, like scripts/test.sh. Ends with "--- PASS: soak/..." or
 # "--- FAIL: soak/..." lines and a summary.
 #
+# With --agent-seconds S, the agent soak (scripts/agent-soak.sh) runs
+# after it on the same device (in the same VM), S seconds after a warm-up
+# of 20 s.
+#
 # Usage: scripts/soak.sh [--tests N] [--kill-pct P] [--seed S] [--out DIR]
+#                        [--agent-seconds S]
 #   --tests N      tests in all, warm-up included (default 100; at least 11)
 #   --kill-pct P   share of clients killed mid-test, percent (default 10)
 #   --seed S       seed of the random choices (default: from the clock)
@@ -30,19 +35,20 @@ rb_prog=soak.sh
 here=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 . "$here/lib.sh"
 
-tests=100 kill_pct=10 seed='' out='' in_vm=0 bin=''
+tests=100 kill_pct=10 seed='' out='' in_vm=0 bin='' agent_seconds=0
 while [[ $# -gt 0 ]]; do
 	case $1 in
 	--tests) tests=$2; shift 2 ;;
 	--kill-pct) kill_pct=$2; shift 2 ;;
 	--seed) seed=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
+	--agent-seconds) agent_seconds=$2; shift 2 ;;
 	--in-vm) in_vm=1; bin=$2; shift 2 ;; # internal: run the soak here, with BINARY
 	-h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) rb_log "unknown argument $1 (see --help)"; exit 2 ;;
 	esac
 done
-for n in "$tests" "$kill_pct" ${seed:+"$seed"}; do
+for n in "$tests" "$kill_pct" "$agent_seconds" ${seed:+"$seed"}; do
 	[[ $n =~ ^[0-9]+$ ]] || { rb_log "not a number: $n"; exit 2; }
 done
 ((tests >= 11)) || { rb_log "--tests must be at least 11 (10 warm up the server)"; exit 2; }
@@ -58,12 +64,12 @@ if ((!in_vm)); then
 		[[ -x /usr/local/go/bin/go ]] && PATH=$PATH:/usr/local/go/bin
 	fi
 	go build -o "$out/rdmabench" ./cmd/rdmabench
-	args=(--tests "$tests" --kill-pct "$kill_pct" --seed "$seed" --out "$out" --in-vm "$out/rdmabench")
+	args=(--tests "$tests" --kill-pct "$kill_pct" --seed "$seed" --out "$out" --agent-seconds "$agent_seconds" --in-vm "$out/rdmabench")
 	if [[ ${RDMABENCH_IN_VM:-} == 1 || $(rb_rdma_mode) == host ]]; then
 		exec "$here/soak.sh" "${args[@]}"
 	fi
 	rb_log "this kernel has no rdma_rxe: the soak runs in the Soft-RoCE VM (logs in $out)"
-	exec "$here/vm.sh" --share "$out" --timeout $((600 + tests * 6)) -- "$here/soak.sh" "${args[@]}"
+	exec "$here/vm.sh" --share "$out" --timeout $((600 + tests * 6 + (agent_seconds ? agent_seconds + 600 : 0))) -- "$here/soak.sh" "${args[@]}"
 fi
 
 # ---------------------------------------------------------------------------
@@ -273,5 +279,11 @@ if ((bad == 0)); then
 	echo "--- PASS: soak/levels (back at the warm-up level within the bounds)"
 else
 	echo "--- FAIL: soak/levels (see the table above)"
+fi
+if ((agent_seconds > 0)); then
+	kill "$server" 2>/dev/null || true
+	wait "$server" 2>/dev/null || true
+	mkdir -p "$out/agent"
+	"$here/agent-soak.sh" --seconds "$agent_seconds" --warmup 20 --out "$out/agent" --in-vm "$bin" || bad=1
 fi
 ((failed == 0 && bad == 0))

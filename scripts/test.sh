@@ -97,9 +97,9 @@ esac
 rb_log "RDMA tests took $((SECONDS - start)) s"
 
 soak_tests=${RDMABENCH_SOAK_TESTS:-20}
-step "soak: $soak_tests tests against one server, 30% of the clients after the warm-up killed mid-test (scripts/soak.sh)"
+step "soak: $soak_tests tests against one server, 30% of the clients after the warm-up killed mid-test, then two agents probing each other for 30 s (scripts/soak.sh, scripts/agent-soak.sh)"
 start=$SECONDS
-RDMABENCH_RDMA_MODE=$mode "$here/soak.sh" --tests "$soak_tests" --kill-pct 30 --out "$out/soak" 2>&1 | tee "$out/soak.log" || failed=1
+RDMABENCH_RDMA_MODE=$mode "$here/soak.sh" --tests "$soak_tests" --kill-pct 30 --agent-seconds 30 --out "$out/soak" 2>&1 | tee "$out/soak.log" || failed=1
 rb_log "the soak took $((SECONDS - start)) s"
 
 : >"$out/two-host.log"

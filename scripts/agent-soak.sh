@@ -1,0 +1,202 @@
+#!/usr/bin/env bash
+# Agent soak: two `rdmabench agent`s on one RDMA device probe each other
+# (write-lat over RC, --rate probes/s each) for SECONDS, and their levels
+# stay flat. Each agent's levels are read after a warm-up (a minute) and
+# again at the end, both times with its peers file emptied (the agent
+# re-reads it every 2 s and stops probing) and once it is idle (its count
+# of verbs objects unchanged for 4 s):
+#   - verbs objects: its PDs, MRs, CQs, QPs and contexts in
+#     `rdma resource show` (iproute2), and those it counts itself;
+#   - open file descriptors (/proc/PID/fd);
+#   - goroutines (the line an agent logs on SIGUSR1);
+#   - resident memory (VmRSS).
+# It exits 1 unless each is back at its level: verbs objects and files
+# equal, goroutines at most 2 more, resident memory at most 16 MiB more; or
+# when an agent made fewer than one good probe per 10 s (it stopped
+# probing: an emulated probe takes up to seconds, so the rate asked is not
+# what is met there, and a rate is not asserted). In between it prints a
+# line a minute per agent (RSS, goroutines, good probes) and at the end
+# each agent's CPU (utime + stime) per good probe, that probe's cost at both
+# of its ends (an agent probes its peer and serves the peer's probes).
+# Runs in the Soft-RoCE VM (scripts/vm.sh) when this host has no RDMA
+# device; on an emulated device the figures are emulation figures.
+# Ends with "--- PASS: agent-soak/..." or "--- FAIL: agent-soak/..." lines.
+#
+# Usage: scripts/agent-soak.sh [--seconds S] [--warmup S] [--rate R] [--out DIR]
+#   --seconds S   the soak after the warm-up (default 600; at least 30)
+#   --warmup S    the warm-up (default 60)
+#   --rate R      probes per second of each agent (default 10)
+#   --out DIR     keep the agents' logs and levels there
+# Environment: RDMABENCH_RDMA_MODE=vm|host as scripts/test.sh;
+#              RDMABENCH_TEST_DEVICE the device (default rxe0).
+set -euo pipefail
+rb_prog=agent-soak.sh
+here=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
+. "$here/lib.sh"
+
+seconds=600 warmup=60 rate=10 out="" in_vm=0 bin=""
+while (($#)); do
+	case $1 in
+	--seconds) seconds=$2; shift 2 ;;
+	--warmup) warmup=$2; shift 2 ;;
+	--rate) rate=$2; shift 2 ;;
+	--out) out=$2; shift 2 ;;
+	--in-vm) in_vm=1; bin=$2; shift 2 ;; # internal: run the soak here, with BINARY
+	-h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) rb_log "unknown argument $1 (see --help)"; exit 2 ;;
+	esac
+done
+[[ $seconds =~ ^[0-9]+$ ]] && ((seconds >= 30)) || { rb_log "--seconds must be a whole number, at least 30"; exit 2; }
+[[ $warmup =~ ^[0-9]+$ ]] || { rb_log "--warmup must be a whole number of seconds"; exit 2; }
+[[ $rate =~ ^[0-9]+$ ]] && ((rate >= 1)) || { rb_log "--rate must be a whole number of probes/s, at least 1"; exit 2; }
+
+if ((!in_vm)); then
+	cd "$here/.."
+	out=${out:-$(mktemp -d "${TMPDIR:-/tmp}/rdmabench-agent-soak.XXXXXX")}
+	mkdir -p "$out"
+	out=$(cd "$out" && pwd)
+	if ! command -v go >/dev/null 2>&1; then
+		[[ -x /usr/local/go/bin/go ]] && PATH=$PATH:/usr/local/go/bin
+	fi
+	go build -o "$out/rdmabench" ./cmd/rdmabench
+	args=(--seconds "$seconds" --warmup "$warmup" --rate "$rate" --out "$out" --in-vm "$out/rdmabench")
+	if [[ ${RDMABENCH_IN_VM:-} == 1 || $(rb_rdma_mode) == host ]]; then
+		exec "$here/agent-soak.sh" "${args[@]}"
+	fi
+	rb_log "this kernel has no rdma_rxe: the agent soak runs in the Soft-RoCE VM (logs in $out)"
+	exec "$here/vm.sh" --share "$out" --timeout $((seconds + warmup + 600)) -- "$here/agent-soak.sh" "${args[@]}"
+fi
+
+# ---------------------------------------------------------------------------
+# The soak itself, on a host with an RDMA device.
+
+dev=${RDMABENCH_TEST_DEVICE:-rxe0}
+rb_need rdma iproute2
+rb_need curl curl
+rb_need ss iproute2
+fail=0
+ko() { echo "--- FAIL: agent-soak/$1: $2"; fail=1; }
+
+# Agent a serves on 19515 (metrics 19516), b on 19525 (19526): each
+# probes the other on 127.0.0.1 through the device. The emulated device
+# takes milliseconds an iteration, so the probes are short and patient,
+# and wait for completion events (-e): busy polling them would keep every
+# core of the VM busy.
+declare -A pid ctl met
+ctl[a]=19515 met[a]=19516 ctl[b]=19525 met[b]=19526
+peer_of() { [[ $1 == a ]] && echo b || echo a; }
+for x in a b; do
+	echo "127.0.0.1:${ctl[$(peer_of $x)]}" >"$out/peers.$x"
+	"$bin" agent -d "$dev" --listen "127.0.0.1:${ctl[$x]}" --metrics-listen "127.0.0.1:${met[$x]}" \
+		--peers "$out/peers.$x" --reload 2s --rate "$rate" -n 10 --warmup 2 -e -u 18 --probe-timeout 10s \
+		2>"$out/agent.$x.log" &
+	pid[$x]=$!
+done
+trap 'kill "${pid[a]}" "${pid[b]}" 2>/dev/null || true' EXIT
+for x in a b; do
+	for _ in $(seq 1 100); do
+		curl -fs -m 20 "http://127.0.0.1:${met[$x]}/metrics" >/dev/null && break
+		sleep 0.1
+	done
+done
+
+# good X: the good probes agent X made.
+good() {
+	curl -fs -m 20 "http://127.0.0.1:${met[$1]}/metrics" |
+		awk '/^rdmabench_agent_probes_total\{/ && /result="ok"/ {n += $NF} END {print n + 0}'
+}
+# cpu X: agent X's CPU time in clock ticks (utime + stime).
+cpu() { awk '{print $14 + $15}' "/proc/${pid[$1]}/stat"; }
+# stats X: the last stats line agent X logged on SIGUSR1, fresh.
+stats() {
+	local n
+	n=$(grep -c 'stats goroutines=' "$out/agent.$1.log" || true)
+	kill -USR1 "${pid[$1]}"
+	for _ in $(seq 1 50); do
+		(($(grep -c 'stats goroutines=' "$out/agent.$1.log" || true) > n)) && break
+		sleep 0.05
+	done
+	grep 'stats goroutines=' "$out/agent.$1.log" | tail -1
+}
+field() { sed -n "s/.*$1=\([0-9]*\).*/\1/p" <<<"$2"; }
+rss() { awk '/^VmRSS:/ {print $2}' "/proc/${pid[$1]}/status"; }
+
+# levels NAME: both agents' peers emptied, then, once no connection
+# between them is left and each is idle (its own count of verbs objects
+# the same for 4 s), a line
+# "NAME X verbs=N rdma=N fds=N goroutines=N rss_kib=N" per agent; the
+# peers are put back after.
+levels() {
+	local name=$1 x line v r seen same fds again
+	for x in a b; do : >"$out/peers.$x"; done
+	sleep 3 # a reload of the emptied file
+	# No connection between them left, open or closing: a probe in flight
+	# ends within --probe-timeout.
+	for _ in $(seq 1 60); do
+		ss -Htn state established state close-wait \
+			"( sport = :${ctl[a]} or dport = :${ctl[a]} or sport = :${ctl[b]} or dport = :${ctl[b]} )" | grep -q . || break
+		sleep 0.5
+	done
+	for x in a b; do
+		seen="" same=0
+		for _ in $(seq 1 60); do
+			line=$(stats $x)
+			v=$(field verbs_objects "$line")
+			[[ $v == "$seen" ]] && same=$((same + 1)) || same=0
+			seen=$v
+			((same >= 4)) && break
+			sleep 1
+		done
+		r=0
+		for kind in ctx pd mr cq qp; do
+			r=$((r + $(rdma resource show "$kind" 2>/dev/null | grep -c " pid ${pid[$x]} " || true)))
+		done
+		fds=$(find "/proc/${pid[$x]}/fd" -mindepth 1 -maxdepth 1 | wc -l)
+		for _ in $(seq 1 20); do
+			sleep 0.5
+			again=$(find "/proc/${pid[$x]}/fd" -mindepth 1 -maxdepth 1 | wc -l)
+			((again == fds)) && break
+			fds=$again
+		done
+		echo "$name $x verbs=$v rdma=$r fds=$fds goroutines=$(field goroutines "$line") rss_kib=$(rss $x)"
+	done
+	for x in a b; do echo "127.0.0.1:${ctl[$(peer_of $x)]}" >"$out/peers.$x"; done
+}
+
+sleep "$warmup"
+levels warm | tee "$out/levels"
+declare -A cpu0 good0
+for x in a b; do cpu0[$x]=$(cpu $x) good0[$x]=$(good $x); done
+start=$SECONDS
+while ((SECONDS - start < seconds)); do
+	sleep $((seconds - (SECONDS - start) < 60 ? seconds - (SECONDS - start) : 60))
+	for x in a b; do
+		line=$(stats $x)
+		rb_log "after $((SECONDS - start)) s: agent $x rss_kib=$(rss $x) goroutines=$(field goroutines "$line") good_probes=$(($(good $x) - good0[$x]))"
+	done
+done
+took=$((SECONDS - start))
+declare -A cpu1 good1
+for x in a b; do cpu1[$x]=$(cpu $x) good1[$x]=$(good $x); done
+levels end | tee -a "$out/levels"
+
+hz=$(getconf CLK_TCK)
+for x in a b; do
+	n=$((good1[$x] - good0[$x]))
+	ms=$(awk -v c=$((cpu1[$x] - cpu0[$x])) -v hz="$hz" -v n="$n" 'BEGIN {printf "%.2f", n ? 1000 * c / hz / n : 0}')
+	curl -fs -m 20 "http://127.0.0.1:${met[$x]}/metrics" >"$out/metrics.$x" || true
+	echo "agent $x (pid ${pid[$x]}): $n good probes in $took s ($rate/s asked), CPU $ms ms a probe ($((cpu1[$x] - cpu0[$x])) ticks of 1/$hz s)"
+	((10 * n >= took)) || ko "$x-probes" "$n good probes in $took s: fewer than one per 10 s"
+	w=$(grep "^warm $x " "$out/levels") e=$(grep "^end $x " "$out/levels")
+	for k in verbs rdma fds; do
+		[[ $(field $k "$w") == "$(field $k "$e")" ]] || ko "$x-$k" "$k $(field $k "$w") after the warm-up, $(field $k "$e") at the end"
+	done
+	(($(field goroutines "$e") <= $(field goroutines "$w") + 2)) ||
+		ko "$x-goroutines" "goroutines $(field goroutines "$w") after the warm-up, $(field goroutines "$e") at the end"
+	(($(field rss_kib "$e") <= $(field rss_kib "$w") + 16384)) ||
+		ko "$x-rss" "resident $(field rss_kib "$w") KiB after the warm-up, $(field rss_kib "$e") KiB at the end"
+done
+if ((fail == 0)); then
+	echo "--- PASS: agent-soak/levels (two agents probing each other on $dev for $took s at $rate probes/s: verbs objects, descriptors, goroutines and memory flat)"
+fi
+exit $fail
