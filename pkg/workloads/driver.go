@@ -458,30 +458,20 @@ func (d *driver) baseResult(size int) report.Result {
 	return r
 }
 
-// size runs size i on this end and returns its result (the client's).
+// size runs size i on this end and returns its result (the client's): it
+// readies the size, runs this end's loops, exchanges "finished/i", then
+// "result/i", and composes the result.
 func (d *driver) size(ctx context.Context, i, size int) (res report.Result, err error) {
 	res = d.baseResult(size)
 	var st *stage
 	defer func() {
 		if err != nil {
-			err = d.cause(ctx, err)
-			res.Error = err.Error()
-			// What the port counted up to the failure is kept.
-			if res.PortCounters == nil && st != nil && st.counters != nil && d.role == clientEnd {
-				if c := st.counters(); c != nil {
-					res.PortCounters = &report.PortCounters{Client: c}
-				}
-			}
+			err = d.failed(ctx, &res, st, err)
 		}
 	}()
-	if d.o.beforeSize != nil {
-		if err := d.o.beforeSize(ctx, i); err != nil {
-			return res, d.told(ctx, phase("ready", i), err)
-		}
-	}
-	st, err = d.r.prepare(size)
+	st, err = d.prepareSize(ctx, i, size)
 	if err != nil {
-		return res, d.told(ctx, phase("ready", i), err)
+		return res, err
 	}
 	defer st.release()
 	eff := st.effective
@@ -492,12 +482,111 @@ func (d *driver) size(ctx context.Context, i, size int) (res report.Result, err 
 		return res, err
 	}
 
-	// Every loop runs on an OS thread of its own (see onLoopThread), whose
-	// CPU time is this end's.
-	type passiveEnd struct {
-		err error
-		cpu cpuSpan
+	passiveDone := d.startPassives(st)
+	var mine sizeOutcome
+	fin := finishedMsg{}
+	activeCPU, runErr := d.runActive(ctx, st, size, &res, &mine, &fin)
+	if d.spec.Reverse {
+		mine.Iterations, mine.Intervals, mine.Precision = res.Iterations, res.Intervals, res.Precision
 	}
+	sent := fin.Sent
+	// A loop that failed before anything stopped this end failed by
+	// itself: its error (a work completion's status) tells more than the
+	// lost link that may follow.
+	ownFailure := runErr != nil && ctx.Err() == nil
+	if runErr != nil {
+		st.abort()
+	}
+
+	fin.Failed = runErr != nil
+	peerFin, ferr := d.exchangeFinished(ctx, i, st, fin)
+	peerOK := ferr == nil && !peerFin.Failed
+	passive := <-passiveDone
+	passiveErr := passive.err
+	if !peerOK {
+		passiveErr = nil // stopped because the peer failed: its error tells
+	}
+	d.recordUse(&res, &mine, activeCPU.add(passive.cpu))
+	if ferr != nil {
+		// This end's own failure, if any, says more than the lost link.
+		return res, sizeLinkErr(ownFailure, runErr, runErr, ferr)
+	}
+	myErr := d.outcome(st, &mine, firstErr(runErr, passiveErr))
+	var peer sizeOutcome
+	if err := d.link.Exchange(ctx, phase("result", i), mine, &peer); err != nil {
+		return res, sizeLinkErr(ownFailure, runErr, myErr, err)
+	}
+	if err := pickError(myErr, peer.Err, phase("result", i)); err != nil {
+		return res, err
+	}
+	err = d.conclude(ctx, i, size, st, &res, mine, peer, sent, peerFin.Sent)
+	return res, err
+}
+
+// conclude completes the result of size i once both ends' loops ended
+// well: the port counters of both ends, the client's result with the
+// server's outcome, and the data check (--validate). sent and peerSent are
+// the messages each end sent.
+func (d *driver) conclude(ctx context.Context, i, size int, st *stage, res *report.Result, mine, peer sizeOutcome, sent, peerSent uint64) error {
+	var err error
+	if mine.Counters != nil || peer.Counters != nil {
+		res.PortCounters = &report.PortCounters{Client: mine.Counters, Server: peer.Counters}
+	}
+	if d.role == clientEnd {
+		err = d.compose(res, mine, peer, sent, peerSent)
+	}
+	if d.spec.CheckData && st.check != nil {
+		// Both loops ended well on both ends (each knows the other's
+		// outcome now), so both run the pass.
+		v, verr := d.validate(ctx, i, size, st.check, peerSent)
+		res.Validation = v
+		err = firstErr(err, verr)
+	}
+	return err
+}
+
+// failed records in res the error err that ended a size, and returns it
+// (or why this end was stopped). st is the size's stage, nil when it
+// failed before it had one.
+func (d *driver) failed(ctx context.Context, res *report.Result, st *stage, err error) error {
+	err = d.cause(ctx, err)
+	res.Error = err.Error()
+	// What the port counted up to the failure is kept.
+	if res.PortCounters == nil && st != nil && st.counters != nil && d.role == clientEnd {
+		if c := st.counters(); c != nil {
+			res.PortCounters = &report.PortCounters{Client: c}
+		}
+	}
+	return err
+}
+
+// prepareSize runs the lane's hook before size i, then has the runner
+// ready it; a failure of either is told to the peer at "ready/i".
+func (d *driver) prepareSize(ctx context.Context, i, size int) (*stage, error) {
+	if d.o.beforeSize != nil {
+		if err := d.o.beforeSize(ctx, i); err != nil {
+			return nil, d.told(ctx, phase("ready", i), err)
+		}
+	}
+	st, err := d.r.prepare(size)
+	if err != nil {
+		return st, d.told(ctx, phase("ready", i), err)
+	}
+	return st, nil
+}
+
+// passiveEnd is how the stage's passive part ended, and the CPU time its
+// loop threads used.
+type passiveEnd struct {
+	err error
+	cpu cpuSpan
+}
+
+// startPassives starts the stage's passive parts, side by side, each on a
+// loop thread of its own; the channel hears once they all ended (at once
+// when there are none). A failing one stops the stage's other loops: the
+// other direction stops too.
+func (d *driver) startPassives(st *stage) <-chan passiveEnd {
 	passiveDone := make(chan passiveEnd, 1)
 	passives := st.passives
 	if st.passive != nil {
@@ -514,38 +603,41 @@ func (d *driver) size(ctx context.Context, i, size int) (res report.Result, err 
 	} else {
 		passiveDone <- passiveEnd{}
 	}
-	var mine sizeOutcome
-	fin := finishedMsg{}
+	return passiveDone
+}
+
+// runActive runs the stage's timed loop, if it has one: the client's
+// ping-pong, or this end's stream, whole or in loop threads (--threads).
+// Every loop runs on an OS thread of its own (see onLoopThread), whose CPU
+// time is this end's. It fills in res (the latency, intervals, precision),
+// mine (the bandwidth, the threads) and fin (what this end sent), and
+// returns the CPU the loops used and how they failed.
+func (d *driver) runActive(ctx context.Context, st *stage, size int, res *report.Result, mine *sizeOutcome, fin *finishedMsg) (cpuSpan, error) {
 	var runErr error
 	var activeCPU cpuSpan
 	switch {
 	case st.ping != nil:
-		activeCPU = onLoopThread(&d.place, func() { res.Latency, fin.Sent, runErr = d.measurePing(st.ping, size, &res) })
+		activeCPU = onLoopThread(&d.place, func() { res.Latency, fin.Sent, runErr = d.measurePing(st.ping, size, res) })
 	case len(st.streams) > 0:
 		ps := newParallelStream(st.streams, st.abort, &d.place, d.role.String(), d.spec.QPs)
-		activeCPU = onLoopThread(nil, func() { mine.Bandwidth, runErr = d.measureStream(ctx, ps, size, &res) })
+		activeCPU = onLoopThread(nil, func() { mine.Bandwidth, runErr = d.measureStream(ctx, ps, size, res) })
 		ps.close()
 		activeCPU = activeCPU.add(ps.cpu)
 		fin.Sent, fin.ThreadSent = ps.sent(), ps.sentPerThread()
 		mine.Threads = ps.threads(size)
 	case st.stream != nil:
-		activeCPU = onLoopThread(&d.place, func() { mine.Bandwidth, runErr = d.measureStream(ctx, st.stream, size, &res) })
+		activeCPU = onLoopThread(&d.place, func() { mine.Bandwidth, runErr = d.measureStream(ctx, st.stream, size, res) })
 		fin.Sent = st.stream.sent()
 	}
-	if d.spec.Reverse {
-		mine.Iterations, mine.Intervals, mine.Precision = res.Iterations, res.Intervals, res.Precision
-	}
-	sent := fin.Sent
-	// A loop that failed before anything stopped this end failed by
-	// itself: its error (a work completion's status) tells more than the
-	// lost link that may follow.
-	ownFailure := runErr != nil && ctx.Err() == nil
-	if runErr != nil {
-		st.abort()
-	}
+	return activeCPU, runErr
+}
 
+// exchangeFinished tells the peer at "finished/i" that this end's sending
+// is over (fin), and hears of the peer's; then it settles the stage's
+// passive part with what the peer sent, and stops the stage's loops when
+// the peer failed or could not be heard.
+func (d *driver) exchangeFinished(ctx context.Context, i int, st *stage, fin finishedMsg) (finishedMsg, error) {
 	var peerFin finishedMsg
-	fin.Failed = runErr != nil
 	ferr := d.link.Exchange(ctx, phase("finished", i), fin, &peerFin)
 	peerOK := ferr == nil && !peerFin.Failed
 	if st.settle != nil {
@@ -554,12 +646,12 @@ func (d *driver) size(ctx context.Context, i, size int) (res report.Result, err 
 	if !peerOK {
 		st.abort()
 	}
-	passive := <-passiveDone
-	passiveErr := passive.err
-	if !peerOK {
-		passiveErr = nil // stopped because the peer failed: its error tells
-	}
-	used := activeCPU.add(passive.cpu)
+	return peerFin, ferr
+}
+
+// recordUse records where this end's loop threads ran and the CPU time
+// they used (--cpu-util), and warns when they could not be pinned.
+func (d *driver) recordUse(res *report.Result, mine *sizeOutcome, used cpuSpan) {
 	if d.spec.CPUUtil {
 		mine.CPU = used.report()
 	}
@@ -569,13 +661,12 @@ func (d *driver) size(ctx context.Context, i, size int) (res report.Result, err 
 	if used.pinErr != nil {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the %s's loop threads could not be pinned to cores %s: %v", d.role, FormatCPUList(d.place.cpus), used.pinErr))
 	}
-	if ferr != nil {
-		// This end's own failure, if any, says more than the lost link.
-		if ownFailure {
-			return res, &ownError{err: runErr}
-		}
-		return res, firstErr(runErr, ferr)
-	}
+}
+
+// outcome completes mine, this end's outcome for "result/i", with what the
+// stage received and counted, and myErr, this end's error; it returns
+// myErr.
+func (d *driver) outcome(st *stage, mine *sizeOutcome, myErr error) error {
 	if st.received != nil {
 		n := st.received()
 		mine.Received = &n
@@ -583,34 +674,20 @@ func (d *driver) size(ctx context.Context, i, size int) (res report.Result, err 
 	if st.counters != nil {
 		mine.Counters = st.counters()
 	}
-	myErr := firstErr(runErr, passiveErr)
 	if myErr != nil {
 		mine.Err = myErr.Error()
 	}
-	var peer sizeOutcome
-	if err := d.link.Exchange(ctx, phase("result", i), mine, &peer); err != nil {
-		if ownFailure {
-			return res, &ownError{err: runErr}
-		}
-		return res, firstErr(myErr, err)
+	return myErr
+}
+
+// sizeLinkErr is the error of a size whose link failed (linkErr) while this
+// end had err to report: a loop's own failure (ownFailure: runErr, met
+// before anything stopped this end) says more than the lost link.
+func sizeLinkErr(ownFailure bool, runErr, err, linkErr error) error {
+	if ownFailure {
+		return &ownError{err: runErr}
 	}
-	if err := pickError(myErr, peer.Err, phase("result", i)); err != nil {
-		return res, err
-	}
-	if mine.Counters != nil || peer.Counters != nil {
-		res.PortCounters = &report.PortCounters{Client: mine.Counters, Server: peer.Counters}
-	}
-	if d.role == clientEnd {
-		err = d.compose(&res, mine, peer, sent, peerFin.Sent)
-	}
-	if d.spec.CheckData && st.check != nil {
-		// Both loops ended well on both ends (each knows the other's
-		// outcome now), so both run the pass.
-		v, verr := d.validate(ctx, i, size, st.check, peerFin.Sent)
-		res.Validation = v
-		err = firstErr(err, verr)
-	}
-	return res, err
+	return firstErr(err, linkErr)
 }
 
 // firstErr returns the first of errs that is not nil.
