@@ -68,7 +68,7 @@ type rdmaRunner struct {
 	// linkGbps is the nominal rate of the slower port of the two ends (0:
 	// one does not say).
 	linkGbps float64
-	// With -R (rdma_cm.go): the address rdma_cm uses on this end, the
+	// With -R (rdma_cm_linux.go): the address rdma_cm uses on this end, the
 	// server's listener, the client's connections, and what rdma_cm chose.
 	cmIP       netip.Addr
 	cmListener *verbs.CMListener
