@@ -24,7 +24,9 @@
 //
 // The driver (driver*.go): one end of one test, whatever its transport.
 //   - driver.go: the runner interface, the phases the two ends exchange,
-//     and each size's steps: ready, warm-up, measure, finish, result
+//     and each size's steps: ready, measure, finish, result
+//   - driver_measure.go: the timed measurement of one size: warm-up,
+//     iterations or duration, intervals, precision rounds
 //   - driver_link.go: the Link between the two ends and its messages
 //   - driver_lanes.go: several ends side by side on each side (-d A,B,
 //     --load), multiplexed over one transport, and their merged results
