@@ -55,8 +55,8 @@ func (c CQConfig) Validate() error {
 	return nil
 }
 
-// QPConfig describes a queue pair. It is plain data: it validates and
-// serializes with no device.
+// QPConfig describes a queue pair. It validates with no device, but it is
+// not plain data: SendCQ and RecvCQ are live CQs, which the QP shares.
 type QPConfig struct {
 	Type          QPType
 	Port          int // 1-based port number; 0 means 1

@@ -28,7 +28,8 @@ var ErrNoDevices = fmt.Errorf("%w found", ErrNoDevice)
 // the idle timeout.
 var ErrTimeout = errors.New("timed out waiting for the peer")
 
-// ErrAborted is returned by a timed loop stopped by Abort.
+// ErrAborted is returned by a latency or bandwidth loop stopped by
+// (*Loop).Stop.
 var ErrAborted = errors.New("aborted")
 
 // Error is a failed verbs call: the operation, the errno, and a hint about

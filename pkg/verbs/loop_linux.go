@@ -48,40 +48,76 @@ func NewLoop(cfg LoopConfig, tx, rx Buf, qps []LoopQP) (*Loop, error) {
 		return nil, err
 	}
 	initClock()
-	if len(qps) == 0 {
-		return nil, fmt.Errorf("loop: no queue pairs")
-	}
-	if tx.MR == nil || rx.MR == nil || tx.MR.mr == nil || rx.MR.mr == nil {
-		return nil, fmt.Errorf("loop: tx and rx buffers are required")
-	}
-	first := qps[0].QP
-	for i, q := range qps {
-		if q.QP == nil || q.QP.qp == nil {
-			return nil, fmt.Errorf("loop: qp %d is nil or closed", i)
-		}
-		if !q.QP.connected {
-			return nil, fmt.Errorf("loop: qp %d (0x%x): %w", i, q.QP.local.QPN, ErrNotConnected)
-		}
-		if q.QP.cfg.SendCQ != first.cfg.SendCQ || q.QP.cfg.RecvCQ != first.cfg.RecvCQ {
-			return nil, fmt.Errorf("loop: qp %d does not share the first QP's CQs", i)
-		}
-	}
-	isUD := first.cfg.Type == UD
-	rxSize := max(cfg.Size, cfg.RecvSize)
-	if isUD {
-		rxSize += udGRH
-	}
-	if uint64(tx.Offset)+uint64(cfg.Size) > tx.MR.len {
-		return nil, fmt.Errorf("loop: tx buffer of %d bytes at offset %d is too small for %d-byte messages", tx.MR.len, tx.Offset, cfg.Size)
-	}
-	if uint64(rx.Offset)+uint64(rxSize) > rx.MR.len {
-		return nil, fmt.Errorf("loop: rx buffer of %d bytes at offset %d is too small for %d-byte messages", rx.MR.len, rx.Offset, rxSize)
+	rxSize, err := checkLoop(cfg, tx, rx, qps)
+	if err != nil {
+		return nil, err
 	}
 	op, err := wrOpcode(cfg.Opcode)
 	if err != nil {
 		return nil, err
 	}
+	first := qps[0].QP
+	if cfg.Inline && int(cfg.Size) > first.caps.MaxInlineData {
+		return nil, fmt.Errorf("loop: inline %d-byte messages exceed the QP's inline limit %d", cfg.Size, first.caps.MaxInlineData)
+	}
 	l := (*C.struct_rb_loop)(C.calloc(1, C.size_t(unsafe.Sizeof(C.struct_rb_loop{}))))
+	l.kind = C.int(cfg.Kind)
+	l.role = C.int(cfg.Role)
+	l.opcode = C.int(op)
+	if cfg.Inline {
+		l.use_inline = 1
+	}
+	setLoopQPs(l, qps)
+	setLoopBuffers(l, cfg, tx, rx, rxSize, qps)
+	setLoopCounts(l, cfg)
+	if rc := C.rb_loop_init(l); rc != 0 {
+		C.free(unsafe.Pointer(l.qps))
+		C.free(unsafe.Pointer(l))
+		return nil, newError("loop init", syscall.Errno(rc))
+	}
+	return &Loop{l: l, cfg: cfg, qps: qps, id: track("loop")}, nil
+}
+
+// checkLoop checks, before anything is allocated, the QPs and buffers of a
+// loop of cfg: every QP open, connected and on the first one's CQs, and
+// each buffer large enough. It returns the size of a receive slot (a UD
+// receive holds the GRH before the message).
+func checkLoop(cfg LoopConfig, tx, rx Buf, qps []LoopQP) (rxSize uint32, err error) {
+	if len(qps) == 0 {
+		return 0, fmt.Errorf("loop: no queue pairs")
+	}
+	if tx.MR == nil || rx.MR == nil || tx.MR.mr == nil || rx.MR.mr == nil {
+		return 0, fmt.Errorf("loop: tx and rx buffers are required")
+	}
+	first := qps[0].QP
+	for i, q := range qps {
+		if q.QP == nil || q.QP.qp == nil {
+			return 0, fmt.Errorf("loop: qp %d is nil or closed", i)
+		}
+		if !q.QP.connected {
+			return 0, fmt.Errorf("loop: qp %d (0x%x): %w", i, q.QP.local.QPN, ErrNotConnected)
+		}
+		if q.QP.cfg.SendCQ != first.cfg.SendCQ || q.QP.cfg.RecvCQ != first.cfg.RecvCQ {
+			return 0, fmt.Errorf("loop: qp %d does not share the first QP's CQs", i)
+		}
+	}
+	rxSize = max(cfg.Size, cfg.RecvSize)
+	if first.cfg.Type == UD {
+		rxSize += udGRH
+	}
+	if uint64(tx.Offset)+uint64(cfg.Size) > tx.MR.len {
+		return 0, fmt.Errorf("loop: tx buffer of %d bytes at offset %d is too small for %d-byte messages", tx.MR.len, tx.Offset, cfg.Size)
+	}
+	if uint64(rx.Offset)+uint64(rxSize) > rx.MR.len {
+		return 0, fmt.Errorf("loop: rx buffer of %d bytes at offset %d is too small for %d-byte messages", rx.MR.len, rx.Offset, rxSize)
+	}
+	return rxSize, nil
+}
+
+// setLoopQPs gives l its QPs, each with its peer and the remote buffer it
+// targets (in C memory, freed with l), and the first QP's CQs and their
+// completion channels.
+func setLoopQPs(l *C.struct_rb_loop, qps []LoopQP) {
 	cq := (*C.struct_rb_qp)(C.calloc(C.size_t(len(qps)), C.size_t(unsafe.Sizeof(C.struct_rb_qp{}))))
 	cqs := unsafe.Slice(cq, len(qps))
 	for i, q := range qps {
@@ -92,10 +128,8 @@ func NewLoop(cfg LoopConfig, tx, rx Buf, qps []LoopQP) (*Loop, error) {
 		cqs[i].raddr = C.uint64_t(q.Remote.Addr)
 		cqs[i].rkey = C.uint32_t(q.Remote.RKey)
 	}
-	l.kind = C.int(cfg.Kind)
-	l.role = C.int(cfg.Role)
-	l.opcode = C.int(op)
-	if isUD {
+	first := qps[0].QP
+	if first.cfg.Type == UD {
 		l.is_ud = 1
 	}
 	l.nqp = C.int(len(qps))
@@ -104,6 +138,11 @@ func NewLoop(cfg LoopConfig, tx, rx Buf, qps []LoopQP) (*Loop, error) {
 	l.rcq = first.cfg.RecvCQ.cq
 	l.sch = first.cfg.SendCQ.ch
 	l.rch = first.cfg.RecvCQ.ch
+}
+
+// setLoopBuffers gives l its local buffers and message sizes, and the
+// slots a bandwidth loop cycles through in them (see cycle).
+func setLoopBuffers(l *C.struct_rb_loop, cfg LoopConfig, tx, rx Buf, rxSize uint32, qps []LoopQP) {
 	// The MRs' addresses, as the device takes them (a GPU's memory has
 	// no host mapping; only write-lat's CPU polling reads them).
 	l.tx = C.rb_ptr(C.uintptr_t(tx.MR.Addr() + tx.Offset))
@@ -112,14 +151,6 @@ func NewLoop(cfg LoopConfig, tx, rx Buf, qps []LoopQP) (*Loop, error) {
 	l.rx_lkey = C.uint32_t(rx.MR.LKey())
 	l.size = C.uint32_t(cfg.Size)
 	l.rx_size = C.uint32_t(rxSize)
-	if cfg.Inline {
-		if int(cfg.Size) > first.caps.MaxInlineData {
-			C.free(unsafe.Pointer(cq))
-			C.free(unsafe.Pointer(l))
-			return nil, fmt.Errorf("loop: inline %d-byte messages exceed the QP's inline limit %d", cfg.Size, first.caps.MaxInlineData)
-		}
-		l.use_inline = 1
-	}
 	if cfg.Kind == BWSend {
 		room := tx.MR.len - tx.Offset
 		for _, q := range qps {
@@ -135,6 +166,11 @@ func NewLoop(cfg LoopConfig, tx, rx Buf, qps []LoopQP) (*Loop, error) {
 		st, n := cycle(uint64(rxSize), rx.MR.len-rx.Offset)
 		l.rx_cycle_stride, l.rx_cycle_slots = C.uint32_t(st), C.uint32_t(n)
 	}
+}
+
+// setLoopCounts gives l its depths, batching, atomic operands, idle
+// timeout, total and pacing, the times in clock ticks.
+func setLoopCounts(l *C.struct_rb_loop, cfg LoopConfig) {
 	l.tx_depth = C.int(cfg.TxDepth)
 	l.rx_depth = C.int(cfg.RxDepth)
 	l.cq_mod = C.int(cfg.CQMod)
@@ -147,12 +183,6 @@ func NewLoop(cfg LoopConfig, tx, rx Buf, qps []LoopQP) (*Loop, error) {
 		l.pace_gap = C.uint64_t(clock.cal.fixedTicks(cfg.PaceNs, C.RB_PACE_SHIFT))
 		l.pace_burst = C.uint64_t(max(cfg.PaceBurst, 1))
 	}
-	if rc := C.rb_loop_init(l); rc != 0 {
-		C.free(unsafe.Pointer(cq))
-		C.free(unsafe.Pointer(l))
-		return nil, newError("loop init", syscall.Errno(rc))
-	}
-	return &Loop{l: l, cfg: cfg, qps: qps, id: track("loop")}, nil
 }
 
 // Buf is a byte range of a registered MR that a loop sends from or

@@ -75,7 +75,7 @@ type endOptions struct {
 	// onResult, when set, gets each size's result as soon as it is known
 	// (the client's), with the clock it was timed with.
 	onResult func(report.Result, clockInfo)
-	// The hooks of a lane (lanes.go). beforeSize runs before each size
+	// The hooks of a lane (driver_lanes.go). beforeSize runs before each size
 	// (the devices start it together; the latency waits for its load).
 	// load measures the background load during each latency size. stop
 	// ends an open-ended stream (the load) when closed; streaming hears
@@ -458,30 +458,20 @@ func (d *driver) baseResult(size int) report.Result {
 	return r
 }
 
-// size runs size i on this end and returns its result (the client's).
+// size runs size i on this end and returns its result (the client's): it
+// readies the size, runs this end's loops, exchanges "finished/i", then
+// "result/i", and composes the result.
 func (d *driver) size(ctx context.Context, i, size int) (res report.Result, err error) {
 	res = d.baseResult(size)
 	var st *stage
 	defer func() {
 		if err != nil {
-			err = d.cause(ctx, err)
-			res.Error = err.Error()
-			// What the port counted up to the failure is kept.
-			if res.PortCounters == nil && st != nil && st.counters != nil && d.role == clientEnd {
-				if c := st.counters(); c != nil {
-					res.PortCounters = &report.PortCounters{Client: c}
-				}
-			}
+			err = d.failed(ctx, &res, st, err)
 		}
 	}()
-	if d.o.beforeSize != nil {
-		if err := d.o.beforeSize(ctx, i); err != nil {
-			return res, d.told(ctx, phase("ready", i), err)
-		}
-	}
-	st, err = d.r.prepare(size)
+	st, err = d.prepareSize(ctx, i, size)
 	if err != nil {
-		return res, d.told(ctx, phase("ready", i), err)
+		return res, err
 	}
 	defer st.release()
 	eff := st.effective
@@ -492,12 +482,111 @@ func (d *driver) size(ctx context.Context, i, size int) (res report.Result, err 
 		return res, err
 	}
 
-	// Every loop runs on an OS thread of its own (see onLoopThread), whose
-	// CPU time is this end's.
-	type passiveEnd struct {
-		err error
-		cpu cpuSpan
+	passiveDone := d.startPassives(st)
+	var mine sizeOutcome
+	fin := finishedMsg{}
+	activeCPU, runErr := d.runActive(ctx, st, size, &res, &mine, &fin)
+	if d.spec.Reverse {
+		mine.Iterations, mine.Intervals, mine.Precision = res.Iterations, res.Intervals, res.Precision
 	}
+	sent := fin.Sent
+	// A loop that failed before anything stopped this end failed by
+	// itself: its error (a work completion's status) tells more than the
+	// lost link that may follow.
+	ownFailure := runErr != nil && ctx.Err() == nil
+	if runErr != nil {
+		st.abort()
+	}
+
+	fin.Failed = runErr != nil
+	peerFin, ferr := d.exchangeFinished(ctx, i, st, fin)
+	peerOK := ferr == nil && !peerFin.Failed
+	passive := <-passiveDone
+	passiveErr := passive.err
+	if !peerOK {
+		passiveErr = nil // stopped because the peer failed: its error tells
+	}
+	d.recordUse(&res, &mine, activeCPU.add(passive.cpu))
+	if ferr != nil {
+		// This end's own failure, if any, says more than the lost link.
+		return res, sizeLinkErr(ownFailure, runErr, runErr, ferr)
+	}
+	myErr := d.outcome(st, &mine, firstErr(runErr, passiveErr))
+	var peer sizeOutcome
+	if err := d.link.Exchange(ctx, phase("result", i), mine, &peer); err != nil {
+		return res, sizeLinkErr(ownFailure, runErr, myErr, err)
+	}
+	if err := pickError(myErr, peer.Err, phase("result", i)); err != nil {
+		return res, err
+	}
+	err = d.conclude(ctx, i, size, st, &res, mine, peer, sent, peerFin.Sent)
+	return res, err
+}
+
+// conclude completes the result of size i once both ends' loops ended
+// well: the port counters of both ends, the client's result with the
+// server's outcome, and the data check (--validate). sent and peerSent are
+// the messages each end sent.
+func (d *driver) conclude(ctx context.Context, i, size int, st *stage, res *report.Result, mine, peer sizeOutcome, sent, peerSent uint64) error {
+	var err error
+	if mine.Counters != nil || peer.Counters != nil {
+		res.PortCounters = &report.PortCounters{Client: mine.Counters, Server: peer.Counters}
+	}
+	if d.role == clientEnd {
+		err = d.compose(res, mine, peer, sent, peerSent)
+	}
+	if d.spec.CheckData && st.check != nil {
+		// Both loops ended well on both ends (each knows the other's
+		// outcome now), so both run the pass.
+		v, verr := d.validate(ctx, i, size, st.check, peerSent)
+		res.Validation = v
+		err = firstErr(err, verr)
+	}
+	return err
+}
+
+// failed records in res the error err that ended a size, and returns it
+// (or why this end was stopped). st is the size's stage, nil when it
+// failed before it had one.
+func (d *driver) failed(ctx context.Context, res *report.Result, st *stage, err error) error {
+	err = d.cause(ctx, err)
+	res.Error = err.Error()
+	// What the port counted up to the failure is kept.
+	if res.PortCounters == nil && st != nil && st.counters != nil && d.role == clientEnd {
+		if c := st.counters(); c != nil {
+			res.PortCounters = &report.PortCounters{Client: c}
+		}
+	}
+	return err
+}
+
+// prepareSize runs the lane's hook before size i, then has the runner
+// ready it; a failure of either is told to the peer at "ready/i".
+func (d *driver) prepareSize(ctx context.Context, i, size int) (*stage, error) {
+	if d.o.beforeSize != nil {
+		if err := d.o.beforeSize(ctx, i); err != nil {
+			return nil, d.told(ctx, phase("ready", i), err)
+		}
+	}
+	st, err := d.r.prepare(size)
+	if err != nil {
+		return st, d.told(ctx, phase("ready", i), err)
+	}
+	return st, nil
+}
+
+// passiveEnd is how the stage's passive part ended, and the CPU time its
+// loop threads used.
+type passiveEnd struct {
+	err error
+	cpu cpuSpan
+}
+
+// startPassives starts the stage's passive parts, side by side, each on a
+// loop thread of its own; the channel hears once they all ended (at once
+// when there are none). A failing one stops the stage's other loops: the
+// other direction stops too.
+func (d *driver) startPassives(st *stage) <-chan passiveEnd {
 	passiveDone := make(chan passiveEnd, 1)
 	passives := st.passives
 	if st.passive != nil {
@@ -514,38 +603,41 @@ func (d *driver) size(ctx context.Context, i, size int) (res report.Result, err 
 	} else {
 		passiveDone <- passiveEnd{}
 	}
-	var mine sizeOutcome
-	fin := finishedMsg{}
+	return passiveDone
+}
+
+// runActive runs the stage's timed loop, if it has one: the client's
+// ping-pong, or this end's stream, whole or in loop threads (--threads).
+// Every loop runs on an OS thread of its own (see onLoopThread), whose CPU
+// time is this end's. It fills in res (the latency, intervals, precision),
+// mine (the bandwidth, the threads) and fin (what this end sent), and
+// returns the CPU the loops used and how they failed.
+func (d *driver) runActive(ctx context.Context, st *stage, size int, res *report.Result, mine *sizeOutcome, fin *finishedMsg) (cpuSpan, error) {
 	var runErr error
 	var activeCPU cpuSpan
 	switch {
 	case st.ping != nil:
-		activeCPU = onLoopThread(&d.place, func() { res.Latency, fin.Sent, runErr = d.measurePing(st.ping, size, &res) })
+		activeCPU = onLoopThread(&d.place, func() { res.Latency, fin.Sent, runErr = d.measurePing(st.ping, size, res) })
 	case len(st.streams) > 0:
 		ps := newParallelStream(st.streams, st.abort, &d.place, d.role.String(), d.spec.QPs)
-		activeCPU = onLoopThread(nil, func() { mine.Bandwidth, runErr = d.measureStream(ctx, ps, size, &res) })
+		activeCPU = onLoopThread(nil, func() { mine.Bandwidth, runErr = d.measureStream(ctx, ps, size, res) })
 		ps.close()
 		activeCPU = activeCPU.add(ps.cpu)
 		fin.Sent, fin.ThreadSent = ps.sent(), ps.sentPerThread()
 		mine.Threads = ps.threads(size)
 	case st.stream != nil:
-		activeCPU = onLoopThread(&d.place, func() { mine.Bandwidth, runErr = d.measureStream(ctx, st.stream, size, &res) })
+		activeCPU = onLoopThread(&d.place, func() { mine.Bandwidth, runErr = d.measureStream(ctx, st.stream, size, res) })
 		fin.Sent = st.stream.sent()
 	}
-	if d.spec.Reverse {
-		mine.Iterations, mine.Intervals, mine.Precision = res.Iterations, res.Intervals, res.Precision
-	}
-	sent := fin.Sent
-	// A loop that failed before anything stopped this end failed by
-	// itself: its error (a work completion's status) tells more than the
-	// lost link that may follow.
-	ownFailure := runErr != nil && ctx.Err() == nil
-	if runErr != nil {
-		st.abort()
-	}
+	return activeCPU, runErr
+}
 
+// exchangeFinished tells the peer at "finished/i" that this end's sending
+// is over (fin), and hears of the peer's; then it settles the stage's
+// passive part with what the peer sent, and stops the stage's loops when
+// the peer failed or could not be heard.
+func (d *driver) exchangeFinished(ctx context.Context, i int, st *stage, fin finishedMsg) (finishedMsg, error) {
 	var peerFin finishedMsg
-	fin.Failed = runErr != nil
 	ferr := d.link.Exchange(ctx, phase("finished", i), fin, &peerFin)
 	peerOK := ferr == nil && !peerFin.Failed
 	if st.settle != nil {
@@ -554,12 +646,12 @@ func (d *driver) size(ctx context.Context, i, size int) (res report.Result, err 
 	if !peerOK {
 		st.abort()
 	}
-	passive := <-passiveDone
-	passiveErr := passive.err
-	if !peerOK {
-		passiveErr = nil // stopped because the peer failed: its error tells
-	}
-	used := activeCPU.add(passive.cpu)
+	return peerFin, ferr
+}
+
+// recordUse records where this end's loop threads ran and the CPU time
+// they used (--cpu-util), and warns when they could not be pinned.
+func (d *driver) recordUse(res *report.Result, mine *sizeOutcome, used cpuSpan) {
 	if d.spec.CPUUtil {
 		mine.CPU = used.report()
 	}
@@ -569,13 +661,12 @@ func (d *driver) size(ctx context.Context, i, size int) (res report.Result, err 
 	if used.pinErr != nil {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the %s's loop threads could not be pinned to cores %s: %v", d.role, FormatCPUList(d.place.cpus), used.pinErr))
 	}
-	if ferr != nil {
-		// This end's own failure, if any, says more than the lost link.
-		if ownFailure {
-			return res, &ownError{err: runErr}
-		}
-		return res, firstErr(runErr, ferr)
-	}
+}
+
+// outcome completes mine, this end's outcome for "result/i", with what the
+// stage received and counted, and myErr, this end's error; it returns
+// myErr.
+func (d *driver) outcome(st *stage, mine *sizeOutcome, myErr error) error {
 	if st.received != nil {
 		n := st.received()
 		mine.Received = &n
@@ -583,34 +674,20 @@ func (d *driver) size(ctx context.Context, i, size int) (res report.Result, err 
 	if st.counters != nil {
 		mine.Counters = st.counters()
 	}
-	myErr := firstErr(runErr, passiveErr)
 	if myErr != nil {
 		mine.Err = myErr.Error()
 	}
-	var peer sizeOutcome
-	if err := d.link.Exchange(ctx, phase("result", i), mine, &peer); err != nil {
-		if ownFailure {
-			return res, &ownError{err: runErr}
-		}
-		return res, firstErr(myErr, err)
+	return myErr
+}
+
+// sizeLinkErr is the error of a size whose link failed (linkErr) while this
+// end had err to report: a loop's own failure (ownFailure: runErr, met
+// before anything stopped this end) says more than the lost link.
+func sizeLinkErr(ownFailure bool, runErr, err, linkErr error) error {
+	if ownFailure {
+		return &ownError{err: runErr}
 	}
-	if err := pickError(myErr, peer.Err, phase("result", i)); err != nil {
-		return res, err
-	}
-	if mine.Counters != nil || peer.Counters != nil {
-		res.PortCounters = &report.PortCounters{Client: mine.Counters, Server: peer.Counters}
-	}
-	if d.role == clientEnd {
-		err = d.compose(&res, mine, peer, sent, peerFin.Sent)
-	}
-	if d.spec.CheckData && st.check != nil {
-		// Both loops ended well on both ends (each knows the other's
-		// outcome now), so both run the pass.
-		v, verr := d.validate(ctx, i, size, st.check, peerFin.Sent)
-		res.Validation = v
-		err = firstErr(err, verr)
-	}
-	return res, err
+	return firstErr(err, linkErr)
 }
 
 // firstErr returns the first of errs that is not nil.
@@ -683,270 +760,4 @@ func (d *driver) compose(r *report.Result, mine, peer sizeOutcome, sent, peerSen
 		}
 	}
 	return nil
-}
-
-// measurePing runs the client's latency loop: the warm-up (discarded),
-// then the measured iterations or the duration, in batches of at most
-// latBatch samples, so memory does not grow with the count and a sample
-// never spans two calls. It returns the latency, and how many iterations
-// ran in all.
-func (d *driver) measurePing(l pingLoop, size int, r *report.Result) (*report.Latency, uint64, error) {
-	s := d.spec
-	if d.samples == nil {
-		d.samples = make([]uint64, latBatch)
-	}
-	batch := d.samples
-	warm, iters := s.WarmupFor(size), s.ItersFor(size)
-	var ran uint64
-	var backward int64
-	for done := 0; done < warm; {
-		n, _, err := l.ping(batch[:min(len(batch), warm-done)], 0)
-		ran += uint64(n)
-		if err != nil {
-			return nil, ran, fmt.Errorf("warm-up: %w", err)
-		}
-		done += n
-	}
-	load := d.markLoad(size)
-	rec := report.NewLatencyRecorder(s.Info().Basis)
-	iv := report.NewLatencyRecorder(rec.Basis())
-	record := func(n, valid int) {
-		ran += uint64(n)
-		backward += int64(n - valid)
-		rec.RecordBatch(batch[:valid])
-		iv.RecordBatch(batch[:valid])
-	}
-	if s.openEnded() {
-		// Each call returns at the first sample that ends past the
-		// interval's end, so intervals are as long as asked whatever the
-		// latency. In precision mode each interval is a round.
-		start := d.r.now()
-		end, step, p := d.openEnd(start, "p50_ns")
-		for ivStart := start; ; {
-			ivEnd := min(ivStart+step, end)
-			n, valid, err := l.ping(batch, ivEnd)
-			record(n, valid)
-			if err != nil {
-				return nil, ran, err
-			}
-			now := d.r.now()
-			if now < ivEnd {
-				continue // the batch filled up first
-			}
-			x := d.latencyInterval(start, ivStart, now, iv)
-			d.interval(r, x)
-			ivStart = now
-			// A round that ended past the cap still counts.
-			if p.add(x.Latency.P50Ns, now) || now >= end {
-				break
-			}
-		}
-		r.Precision = p.result()
-	} else {
-		for done := 0; done < iters; {
-			n, valid, err := l.ping(batch[:min(len(batch), iters-done)], 0)
-			record(n, valid)
-			if err != nil {
-				return nil, ran, err
-			}
-			done += n
-		}
-	}
-	if err := load(r); err != nil {
-		return nil, ran, err
-	}
-	if err := l.done(); err != nil {
-		return nil, ran, err
-	}
-	lat := rec.Snapshot()
-	r.Iterations = int(rec.Count())
-	if backward > 0 {
-		lat.ClockBackward = backward
-		r.Warnings = append(r.Warnings, fmt.Sprintf("%d samples were dropped: the clock ran backwards during them", backward))
-	}
-	if c := d.r.clock(); lat.Count > 0 && lat.MinNs < 20*c.ResolutionNs {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("the minimum latency %.0f ns is within 20x the clock resolution %.0f ns",
-			lat.MinNs, c.ResolutionNs))
-	}
-	return lat, ran, nil
-}
-
-// measureStream runs the sending side of a bandwidth test: the warm-up,
-// then the measured messages, the duration (whose intervals tile the
-// measured period: the last one ends at the last completion) or the rounds
-// of precision mode.
-func (d *driver) measureStream(ctx context.Context, l streamLoop, size int, r *report.Result) (*report.Bandwidth, error) {
-	s := d.spec
-	warm, iters := s.WarmupFor(size), s.ItersFor(size)
-	if warm > 0 {
-		if err := l.warmup(warm, s.openEnded()); err != nil {
-			return nil, fmt.Errorf("warm-up: %w", err)
-		}
-	}
-	if d.o.streaming != nil {
-		d.o.streaming(l)
-	}
-	bw := func(msgs, from, to uint64) *report.Bandwidth {
-		return report.NewBandwidth(msgs*uint64(size), msgs, time.Duration(to-from))
-	}
-	if s.openEnded() {
-		// The stream runs on; each interval counts the completions in it.
-		// In precision mode each interval is a round.
-		start := d.r.now()
-		end, step, p := d.openEnd(start, "bw_gbps")
-		ivStart, prev := start, uint64(0)
-		closeInterval := func(at, msgs uint64) *report.Bandwidth {
-			b := bw(msgs-prev, ivStart, at)
-			d.interval(r, report.Interval{StartS: float64(ivStart-start) / 1e9, DurationS: float64(at-ivStart) / 1e9, Bandwidth: b})
-			ivStart, prev = at, msgs
-			return b
-		}
-		for {
-			next := min(ivStart+step, end)
-			if err := l.send(next); err != nil {
-				return nil, err
-			}
-			now := d.r.now()
-			if (now >= end && p == nil) || d.stopped() {
-				break // the last interval ends at the last completion
-			}
-			if now >= next {
-				// A round that ended, even past the cap, counts.
-				msgs, _, _ := l.measured()
-				if b := closeInterval(now, msgs); p.add(b.Gbps, now) || now >= end {
-					break
-				}
-			}
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-		}
-		if err := l.finish(); err != nil {
-			return nil, err
-		}
-		if msgs, _, last := l.measured(); msgs > prev {
-			closeInterval(max(last, ivStart), msgs) // the rest of the duration, or TCP's last ack
-		}
-		r.Precision = p.result()
-	} else {
-		if err := l.round(uint64(iters)); err != nil {
-			return nil, err
-		}
-		if err := l.end(); err != nil {
-			return nil, err
-		}
-	}
-	msgs, first, last := l.measured()
-	r.Iterations = iters
-	if s.openEnded() {
-		r.Iterations = int(msgs)
-	}
-	return bw(msgs, first, last), nil
-}
-
-// latencyInterval closes the interval [from, to] of the latency recorder
-// iv, which it resets.
-func (d *driver) latencyInterval(start, from, to uint64, iv *report.LatencyRecorder) report.Interval {
-	x := report.Interval{StartS: float64(from-start) / 1e9, DurationS: float64(to-from) / 1e9, Latency: iv.Snapshot()}
-	iv.Reset()
-	return x
-}
-
-// precision keeps the rounds of precision mode: each interval of
-// precisionRound is one, and they stop once the median of their figures is
-// known to the precision asked (with at least report.MinRunsForInterval
-// rounds). A nil *precision is no precision mode.
-type precision struct {
-	figure string
-	target float64 // fraction
-	values []float64
-	met    bool
-}
-
-// openEnd returns when an open-ended size ends, how long its intervals
-// are, and in precision mode its rounds (else nil): a duration ends at the
-// duration, precision mode at its cap.
-func (d *driver) openEnd(start uint64, figure string) (end, step uint64, p *precision) {
-	s := d.spec
-	if s.Precision == 0 {
-		return start + uint64(s.Duration), uint64(s.Interval), nil
-	}
-	return start + uint64(s.PrecisionCap), uint64(precisionRound), &precision{figure: figure, target: s.Precision}
-}
-
-// add records a round's figure and tells whether the rounds are precise
-// enough to stop.
-func (p *precision) add(v float64, _ uint64) bool {
-	if p == nil {
-		return false
-	}
-	p.values = append(p.values, v)
-	if len(p.values) < report.MinRunsForInterval {
-		return false
-	}
-	if h, ok := report.SpreadOf(p.values).HalfWidth(); ok && h <= p.target {
-		p.met = true
-	}
-	return p.met
-}
-
-func (p *precision) result() *report.Precision {
-	if p == nil {
-		return nil
-	}
-	sp := report.SpreadOf(p.values)
-	out := &report.Precision{Figure: p.figure, TargetPct: 100 * p.target, Met: p.met, Rounds: len(p.values),
-		Median: sp.Median, Lo: sp.Lo, Hi: sp.Hi}
-	if h, ok := sp.HalfWidth(); ok {
-		pct := 100 * h
-		out.HalfWidthPct = &pct
-	}
-	return out
-}
-
-// interval records a finished interval of this end's result (the server's
-// goes to the client with --reverse) and reports the client's.
-func (d *driver) interval(r *report.Result, iv report.Interval) {
-	r.Intervals = append(r.Intervals, iv)
-	if d.role != clientEnd {
-		return
-	}
-	if d.o.progress != nil {
-		d.o.progress(Progress{Run: d.o.run, Test: d.spec.Test, Size: r.Size, Interval: &iv})
-	}
-}
-
-// stopped tells whether an open-ended stream was told to stop (the load of
-// a latency test that is over).
-func (d *driver) stopped() bool {
-	select {
-	case <-d.o.stop:
-		return true
-	default:
-		return false
-	}
-}
-
-// markLoad, under a load (--load), reads what the load completed so far
-// and returns what records, at the end of the size's measured samples,
-// the load's bandwidth between the two; without a load it does nothing.
-func (d *driver) markLoad(size int) func(*report.Result) error {
-	p := d.o.load
-	if p == nil {
-		return func(*report.Result) error { return nil }
-	}
-	l := &p.spec
-	m0, ok0 := p.mark()
-	t0 := d.r.now()
-	return func(r *report.Result) error {
-		m1, ok1 := p.mark()
-		t1 := d.r.now()
-		if !ok0 || !ok1 {
-			return fmt.Errorf("the load (%s) stopped during the measurement: %w", l.Test, p.failure())
-		}
-		size := l.Sizes[0]
-		r.Load = &report.Load{Test: l.Test, Connection: l.Connection, Size: size, QPs: l.QPs,
-			Bandwidth: report.NewBandwidth((m1-m0)*uint64(size), m1-m0, time.Duration(t1-t0))}
-		return nil
-	}
 }

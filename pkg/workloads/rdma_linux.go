@@ -68,7 +68,7 @@ type rdmaRunner struct {
 	// linkGbps is the nominal rate of the slower port of the two ends (0:
 	// one does not say).
 	linkGbps float64
-	// With -R (rdma_cm.go): the address rdma_cm uses on this end, the
+	// With -R (rdma_cm_linux.go): the address rdma_cm uses on this end, the
 	// server's listener, the client's connections, and what rdma_cm chose.
 	cmIP       netip.Addr
 	cmListener *verbs.CMListener
@@ -91,39 +91,15 @@ func (e *rdmaRunner) clock() clockInfo {
 // open opens the device and builds the PD, CQs, MR and QPs.
 func (e *rdmaRunner) open(context.Context) (any, *report.Device, error) {
 	s := e.spec
-	name := e.o.device
-	if name == "" && e.role == clientEnd {
-		name = s.Device
-	}
-	for _, z := range s.Sizes {
-		e.maxSize = max(e.maxSize, z)
-	}
-	e.half = s.BufferHalf()
-	need := s.RegisteredBytes()
-	if e.o.maxMem > 0 && need > e.o.maxMem {
-		return nil, nil, fmt.Errorf("%w: the test needs %d bytes of registered memory (2 x %d B buffers for %d B messages); this end allows %d (--max-mem)",
-			ErrOverLimit, need, e.half, e.maxSize, e.o.maxMem)
-	}
-	dev, err := verbs.Open(name)
+	need, err := e.fitsMemory()
 	if err != nil {
 		return nil, nil, err
 	}
-	e.dev = dev
-	port, err := dev.QueryPort(s.Port)
+	port, err := e.openPort()
 	if err != nil {
 		return nil, nil, err
 	}
-	if port.State != verbs.PortActive {
-		return nil, nil, fmt.Errorf("port %d of %s is %s, not ACTIVE (check the link and `rdma link`)", s.Port, dev.Name(), port.State)
-	}
-	if s.HopLimit != nil && port.LinkLayer == verbs.LinkEthernet {
-		return nil, nil, hopLimitOnRoCE(dev.Name(), s.Port)
-	}
-	// What needs no allocation is checked before anything is allocated.
-	if err := fitsDevice(s, dev.Info()); err != nil {
-		return nil, nil, err
-	}
-	if e.pd, err = dev.AllocPD(); err != nil {
+	if e.pd, err = e.dev.AllocPD(); err != nil {
 		return nil, nil, err
 	}
 	if err := e.checkRateLimiter(); err != nil {
@@ -131,29 +107,105 @@ func (e *rdmaRunner) open(context.Context) (any, *report.Device, error) {
 	}
 	// Receives are posted by SEND tests only; the others keep one slot.
 	recvWR := max(s.RxDepth, 1)
-	// Each loop thread has CQs of its own, for its QPs.
+	if err := e.createCQs(recvWR); err != nil {
+		return nil, nil, err
+	}
+	if e.buf, err = newTestBuffer(s, e.dev, e.pd, need); err != nil {
+		return nil, nil, err
+	}
+	e.mr = e.buf.mr
+	if err := e.createQPs(recvWR); err != nil {
+		return nil, nil, err
+	}
+	device := e.describe(port)
+	local := rdmaSetup{LinkGbps: port.LinkGbps, Memory: e.memory()}
+	e.linkGbps = port.LinkGbps
+	if s.RDMACM {
+		if local.CM, err = e.cmOpen(device.Netdev); err != nil {
+			return nil, nil, err
+		}
+	}
+	for _, q := range e.qps {
+		local.QPs = append(local.QPs, qpSetup{Endpoint: q.Endpoint(),
+			Buffer: verbs.RemoteBuffer{Addr: e.mr.Addr() + e.half, Len: e.half, RKey: e.mr.RKey()}})
+	}
+	return local, device, nil
+}
+
+// fitsMemory sizes this end's buffer for the largest message and returns
+// the registered memory the test needs, or an error when it is over this
+// end's --max-mem.
+func (e *rdmaRunner) fitsMemory() (uint64, error) {
+	s := e.spec
+	for _, z := range s.Sizes {
+		e.maxSize = max(e.maxSize, z)
+	}
+	e.half = s.BufferHalf()
+	need := s.RegisteredBytes()
+	if e.o.maxMem > 0 && need > e.o.maxMem {
+		return 0, fmt.Errorf("%w: the test needs %d bytes of registered memory (2 x %d B buffers for %d B messages); this end allows %d (--max-mem)",
+			ErrOverLimit, need, e.half, e.maxSize, e.o.maxMem)
+	}
+	return need, nil
+}
+
+// openPort opens this end's device and checks, before anything is
+// allocated, that the test's port is active and that the device can run
+// the test.
+func (e *rdmaRunner) openPort() (verbs.PortInfo, error) {
+	s := e.spec
+	name := e.o.device
+	if name == "" && e.role == clientEnd {
+		name = s.Device
+	}
+	dev, err := verbs.Open(name)
+	if err != nil {
+		return verbs.PortInfo{}, err
+	}
+	e.dev = dev
+	port, err := dev.QueryPort(s.Port)
+	if err != nil {
+		return port, err
+	}
+	if port.State != verbs.PortActive {
+		return port, fmt.Errorf("port %d of %s is %s, not ACTIVE (check the link and `rdma link`)", s.Port, dev.Name(), port.State)
+	}
+	if s.HopLimit != nil && port.LinkLayer == verbs.LinkEthernet {
+		return port, hopLimitOnRoCE(dev.Name(), s.Port)
+	}
+	return port, fitsDevice(s, dev.Info())
+}
+
+// createCQs makes each loop thread's send and receive CQs, deep enough for
+// its QPs; recvWR is each QP's receive depth.
+func (e *rdmaRunner) createCQs(recvWR int) error {
+	s := e.spec
 	threads := s.threads()
 	for t := range threads {
 		lo, hi := threadQPs(s.QPs, threads, t)
-		scq, err := dev.CreateCQ(verbs.CQConfig{Depth: s.TxDepth * (hi - lo), Events: s.Events})
+		scq, err := e.dev.CreateCQ(verbs.CQConfig{Depth: s.TxDepth * (hi - lo), Events: s.Events})
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
 		e.scqs = append(e.scqs, scq)
-		rcq, err := dev.CreateCQ(verbs.CQConfig{Depth: recvWR * (hi - lo), Events: s.Events})
+		rcq, err := e.dev.CreateCQ(verbs.CQConfig{Depth: recvWR * (hi - lo), Events: s.Events})
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
 		e.rcqs = append(e.rcqs, rcq)
 	}
 	e.recvsPosted = make([]bool, threads)
-	if e.buf, err = newTestBuffer(s, dev, e.pd, need); err != nil {
-		return nil, nil, err
-	}
-	e.mr = e.buf.mr
+	return nil
+}
+
+// createQPs makes the test's QPs, each on its loop thread's CQs. An inline
+// size the device refuses is dropped, with a warning, when it was not
+// asked for (-I).
+func (e *rdmaRunner) createQPs(recvWR int) error {
+	s := e.spec
 	typ, err := verbs.ParseQPType(s.Connection)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
 	inline, auto := s.InlineFor()
 	cfg := verbs.QPConfig{Type: typ, Port: s.Port, MaxSendWR: s.TxDepth, QKey: cmQKey(s),
@@ -166,46 +218,41 @@ func (e *rdmaRunner) open(context.Context) (any, *report.Device, error) {
 		q, err := e.pd.CreateQP(cfg)
 		if err != nil && i == 0 && inline > 0 && errors.Is(err, syscall.EINVAL) {
 			if !auto {
-				return nil, nil, fmt.Errorf("inline size %d was refused by %s (%v); lower -I", inline, dev.Name(), err)
+				return fmt.Errorf("inline size %d was refused by %s (%v); lower -I", inline, e.dev.Name(), err)
 			}
-			e.warning = fmt.Sprintf("%s refused inline data of %d bytes; running without inline", dev.Name(), inline)
+			e.warning = fmt.Sprintf("%s refused inline data of %d bytes; running without inline", e.dev.Name(), inline)
 			cfg.MaxInlineData = 0
 			q, err = e.pd.CreateQP(cfg)
 		}
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
 		e.qps = append(e.qps, q)
 	}
 	if cfg.MaxInlineData > 0 {
 		e.inline = e.qps[0].MaxInline()
 	}
+	return nil
+}
+
+// describe is this end's device for the results: the device, its port,
+// and the GID the QPs use, with the network device that holds it.
+func (e *rdmaRunner) describe(port verbs.PortInfo) *report.Device {
+	s := e.spec
 	gid := e.qps[0].GIDChoice()
 	netdev := ""
-	if table, err := dev.GIDTable(s.Port); err == nil {
+	if table, err := e.dev.GIDTable(s.Port); err == nil {
 		for _, g := range table {
 			if g.Index == gid.Index {
 				netdev = g.Netdev
 			}
 		}
 	}
-	info := dev.Info()
-	device := &report.Device{Name: info.Name, Firmware: info.FirmwareVer, NodeGUID: info.NodeGUID,
+	info := e.dev.Info()
+	return &report.Device{Name: info.Name, Firmware: info.FirmwareVer, NodeGUID: info.NodeGUID,
 		Transport: info.Transport, Port: s.Port, PortState: port.State.String(), LinkLayer: string(port.LinkLayer),
 		ActiveMTU: int(port.ActiveMTU), GID: gid.GID.String(), GIDIndex: gid.Index, GIDType: gid.Type,
 		GIDReason: gid.Reason, Netdev: netdev, ActiveSpeed: port.ActiveSpeed, ActiveWidth: port.ActiveWidth, LinkGbps: port.LinkGbps}
-	local := rdmaSetup{LinkGbps: port.LinkGbps, Memory: e.memory()}
-	e.linkGbps = port.LinkGbps
-	if s.RDMACM {
-		if local.CM, err = e.cmOpen(netdev); err != nil {
-			return nil, nil, err
-		}
-	}
-	for _, q := range e.qps {
-		local.QPs = append(local.QPs, qpSetup{Endpoint: q.Endpoint(),
-			Buffer: verbs.RemoteBuffer{Addr: e.mr.Addr() + e.half, Len: e.half, RKey: e.mr.RKey()}})
-	}
-	return local, device, nil
 }
 
 // connect moves every QP to RTS toward the peer's.
@@ -319,126 +366,180 @@ func (e *rdmaRunner) newLoop(cfg verbs.LoopConfig, t int) (*verbs.Loop, error) {
 // prepare readies the loops of one size.
 func (e *rdmaRunner) prepare(size int) (*stage, error) {
 	s := e.spec
-	t := s.Info()
-	if s.Connection == "UD" {
-		if mtu := int(e.qps[0].PathMTU()); size > mtu {
-			return nil, fmt.Errorf("UD send is limited to the path MTU (%d bytes); size %d is larger", mtu, size)
-		}
-	}
-	// Fresh buffers: the write ping-pong spins on the last byte; a data
-	// check counts FETCH_AND_ADDs in the whole target half.
-	buf := e.buf.host
-	if s.CheckData {
-		clear(buf)
-	} else {
-		clear(buf[:size])
-		clear(buf[e.half : e.half+uint64(size)])
-	}
-	if err := e.buf.upload(); err != nil {
+	if err := e.fitsPath(size); err != nil {
 		return nil, err
 	}
-
+	if err := e.freshBuffers(size); err != nil {
+		return nil, err
+	}
 	st := &stage{effective: e.effective(size), counters: e.portCounters()}
 	if e.warning != "" {
 		st.warnings, e.warning = []string{e.warning}, ""
 	}
 	st.warnings, e.avWarnings = append(st.warnings, e.avWarnings...), nil
-	var loops []*verbs.Loop
-	var recv *verbs.Loop // the loop that posted this end's receives (SEND)
-	st.abort = func() {
-		for _, l := range loops {
-			l.Stop()
-		}
-	}
-	st.release = func() {
-		for _, l := range loops {
-			l.Close()
-		}
-	}
-	add := func(cfg verbs.LoopConfig, t int) (*verbs.Loop, error) {
-		l, err := e.newLoop(cfg, t)
-		if err != nil {
-			st.release()
-			return nil, err
-		}
-		loops = append(loops, l)
-		if cfg.Kind == verbs.LatSend || cfg.Kind == verbs.BWRecv {
-			recv = l
-		}
-		return l, nil
-	}
-	warm, iters := s.WarmupFor(size), s.ItersFor(size)
-	if t.Metric == Latency {
-		total := uint64(warm + iters)
-		if s.openEnded() {
-			total = 1 << 62
-		}
-		cfg := verbs.LoopConfig{Kind: t.Loop, Size: uint32(size), CQMod: 1, Total: total}
-		switch {
-		case e.role == clientEnd:
-			l, err := add(cfg, 0)
-			if err != nil {
-				return nil, err
-			}
-			st.ping = rdmaPing{l}
-		case t.Responder != 0: // READ and atomics have no responder
-			cfg.Kind, cfg.Role = t.Responder, verbs.Responder
-			l, err := add(cfg, 0)
-			if err != nil {
-				return nil, err
-			}
-			e.responder(st, l)
-		}
+	ls := &stageLoops{e: e}
+	st.abort, st.release = ls.stop, ls.close
+	var err error
+	if s.Info().Metric == Latency {
+		err = e.prepareLatency(st, ls, size)
 	} else {
-		sending := s.initiates(e.role) || s.Bidirectional
-		if sending && s.RateLimiter == LimiterHW {
-			if err := e.setRateLimit(size); err != nil {
-				st.release()
-				return nil, err
-			}
-		}
-		var streams []streamLoop
-		var receivers []*verbs.Loop
-		for th := range s.threads() {
-			lo, hi := threadQPs(s.QPs, s.threads(), th)
-			if sending {
-				cfg := verbs.LoopConfig{Kind: t.Loop, Size: uint32(size), TxDepth: s.TxDepth, CQMod: s.CQModFor(size), PostList: s.PostList}
-				if _, pace := s.paceFor(size); pace > 0 && s.RateLimiter == LimiterSW {
-					cfg.PaceNs, cfg.PaceBurst = pace, paceBurst(pace, s.PostList)
-				}
-				l, err := add(cfg, th)
-				if err != nil {
-					return nil, err
-				}
-				streams = append(streams, &rdmaStream{l: l, qps: uint64(hi - lo)})
-			}
-			if t.Responder != 0 && (!s.initiates(e.role) || s.Bidirectional) { // SENDs' receivers
-				var total uint64
-				if s.Connection == "RC" && !s.openEnded() {
-					total = uint64(warm+iters) * uint64(hi-lo)
-				}
-				l, err := add(verbs.LoopConfig{Kind: t.Responder, Size: uint32(size), Total: total}, th)
-				if err != nil {
-					return nil, err
-				}
-				receivers = append(receivers, l)
-			}
-		}
-		switch len(streams) {
-		case 0:
-		case 1:
-			st.stream = streams[0]
-		default:
-			st.streams = streams
-		}
-		if len(receivers) > 0 {
-			e.receiver(st, receivers)
-		}
+		err = e.prepareBandwidth(st, ls, size)
+	}
+	if err != nil {
+		return nil, err
 	}
 	if s.CheckData {
-		st.check = &rdmaCheck{e: e, size: size, recv: recv}
+		st.check = &rdmaCheck{e: e, size: size, recv: ls.recv}
 	}
 	return st, nil
+}
+
+// fitsPath checks that size-byte messages fit the path: UD sends no more
+// than the path MTU.
+func (e *rdmaRunner) fitsPath(size int) error {
+	if e.spec.Connection == "UD" {
+		if mtu := int(e.qps[0].PathMTU()); size > mtu {
+			return fmt.Errorf("UD send is limited to the path MTU (%d bytes); size %d is larger", mtu, size)
+		}
+	}
+	return nil
+}
+
+// freshBuffers clears what a size reads in both halves of the buffer: the
+// write ping-pong spins on the last byte; a data check counts
+// FETCH_AND_ADDs in the whole target half.
+func (e *rdmaRunner) freshBuffers(size int) error {
+	buf := e.buf.host
+	if e.spec.CheckData {
+		clear(buf)
+	} else {
+		clear(buf[:size])
+		clear(buf[e.half : e.half+uint64(size)])
+	}
+	return e.buf.upload()
+}
+
+// stageLoops are the loops one size made: stop stops them all (the
+// stage's abort), close frees them (its release).
+type stageLoops struct {
+	e     *rdmaRunner
+	loops []*verbs.Loop
+	recv  *verbs.Loop // the loop that posted this end's receives (SEND)
+}
+
+func (ls *stageLoops) stop() {
+	for _, l := range ls.loops {
+		l.Stop()
+	}
+}
+
+func (ls *stageLoops) close() {
+	for _, l := range ls.loops {
+		l.Close()
+	}
+}
+
+// add makes a loop over the QPs of loop thread t; on a failure it frees
+// every loop made so far.
+func (ls *stageLoops) add(cfg verbs.LoopConfig, t int) (*verbs.Loop, error) {
+	l, err := ls.e.newLoop(cfg, t)
+	if err != nil {
+		ls.close()
+		return nil, err
+	}
+	ls.loops = append(ls.loops, l)
+	if cfg.Kind == verbs.LatSend || cfg.Kind == verbs.BWRecv {
+		ls.recv = l
+	}
+	return l, nil
+}
+
+// prepareLatency makes this end's loop of a latency size: the client's
+// ping, or the server's responder (READ and atomics have none).
+func (e *rdmaRunner) prepareLatency(st *stage, ls *stageLoops, size int) error {
+	s := e.spec
+	t := s.Info()
+	total := uint64(s.WarmupFor(size) + s.ItersFor(size))
+	if s.openEnded() {
+		total = 1 << 62
+	}
+	cfg := verbs.LoopConfig{Kind: t.Loop, Size: uint32(size), CQMod: 1, Total: total}
+	switch {
+	case e.role == clientEnd:
+		l, err := ls.add(cfg, 0)
+		if err != nil {
+			return err
+		}
+		st.ping = rdmaPing{l}
+	case t.Responder != 0: // READ and atomics have no responder
+		cfg.Kind, cfg.Role = t.Responder, verbs.Responder
+		l, err := ls.add(cfg, 0)
+		if err != nil {
+			return err
+		}
+		e.responder(st, l)
+	}
+	return nil
+}
+
+// prepareBandwidth makes this end's loops of a bandwidth size, on each
+// loop thread: a stream where this end sends, a receiver where it
+// receives SENDs.
+func (e *rdmaRunner) prepareBandwidth(st *stage, ls *stageLoops, size int) error {
+	s := e.spec
+	sending := s.initiates(e.role) || s.Bidirectional
+	if sending && s.RateLimiter == LimiterHW {
+		if err := e.setRateLimit(size); err != nil {
+			ls.close()
+			return err
+		}
+	}
+	t := s.Info()
+	var streams []streamLoop
+	var receivers []*verbs.Loop
+	for th := range s.threads() {
+		lo, hi := threadQPs(s.QPs, s.threads(), th)
+		if sending {
+			l, err := ls.add(e.streamConfig(size), th)
+			if err != nil {
+				return err
+			}
+			streams = append(streams, &rdmaStream{l: l, qps: uint64(hi - lo)})
+		}
+		if t.Responder != 0 && (!s.initiates(e.role) || s.Bidirectional) { // SENDs' receivers
+			var total uint64
+			if s.Connection == "RC" && !s.openEnded() {
+				total = uint64(s.WarmupFor(size)+s.ItersFor(size)) * uint64(hi-lo)
+			}
+			l, err := ls.add(verbs.LoopConfig{Kind: t.Responder, Size: uint32(size), Total: total}, th)
+			if err != nil {
+				return err
+			}
+			receivers = append(receivers, l)
+		}
+	}
+	switch len(streams) {
+	case 0:
+	case 1:
+		st.stream = streams[0]
+	default:
+		st.streams = streams
+	}
+	if len(receivers) > 0 {
+		e.receiver(st, receivers)
+	}
+	return nil
+}
+
+// streamConfig is the loop of a stream of size-byte messages, paced by
+// software when the rate limiter is (--rate-limiter sw).
+func (e *rdmaRunner) streamConfig(size int) verbs.LoopConfig {
+	s := e.spec
+	cfg := verbs.LoopConfig{Kind: s.Info().Loop, Size: uint32(size), TxDepth: s.TxDepth, CQMod: s.CQModFor(size), PostList: s.PostList}
+	if _, pace := s.paceFor(size); pace > 0 && s.RateLimiter == LimiterSW {
+		cfg.PaceNs, cfg.PaceBurst = pace, paceBurst(pace, s.PostList)
+	}
+	return cfg
 }
 
 // responder makes l, the answering side of a ping-pong, the stage's

@@ -1,7 +1,3 @@
-// Package workloads defines the tests rdmabench runs (a plain, validated
-// Spec), and runs them: RDMA tests over pkg/verbs' timed loops, TCP tests
-// with the same framing, both ends driven through a Link so that the same
-// code runs in one process (loopback) or across two hosts.
 package workloads
 
 import (
@@ -249,7 +245,7 @@ type Spec struct {
 	// CPUUtil records the CPU time each end's loops use (--cpu-util).
 	CPUUtil bool `json:"cpu_util,omitempty"`
 	// CheckData follows each size of an RDMA test with a data check
-	// (--validate): see validate.go.
+	// (--validate): see driver_check.go.
 	CheckData bool `json:"validate,omitempty"`
 
 	// Threads spreads a bandwidth test's QPs over this many loop threads
@@ -278,7 +274,7 @@ type Spec struct {
 	PrecisionCap time.Duration `json:"precision_cap_ns,omitempty"`
 	// TClass, SL, FlowLabel and HopLimit set the address vector of both
 	// ends' QPs; TClass also sets the TCP sockets' IP_TOS. Nil leaves the
-	// default (0; hop limit 64). See fabric.go.
+	// default (0; hop limit 64). See spec_fabric.go.
 	TClass    *int `json:"tclass,omitempty"`
 	SL        *int `json:"sl,omitempty"`
 	FlowLabel *int `json:"flow_label,omitempty"`
@@ -292,7 +288,7 @@ type Spec struct {
 	// spec, the buffers' keys and the results.
 	RDMACM bool `json:"rdma_cm,omitempty"`
 	// Mem is where both ends' registered buffers live (--mem, see
-	// memkind.go): "host" or empty, "hugepages[:2M|:1G]", "cuda[:GPU]".
+	// spec_mem.go): "host" or empty, "hugepages[:2M|:1G]", "cuda[:GPU]".
 	// ODP registers them for on-demand paging (--odp).
 	Mem string `json:"mem,omitempty"`
 	ODP bool   `json:"odp,omitempty"`

@@ -14,7 +14,7 @@ import (
 )
 
 // rdmaCheck is an RDMA end's part in a size's validation pass (see
-// validate.go). It posts and polls through pkg/verbs' per-work-request
+// driver_check.go). It posts and polls through pkg/verbs' per-work-request
 // API, after the timed loops have ended: nothing of it runs in one.
 //
 // Layout: message j of a round's group (QP qps[j]) takes slot j of each

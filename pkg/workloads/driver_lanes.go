@@ -158,67 +158,22 @@ func runSide(ctx context.Context, spec *Spec, r role, tr Transport, o endOptions
 func runLanes(ctx context.Context, lanes []lane, r role, mux *muxTransport, o endOptions) (*endResult, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	var mains int
-	for _, l := range lanes {
-		if l.kind == mainLane {
-			mains++
-		}
-	}
-	m := &laneMerge{parent: o, lanes: lanes, mains: mains, sizes: len(lanes[0].spec.Sizes), results: map[int][]*report.Result{},
-		hosts: make([]*report.Host, mains), peers: make([]*report.Host, mains), clocks: map[int]clockInfo{}}
-	bar := newBarrier(mains)
-	probes := make([]*loadProbe, mains)
-	stops := make([]chan struct{}, mains)
-	for i := range probes {
-		probes[i] = newLoadProbe()
-		stops[i] = make(chan struct{})
-	}
-	for _, l := range lanes {
-		if l.kind == loadLane {
-			probes[l.dev].spec = l.spec
-		}
-	}
+	j := newLaneJoin(lanes, o)
 	errs := make([]error, len(lanes))
 	results := make([]*endResult, len(lanes))
 	var wg sync.WaitGroup
 	for i, l := range lanes {
-		lo := endOptions{device: l.device, maxMem: o.maxMem, peerHost: o.peerHost, listenHost: o.listenHost, run: o.run}
-		if r == clientEnd {
-			switch l.kind {
-			case mainLane:
-				lo.onHosts = func(local report.Host, peer *report.Host) { m.hostsOf(l.dev, local, peer) }
-				lo.onResult = func(res report.Result, c clockInfo) { m.result(l.dev, res, c) }
-				if mains == 1 {
-					lo.progress = o.progress
-				}
-				probe := probes[l.dev]
-				if l.spec.Info().Metric == Latency && len(lanes) > mains {
-					lo.load = probe
-				}
-				lo.beforeSize = func(ctx context.Context, i int) error {
-					if lo.load != nil && i == 0 {
-						if err := probe.wait(ctx); err != nil {
-							return err
-						}
-					}
-					return bar.arrive(ctx, l.dev, i)
-				}
-			case loadLane:
-				lo.stop = stops[l.dev]
-				probe := probes[l.dev]
-				lo.streaming = func(s streamLoop) { probe.start(s) }
-			}
-		}
+		lo := j.options(l, r, o)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			res, err := runEnd(ctx, &l.spec, r, NewLink(mux.lane(i)), lo)
 			results[i], errs[i] = res, err
 			if l.kind == mainLane {
-				bar.leave(l.dev)
-				close(stops[l.dev]) // its load ends with it
+				j.bar.leave(l.dev)
+				close(j.stops[l.dev]) // its load ends with it
 			} else {
-				probes[l.dev].end(err)
+				j.probes[l.dev].end(err)
 			}
 			if err != nil {
 				cancel(laneError(l, err))
@@ -226,6 +181,92 @@ func runLanes(ctx context.Context, lanes []lane, r role, mux *muxTransport, o en
 		}()
 	}
 	wg.Wait()
+	out := &endResult{}
+	for i, l := range lanes {
+		if l.kind == mainLane && results[i] != nil && out.Host.Hostname == "" {
+			out.Host, out.Peer = results[i].Host, results[i].Peer
+		}
+	}
+	if r == clientEnd {
+		out.Results = j.merge.flush()
+	}
+	return out, firstLaneError(ctx, lanes, errs)
+}
+
+// laneJoin is what joins the lanes of one side: the merge of the main
+// lanes' results, the barrier they start each size at, and per device the
+// probe of its load and the channel that stops the load.
+type laneJoin struct {
+	lanes  []lane
+	mains  int
+	merge  *laneMerge
+	bar    *barrier
+	probes []*loadProbe
+	stops  []chan struct{}
+}
+
+func newLaneJoin(lanes []lane, o endOptions) *laneJoin {
+	var mains int
+	for _, l := range lanes {
+		if l.kind == mainLane {
+			mains++
+		}
+	}
+	j := &laneJoin{lanes: lanes, mains: mains, bar: newBarrier(mains),
+		probes: make([]*loadProbe, mains), stops: make([]chan struct{}, mains)}
+	j.merge = &laneMerge{parent: o, lanes: lanes, mains: mains, sizes: len(lanes[0].spec.Sizes), results: map[int][]*report.Result{},
+		hosts: make([]*report.Host, mains), peers: make([]*report.Host, mains), clocks: map[int]clockInfo{}}
+	for i := range j.probes {
+		j.probes[i] = newLoadProbe()
+		j.stops[i] = make(chan struct{})
+	}
+	for _, l := range lanes {
+		if l.kind == loadLane {
+			j.probes[l.dev].spec = l.spec
+		}
+	}
+	return j
+}
+
+// options are lane l's end options. On the client, a main lane reports
+// its hosts and results to the merge and starts each size at the barrier
+// (the first once its load is sending); a load lane tells its probe it is
+// streaming, and stops when its main lane ends.
+func (j *laneJoin) options(l lane, r role, o endOptions) endOptions {
+	lo := endOptions{device: l.device, maxMem: o.maxMem, peerHost: o.peerHost, listenHost: o.listenHost, run: o.run}
+	if r != clientEnd {
+		return lo
+	}
+	probe := j.probes[l.dev]
+	switch l.kind {
+	case mainLane:
+		lo.onHosts = func(local report.Host, peer *report.Host) { j.merge.hostsOf(l.dev, local, peer) }
+		lo.onResult = func(res report.Result, c clockInfo) { j.merge.result(l.dev, res, c) }
+		if j.mains == 1 {
+			lo.progress = o.progress
+		}
+		if l.spec.Info().Metric == Latency && len(j.lanes) > j.mains {
+			lo.load = probe
+		}
+		load := lo.load
+		lo.beforeSize = func(ctx context.Context, i int) error {
+			if load != nil && i == 0 {
+				if err := probe.wait(ctx); err != nil {
+					return err
+				}
+			}
+			return j.bar.arrive(ctx, l.dev, i)
+		}
+	case loadLane:
+		lo.stop = j.stops[l.dev]
+		lo.streaming = func(s streamLoop) { probe.start(s) }
+	}
+	return lo
+}
+
+// firstLaneError is the error of a side whose lanes ended with errs: the
+// lane that failed first, not those it stopped.
+func firstLaneError(ctx context.Context, lanes []lane, errs []error) error {
 	var first error
 	for i, err := range errs {
 		if err != nil && first == nil {
@@ -235,16 +276,7 @@ func runLanes(ctx context.Context, lanes []lane, r role, mux *muxTransport, o en
 	if c := context.Cause(ctx); first != nil && c != nil && !errors.Is(c, context.Canceled) {
 		first = c // the lane that failed first, not those it stopped
 	}
-	out := &endResult{}
-	for i, l := range lanes {
-		if l.kind == mainLane && results[i] != nil && out.Host.Hostname == "" {
-			out.Host, out.Peer = results[i].Host, results[i].Peer
-		}
-	}
-	if r == clientEnd {
-		out.Results = m.flush()
-	}
-	return out, first
+	return first
 }
 
 // laneError names the lane an error comes from.

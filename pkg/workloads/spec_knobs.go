@@ -81,7 +81,7 @@ var Knobs = []Knob{
 	{"atomic_type", "", func(t TestInfo) bool { return t.Op == OpAtomic },
 		func(s *Spec) bool { return s.AtomicType != "" }, func(s *Spec) { s.AtomicType = "" }},
 
-	// The path's settings (path.go): the traffic class also sets TCP's IP_TOS.
+	// The path's settings (spec_path.go): the traffic class also sets TCP's IP_TOS.
 	{"tclass", "", func(TestInfo) bool { return true }, func(s *Spec) bool { return s.TClass != nil }, func(s *Spec) { s.TClass = nil }},
 	{"sl", "", isRDMA, func(s *Spec) bool { return s.SL != nil }, func(s *Spec) { s.SL = nil }},
 	{"flow-label", "", isRDMA, func(s *Spec) bool { return s.FlowLabel != nil }, func(s *Spec) { s.FlowLabel = nil }},
