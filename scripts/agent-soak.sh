@@ -10,7 +10,8 @@
 #   - open file descriptors (/proc/PID/fd);
 #   - goroutines (the line an agent logs on SIGUSR1);
 #   - resident memory (VmRSS).
-# It exits 1 unless each is back at its level: verbs objects and files
+# It exits 1 unless each is back at its level (the device's count and the
+# descriptors within 60 s of the probes' end): verbs objects and files
 # equal, goroutines at most 2 more, resident memory at most 16 MiB more; or
 # when an agent made fewer than one good probe per 10 s (it stopped
 # probing: an emulated probe takes up to seconds, so the rate asked is not
@@ -79,16 +80,17 @@ ko() { echo "--- FAIL: agent-soak/$1: $2"; fail=1; }
 
 # Agent a serves on 19515 (metrics 19516), b on 19525 (19526): each
 # probes the other on 127.0.0.1 through the device. The emulated device
-# takes milliseconds an iteration, so the probes are short and patient,
-# and wait for completion events (-e): busy polling them would keep every
-# core of the VM busy.
+# takes milliseconds an iteration, so the probes are short and patient.
+# (write-lat's ends poll memory for each ping: on the emulated device that
+# keeps a core busy per agent, so its CPU per probe there is the
+# emulation's, not the agent's.)
 declare -A pid ctl met
 ctl[a]=19515 met[a]=19516 ctl[b]=19525 met[b]=19526
 peer_of() { [[ $1 == a ]] && echo b || echo a; }
 for x in a b; do
 	echo "127.0.0.1:${ctl[$(peer_of $x)]}" >"$out/peers.$x"
 	"$bin" agent -d "$dev" --listen "127.0.0.1:${ctl[$x]}" --metrics-listen "127.0.0.1:${met[$x]}" \
-		--peers "$out/peers.$x" --reload 2s --rate "$rate" -n 10 --warmup 2 -e -u 18 --probe-timeout 10s \
+		--peers "$out/peers.$x" --reload 2s --rate "$rate" -n 10 --warmup 2 -u 18 --probe-timeout 10s \
 		2>"$out/agent.$x.log" &
 	pid[$x]=$!
 done
@@ -123,11 +125,12 @@ rss() { awk '/^VmRSS:/ {print $2}' "/proc/${pid[$1]}/status"; }
 
 # levels NAME: both agents' peers emptied, then, once no connection
 # between them is left and each is idle (its own count of verbs objects
-# the same for 4 s), a line
+# the same for 4 s, then the device's count and its descriptors settled),
+# a line
 # "NAME X verbs=N rdma=N fds=N goroutines=N rss_kib=N" per agent; the
 # peers are put back after.
 levels() {
-	local name=$1 x line v r seen same fds again
+	local name=$1 x line v r seen same fds want
 	for x in a b; do : >"$out/peers.$x"; done
 	sleep 3 # a reload of the emptied file
 	# No connection between them left, open or closing: a probe in flight
@@ -147,16 +150,23 @@ levels() {
 			((same >= 4)) && break
 			sleep 1
 		done
-		r=0
-		for kind in ctx pd mr cq qp; do
-			r=$((r + $(rdma resource show "$kind" 2>/dev/null | grep -c " pid ${pid[$x]} " || true)))
-		done
-		fds=$(find "/proc/${pid[$x]}/fd" -mindepth 1 -maxdepth 1 | wc -l)
-		for _ in $(seq 1 20); do
-			sleep 0.5
-			again=$(find "/proc/${pid[$x]}/fd" -mindepth 1 -maxdepth 1 | wc -l)
-			((again == fds)) && break
-			fds=$again
+		# The device's count of its objects and its descriptors: at the
+		# end, until they are back at the warm-up's (a test torn down just
+		# now closes its context last), at most 60 s; after the warm-up,
+		# until 5 reads a second apart agree.
+		want=$(sed -n "s/^warm $x .*\(rdma=[0-9]* fds=[0-9]*\).*/\1/p" "$out/levels" 2>/dev/null || true)
+		seen="" same=0
+		for _ in $(seq 1 60); do
+			r=0
+			for kind in ctx pd mr cq qp; do
+				r=$((r + $(rdma resource show "$kind" 2>/dev/null | grep -c " pid ${pid[$x]} " || true)))
+			done
+			fds=$(find "/proc/${pid[$x]}/fd" -mindepth 1 -maxdepth 1 | wc -l)
+			[[ $name == end && "rdma=$r fds=$fds" == "$want" ]] && break
+			[[ "$r/$fds" == "$seen" ]] && same=$((same + 1)) || same=0
+			seen="$r/$fds"
+			[[ $name != end ]] && ((same >= 4)) && break
+			sleep 1
 		done
 		echo "$name $x verbs=$v rdma=$r fds=$fds goroutines=$(field goroutines "$line") rss_kib=$(rss $x)"
 	done
