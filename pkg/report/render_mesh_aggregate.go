@@ -83,7 +83,7 @@ func (r meshRankNames) link(w *WorstLink) string {
 // writeAggregateText writes a mesh's aggregate: per figure its rails,
 // its host matrix (or, past meshTableHosts hosts, a row per host) and its
 // worst NICs.
-func writeAggregateText(b *bytes.Buffer, m *Mesh, md bool) {
+func writeAggregateText(b *bytes.Buffer, m *Mesh, md bool, width int) {
 	a := m.Aggregate
 	names := newMeshRankNames(m)
 	for i := range a.Figures {
@@ -111,7 +111,7 @@ func writeAggregateText(b *bytes.Buffer, m *Mesh, md bool) {
 			}
 			b.WriteByte('\n')
 			heading(b, "per rail (the links between NICs of one rail)", md)
-			writeRows(b, rows, md)
+			writeRows(b, rows, md, width)
 		}
 		if len(a.Hosts) <= meshTableHosts {
 			b.WriteByte('\n')
@@ -127,7 +127,7 @@ func writeAggregateText(b *bytes.Buffer, m *Mesh, md bool) {
 				}
 				rows = append(rows, r)
 			}
-			writeRows(b, rows, md)
+			writeRows(b, rows, md, width)
 		} else {
 			b.WriteByte('\n')
 			heading(b, "per host (its links both ways)", md)
@@ -136,7 +136,7 @@ func writeAggregateText(b *bytes.Buffer, m *Mesh, md bool) {
 				rows = append(rows, []string{strconv.Itoa(*r.Host) + " " + names.hostName(*r.Host), strconv.Itoa(r.Links),
 					meshCell(fig, r.Median), meshCell(fig, r.Tail), worstValue(fig, r.Worst), strconv.Itoa(r.Slow), names.link(r.Worst)})
 			}
-			writeRows(b, rows, md)
+			writeRows(b, rows, md, width)
 		}
 		if nics := worstNICs(f, meshWorstNICs); len(nics) > 0 {
 			what := "NICs"
@@ -150,7 +150,7 @@ func writeAggregateText(b *bytes.Buffer, m *Mesh, md bool) {
 				rows = append(rows, []string{names.rank(*r.Rank), strconv.Itoa(r.Links), meshCell(fig, r.Median),
 					meshCell(fig, r.Tail), worstValue(fig, r.Worst), strconv.Itoa(r.Slow), names.link(r.Worst)})
 			}
-			writeRows(b, rows, md)
+			writeRows(b, rows, md, width)
 		}
 	}
 }
@@ -189,8 +189,9 @@ func heading(b *bytes.Buffer, s string, md bool) {
 }
 
 // writeRows writes rows (the first the header) as aligned columns, the
-// first left-aligned, or as a Markdown table.
-func writeRows(b *bytes.Buffer, rows [][]string, md bool) {
+// first left-aligned, in blocks of columns that each fit width (0: one
+// block), or as a Markdown table.
+func writeRows(b *bytes.Buffer, rows [][]string, md bool, width int) {
 	if md {
 		for i, r := range rows {
 			b.WriteString("|")
@@ -209,29 +210,38 @@ func writeRows(b *bytes.Buffer, rows [][]string, md bool) {
 		b.WriteByte('\n')
 		return
 	}
-	var width []int
+	var colw []int
 	for _, r := range rows {
 		for j, c := range r {
-			if j >= len(width) {
-				width = append(width, 0)
+			if j >= len(colw) {
+				colw = append(colw, 0)
 			}
-			width[j] = max(width[j], len([]rune(c)))
+			colw[j] = max(colw[j], len([]rune(c)))
 		}
 	}
-	for _, r := range rows {
-		var line strings.Builder
-		for j, c := range r {
-			pad := strings.Repeat(" ", width[j]-len([]rune(c)))
-			switch {
-			case j == 0:
-				line.WriteString(c + pad)
-			case j == len(r)-1 && !isNumber(c):
-				line.WriteString("  " + c)
-			default:
-				line.WriteString("  " + pad + c)
-			}
+	for g, cols := range columnBlocks(colw, width) {
+		if g > 0 {
+			b.WriteByte('\n')
 		}
-		b.WriteString(clean(strings.TrimRight(line.String(), " ")) + "\n")
+		for _, r := range rows {
+			var line strings.Builder
+			for _, j := range cols {
+				if j >= len(r) {
+					break
+				}
+				c := r[j]
+				pad := strings.Repeat(" ", colw[j]-len([]rune(c)))
+				switch {
+				case j == 0:
+					line.WriteString(c + pad)
+				case j == len(r)-1 && !isNumber(c):
+					line.WriteString("  " + c)
+				default:
+					line.WriteString("  " + pad + c)
+				}
+			}
+			b.WriteString(clean(strings.TrimRight(line.String(), " ")) + "\n")
+		}
 	}
 }
 
