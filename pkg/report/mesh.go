@@ -739,14 +739,17 @@ func (c checker) mesh(m *Mesh) {
 	}
 }
 
-// meshFigure writes v of f for a matrix cell: µs with two decimals, Gbit/s
-// with two or three significant decimals.
-func meshCell(f Figure, v *float64) string {
+// meshCell writes v of f for a matrix cell: a latency in u (the
+// matrix's), µs with two decimals; Gbit/s with two or four decimals.
+func meshCell(f Figure, v *float64, u latencyUnit) string {
 	if v == nil {
 		return "-"
 	}
 	x := *v
 	if f.IsLatency() {
+		if u != unitUs && !math.IsNaN(x) && !math.IsInf(x, 0) {
+			return u.cell(x)
+		}
 		x /= 1e3
 	}
 	switch {
@@ -769,10 +772,32 @@ func figureName(f Figure) string {
 	return string(f)
 }
 
-// meshUnit is the unit of a matrix's cells as tables show them.
+// meshUnit is the unit of a matrix's cells as plots show them.
 func meshUnit(f Figure) string {
 	if f.IsLatency() {
 		return "µs"
 	}
 	return f.Unit()
+}
+
+// meshTableUnit is the unit of a matrix's cells as tables show them: a
+// latency in u.
+func meshTableUnit(f Figure, u latencyUnit) string {
+	if f.IsLatency() {
+		return u.name
+	}
+	return f.Unit()
+}
+
+// matrixUnit is the latency unit of a matrix's table: that of its cells.
+func matrixUnit(mx *Matrix) latencyUnit {
+	var vs []float64
+	for i, row := range mx.Values {
+		for j, v := range row {
+			if v != nil && i != j {
+				vs = append(vs, *v)
+			}
+		}
+	}
+	return latencyUnitOf(vs)
 }

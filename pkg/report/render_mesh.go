@@ -104,16 +104,17 @@ func writeMeshText(w io.Writer, doc *Document, md bool, opts Options) error {
 		if mx.Figure.IsLatency() {
 			what += " latency"
 		}
-		head := fmt.Sprintf("%s: %s (%s), from the row's rank to the column's", mx.Key(), what, meshUnit(mx.Figure))
+		u := matrixUnit(&mx)
+		head := fmt.Sprintf("%s: %s (%s), from the row's rank to the column's", mx.Key(), what, meshTableUnit(mx.Figure, u))
 		if mx.Median != nil {
-			head += fmt.Sprintf("; median %s", mx.Figure.Format(*mx.Median))
+			head += fmt.Sprintf("; median %s", formatIn(mx.Figure, *mx.Median, u))
 		}
 		if md {
 			fmt.Fprintf(&b, "**%s**\n\n", mdEscape(head))
-			writeMatrixMarkdown(&b, &mx)
+			writeMatrixMarkdown(&b, &mx, u)
 		} else {
 			b.WriteString(clean(head) + "\n")
-			writeMatrixText(&b, &mx, opts.Width)
+			writeMatrixText(&b, &mx, u, opts.Width)
 		}
 	}
 	var notes []string
@@ -189,7 +190,7 @@ func rankLine(r *MeshRank) string {
 
 // writeMatrixText writes mx as aligned columns, in blocks of columns
 // that each fit width (0: one block).
-func writeMatrixText(b *bytes.Buffer, mx *Matrix, width int) {
+func writeMatrixText(b *bytes.Buffer, mx *Matrix, u latencyUnit, width int) {
 	n := len(mx.Values)
 	cells := make([][]string, n+1)
 	cells[0] = append(cells[0], "from\\to")
@@ -206,7 +207,7 @@ func writeMatrixText(b *bytes.Buffer, mx *Matrix, width int) {
 			if i == j {
 				cells[i+1] = append(cells[i+1], "")
 			} else {
-				cells[i+1] = append(cells[i+1], meshCell(mx.Figure, v))
+				cells[i+1] = append(cells[i+1], meshCell(mx.Figure, v, u))
 			}
 		}
 	}
@@ -233,7 +234,7 @@ func writeMatrixText(b *bytes.Buffer, mx *Matrix, width int) {
 	}
 }
 
-func writeMatrixMarkdown(b *bytes.Buffer, mx *Matrix) {
+func writeMatrixMarkdown(b *bytes.Buffer, mx *Matrix, u latencyUnit) {
 	n := len(mx.Values)
 	b.WriteString("| from \\ to |")
 	for j := range n {
@@ -251,7 +252,7 @@ func writeMatrixMarkdown(b *bytes.Buffer, mx *Matrix) {
 			if j < len(row) {
 				v = row[j]
 			}
-			c := meshCell(mx.Figure, v)
+			c := meshCell(mx.Figure, v, u)
 			if i == j {
 				c = ""
 			}

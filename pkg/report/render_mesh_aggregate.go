@@ -93,9 +93,11 @@ func writeAggregateText(b *bytes.Buffer, m *Mesh, md bool, width int) {
 		if fig.IsLatency() {
 			what += " latency"
 		}
-		head := fmt.Sprintf("%s: %s (%s), %d links", f.Key(), what, meshUnit(fig), f.Links)
+		u := aggregateUnit(f)
+		cell := func(v *float64) string { return meshCell(fig, v, u) }
+		head := fmt.Sprintf("%s: %s (%s), %d links", f.Key(), what, meshTableUnit(fig, u), f.Links)
 		if f.Median != nil {
-			head += "; median " + fig.Format(*f.Median)
+			head += "; median " + formatIn(fig, *f.Median, u)
 		}
 		b.WriteByte('\n')
 		heading(b, head, md)
@@ -106,8 +108,8 @@ func writeAggregateText(b *bytes.Buffer, m *Mesh, md bool, width int) {
 		if len(f.Rails) > 1 || (len(f.Rails) == 1 && a.Rails > 1) {
 			rows := [][]string{{"rail", "links", "median", "tail (1%)", "worst", slowWord, "worst link"}}
 			for _, r := range f.Rails {
-				rows = append(rows, []string{strconv.Itoa(*r.Rail), strconv.Itoa(r.Links), meshCell(fig, r.Median),
-					meshCell(fig, r.Tail), worstValue(fig, r.Worst), strconv.Itoa(r.Slow), names.link(r.Worst)})
+				rows = append(rows, []string{strconv.Itoa(*r.Rail), strconv.Itoa(r.Links), cell(r.Median),
+					cell(r.Tail), worstValue(fig, r.Worst, u), strconv.Itoa(r.Slow), names.link(r.Worst)})
 			}
 			b.WriteByte('\n')
 			heading(b, "per rail (the links between NICs of one rail)", md)
@@ -123,7 +125,7 @@ func writeAggregateText(b *bytes.Buffer, m *Mesh, md bool, width int) {
 			for h, row := range f.HostMedian {
 				r := []string{strconv.Itoa(h) + " " + a.Hosts[h]}
 				for _, v := range row {
-					r = append(r, meshCell(fig, v))
+					r = append(r, cell(v))
 				}
 				rows = append(rows, r)
 			}
@@ -134,7 +136,7 @@ func writeAggregateText(b *bytes.Buffer, m *Mesh, md bool, width int) {
 			rows := [][]string{{"host", "links", "median", "tail (1%)", "worst", slowWord, "worst link"}}
 			for _, r := range f.Hosts {
 				rows = append(rows, []string{strconv.Itoa(*r.Host) + " " + names.hostName(*r.Host), strconv.Itoa(r.Links),
-					meshCell(fig, r.Median), meshCell(fig, r.Tail), worstValue(fig, r.Worst), strconv.Itoa(r.Slow), names.link(r.Worst)})
+					cell(r.Median), cell(r.Tail), worstValue(fig, r.Worst, u), strconv.Itoa(r.Slow), names.link(r.Worst)})
 			}
 			writeRows(b, rows, md, width)
 		}
@@ -147,8 +149,8 @@ func writeAggregateText(b *bytes.Buffer, m *Mesh, md bool, width int) {
 			heading(b, fmt.Sprintf("the %d %s of the worst median", len(nics), what), md)
 			rows := [][]string{{"rank", "links", "median", "tail (1%)", "worst", slowWord, "worst link"}}
 			for _, r := range nics {
-				rows = append(rows, []string{names.rank(*r.Rank), strconv.Itoa(r.Links), meshCell(fig, r.Median),
-					meshCell(fig, r.Tail), worstValue(fig, r.Worst), strconv.Itoa(r.Slow), names.link(r.Worst)})
+				rows = append(rows, []string{names.rank(*r.Rank), strconv.Itoa(r.Links), cell(r.Median),
+					cell(r.Tail), worstValue(fig, r.Worst, u), strconv.Itoa(r.Slow), names.link(r.Worst)})
 			}
 			writeRows(b, rows, md, width)
 		}
@@ -172,11 +174,26 @@ func worstNICs(f *AggregateFigure, k int) []AggregateRow {
 	return nics[:min(k, len(nics))]
 }
 
-func worstValue(f Figure, w *WorstLink) string {
+func worstValue(f Figure, w *WorstLink, u latencyUnit) string {
 	if w == nil {
 		return "-"
 	}
-	return meshCell(f, &w.Value)
+	return meshCell(f, &w.Value, u)
+}
+
+// aggregateUnit is the latency unit of an aggregate figure's tables:
+// that of its NICs' medians.
+func aggregateUnit(f *AggregateFigure) latencyUnit {
+	var vs []float64
+	for _, r := range f.NICs {
+		if r.Median != nil {
+			vs = append(vs, *r.Median)
+		}
+	}
+	if len(vs) == 0 && f.Median != nil {
+		vs = append(vs, *f.Median)
+	}
+	return latencyUnitOf(vs)
 }
 
 // heading writes a line of a mesh table: bold in Markdown.
