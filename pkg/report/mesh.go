@@ -693,14 +693,15 @@ func outlierOf(k Key, fig Figure, from, to int, v, med, outlier float64) (LinkFa
 	if !bad {
 		return LinkFailure{}, false
 	}
-	why := fmt.Sprintf("%s × the median %s of all links", num(outlier), fig.Format(med))
+	fs := messageFigures(fig, v, bound, med)
+	why := fmt.Sprintf("%s × the median %s of all links", num(outlier), fs[2])
 	if fig.IsLatency() {
-		why = fmt.Sprintf("the median %s of all links ÷ %s", fig.Format(med), num(outlier))
+		why = fmt.Sprintf("the median %s of all links ÷ %s", fs[2], num(outlier))
 	}
 	return LinkFailure{From: from, To: to, Test: k.Test, Connection: k.Connection, Size: k.Size, Kind: FailOutlier, Figure: fig,
 		Value: v, Threshold: bound,
 		Message: fmt.Sprintf("%d -> %d %s: %s %s %s %s (%s)", from, to, k,
-			figureName(fig), fig.Format(v), op, fig.Format(bound), why)}, true
+			figureName(fig), fs[0], op, fs[1], why)}, true
 }
 
 // checkMesh refuses what no mesh produces (see checkValues).

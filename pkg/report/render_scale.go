@@ -122,6 +122,59 @@ func latencyUnitOf(p50s []float64) latencyUnit {
 	return unitUs
 }
 
+// messageFigures writes vs (values of f, in f's unit) for one message,
+// each with its unit, in the unit formatting f has in tables: a rate
+// scaled as its cell is ("368.4 Mbit/s", "702.7 msg/s"), latencies all in
+// the one unit a table of them would take ("4.021 µs > 1.312 µs", "1.234
+// ms > 900 µs" never), up to three decimals, so that the figures of a
+// message read against each other.
+func messageFigures(f Figure, vs ...float64) []string {
+	out := make([]string, len(vs))
+	u := latencyUnitOf(vs)
+	for i, v := range vs {
+		switch {
+		case f.IsLatency():
+			out[i] = num(v/u.ns) + " " + u.name
+		case f == FigGbps:
+			out[i] = gbitCell(v)
+		case f == FigMsgRate:
+			out[i] = mmsgCell(v)
+		default:
+			out[i] = f.Format(v)
+		}
+	}
+	return out
+}
+
+// limitFigure writes a limit of f (in f's unit) as a threshold given by
+// a person: with the prefix its figures take in messages and the digits
+// given ("90 Gbit/s", "500 Mbit/s", "1 Mmsg/s"), a latency in u with up
+// to three decimals.
+func limitFigure(f Figure, v float64, u latencyUnit) string {
+	var base float64
+	var unit string
+	var ps []prefix
+	switch {
+	case f.IsLatency():
+		return num(v/u.ns) + " " + u.name
+	case f == FigGbps:
+		base, unit, ps = v*1e9, "bit/s", bitPrefixes
+	case f == FigMsgRate:
+		base, unit, ps = v*1e6, "msg/s", msgPrefixes
+	default:
+		return strconv.FormatFloat(v, 'f', -1, 64) + " " + f.Unit()
+	}
+	p := ps[len(ps)-1]
+	for _, q := range ps {
+		if math.Abs(base)/q.factor >= 0.99995 {
+			p = q
+			break
+		}
+	}
+	x, _ := strconv.ParseFloat(strconv.FormatFloat(base/p.factor, 'g', 6, 64), 64) // no float noise
+	return strconv.FormatFloat(x, 'f', -1, 64) + " " + p.name + unit
+}
+
 // formatIn is f.Format(v) with a latency in u, up to three decimals.
 func formatIn(f Figure, v float64, u latencyUnit) string {
 	if f.IsLatency() {

@@ -113,3 +113,40 @@ func TestLatencyUnitsElsewhere(t *testing.T) {
 		t.Errorf("a mesh matrix of milliseconds is not in ms:\n%s", mesh.String())
 	}
 }
+
+// Messages of gates and limits write figures as tables do: rates scaled,
+// the latencies of one message in one unit; a limit with the digits
+// given.
+func TestMessageFigures(t *testing.T) {
+	for _, c := range []struct {
+		f    Figure
+		vs   []float64
+		want string
+	}{
+		{FigP50, []float64{4021, 1312.5, 1050}, "4.021 µs 1.312 µs 1.05 µs"},
+		{FigP50, []float64{523, 900}, "523 ns 900 ns"},
+		{FigP99, []float64{1_234_000, 1_000_000}, "1.234 ms 1 ms"},
+		{FigP99, []float64{1_234_000, 900_000}, "1234 µs 900 µs"},
+		{FigGbps, []float64{0.2092, 23.1}, "209.2 Mbit/s 23.10 Gbit/s"},
+		{FigMsgRate, []float64{0.000399}, "399.0 msg/s"},
+		{FigMiBps, []float64{24.94}, "24.94 MiB/s"},
+	} {
+		if got := strings.Join(messageFigures(c.f, c.vs...), " "); got != c.want {
+			t.Errorf("messageFigures(%s, %v) = %q, want %q", c.f, c.vs, got, c.want)
+		}
+	}
+	doc := unitsDoc()
+	fails := CheckLimits(doc, Limits{P99: 5 * time.Millisecond, MinGbps: 100, MinMsgRate: 500_000})
+	var got []string
+	for _, f := range fails {
+		got = append(got, f.Message)
+	}
+	want := []string{
+		"write-bw RC 65536 B: bandwidth 98.53 Gbit/s < limit 100 Gbit/s",
+		"write-bw RC 65536 B: message rate 187.9 kmsg/s < limit 500 kmsg/s",
+		"tcp-lat TCP 8388608 B: p99 5.207 ms > limit 5 ms",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("limit messages:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
