@@ -1,11 +1,14 @@
 package main
 
 import (
+	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
+	"github.com/rdmabench/rdmabench/pkg/report"
 	"github.com/spf13/cobra"
 )
 
@@ -46,10 +49,22 @@ func TestHelpFits80Columns(t *testing.T) {
 	}
 }
 
-// With COLUMNS=80 tables fit 80 columns too: report, compare and a test
-// command's; into a pipe they keep their one layout.
+// With COLUMNS=80 tables fit 80 columns too: report (of results and of
+// mesh documents: R×R matrices of 4 and 16 ranks, the aggregate of 80),
+// compare and a test command's; into a pipe they keep their one layout.
 func TestTablesFit80Columns(t *testing.T) {
+	dir := t.TempDir()
+	meshFile := func(n int) string {
+		path := filepath.Join(dir, fmt.Sprintf("mesh%d.json", n))
+		if err := report.WriteFileAtomic(path, func(w io.Writer) error { return report.WriteJSON(w, meshDoc(n, nil, nil)) }); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
 	cases := [][]string{
+		{"report", "../../pkg/report/testdata/mesh.json"},
+		{"report", meshFile(16)},
+		{"report", meshFile(80)},
 		{"report", "../../docs/examples/base.json"},
 		{"report", "../../docs/examples/base.json", "../../docs/examples/new.json"},
 		{"report", "../../pkg/report/testdata/suite.json"},

@@ -723,9 +723,10 @@ func (c *MeshComparison) AddLimits(g *MeshGateResult, name string, l Limits) {
 						over, op = *v < limValue, "<"
 					}
 					if over {
+						val, limText := limitFigures(lim, *v, linkGbps)
 						g.Limits = append(g.Limits, LinkFailure{From: from, To: to, Test: mx.Test, Connection: mx.Connection, Size: mx.Size,
 							Kind: FailLimit, Figure: lim.fig, Value: *v, Threshold: limValue,
-							Message: fmt.Sprintf("%s: %s %s %s limit %s", where, lim.name, lim.fig.Format(*v), op, formatLimit(lim, linkGbps))})
+							Message: fmt.Sprintf("%s: %s %s %s limit %s", where, lim.name, val, op, limText)})
 					}
 				}
 			}

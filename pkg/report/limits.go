@@ -145,7 +145,7 @@ func CheckLimits(doc *Document, l Limits) []LimitFailure {
 			return
 		}
 		f := LimitFailure{Key: k, Run: run, Runs: runs, Figure: lim.fig, Value: v, Limit: limValue}
-		val := lim.fig.Format(v)
+		val, limText := limitFigures(lim, v, linkGbps)
 		if runs > 1 {
 			val += fmt.Sprintf(" (median of %d runs)", runs)
 		}
@@ -153,7 +153,7 @@ func CheckLimits(doc *Document, l Limits) []LimitFailure {
 		if lim.fig.HigherIsBetter() {
 			op = "<"
 		}
-		f.Message = fmt.Sprintf("%s: %s %s %s limit %s", where, lim.name, val, op, formatLimit(lim, linkGbps))
+		f.Message = fmt.Sprintf("%s: %s %s %s limit %s", where, lim.name, val, op, limText)
 		fails = append(fails, f)
 	}
 	lims := l.list()
@@ -204,8 +204,18 @@ func CheckLimits(doc *Document, l Limits) []LimitFailure {
 	return fails
 }
 
-// formatLimit writes lim for a message; a limit relative to the link says
-// what it makes of linkGbps (when known).
+// limitFigures write a figure v that misses lim and lim for one message,
+// in the unit formatting of lim's figure (see [messageFigures]).
+func limitFigures(lim limit, v, linkGbps float64) (val, limText string) {
+	if lim.link > 0 {
+		return messageFigures(lim.fig, v)[0], formatLimit(lim, linkGbps)
+	}
+	return messageFigures(lim.fig, v, lim.value)[0], limitFigure(lim.fig, lim.value, latencyUnitOf([]float64{v, lim.value}))
+}
+
+// formatLimit writes lim for a message, in the unit formatting of its
+// figure; a limit relative to the link says what it makes of linkGbps
+// (when known).
 func formatLimit(lim limit, linkGbps float64) string {
 	if lim.link > 0 {
 		s := strconv.FormatFloat(100*lim.link, 'f', -1, 64) + "% of the link"
@@ -214,11 +224,5 @@ func formatLimit(lim limit, linkGbps float64) string {
 		}
 		return s
 	}
-	switch {
-	case lim.fig.IsLatency():
-		return num(lim.value/1e3) + " µs"
-	case lim.fig == FigMsgRate:
-		return strconv.FormatFloat(lim.value, 'f', -1, 64) + " Mmsg/s"
-	}
-	return strconv.FormatFloat(lim.value, 'f', -1, 64) + " Gbit/s"
+	return limitFigure(lim.fig, lim.value, latencyUnitOf([]float64{lim.value}))
 }

@@ -26,12 +26,12 @@ func TestCheckLimits(t *testing.T) {
 	got := limits(Limits{MinGbps: 90, MinMsgRate: 1e6, Mean: 13 * time.Microsecond})
 	eq(t, "bandwidth and rate", got, []string{
 		"tcp-lat TCP 64 B: mean 13.31 µs > limit 13 µs",
-		"write-bw RC 65536 B: message rate 0.1879 Mmsg/s < limit 1 Mmsg/s",
-		"read-bw RC 65536 B: message rate 0.1819 Mmsg/s < limit 1 Mmsg/s",
-		"atomic-bw RC 8 B: bandwidth 0.54 Gbit/s < limit 90 Gbit/s",
-		"send-bw RC 65536 B: message rate 0.1874 Mmsg/s < limit 1 Mmsg/s",
+		"write-bw RC 65536 B: message rate 187.9 kmsg/s < limit 1 Mmsg/s",
+		"read-bw RC 65536 B: message rate 181.9 kmsg/s < limit 1 Mmsg/s",
+		"atomic-bw RC 8 B: bandwidth 537.8 Mbit/s < limit 90 Gbit/s",
+		"send-bw RC 65536 B: message rate 187.4 kmsg/s < limit 1 Mmsg/s",
 		"tcp-bw TCP 65536 B: bandwidth 27.98 Gbit/s < limit 90 Gbit/s",
-		"tcp-bw TCP 65536 B: message rate 0.0534 Mmsg/s < limit 1 Mmsg/s",
+		"tcp-bw TCP 65536 B: message rate 53.36 kmsg/s < limit 1 Mmsg/s",
 	})
 
 	// A limit no result can be checked against fails: the gate would
@@ -50,7 +50,7 @@ func TestCheckLimits(t *testing.T) {
 	// Failed results are not checked; the failure is the run's.
 	lat.Results[0].Error = "timeout"
 	eq(t, "failed result", messages2(CheckLimits(lat, Limits{P50: time.Microsecond / 2})), []string{
-		"limit p50 0.5 µs: no result has a latency to check it against",
+		"limit p50 500 ns: no result has a latency to check it against",
 	})
 	if CheckLimits(lat, Limits{}) != nil || CheckLimits(nil, Limits{P50: 1}) != nil {
 		t.Error("no limits: failures")

@@ -62,7 +62,7 @@ func TestCheckLimitsLink(t *testing.T) {
 	// With an absolute limit too, each is checked.
 	eq(t, "both", messages2(CheckLimits(linkRateDoc(85, 100), Limits{MinLinkFraction: 0.8, MinGbps: 88})), []string{
 		"write-bw RC 65536 B: bandwidth 85.00 Gbit/s < limit 88 Gbit/s",
-		"tcp-bw TCP 65536 B: bandwidth 5.00 Gbit/s < limit 88 Gbit/s",
+		"tcp-bw TCP 65536 B: bandwidth 5.000 Gbit/s < limit 88 Gbit/s",
 	})
 }
 

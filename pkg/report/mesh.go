@@ -693,14 +693,15 @@ func outlierOf(k Key, fig Figure, from, to int, v, med, outlier float64) (LinkFa
 	if !bad {
 		return LinkFailure{}, false
 	}
-	why := fmt.Sprintf("%s × the median %s of all links", num(outlier), fig.Format(med))
+	fs := messageFigures(fig, v, bound, med)
+	why := fmt.Sprintf("%s × the median %s of all links", num(outlier), fs[2])
 	if fig.IsLatency() {
-		why = fmt.Sprintf("the median %s of all links ÷ %s", fig.Format(med), num(outlier))
+		why = fmt.Sprintf("the median %s of all links ÷ %s", fs[2], num(outlier))
 	}
 	return LinkFailure{From: from, To: to, Test: k.Test, Connection: k.Connection, Size: k.Size, Kind: FailOutlier, Figure: fig,
 		Value: v, Threshold: bound,
 		Message: fmt.Sprintf("%d -> %d %s: %s %s %s %s (%s)", from, to, k,
-			figureName(fig), fig.Format(v), op, fig.Format(bound), why)}, true
+			figureName(fig), fs[0], op, fs[1], why)}, true
 }
 
 // checkMesh refuses what no mesh produces (see checkValues).
@@ -739,14 +740,17 @@ func (c checker) mesh(m *Mesh) {
 	}
 }
 
-// meshFigure writes v of f for a matrix cell: µs with two decimals, Gbit/s
-// with two or three significant decimals.
-func meshCell(f Figure, v *float64) string {
+// meshCell writes v of f for a matrix cell: a latency in u (the
+// matrix's), µs with two decimals; Gbit/s with two or four decimals.
+func meshCell(f Figure, v *float64, u latencyUnit) string {
 	if v == nil {
 		return "-"
 	}
 	x := *v
 	if f.IsLatency() {
+		if u != unitUs && !math.IsNaN(x) && !math.IsInf(x, 0) {
+			return u.cell(x)
+		}
 		x /= 1e3
 	}
 	switch {
@@ -769,10 +773,32 @@ func figureName(f Figure) string {
 	return string(f)
 }
 
-// meshUnit is the unit of a matrix's cells as tables show them.
+// meshUnit is the unit of a matrix's cells as plots show them.
 func meshUnit(f Figure) string {
 	if f.IsLatency() {
 		return "µs"
 	}
 	return f.Unit()
+}
+
+// meshTableUnit is the unit of a matrix's cells as tables show them: a
+// latency in u.
+func meshTableUnit(f Figure, u latencyUnit) string {
+	if f.IsLatency() {
+		return u.name
+	}
+	return f.Unit()
+}
+
+// matrixUnit is the latency unit of a matrix's table: that of its cells.
+func matrixUnit(mx *Matrix) latencyUnit {
+	var vs []float64
+	for i, row := range mx.Values {
+		for j, v := range row {
+			if v != nil && i != j {
+				vs = append(vs, *v)
+			}
+		}
+	}
+	return latencyUnitOf(vs)
 }

@@ -140,7 +140,7 @@ func TestMeshRender(t *testing.T) {
 		"write-lat RC 2 B: p50 latency (µs), from the row's rank to the column's; median 1 µs",
 		"write-bw RC 65536 B: bandwidth (Gbit/s), from the row's rank to the column's; median 4.00 Gbit/s",
 		"link 2 -> 0 failed: rank 2 lost",
-		"outlier failed: 1 -> 2 write-bw RC 65536 B: bandwidth 1.00 Gbit/s < 2.00 Gbit/s (0.5 × the median 4.00 Gbit/s of all links)",
+		"outlier failed: 1 -> 2 write-bw RC 65536 B: bandwidth 1.000 Gbit/s < 2.000 Gbit/s (0.5 × the median 4.000 Gbit/s of all links)",
 		"outlier failed: 1 -> 2 write-lat RC 2 B: p50 4.001 µs > 2 µs (the median 1 µs of all links ÷ 0.5)",
 		"lost: rank at 10.0.0.3:5000 closed the connection",
 	} {

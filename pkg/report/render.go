@@ -67,7 +67,7 @@ func Write(w io.Writer, format string, doc *Document) error {
 // WriteWith is [Write] with the table laid out as opts say.
 func WriteWith(w io.Writer, format string, doc *Document, opts Options) error {
 	if doc != nil && doc.Mesh != nil {
-		return writeMesh(w, format, doc)
+		return writeMeshWith(w, format, doc, opts)
 	}
 	switch format {
 	case FormatTable:

@@ -92,14 +92,15 @@ func compareCells(c *Comparison) (rows []row, notes []string) {
 		return "[" + strconv.Itoa(n) + "]"
 	}
 	need := MinRunsForTest(c.Alpha)
+	u := compareUnit(c)
 	for _, r := range c.Rows {
 		for i, fc := range r.Figures {
 			cells := make([]string, 4, len(compareLabels))
 			if i == 0 {
 				cells[0], cells[1], cells[2] = clean(r.Test), orDefault(clean(r.Connection), "-"), strconv.Itoa(r.Size)
 			}
-			cells[3] = figureLabel(fc.Figure)
-			cells = append(cells, spreadCell(fc.Figure, fc.Base), spreadCell(fc.Figure, fc.New), fc.Delta(), fc.Test())
+			cells[3] = figureLabel(fc.Figure, u)
+			cells = append(cells, spreadCell(fc.Figure, fc.Base, u), spreadCell(fc.Figure, fc.New, u), fc.Delta(), fc.Test())
 			var refs []string
 			if fc.TooFewRuns {
 				refs = append(refs, ref(fmt.Sprintf("need at least %d runs on each side for a significance test (alpha %g): the change is not tested", need, c.Alpha)))
@@ -121,11 +122,30 @@ func compareCells(c *Comparison) (rows []row, notes []string) {
 	return rows, notes
 }
 
-func spreadCell(f Figure, s Spread) string {
+func spreadCell(f Figure, s Spread, u latencyUnit) string {
 	if s.N == 0 {
 		return "-"
 	}
-	return scaledValue(f, s.Median) + " " + s.PctRange()
+	return scaledValue(f, s.Median, u) + " " + s.PctRange()
+}
+
+// compareUnit is the latency unit of a comparison's table: that of the
+// p50 medians of both sides.
+func compareUnit(c *Comparison) latencyUnit {
+	var p50s []float64
+	for _, r := range c.Rows {
+		for _, fc := range r.Figures {
+			if fc.Figure != FigP50 {
+				continue
+			}
+			for _, s := range []Spread{fc.Base, fc.New} {
+				if s.N > 0 {
+					p50s = append(p50s, s.Median)
+				}
+			}
+		}
+	}
+	return latencyUnitOf(p50s)
 }
 
 // compareTrailer returns the lines after the numbered footnotes: the

@@ -134,19 +134,31 @@ func changeCell(ch *float64) string {
 	return pct(*ch)
 }
 
-func medianCell(f Figure, v *float64) string {
+func medianCell(f Figure, v *float64, u latencyUnit) string {
 	if v == nil {
 		return "-"
 	}
-	return tableValue(f, *v)
+	return tableValue(f, *v, u)
 }
 
 // figureCell is a matrix's figure with its unit, as tables head it.
-func figureCell(f Figure) string {
+func figureCell(f Figure, u latencyUnit) string {
 	if f.IsLatency() {
-		return f.Label() + " µs"
+		return f.Label() + " " + u.name
 	}
 	return f.Label()
+}
+
+// matrixChangeUnit is the latency unit of a compared matrix's rows: that
+// of its medians on both sides.
+func matrixChangeUnit(mc *MatrixChange) latencyUnit {
+	var vs []float64
+	for _, v := range []*float64{mc.BaseMedian, mc.NewMedian} {
+		if v != nil {
+			vs = append(vs, *v)
+		}
+	}
+	return latencyUnitOf(vs)
 }
 
 // capped returns at most MeshListMax lines of ls, and a last line saying
@@ -209,10 +221,12 @@ func meshCompareText(b *bytes.Buffer, c *MeshComparison, gates *MeshGateResult, 
 		b.WriteString("\nno matrix (test, size and figure) in common\n")
 	} else {
 		var rows []row
-		for _, mc := range c.Matrices {
-			rows = append(rows, row{cells: []string{mc.Key.String(), figureCell(mc.Figure), strconv.Itoa(mc.Links),
-				strconv.Itoa(mc.OnlyBase), strconv.Itoa(mc.OnlyNew), medianCell(mc.Figure, mc.BaseMedian),
-				medianCell(mc.Figure, mc.NewMedian), changeCell(mc.Change)}})
+		for i := range c.Matrices {
+			mc := &c.Matrices[i]
+			u := matrixChangeUnit(mc)
+			rows = append(rows, row{cells: []string{mc.Key.String(), figureCell(mc.Figure, u), strconv.Itoa(mc.Links),
+				strconv.Itoa(mc.OnlyBase), strconv.Itoa(mc.OnlyNew), medianCell(mc.Figure, mc.BaseMedian, u),
+				medianCell(mc.Figure, mc.NewMedian, u), changeCell(mc.Change)}})
 		}
 		if err := grid("per matrix: links measured on both sides, on one only, and the change of the median over the links measured on both",
 			rows, []string{"matrix", "figure", "links", "only base", "only new", "base median", "new median", "change"},
@@ -233,16 +247,17 @@ func meshCompareText(b *bytes.Buffer, c *MeshComparison, gates *MeshGateResult, 
 				labels = []string{"link", "hosts", "base", "new", "change"}
 				aligns = []tw.Align{tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight}
 			}
+			u := matrixChangeUnit(&mc)
 			var rows []row
 			for _, l := range mc.Top {
 				cells := []string{linkCellText(&l)}
 				if hosts {
 					cells = append(cells, orDefault(l.FromHost, "?")+" -> "+orDefault(l.ToHost, "?"))
 				}
-				cells = append(cells, tableValue(mc.Figure, l.Base), tableValue(mc.Figure, l.New), changeCell(l.Change))
+				cells = append(cells, tableValue(mc.Figure, l.Base, u), tableValue(mc.Figure, l.New, u), changeCell(l.Change))
 				rows = append(rows, row{cells: cells})
 			}
-			title := fmt.Sprintf("%s %s: most changed links, either way (%d of %d)", mc.Key, figureCell(mc.Figure), len(mc.Top), mc.Links)
+			title := fmt.Sprintf("%s %s: most changed links, either way (%d of %d)", mc.Key, figureCell(mc.Figure, u), len(mc.Top), mc.Links)
 			if err := grid(title, rows, labels, aligns); err != nil {
 				return err
 			}

@@ -60,7 +60,7 @@ func threadRows(ts []Thread, indent string) []row {
 
 // fabricLatencyRows are the rows under a latency result's own: each
 // device's figures, and the load it ran under.
-func fabricLatencyRows(r *Result) []row {
+func fabricLatencyRows(r *Result, u latencyUnit) []row {
 	var rows []row
 	for _, d := range r.Devices {
 		cells := []string{"  " + clean(d.Device), "", "", "-"}
@@ -69,7 +69,7 @@ func fabricLatencyRows(r *Result) []row {
 			continue
 		}
 		cells[colIters] = strconv.FormatInt(d.Latency.Count, 10)
-		rows = append(rows, row{cells: append(cells, latencyCells(d.Latency)...)})
+		rows = append(rows, row{cells: append(cells, latencyCells(d.Latency, u)...)})
 		if d.Load != nil {
 			rows = append(rows, row{kind: rowTitle, text: "    " + loadText(d.Load)})
 		}

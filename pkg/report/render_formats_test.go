@@ -27,7 +27,7 @@ func render(t *testing.T, format string, doc *Document) []byte {
 }
 
 // TestFormatsGolden: every renderer on every fixed document. The tables of
-// suite, duration and empty are TestWriteTableGolden's.
+// suite, duration, units and empty are TestWriteTableGolden's.
 func TestFormatsGolden(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -36,6 +36,7 @@ func TestFormatsGolden(t *testing.T) {
 		{"suite", suiteDoc()},
 		{"duration", durationDoc()},
 		{"repeat", repeatDoc()},
+		{"units", unitsDoc()},
 		{"empty", NewDocument()},
 	} {
 		for _, f := range Formats {

@@ -20,11 +20,16 @@ func errMeshFormat(format string) error {
 
 // writeMesh writes a mesh document in format.
 func writeMesh(w io.Writer, format string, doc *Document) error {
+	return writeMeshWith(w, format, doc, Options{})
+}
+
+// writeMeshWith is writeMesh with the table laid out as opts say.
+func writeMeshWith(w io.Writer, format string, doc *Document, opts Options) error {
 	switch format {
 	case FormatTable:
-		return writeMeshText(w, doc, false)
+		return writeMeshText(w, doc, false, opts)
 	case FormatMarkdown:
-		return writeMeshText(w, doc, true)
+		return writeMeshText(w, doc, true, Options{})
 	case FormatCSV:
 		return writeMeshCSV(w, []Source{{Doc: doc}}, false)
 	case FormatJSON:
@@ -37,14 +42,19 @@ func writeMesh(w io.Writer, format string, doc *Document) error {
 // the run's facts and its ranks, then per test, size and figure the N×N
 // matrix (rows: the rank that ran the client end; columns: its server),
 // then the failed links and the links that failed a gate.
-func writeMeshText(w io.Writer, doc *Document, md bool) error {
+//
+// At a width (opts.Width) a matrix or a table too wide for it is split
+// into blocks of columns, each repeating the first column (the row's
+// rank or host), and text lines wrap.
+func writeMeshText(w io.Writer, doc *Document, md bool, opts Options) error {
 	m := doc.Mesh
 	var b bytes.Buffer
+	at := opts.wrapAt(headerWrap)
 	line := func(k, v string) {
 		if md {
 			fmt.Fprintf(&b, "- **%s**: %s\n", mdEscape(k), mdEscape(v))
 		} else {
-			kv(&b, k, v)
+			kvAt(&b, k, v, at)
 		}
 	}
 	t := doc.Tool
@@ -83,7 +93,7 @@ func writeMeshText(w io.Writer, doc *Document, md bool) error {
 		}
 	}
 	if agg {
-		writeAggregateText(&b, m, md)
+		writeAggregateText(&b, m, md, opts.Width)
 	}
 	for _, mx := range m.Matrices {
 		if agg {
@@ -94,16 +104,17 @@ func writeMeshText(w io.Writer, doc *Document, md bool) error {
 		if mx.Figure.IsLatency() {
 			what += " latency"
 		}
-		head := fmt.Sprintf("%s: %s (%s), from the row's rank to the column's", mx.Key(), what, meshUnit(mx.Figure))
+		u := matrixUnit(&mx)
+		head := fmt.Sprintf("%s: %s (%s), from the row's rank to the column's", mx.Key(), what, meshTableUnit(mx.Figure, u))
 		if mx.Median != nil {
-			head += fmt.Sprintf("; median %s", mx.Figure.Format(*mx.Median))
+			head += fmt.Sprintf("; median %s", formatIn(mx.Figure, *mx.Median, u))
 		}
 		if md {
 			fmt.Fprintf(&b, "**%s**\n\n", mdEscape(head))
-			writeMatrixMarkdown(&b, &mx)
+			writeMatrixMarkdown(&b, &mx, u)
 		} else {
 			b.WriteString(clean(head) + "\n")
-			writeMatrixText(&b, &mx)
+			writeMatrixText(&b, &mx, u, opts.Width)
 		}
 	}
 	var notes []string
@@ -138,7 +149,7 @@ func writeMeshText(w io.Writer, doc *Document, md bool) error {
 			}
 		}
 	}
-	if _, err := w.Write(b.Bytes()); err != nil {
+	if _, err := w.Write(FitLines(b.Bytes(), opts.Width)); err != nil {
 		return fmt.Errorf("report: write mesh: %w", err)
 	}
 	return nil
@@ -177,7 +188,9 @@ func rankLine(r *MeshRank) string {
 	return s
 }
 
-func writeMatrixText(b *bytes.Buffer, mx *Matrix) {
+// writeMatrixText writes mx as aligned columns, in blocks of columns
+// that each fit width (0: one block).
+func writeMatrixText(b *bytes.Buffer, mx *Matrix, u latencyUnit, width int) {
 	n := len(mx.Values)
 	cells := make([][]string, n+1)
 	cells[0] = append(cells[0], "from\\to")
@@ -194,29 +207,34 @@ func writeMatrixText(b *bytes.Buffer, mx *Matrix) {
 			if i == j {
 				cells[i+1] = append(cells[i+1], "")
 			} else {
-				cells[i+1] = append(cells[i+1], meshCell(mx.Figure, v))
+				cells[i+1] = append(cells[i+1], meshCell(mx.Figure, v, u))
 			}
 		}
 	}
-	width := make([]int, n+1)
+	colw := make([]int, n+1)
 	for _, r := range cells {
 		for j, c := range r {
-			width[j] = max(width[j], len(c))
+			colw[j] = max(colw[j], len(c))
 		}
 	}
-	for _, r := range cells {
-		for j, c := range r {
-			if j == 0 {
-				fmt.Fprintf(b, "%-*s", width[j], c)
-			} else {
-				fmt.Fprintf(b, "  %*s", width[j], c)
-			}
+	for g, cols := range columnBlocks(colw, width) {
+		if g > 0 {
+			b.WriteByte('\n')
 		}
-		b.WriteByte('\n')
+		for _, r := range cells {
+			for _, j := range cols {
+				if j == 0 {
+					fmt.Fprintf(b, "%-*s", colw[j], r[j])
+				} else {
+					fmt.Fprintf(b, "  %*s", colw[j], r[j])
+				}
+			}
+			b.WriteByte('\n')
+		}
 	}
 }
 
-func writeMatrixMarkdown(b *bytes.Buffer, mx *Matrix) {
+func writeMatrixMarkdown(b *bytes.Buffer, mx *Matrix, u latencyUnit) {
 	n := len(mx.Values)
 	b.WriteString("| from \\ to |")
 	for j := range n {
@@ -234,7 +252,7 @@ func writeMatrixMarkdown(b *bytes.Buffer, mx *Matrix) {
 			if j < len(row) {
 				v = row[j]
 			}
-			c := meshCell(mx.Figure, v)
+			c := meshCell(mx.Figure, v, u)
 			if i == j {
 				c = ""
 			}

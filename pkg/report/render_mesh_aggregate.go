@@ -83,7 +83,7 @@ func (r meshRankNames) link(w *WorstLink) string {
 // writeAggregateText writes a mesh's aggregate: per figure its rails,
 // its host matrix (or, past meshTableHosts hosts, a row per host) and its
 // worst NICs.
-func writeAggregateText(b *bytes.Buffer, m *Mesh, md bool) {
+func writeAggregateText(b *bytes.Buffer, m *Mesh, md bool, width int) {
 	a := m.Aggregate
 	names := newMeshRankNames(m)
 	for i := range a.Figures {
@@ -93,9 +93,11 @@ func writeAggregateText(b *bytes.Buffer, m *Mesh, md bool) {
 		if fig.IsLatency() {
 			what += " latency"
 		}
-		head := fmt.Sprintf("%s: %s (%s), %d links", f.Key(), what, meshUnit(fig), f.Links)
+		u := aggregateUnit(f)
+		cell := func(v *float64) string { return meshCell(fig, v, u) }
+		head := fmt.Sprintf("%s: %s (%s), %d links", f.Key(), what, meshTableUnit(fig, u), f.Links)
 		if f.Median != nil {
-			head += "; median " + fig.Format(*f.Median)
+			head += "; median " + formatIn(fig, *f.Median, u)
 		}
 		b.WriteByte('\n')
 		heading(b, head, md)
@@ -106,12 +108,12 @@ func writeAggregateText(b *bytes.Buffer, m *Mesh, md bool) {
 		if len(f.Rails) > 1 || (len(f.Rails) == 1 && a.Rails > 1) {
 			rows := [][]string{{"rail", "links", "median", "tail (1%)", "worst", slowWord, "worst link"}}
 			for _, r := range f.Rails {
-				rows = append(rows, []string{strconv.Itoa(*r.Rail), strconv.Itoa(r.Links), meshCell(fig, r.Median),
-					meshCell(fig, r.Tail), worstValue(fig, r.Worst), strconv.Itoa(r.Slow), names.link(r.Worst)})
+				rows = append(rows, []string{strconv.Itoa(*r.Rail), strconv.Itoa(r.Links), cell(r.Median),
+					cell(r.Tail), worstValue(fig, r.Worst, u), strconv.Itoa(r.Slow), names.link(r.Worst)})
 			}
 			b.WriteByte('\n')
 			heading(b, "per rail (the links between NICs of one rail)", md)
-			writeRows(b, rows, md)
+			writeRows(b, rows, md, width)
 		}
 		if len(a.Hosts) <= meshTableHosts {
 			b.WriteByte('\n')
@@ -123,20 +125,20 @@ func writeAggregateText(b *bytes.Buffer, m *Mesh, md bool) {
 			for h, row := range f.HostMedian {
 				r := []string{strconv.Itoa(h) + " " + a.Hosts[h]}
 				for _, v := range row {
-					r = append(r, meshCell(fig, v))
+					r = append(r, cell(v))
 				}
 				rows = append(rows, r)
 			}
-			writeRows(b, rows, md)
+			writeRows(b, rows, md, width)
 		} else {
 			b.WriteByte('\n')
 			heading(b, "per host (its links both ways)", md)
 			rows := [][]string{{"host", "links", "median", "tail (1%)", "worst", slowWord, "worst link"}}
 			for _, r := range f.Hosts {
 				rows = append(rows, []string{strconv.Itoa(*r.Host) + " " + names.hostName(*r.Host), strconv.Itoa(r.Links),
-					meshCell(fig, r.Median), meshCell(fig, r.Tail), worstValue(fig, r.Worst), strconv.Itoa(r.Slow), names.link(r.Worst)})
+					cell(r.Median), cell(r.Tail), worstValue(fig, r.Worst, u), strconv.Itoa(r.Slow), names.link(r.Worst)})
 			}
-			writeRows(b, rows, md)
+			writeRows(b, rows, md, width)
 		}
 		if nics := worstNICs(f, meshWorstNICs); len(nics) > 0 {
 			what := "NICs"
@@ -147,10 +149,10 @@ func writeAggregateText(b *bytes.Buffer, m *Mesh, md bool) {
 			heading(b, fmt.Sprintf("the %d %s of the worst median", len(nics), what), md)
 			rows := [][]string{{"rank", "links", "median", "tail (1%)", "worst", slowWord, "worst link"}}
 			for _, r := range nics {
-				rows = append(rows, []string{names.rank(*r.Rank), strconv.Itoa(r.Links), meshCell(fig, r.Median),
-					meshCell(fig, r.Tail), worstValue(fig, r.Worst), strconv.Itoa(r.Slow), names.link(r.Worst)})
+				rows = append(rows, []string{names.rank(*r.Rank), strconv.Itoa(r.Links), cell(r.Median),
+					cell(r.Tail), worstValue(fig, r.Worst, u), strconv.Itoa(r.Slow), names.link(r.Worst)})
 			}
-			writeRows(b, rows, md)
+			writeRows(b, rows, md, width)
 		}
 	}
 }
@@ -172,11 +174,26 @@ func worstNICs(f *AggregateFigure, k int) []AggregateRow {
 	return nics[:min(k, len(nics))]
 }
 
-func worstValue(f Figure, w *WorstLink) string {
+func worstValue(f Figure, w *WorstLink, u latencyUnit) string {
 	if w == nil {
 		return "-"
 	}
-	return meshCell(f, &w.Value)
+	return meshCell(f, &w.Value, u)
+}
+
+// aggregateUnit is the latency unit of an aggregate figure's tables:
+// that of its NICs' medians.
+func aggregateUnit(f *AggregateFigure) latencyUnit {
+	var vs []float64
+	for _, r := range f.NICs {
+		if r.Median != nil {
+			vs = append(vs, *r.Median)
+		}
+	}
+	if len(vs) == 0 && f.Median != nil {
+		vs = append(vs, *f.Median)
+	}
+	return latencyUnitOf(vs)
 }
 
 // heading writes a line of a mesh table: bold in Markdown.
@@ -189,8 +206,9 @@ func heading(b *bytes.Buffer, s string, md bool) {
 }
 
 // writeRows writes rows (the first the header) as aligned columns, the
-// first left-aligned, or as a Markdown table.
-func writeRows(b *bytes.Buffer, rows [][]string, md bool) {
+// first left-aligned, in blocks of columns that each fit width (0: one
+// block), or as a Markdown table.
+func writeRows(b *bytes.Buffer, rows [][]string, md bool, width int) {
 	if md {
 		for i, r := range rows {
 			b.WriteString("|")
@@ -209,29 +227,38 @@ func writeRows(b *bytes.Buffer, rows [][]string, md bool) {
 		b.WriteByte('\n')
 		return
 	}
-	var width []int
+	var colw []int
 	for _, r := range rows {
 		for j, c := range r {
-			if j >= len(width) {
-				width = append(width, 0)
+			if j >= len(colw) {
+				colw = append(colw, 0)
 			}
-			width[j] = max(width[j], len([]rune(c)))
+			colw[j] = max(colw[j], len([]rune(c)))
 		}
 	}
-	for _, r := range rows {
-		var line strings.Builder
-		for j, c := range r {
-			pad := strings.Repeat(" ", width[j]-len([]rune(c)))
-			switch {
-			case j == 0:
-				line.WriteString(c + pad)
-			case j == len(r)-1 && !isNumber(c):
-				line.WriteString("  " + c)
-			default:
-				line.WriteString("  " + pad + c)
-			}
+	for g, cols := range columnBlocks(colw, width) {
+		if g > 0 {
+			b.WriteByte('\n')
 		}
-		b.WriteString(clean(strings.TrimRight(line.String(), " ")) + "\n")
+		for _, r := range rows {
+			var line strings.Builder
+			for _, j := range cols {
+				if j >= len(r) {
+					break
+				}
+				c := r[j]
+				pad := strings.Repeat(" ", colw[j]-len([]rune(c)))
+				switch {
+				case j == 0:
+					line.WriteString(c + pad)
+				case j == len(r)-1 && !isNumber(c):
+					line.WriteString("  " + c)
+				default:
+					line.WriteString("  " + pad + c)
+				}
+			}
+			b.WriteString(clean(strings.TrimRight(line.String(), " ")) + "\n")
+		}
 	}
 }
 

@@ -11,7 +11,7 @@ import (
 // confidence interval of each median.
 
 const (
-	summaryLatencyTitle   = "Latency, µs: median of the runs, under it ± its 95% confidence interval (rtt/2: one-way; rtt: round trip)"
+	summaryLatencyTitle   = "Latency, %s: median of the runs, under it ± its 95%% confidence interval (rtt/2: one-way; rtt: round trip)"
 	summaryBandwidthTitle = "Bandwidth, payload only: median of the runs, under it ± its 95% confidence interval (k, M, G: 10^3, 10^6, 10^9)"
 )
 
@@ -39,11 +39,15 @@ func buildSummaryRows(doc *Document, sums []Summary, notes *footnotes) []row {
 	groups := groupResults(doc) // in the order of sums
 	var rows []row
 	cur := sectionNone
+	unit := unitUs
 	for i := range sums {
 		s := &sums[i]
 		sec := summarySection(s)
 		if sec != cur {
-			rows = startSection(rows, cur, sec, summaryLatencyTitle, summaryLatencyLabels, summaryBandwidthTitle, summaryBandwidthLabels)
+			if sec == sectionLatency {
+				unit = summarySectionUnit(sums[i:])
+			}
+			rows = startSection(rows, cur, sec, fmt.Sprintf(summaryLatencyTitle, unit.name), summaryLatencyLabels, summaryBandwidthTitle, summaryBandwidthLabels)
 			cur = sec
 		}
 		note := notes.refs(i)
@@ -81,7 +85,7 @@ func buildSummaryRows(doc *Document, sums []Summary, notes *footnotes) []row {
 		bounded := false
 		for _, f := range figs {
 			sp, _ := s.Spread(f)
-			medians = append(medians, scaledValue(f, sp.Median))
+			medians = append(medians, scaledValue(f, sp.Median, unit))
 			ranges = append(ranges, sp.PctRange())
 			bounded = bounded || sp.Bounded()
 		}
@@ -96,11 +100,27 @@ func buildSummaryRows(doc *Document, sums []Summary, notes *footnotes) []row {
 	return rows
 }
 
-// tableValue formats a figure the way the per-run table does.
-func tableValue(f Figure, v float64) string {
+// summarySectionUnit is the latency unit of the section that starts with
+// the first of sums: that of their medians' p50s.
+func summarySectionUnit(sums []Summary) latencyUnit {
+	var p50s []float64
+	for i := range sums {
+		if summarySection(&sums[i]) != sectionLatency {
+			break
+		}
+		if sp, ok := sums[i].Spread(FigP50); ok && sp.N > 0 {
+			p50s = append(p50s, sp.Median)
+		}
+	}
+	return latencyUnitOf(p50s)
+}
+
+// tableValue formats a figure the way the per-run table does, a latency
+// in u.
+func tableValue(f Figure, v float64, u latencyUnit) string {
 	switch {
 	case f.IsLatency():
-		return strconv.FormatFloat(v/1e3, 'f', 2, 64)
+		return u.cell(v)
 	case f == FigMsgRate:
 		return strconv.FormatFloat(v, 'f', 4, 64)
 	}

@@ -337,7 +337,7 @@ var (
 )
 
 const (
-	latencyTitle   = "Latency, µs (rtt/2: one-way, half the round trip; rtt: full round trip; p50 is perftest's typical; nothing trimmed)"
+	latencyTitle   = "Latency, %s (rtt/2: one-way, half the round trip; rtt: full round trip; p50 is perftest's typical; nothing trimmed)"
 	bandwidthTitle = "Bandwidth, payload only (k, M, G: 10^3, 10^6, 10^9; MiB/s: 2^20 byte/s; msg: messages)"
 	dirLegend      = "dir: -> the local (client) side's direction, <- the remote side's, <-> both summed"
 )
@@ -386,21 +386,40 @@ func resultSection(r *Result) section {
 func buildRows(doc *Document, notes *footnotes) []row {
 	var rows []row
 	cur := sectionNone
+	unit := unitUs
 	for i := range doc.Results {
 		r := &doc.Results[i]
 		sec := resultSection(r)
 		if sec != cur {
-			rows = startSection(rows, cur, sec, latencyTitle, latencyLabels, bandwidthTitle, bandwidthLabels)
+			if sec == sectionLatency {
+				unit = sectionUnit(doc.Results[i:])
+			}
+			rows = startSection(rows, cur, sec, fmt.Sprintf(latencyTitle, unit.name), latencyLabels, bandwidthTitle, bandwidthLabels)
 			cur = sec
 		}
 		note := notes.refs(i)
 		if sec == sectionLatency {
-			rows = append(rows, latencyRows(r, note)...)
+			rows = append(rows, latencyRows(r, note, unit)...)
 		} else {
 			rows = append(rows, bandwidthRows(r, note)...)
 		}
 	}
 	return append(rows, cpuRows(doc)...)
+}
+
+// sectionUnit is the latency unit of the section that starts with the
+// first of rs: that of the p50s of its results.
+func sectionUnit(rs []Result) latencyUnit {
+	var p50s []float64
+	for i := range rs {
+		if resultSection(&rs[i]) != sectionLatency {
+			break
+		}
+		if l := rs[i].Latency; l != nil && l.Count > 0 {
+			p50s = append(p50s, l.P50Ns)
+		}
+	}
+	return latencyUnitOf(p50s)
 }
 
 var cpuLabels = []string{"test", "conn", "bytes", "", "end", "user s", "sys s", "cores"}
@@ -466,7 +485,7 @@ func errorRow(first []string, msg, note string) row {
 	return row{kind: rowError, cells: append(cells, errorMarker), text: "error: " + clean(msg), suffix: note}
 }
 
-func latencyRows(r *Result, note string) []row {
+func latencyRows(r *Result, note string, u latencyUnit) []row {
 	iters := int64(r.Iterations)
 	if iters == 0 && r.Latency != nil {
 		iters = r.Latency.Count
@@ -478,13 +497,13 @@ func latencyRows(r *Result, note string) []row {
 		}
 		return []row{{cells: append(first, "-"), suffix: note}}
 	}
-	rows := []row{{cells: append(first, latencyCells(r.Latency)...), suffix: note}}
-	rows = append(rows, fabricLatencyRows(r)...)
+	rows := []row{{cells: append(first, latencyCells(r.Latency, u)...), suffix: note}}
+	rows = append(rows, fabricLatencyRows(r, u)...)
 	for _, iv := range shownIntervals(r) {
 		cells := []string{intervalLabel(iv), "", "", "-"}
 		if l := iv.Latency; l != nil {
 			cells[colIters] = strconv.FormatInt(l.Count, 10)
-			cells = append(cells, latencyCells(l)...)
+			cells = append(cells, latencyCells(l, u)...)
 			cells[colKind] = ""
 		}
 		rows = append(rows, row{cells: cells})
@@ -495,7 +514,7 @@ func latencyRows(r *Result, note string) []row {
 	return rows
 }
 
-func latencyCells(l *Latency) []string {
+func latencyCells(l *Latency, u latencyUnit) []string {
 	cells := []string{basisLabel(l.Basis)}
 	if l.Count == 0 {
 		for range numCols - colFirstMetric {
@@ -504,7 +523,7 @@ func latencyCells(l *Latency) []string {
 		return cells
 	}
 	for _, ns := range []float64{l.MinNs, l.P50Ns, l.MeanNs, l.StdevNs, l.P90Ns, l.P99Ns, l.P999Ns, l.P9999Ns, l.MaxNs} {
-		cells = append(cells, strconv.FormatFloat(ns/1e3, 'f', 2, 64))
+		cells = append(cells, u.cell(ns))
 	}
 	return cells
 }

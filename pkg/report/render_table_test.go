@@ -20,6 +20,7 @@ func TestWriteTableGolden(t *testing.T) {
 	}{
 		{"suite", suiteDoc()},
 		{"duration", durationDoc()},
+		{"units", unitsDoc()},
 		{"empty", NewDocument()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -349,3 +349,65 @@ func keyCells(r row, keys int) []string {
 }
 
 func isRule(l string) bool { return l != "" && strings.Trim(l, "-") == "" }
+
+// columnBlocks splits the columns of a table whose columns are colw wide
+// (two spaces between them) into blocks that each fit width runes (0: no
+// limit) and start with the first column, the row's key (a rank, a
+// host), as `ip` and benchstat keep a wide table readable: the columns
+// of each block, the key first. The blocks are as even as fit (a 16-rank
+// matrix in two blocks of 8, not 12 and 4); a column wider than the width
+// left gets a block of its own.
+func columnBlocks(colw []int, width int) [][]int {
+	all := make([]int, len(colw))
+	for i := range all {
+		all[i] = i
+	}
+	total := 0
+	for _, w := range colw {
+		total += w + 2
+	}
+	if width <= 0 || len(colw) < 2 || total-2 <= width {
+		return [][]int{all}
+	}
+	var blocks [][]int
+	cur, curW := []int{0}, colw[0]
+	for j := 1; j < len(colw); j++ {
+		if len(cur) > 1 && curW+2+colw[j] > width {
+			blocks = append(blocks, cur)
+			cur, curW = []int{0}, colw[0]
+		}
+		cur = append(cur, j)
+		curW += 2 + colw[j]
+	}
+	blocks = append(blocks, cur)
+	if even := evenBlocks(colw, len(blocks), width); even != nil {
+		return even
+	}
+	return blocks
+}
+
+// evenBlocks splits the columns after the first into k blocks of as many
+// columns each as can be (the first ones one more), each led by the first
+// column; nil when one of them does not fit width.
+func evenBlocks(colw []int, k, width int) [][]int {
+	n := len(colw) - 1
+	blocks := make([][]int, 0, k)
+	j := 1
+	for b := range k {
+		size := n / k
+		if b < n%k {
+			size++
+		}
+		cur, curW := []int{0}, colw[0]
+		for range size {
+			cur = append(cur, j)
+			curW += 2 + colw[j]
+			j++
+		}
+		if curW > width {
+			return nil
+		}
+		blocks = append(blocks, cur)
+	}
+	return blocks
+}
