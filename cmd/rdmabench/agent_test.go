@@ -24,7 +24,9 @@ func TestAgentUsage(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"agent", "--probe", "tcp-lat"}, "--peers FILE is required"},
+		{[]string{"agent", "--probe", "tcp-lat"}, "--peers FILE or --peers dns:NAME[:PORT] is required"},
+		{[]string{"agent", "--peers", "dns:", "--probe", "tcp-lat"}, "dns: no name"},
+		{[]string{"agent", "--peers", "dns:agents:0", "--probe", "tcp-lat"}, "--peers dns:agents:0: "},
 		{[]string{"agent", "--peers", peers, "--probe", "tcp-bw"}, "want a latency test"},
 		{[]string{"agent", "--peers", peers, "--probe", "tcp-lat", "--rate", "0"}, "--rate 0: want"},
 		{[]string{"agent", "--peers", peers, "--probe", "tcp-lat", "--blame-multiplier", "0"}, "--blame-multiplier 0: want a number above 0"},

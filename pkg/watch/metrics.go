@@ -15,16 +15,16 @@ import (
 
 // The metric families the agent exports (docs/agent.md is their reference).
 const (
-	metricLatency    = "rdmabench_agent_probe_latency_seconds"          // histogram, per peer
-	metricProbes     = "rdmabench_agent_probes_total"                   // counter, per peer and result
-	metricLastOK     = "rdmabench_agent_peer_last_ok_timestamp_seconds" // gauge, per peer
-	metricP50        = "rdmabench_agent_peer_p50_seconds"               // gauge, per peer, as judged
-	metricSlow       = "rdmabench_agent_peer_slow"                      // gauge 0/1, per peer
-	metricPeers      = "rdmabench_agent_peers"                          // gauge
-	metricPeriod     = "rdmabench_agent_probe_period_seconds"           // gauge
-	metricSkipped    = "rdmabench_agent_probes_skipped_total"           // counter
-	metricFileErrors = "rdmabench_agent_peers_file_errors_total"        // counter, per kind
-	metricFileOK     = "rdmabench_agent_peers_file_ok"                  // gauge 0/1
+	metricLatency     = "rdmabench_agent_probe_latency_seconds"          // histogram, per peer
+	metricProbes      = "rdmabench_agent_probes_total"                   // counter, per peer and result
+	metricLastOK      = "rdmabench_agent_peer_last_ok_timestamp_seconds" // gauge, per peer
+	metricP50         = "rdmabench_agent_peer_p50_seconds"               // gauge, per peer, as judged
+	metricSlow        = "rdmabench_agent_peer_slow"                      // gauge 0/1, per peer
+	metricPeers       = "rdmabench_agent_peers"                          // gauge
+	metricPeriod      = "rdmabench_agent_probe_period_seconds"           // gauge
+	metricSkipped     = "rdmabench_agent_probes_skipped_total"           // counter
+	metricPeersErrors = "rdmabench_agent_peers_errors_total"             // counter, per kind
+	metricPeersOK     = "rdmabench_agent_peers_ok"                       // gauge 0/1
 )
 
 // Probe results: "ok", or the kind of error (the label result of
@@ -53,8 +53,8 @@ func resultIndex(r string) int {
 	return i
 }
 
-// peersKinds are the peers file error kinds, in counter order.
-var peersKinds = []string{PeersRead, PeersParse, PeersTooMany}
+// peersKinds are the kinds of the peers' source errors, in counter order.
+var peersKinds = []string{PeersRead, PeersParse, PeersTooMany, PeersNotFound, PeersResolve}
 
 // recentProbes is how many of a peer's last good probes its judged p50 is
 // the median of at most (Config.BlameProbes, by default all).
@@ -134,12 +134,12 @@ type labels struct{ host, device, test, basis string }
 // state is everything the metrics say, as of one moment.
 type state struct {
 	labels
-	peers      []*peerStats // in the peers file's order
-	skipped    uint64
-	fileErrors [3]uint64 // by peersKinds
-	fileOK     bool
-	judged     bool // a blame pass ran
-	rate       float64
+	peers       []*peerStats // in the peers file's order
+	skipped     uint64
+	peersErrors [5]uint64 // by peersKinds
+	peersOK     bool
+	judged      bool // a blame pass ran
+	rate        float64
 }
 
 func ptrTo[T any](v T) *T { return &v }
@@ -215,8 +215,8 @@ func metricFamilies(s *state) []*dto.MetricFamily {
 	peers := fam(metricPeers, "", gauge, "Peers in the set being probed.")
 	period := fam(metricPeriod, "seconds", gauge, "Every peer is probed once in this period: the peers over the probe rate.")
 	skipped := fam(metricSkipped, "", counter, "Probe slots skipped because every peer was still being probed or the probes in flight were at their cap.")
-	fileErr := fam(metricFileErrors, "", counter, "Times the peers file could not be used, by kind: read, parse (the last good set is kept), too_many (the first peers are kept).")
-	fileOK := fam(metricFileOK, "", gauge, "1 when the last read of the peers file was used whole, else 0.")
+	peersErr := fam(metricPeersErrors, "", counter, "Times the peers' source could not be used, by kind: the file's read or parse, the DNS name's not_found or resolve (the last good set is kept); too_many (the first peers are kept).")
+	peersOK := fam(metricPeersOK, "", gauge, "1 when the last read of the peers file or lookup of the peers' name was used whole, else 0.")
 
 	bounds := report.OpenMetricsLatencyBoundsNs
 	for _, p := range s.peers {
@@ -245,12 +245,12 @@ func metricFamilies(s *state) []*dto.MetricFamily {
 	}
 	skipped.Metric = append(skipped.Metric, c(s.skipped, labelPairs(base...)))
 	for i, k := range peersKinds {
-		fileErr.Metric = append(fileErr.Metric, c(s.fileErrors[i], labelPairs(append(slices.Clone(base), "kind", k)...)))
+		peersErr.Metric = append(peersErr.Metric, c(s.peersErrors[i], labelPairs(append(slices.Clone(base), "kind", k)...)))
 	}
-	fileOK.Metric = append(fileOK.Metric, g(b01(s.fileOK), labelPairs(base...)))
+	peersOK.Metric = append(peersOK.Metric, g(b01(s.peersOK), labelPairs(base...)))
 
 	var fams []*dto.MetricFamily
-	for _, mf := range []*dto.MetricFamily{lat, probes, lastOK, p50, slow, peers, period, skipped, fileErr, fileOK} {
+	for _, mf := range []*dto.MetricFamily{lat, probes, lastOK, p50, slow, peers, period, skipped, peersErr, peersOK} {
 		if len(mf.Metric) > 0 {
 			fams = append(fams, mf)
 		}

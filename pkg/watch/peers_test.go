@@ -76,10 +76,10 @@ func (a *Agent) peerAddrs() []string {
 	return s
 }
 
-func (a *Agent) fileCounts() (errs [3]uint64, ok bool) {
+func (a *Agent) fileCounts() (errs [5]uint64, ok bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.st.fileErrors, a.st.fileOK
+	return a.st.peersErrors, a.st.peersOK
 }
 
 func write(t *testing.T, file, text string) {
@@ -157,7 +157,10 @@ func TestNewRefuses(t *testing.T) {
 		mod  func(*Config)
 		want string
 	}{
-		{func(c *Config) { c.PeersFile = "" }, "peers file"},
+		{func(c *Config) { c.PeersFile = "" }, "no peers file or name"},
+		{func(c *Config) { c.PeersDNS = "x" }, "not both"},
+		{func(c *Config) { c.PeersFile, c.PeersDNS = "", "bad name" }, "--peers dns:bad name: "},
+		{func(c *Config) { c.PeersFile, c.PeersDNS = "", "agents:0" }, "port"},
 		{func(c *Config) { c.Probe.Tests = []string{"tcp-bw"} }, "latency test"},
 		{func(c *Config) { c.Probe.Spec.Sizes = []int{2, 4} }, "one message size"},
 		{func(c *Config) { c.Probe.Spec.TxDepth = 4 }, "tx-depth"},
