@@ -49,7 +49,7 @@ one size, -n iterations after its warm-up, against the peer's agent.
 --metrics-listen serves /metrics, and only that: OpenMetrics text with, per
 peer, a latency histogram since the start, probes by result, the time of the
 last good probe, and blame's verdict (the mesh's rules over this agent's
-peers). See docs/agent.md for the metrics and what a probe costs.`,
+peers); and the error and retransmission counters of the device's port. See docs/agent.md for the metrics and what a probe costs.`,
 		Example: `  rdmabench agent --peers /etc/rdmabench/peers -d mlx5_0 --tclass 0x68
   rdmabench agent --peers dns:rdmabench-agent.monitoring.svc.cluster.local -d mlx5_0
   rdmabench agent --peers peers.txt --probe tcp-lat --metrics-listen 127.0.0.1:19516`,

@@ -19,6 +19,7 @@ import (
 	"github.com/rdmabench/rdmabench/pkg/mesh"
 	"github.com/rdmabench/rdmabench/pkg/remote"
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/verbs"
 	"github.com/rdmabench/rdmabench/pkg/workloads"
 )
 
@@ -103,7 +104,11 @@ type Agent struct {
 	failKind string // the kind of the read or lookup error told last, until one succeeds
 	dnsName  string // of PeersDNS
 	dnsPort  int
-	logMu    sync.Mutex
+	// readPort reads the port counters of the probe's device
+	// (verbs.PortCounters; a fake sysfs's in tests).
+	readPort    func(dev string, port int) (map[string]uint64, error)
+	portFailing bool // the last read of the port counters failed (for the log)
+	logMu       sync.Mutex
 }
 
 // peer is one peer's live state: its stats (in st.peers) and its kept
@@ -188,8 +193,10 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("probe: %w", err)
 	}
-	a := &Agent{cfg: cfg, run: run, info: info, byAddr: map[string]*peer{}, dnsName: dnsName, dnsPort: dnsPort}
+	a := &Agent{cfg: cfg, run: run, info: info, byAddr: map[string]*peer{}, dnsName: dnsName, dnsPort: dnsPort,
+		readPort: verbs.PortCounters}
 	a.st.labels = labels{host: cfg.Host, device: cfg.Probe.Spec.Device, test: info.Name, basis: info.Basis}
+	a.st.port = max(cfg.Probe.Spec.Port, 1)
 	a.st.rate = cfg.Rate
 	return a, nil
 }
@@ -683,11 +690,34 @@ func (a *Agent) judge() {
 }
 
 // WriteMetrics writes the agent's metrics in format (FormatOpenMetrics or
-// FormatText), as /metrics serves them.
+// FormatText), as /metrics serves them. The port counters are read now.
 func (a *Agent) WriteMetrics(w io.Writer, format expfmt.Format) error {
+	pc := a.portCounters()
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return writeMetrics(w, &a.st, format)
+	return writeMetrics(w, &a.st, pc, format)
+}
+
+// portCounters reads the error and retransmission counters of the probe
+// device's port (nil without a device), telling the first failure and
+// the recovery.
+func (a *Agent) portCounters() *portReading {
+	dev := a.st.device
+	if dev == "" {
+		return nil
+	}
+	counters, err := a.readPort(dev, a.st.port)
+	a.mu.Lock()
+	was := a.portFailing
+	a.portFailing = err != nil
+	a.mu.Unlock()
+	switch {
+	case err != nil && !was:
+		a.logf("port counters of %s port %d: %v", dev, a.st.port, err)
+	case err == nil && was:
+		a.logf("port counters of %s port %d: read again", dev, a.st.port)
+	}
+	return &portReading{counters: counters, err: err}
 }
 
 // maxScrapes bounds the scrapes served at once; others get 503.

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
@@ -25,6 +27,8 @@ const (
 	metricSkipped     = "rdmabench_agent_probes_skipped_total"           // counter
 	metricPeersErrors = "rdmabench_agent_peers_errors_total"             // counter, per kind
 	metricPeersOK     = "rdmabench_agent_peers_ok"                       // gauge 0/1
+	metricPortCounter = "rdmabench_agent_port_errors_total"              // counter, per port counter
+	metricPortOK      = "rdmabench_agent_port_counters_ok"               // gauge 0/1
 )
 
 // Probe results: "ok", or the kind of error (the label result of
@@ -131,9 +135,16 @@ func (p *peerStats) recentP50() float64 {
 // device, then those of the sample.
 type labels struct{ host, device, test, basis string }
 
+// portReading is one read of the probe device's port counters.
+type portReading struct {
+	counters map[string]uint64 // by name, those verbs.IsErrorCounter picks
+	err      error
+}
+
 // state is everything the metrics say, as of one moment.
 type state struct {
 	labels
+	port        int          // the probe device's port
 	peers       []*peerStats // in the peers file's order
 	skipped     uint64
 	peersErrors [5]uint64 // by peersKinds
@@ -161,11 +172,11 @@ var (
 	FormatText        = expfmt.NewFormat(expfmt.TypeTextPlain)
 )
 
-// writeMetrics writes s in format.
-func writeMetrics(w io.Writer, s *state, format expfmt.Format) error {
+// writeMetrics writes s, and pc when not nil, in format.
+func writeMetrics(w io.Writer, s *state, pc *portReading, format expfmt.Format) error {
 	var out bytes.Buffer
 	enc := expfmt.NewEncoder(&out, format)
-	for _, mf := range metricFamilies(s) {
+	for _, mf := range metricFamilies(s, pc) {
 		if err := enc.Encode(mf); err != nil {
 			return fmt.Errorf("write metrics: %w", err)
 		}
@@ -179,9 +190,9 @@ func writeMetrics(w io.Writer, s *state, format expfmt.Format) error {
 	return err
 }
 
-// metricFamilies are the families of s, in output order; those with no
-// sample are left out.
-func metricFamilies(s *state) []*dto.MetricFamily {
+// metricFamilies are the families of s and pc (nil: no port counters),
+// in output order; those with no sample are left out.
+func metricFamilies(s *state, pc *portReading) []*dto.MetricFamily {
 	gauge, counter, histogram := dto.MetricType_GAUGE, dto.MetricType_COUNTER, dto.MetricType_HISTOGRAM
 	fam := func(name, unit string, typ dto.MetricType, help string) *dto.MetricFamily {
 		mf := &dto.MetricFamily{Name: ptrTo(name), Help: ptrTo(help), Type: typ.Enum()}
@@ -249,8 +260,19 @@ func metricFamilies(s *state) []*dto.MetricFamily {
 	}
 	peersOK.Metric = append(peersOK.Metric, g(b01(s.peersOK), labelPairs(base...)))
 
+	portCounter := fam(metricPortCounter, "", counter, "The error and retransmission counters of the probe device's port, by name, as the kernel shows them: the driver's (sysfs ports/PORT/hw_counters) and the IB port counters (ports/PORT/counters; some saturate rather than wrap).")
+	portOK := fam(metricPortOK, "", gauge, "1 when the port counters of the probe device could be read at this scrape, else 0.")
+	if pc != nil {
+		portL := append(slices.Clone(base), "port", strconv.Itoa(s.port))
+		names := slices.Sorted(maps.Keys(pc.counters))
+		for _, n := range names {
+			portCounter.Metric = append(portCounter.Metric, c(pc.counters[n], labelPairs(append(slices.Clone(portL), "counter", n)...)))
+		}
+		portOK.Metric = append(portOK.Metric, g(b01(pc.err == nil), labelPairs(portL...)))
+	}
+
 	var fams []*dto.MetricFamily
-	for _, mf := range []*dto.MetricFamily{lat, probes, lastOK, p50, slow, peers, period, skipped, peersErr, peersOK} {
+	for _, mf := range []*dto.MetricFamily{lat, probes, lastOK, p50, slow, peers, period, skipped, peersErr, peersOK, portCounter, portOK} {
 		if len(mf.Metric) > 0 {
 			fams = append(fams, mf)
 		}
