@@ -84,8 +84,9 @@ type Config struct {
 	Blame       mesh.BlameOptions
 	// Log gets one line per event worth a person's attention: the peers
 	// set changing, a peers file or lookup error (a lookup failing the
-	// same way again is counted, not told again), a peer's first failure
-	// and its recovery, a blame verdict changing.
+	// same way again is counted, not told again), a peer's first failure,
+	// a change of the kind of its failures, and its recovery, a blame
+	// verdict changing.
 	Log io.Writer
 }
 
@@ -114,11 +115,11 @@ type Agent struct {
 // peer is one peer's live state: its stats (in st.peers) and its kept
 // connection.
 type peer struct {
-	stats   *peerStats
-	busy    bool           // a probe is in flight
-	client  *remote.Client // kept between probes; owned by the probe in flight
-	failing bool           // its last probe failed (for the log)
-	gone    bool           // removed from the set while a probe was in flight
+	stats    *peerStats
+	busy     bool           // a probe is in flight
+	client   *remote.Client // kept between probes; owned by the probe in flight
+	failKind string         // the kind of its last probe's failure, "" when it went well (for the log)
+	gone     bool           // removed from the set while a probe was in flight
 }
 
 // New checks cfg and plans the probe: a mistake is an error here, before
@@ -561,8 +562,11 @@ func (a *Agent) probe(ctx context.Context, p *peer) {
 		}
 	}
 	p.stats.probes[resultIndex(result)]++
-	wasFailing := p.failing
-	p.failing = result != ResultOK
+	wasKind := p.failKind
+	p.failKind = ""
+	if result != ResultOK {
+		p.failKind = result
+	}
 	if c != nil && (p.gone || !keep || p.client != nil) {
 		_ = c.Close()
 		c = nil
@@ -572,9 +576,9 @@ func (a *Agent) probe(ctx context.Context, p *peer) {
 	}
 	a.mu.Unlock()
 	switch {
-	case err != nil && !wasFailing:
+	case err != nil && result != wasKind:
 		a.logf("probe %s: %s: %v", addr, result, err)
-	case err == nil && wasFailing:
+	case err == nil && wasKind != "":
 		a.logf("probe %s: ok again", addr)
 	}
 }

@@ -1,12 +1,15 @@
 package watch
 
 import (
+	"context"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rdmabench/rdmabench/pkg/workloads"
 )
@@ -170,5 +173,55 @@ func TestNewRefuses(t *testing.T) {
 		if _, err := New(cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("New: %v, want an error with %q", err, tc.want)
 		}
+	}
+}
+
+// TestProbeLog: a peer's first failure is told, and again when the kind
+// of its failures changes, not while it fails the same way.
+func TestProbeLog(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens: connect
+	a, file := testAgent(t, 0)
+	var log lockedBuffer
+	a.cfg.Log = &log
+	a.cfg.ProbeTimeout = 5 * time.Second
+	write(t, file, addr+"\n")
+	a.reload()
+	probe := func() {
+		t.Helper()
+		p := a.nextPeer()
+		if p == nil {
+			t.Fatal("no peer to probe")
+		}
+		a.probe(context.Background(), p)
+	}
+	probe()
+	probe()
+	if ln, err = net.Listen("tcp", addr); err != nil {
+		t.Skipf("the port is taken again: %v", err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			_, _ = c.Write([]byte("HTTP/1.0 400 Bad Request\r\n\r\nnot the control protocol\n"))
+			c.Close()
+		}
+	}()
+	probe()
+	probe()
+	got := log.String()
+	if n := strings.Count(got, "probe "+addr+": connect: "); n != 1 {
+		t.Errorf("connect told %d times, want once:\n%s", n, got)
+	}
+	if n := strings.Count(got, "probe "+addr+": protocol: "); n != 1 {
+		t.Errorf("protocol told %d times, want once:\n%s", n, got)
 	}
 }
