@@ -29,26 +29,29 @@ var agentTestFlags = []string{"ib-dev", "ib-port", "gid-index", "connection", "m
 func newAgentCmd() *cobra.Command {
 	var f benchFlags
 	var cfg watch.Config
-	var listen, metricsListen, probe string
+	var listen, metricsListen, probe, peers string
 	var logTests bool
 	var timeout time.Duration
 	var blameMultiplier float64
 	cmd := &cobra.Command{
-		Use:   "agent --peers FILE",
+		Use:   "agent --peers FILE|dns:NAME[:PORT]",
 		Short: "Serve tests and probe peers continuously, exporting OpenMetrics for Prometheus",
 		Long: `Run as a long-lived agent on every host (or NIC): serve tests as 'rdmabench
 serve' does, and probe the peers listed in --peers (one host[:port] a line, #
 comments; re-read every --reload, so peers that appear or vanish are picked up
-without a restart) with a small latency test, round-robin, at --rate probes/s
-in all: every peer is probed once every PEERS/RATE seconds. A probe is the
+without a restart), or the addresses of --peers dns:NAME[:PORT] (a Kubernetes
+headless Service's name; looked up every --reload; port -p when none) with a
+small latency test, round-robin, at --rate probes/s in all: every peer is
+probed once every PEERS/RATE seconds. A probe is the
 --probe test (write-lat over RC by default; tcp-lat needs no RDMA device) at
 one size, -n iterations after its warm-up, against the peer's agent.
 
 --metrics-listen serves /metrics, and only that: OpenMetrics text with, per
 peer, a latency histogram since the start, probes by result, the time of the
 last good probe, and blame's verdict (the mesh's rules over this agent's
-peers). See docs/agent.md for the metrics and what a probe costs.`,
+peers); and the error and retransmission counters of the device's port. See docs/agent.md for the metrics and what a probe costs.`,
 		Example: `  rdmabench agent --peers /etc/rdmabench/peers -d mlx5_0 --tclass 0x68
+  rdmabench agent --peers dns:rdmabench-agent.monitoring.svc.cluster.local -d mlx5_0
   rdmabench agent --peers peers.txt --probe tcp-lat --metrics-listen 127.0.0.1:19516`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -59,8 +62,16 @@ peers). See docs/agent.md for the metrics and what a probe costs.`,
 			if cfg.Rate <= 0 || cfg.Rate > 1000 {
 				return usageError{fmt.Errorf("agent: --rate %g: want probes per second above 0, at most 1000", cfg.Rate)}
 			}
-			if cfg.PeersFile == "" {
-				return usageError{fmt.Errorf("agent: --peers FILE is required")}
+			if peers == "" {
+				return usageError{fmt.Errorf("agent: --peers FILE or --peers dns:NAME[:PORT] is required")}
+			}
+			if name, ok := strings.CutPrefix(peers, watch.PeersDNSPrefix); ok {
+				if name == "" {
+					return usageError{fmt.Errorf("agent: --peers dns: no name (want dns:NAME or dns:NAME:PORT)")}
+				}
+				cfg.PeersDNS = name
+			} else {
+				cfg.PeersFile = peers
 			}
 			if !(blameMultiplier > 0) || math.IsInf(blameMultiplier, 0) {
 				return usageError{fmt.Errorf("agent: --blame-multiplier %v: want a number above 0", blameMultiplier)}
@@ -124,22 +135,22 @@ peers). See docs/agent.md for the metrics and what a probe costs.`,
 				maddr = "http://" + mln.Addr().String() + "/metrics"
 			}
 			fmt.Fprintf(log, "rdmabench agent: serving tests on %s (device %s, token %s); probing the peers of %s with %s at %g/s; metrics %s\n",
-				ln.Addr(), orDefault(cfg.Server.Device, "first"), auth, cfg.PeersFile, probe, orRate(cfg.Rate), maddr)
+				ln.Addr(), orDefault(cfg.Server.Device, "first"), auth, peers, probe, orRate(cfg.Rate), maddr)
 			return a.Run(cmd.Context())
 		},
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&listen, "listen", ":"+strconv.Itoa(control.DefaultPort), "address to serve tests on (HOST:PORT, or HOST for the default port)")
 	fs.StringVar(&metricsListen, "metrics-listen", ":19516", "address of the HTTP endpoint serving /metrics (empty: none)")
-	fs.StringVar(&cfg.PeersFile, "peers", "", "file of the peers to probe: one host[:port] a line, # comments; re-read while running")
+	fs.StringVar(&peers, "peers", "", "the peers to probe: a file, one host[:port] a line, # comments, re-read while running; or dns:NAME[:PORT], the addresses of a name (a headless Service's), looked up while running")
 	fs.StringVar(&probe, "probe", "write-lat", "the probe test: a latency test (write-lat, send-lat, read-lat, atomic-lat, tcp-lat)")
 	fs.Float64Var(&cfg.Rate, "rate", watch.DefaultRate, "probes per second, over all peers")
 	fs.Var(positiveDuration(&cfg.ProbeTimeout), "probe-timeout", "give up a probe after this long (default 5s)")
-	fs.Var(positiveDuration(&cfg.Reload), "reload", "re-read the peers file this often (default 5s)")
+	fs.Var(positiveDuration(&cfg.Reload), "reload", "re-read the peers file, or look the peers' name up, this often (default 5s)")
 	fs.Var(positiveDuration(&cfg.BlameEvery), "blame-every", "judge the peers' recent p50 this often (default 10s)")
 	fs.IntVar(&cfg.BlameProbes, "blame-probes", 16, "blame judges the median p50 of each peer's last this many good probes (3 to 16): fewer react sooner, more are steadier")
 	fs.Float64Var(&blameMultiplier, "blame-multiplier", mesh.DefaultBlameMultiplier, "a peer is slow when its recent p50 is worse than the median over this agent's peers by more than this many spreads (as mesh --blame-multiplier); lower it where the figures are noisy")
-	fs.Var(positiveInt(&cfg.MaxPeers), "max-peers", "probe at most this many peers, the first of the file (default 1024)")
+	fs.Var(positiveInt(&cfg.MaxPeers), "max-peers", "probe at most this many peers, the first of the file or of the name's sorted addresses (default 1024)")
 	fs.Var(positiveInt(&cfg.MaxInflight), "max-inflight", "probes in flight at once at most, so that a silent peer does not stop the others (default 4)")
 	fs.StringVar(&cfg.Host, "host", "", "the host label of every sample (default: this host's name)")
 	fs.Var(byteSize(&f.maxMem), "max-mem", "refuse served tests that would register or allocate more memory than this, e.g. 256M")

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rdmabench/rdmabench/internal/testutil"
 )
 
 // TestAgentUsage: mistakes are usage errors, named, before anything
@@ -24,7 +26,9 @@ func TestAgentUsage(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"agent", "--probe", "tcp-lat"}, "--peers FILE is required"},
+		{[]string{"agent", "--probe", "tcp-lat"}, "--peers FILE or --peers dns:NAME[:PORT] is required"},
+		{[]string{"agent", "--peers", "dns:", "--probe", "tcp-lat"}, "dns: no name"},
+		{[]string{"agent", "--peers", "dns:agents:0", "--probe", "tcp-lat"}, "--peers dns:agents:0: "},
 		{[]string{"agent", "--peers", peers, "--probe", "tcp-bw"}, "want a latency test"},
 		{[]string{"agent", "--peers", peers, "--probe", "tcp-lat", "--rate", "0"}, "--rate 0: want"},
 		{[]string{"agent", "--peers", peers, "--probe", "tcp-lat", "--blame-multiplier", "0"}, "--blame-multiplier 0: want a number above 0"},
@@ -76,9 +80,22 @@ func TestAgentProbesServe(t *testing.T) {
 		}
 	}()
 	want := `rdmabench_agent_probes_total{host="node-a",device="",peer="127.0.0.1:` + port + `",test="tcp-lat",result="ok"}`
+	body := scrapeUntilGood(t, maddr, want, &log)
+	if !strings.Contains(body, `rdmabench_agent_probe_latency_seconds_count{host="node-a"`) {
+		t.Errorf("no latency histogram:\n%s", body)
+	}
+	if !strings.Contains(log.String(), "rdmabench agent: serving tests on 127.0.0.1:") {
+		t.Errorf("log: %s", log.String())
+	}
+}
+
+// scrapeUntilGood scrapes http://maddr/metrics until the counter named
+// want (its name and labels) is above 0, and returns the text; it fails
+// t after 60 s.
+func scrapeUntilGood(t *testing.T, maddr, want string, log *syncBuffer) string {
+	t.Helper()
 	var body string
-	for i := 0; i < 100; i++ {
-		time.Sleep(100 * time.Millisecond)
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		resp, err := http.Get("http://" + maddr + "/metrics")
 		if err != nil {
 			continue
@@ -87,16 +104,67 @@ func TestAgentProbesServe(t *testing.T) {
 		resp.Body.Close()
 		body = string(b)
 		if strings.Contains(body, want) && !strings.Contains(body, want+" 0\n") {
-			break
+			return body
 		}
 	}
-	if !strings.Contains(body, want) || strings.Contains(body, want+" 0\n") {
-		t.Fatalf("no good probe in /metrics:\n%s\nlog:\n%s", body, log.String())
+	t.Fatalf("no good probe in /metrics:\n%s\nlog:\n%s", body, log.String())
+	return ""
+}
+
+// freeAddr is a loopback address no one listens on now.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ml, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if !strings.Contains(body, `rdmabench_agent_probe_latency_seconds_count{host="node-a"`) {
-		t.Errorf("no latency histogram:\n%s", body)
+	defer ml.Close()
+	return ml.Addr().String()
+}
+
+// TestAgentOnDevice: an agent probes a `rdmabench serve` with write-lat on
+// the RDMA device, and its /metrics has good probes and the error and
+// retransmission counters of the device's port (rxe's hw_counters in the
+// Soft-RoCE VM), with host, device and port labels. (pkg/watch's
+// TestPortCounterMetrics runs promtool on them, from a fake sysfs: in the
+// emulated VM promtool alone takes seconds.)
+func TestAgentOnDevice(t *testing.T) {
+	dev := testutil.Device(t)
+	testutil.NoLeaks(t)
+	port, _ := startServer(t, "-d", dev)
+	peers := filepath.Join(t.TempDir(), "peers")
+	if err := os.WriteFile(peers, []byte("127.0.0.1:"+port+"\n"), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	if !strings.Contains(log.String(), "rdmabench agent: serving tests on 127.0.0.1:") {
-		t.Errorf("log: %s", log.String())
+	maddr := freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	var log syncBuffer
+	go func() {
+		done <- run(ctx, []string{"agent", "--peers", peers, "--probe", "write-lat", "-d", dev, "--listen", "127.0.0.1:0",
+			"--metrics-listen", maddr, "--host", "node-a", "-n", "5", "--rate", "4", "--probe-timeout", "30s"}, &bytes.Buffer{}, &log)
+	}()
+	defer func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("agent: %v", err)
+			}
+		case <-time.After(40 * time.Second):
+			t.Error("the agent did not stop")
+		}
+	}()
+	start := time.Now()
+	body := scrapeUntilGood(t, maddr, `rdmabench_agent_probes_total{host="node-a",device="`+dev+`",peer="127.0.0.1:`+port+`",test="write-lat",result="ok"}`, &log)
+	t.Logf("a good probe after %.1fs", time.Since(start).Seconds())
+	l := `{host="node-a",device="` + dev + `",port="1"`
+	if !strings.Contains(body, "rdmabench_agent_port_counters_ok"+l+"} 1\n") || !strings.Contains(body, "rdmabench_agent_port_errors_total"+l+`,counter="`) {
+		t.Errorf("no port counters of %s:\n%s\nlog:\n%s", dev, body, log.String())
+	}
+	for _, line := range strings.Split(body, "\n") {
+		if strings.HasPrefix(line, "rdmabench_agent_port_") {
+			t.Log(line)
+		}
 	}
 }

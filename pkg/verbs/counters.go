@@ -40,8 +40,15 @@ func IsErrorCounter(name string) bool {
 // gives an empty map. Equivalent to
 // `grep . /sys/class/infiniband/DEV/ports/PORT/{hw_counters,counters}/*`.
 func PortCounters(dev string, port int) (map[string]uint64, error) {
+	return PortCountersIn(sysfsInfiniband, dev, port)
+}
+
+// PortCountersIn is PortCounters reading the device classes under root
+// instead of /sys/class/infiniband: a host's sysfs mounted elsewhere, or a
+// test's tree.
+func PortCountersIn(root, dev string, port int) (map[string]uint64, error) {
 	out := map[string]uint64{}
-	base := filepath.Join(sysfsInfiniband, dev, "ports", strconv.Itoa(port))
+	base := filepath.Join(root, dev, "ports", strconv.Itoa(port))
 	if _, err := os.Stat(base); err != nil {
 		return nil, err
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/rdmabench/rdmabench/pkg/mesh"
 	"github.com/rdmabench/rdmabench/pkg/remote"
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/verbs"
 	"github.com/rdmabench/rdmabench/pkg/workloads"
 )
 
@@ -56,9 +57,14 @@ type Config struct {
 	// Token is the shared token probes prove they know.
 	Token string
 	// PeersFile lists the peers (ParsePeers), re-read every Reload; a peer
-	// without a port gets DefaultPort. Self are the addresses (host:port)
-	// of this agent, left out of the set.
+	// without a port gets DefaultPort. Or PeersDNS, NAME[:PORT]
+	// (ParsePeersDNS), is a name whose addresses are the peers (a
+	// Kubernetes headless Service's), looked up with Resolver every
+	// Reload. One of the two. Self are the addresses (host:port) of this
+	// agent, left out of the set.
 	PeersFile   string
+	PeersDNS    string
+	Resolver    Resolver
 	DefaultPort int
 	Reload      time.Duration
 	Self        []string
@@ -77,8 +83,10 @@ type Config struct {
 	BlameProbes int
 	Blame       mesh.BlameOptions
 	// Log gets one line per event worth a person's attention: the peers
-	// set changing, a peers file error, a peer's first failure and its
-	// recovery, a blame verdict changing.
+	// set changing, a peers file or lookup error (a lookup failing the
+	// same way again is counted, not told again), a peer's first failure,
+	// a change of the kind of its failures, and its recovery, a blame
+	// verdict changing.
 	Log io.Writer
 }
 
@@ -93,18 +101,25 @@ type Agent struct {
 	byAddr   map[string]*peer
 	cursor   int
 	inflight int
-	lastFile []byte // the last peers file read (nil before, or after a read error)
-	logMu    sync.Mutex
+	lastFile []byte // the last peers file read, or addresses looked up (nil before, or after a read or lookup error)
+	failKind string // the kind of the read or lookup error told last, until one succeeds
+	dnsName  string // of PeersDNS
+	dnsPort  int
+	// readPort reads the port counters of the probe's device
+	// (verbs.PortCounters; a fake sysfs's in tests).
+	readPort    func(dev string, port int) (map[string]uint64, error)
+	portFailing bool // the last read of the port counters failed (for the log)
+	logMu       sync.Mutex
 }
 
 // peer is one peer's live state: its stats (in st.peers) and its kept
 // connection.
 type peer struct {
-	stats   *peerStats
-	busy    bool           // a probe is in flight
-	client  *remote.Client // kept between probes; owned by the probe in flight
-	failing bool           // its last probe failed (for the log)
-	gone    bool           // removed from the set while a probe was in flight
+	stats    *peerStats
+	busy     bool           // a probe is in flight
+	client   *remote.Client // kept between probes; owned by the probe in flight
+	failKind string         // the kind of its last probe's failure, "" when it went well (for the log)
+	gone     bool           // removed from the set while a probe was in flight
 }
 
 // New checks cfg and plans the probe: a mistake is an error here, before
@@ -140,8 +155,21 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.DefaultPort == 0 {
 		cfg.DefaultPort = control.DefaultPort
 	}
-	if cfg.PeersFile == "" {
-		return nil, errors.New("no peers file (--peers FILE)")
+	var dnsName string
+	var dnsPort int
+	switch {
+	case cfg.PeersFile == "" && cfg.PeersDNS == "":
+		return nil, errors.New("no peers file or name (--peers FILE or --peers dns:NAME[:PORT])")
+	case cfg.PeersFile != "" && cfg.PeersDNS != "":
+		return nil, errors.New("peers from a file or from a DNS name, not both")
+	case cfg.PeersDNS != "":
+		var err error
+		if dnsName, dnsPort, err = ParsePeersDNS(cfg.PeersDNS, cfg.DefaultPort); err != nil {
+			return nil, fmt.Errorf("--peers %w", err)
+		}
+		if cfg.Resolver == nil {
+			cfg.Resolver = net.DefaultResolver
+		}
 	}
 	if len(cfg.Probe.Tests) != 1 {
 		return nil, errors.New("the probe is one test")
@@ -166,8 +194,10 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("probe: %w", err)
 	}
-	a := &Agent{cfg: cfg, run: run, info: info, byAddr: map[string]*peer{}}
+	a := &Agent{cfg: cfg, run: run, info: info, byAddr: map[string]*peer{}, dnsName: dnsName, dnsPort: dnsPort,
+		readPort: verbs.PortCounters}
 	a.st.labels = labels{host: cfg.Host, device: cfg.Probe.Spec.Device, test: info.Name, basis: info.Basis}
+	a.st.port = max(cfg.Probe.Spec.Port, 1)
 	a.st.rate = cfg.Rate
 	return a, nil
 }
@@ -214,9 +244,22 @@ func (a *Agent) Run(ctx context.Context) error {
 		}()
 		context.AfterFunc(ctx, func() { _ = hs.Close() })
 	}
-	a.reload()
-	reload := time.NewTicker(a.cfg.Reload)
-	defer reload.Stop()
+	a.reloadCtx(ctx)
+	// Reloads go on beside the probes: a lookup may take seconds.
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(a.cfg.Reload)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				a.reloadCtx(ctx)
+			}
+		}
+	}()
 	blame := time.NewTicker(a.cfg.BlameEvery)
 	defer blame.Stop()
 	probe := time.NewTicker(time.Duration(float64(time.Second) / a.cfg.Rate))
@@ -227,8 +270,6 @@ loop:
 		select {
 		case <-ctx.Done():
 			break loop
-		case <-reload.C:
-			a.reload()
 		case <-blame.C:
 			a.judge()
 		case <-probe.C:
@@ -259,11 +300,18 @@ loop:
 	}
 }
 
-// reload reads the peers file and, when it changed, applies it.
-func (a *Agent) reload() {
+// reload reads the peers file, or looks the peers' name up, and applies
+// the set when it changed.
+func (a *Agent) reload() { a.reloadCtx(context.Background()) }
+
+func (a *Agent) reloadCtx(ctx context.Context) {
+	if a.cfg.PeersDNS != "" {
+		a.reloadDNS(ctx)
+		return
+	}
 	data, err := os.ReadFile(a.cfg.PeersFile)
 	if err != nil {
-		a.fileError(&PeersError{Kind: PeersRead, File: a.cfg.PeersFile, Err: err})
+		a.peersError(&PeersError{Kind: PeersRead, File: a.cfg.PeersFile, Err: err})
 		return
 	}
 	a.mu.Lock()
@@ -278,44 +326,86 @@ func (a *Agent) reload() {
 		if errors.As(err, &pe) {
 			pe.File = a.cfg.PeersFile
 		}
-		a.fileError(err)
+		a.peersError(err)
 		a.mu.Lock()
 		a.lastFile = data // told once until it changes
 		a.mu.Unlock()
 		return
 	}
-	addrs = a.withoutSelf(addrs)
-	var tooMany error
-	if len(addrs) > a.cfg.MaxPeers {
-		tooMany = errTooMany(a.cfg.PeersFile, len(addrs), a.cfg.MaxPeers)
-		addrs = addrs[:a.cfg.MaxPeers]
+	a.apply(addrs, data)
+}
+
+// reloadDNS looks the peers' name up and, when its addresses changed,
+// applies them.
+func (a *Agent) reloadDNS(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, dnsTimeout)
+	addrs, err := resolvePeers(ctx, a.cfg.Resolver, a.dnsName, a.dnsPort)
+	cancel()
+	if err != nil {
+		var pe *PeersError
+		if errors.As(err, &pe) {
+			pe.DNS = a.cfg.PeersDNS
+		}
+		a.peersError(err)
+		return
 	}
-	a.setPeers(addrs, data)
-	if tooMany != nil {
-		a.fileError(tooMany)
+	key := []byte(strings.Join(addrs, "\n"))
+	a.mu.Lock()
+	same := a.lastFile != nil && bytes.Equal(key, a.lastFile)
+	a.mu.Unlock()
+	if !same {
+		a.apply(addrs, key)
 	}
 }
 
-// fileError counts and logs a peers file error.
-func (a *Agent) fileError(err error) {
+// apply makes addrs, read from data, the set: without this agent, and at
+// most MaxPeers.
+func (a *Agent) apply(addrs []string, data []byte) {
+	addrs = a.withoutSelf(addrs)
+	var tooMany error
+	if len(addrs) > a.cfg.MaxPeers {
+		tooMany = errTooMany(a.cfg.PeersFile, a.cfg.PeersDNS, len(addrs), a.cfg.MaxPeers)
+		addrs = addrs[:a.cfg.MaxPeers]
+	}
+	a.mu.Lock()
+	was := a.failKind
+	a.failKind = ""
+	a.mu.Unlock()
+	if was != "" {
+		a.logf("peers: %s usable again", a.peersSource())
+	}
+	a.setPeers(addrs, data)
+	if tooMany != nil {
+		a.peersError(tooMany)
+	}
+}
+
+// peersError counts and logs an error of the peers' source. A read or
+// lookup error of the kind told last is counted, not told again.
+func (a *Agent) peersError(err error) {
 	kind := peersKind(err)
 	a.mu.Lock()
 	for i, k := range peersKinds {
 		if k == kind {
-			a.st.fileErrors[i]++
+			a.st.peersErrors[i]++
 		}
 	}
-	a.st.fileOK = false
-	if kind == PeersRead {
+	a.st.peersOK = false
+	again := false
+	if isLookupKind(kind) {
 		a.lastFile = nil
+		again = a.failKind == kind
+		a.failKind = kind
 	}
 	n := len(a.st.peers)
 	a.mu.Unlock()
-	if kind == PeersTooMany {
+	switch {
+	case again:
+	case kind == PeersTooMany:
 		a.logf("peers: %v", err)
-		return
+	default:
+		a.logf("peers: %v (kind %s); still probing the last good set, %d peers", err, kind, n)
 	}
-	a.logf("peers: %v (kind %s); still probing the last good set, %d peers", err, kind, n)
 }
 
 // withoutSelf leaves out the addresses of this agent: those of Self, and
@@ -358,7 +448,7 @@ func (a *Agent) setPeers(addrs []string, data []byte) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.lastFile = data
-	a.st.fileOK = true
+	a.st.peersOK = true
 	keep := map[string]bool{}
 	var added, removed []string
 	list := make([]*peerStats, 0, len(addrs))
@@ -472,8 +562,11 @@ func (a *Agent) probe(ctx context.Context, p *peer) {
 		}
 	}
 	p.stats.probes[resultIndex(result)]++
-	wasFailing := p.failing
-	p.failing = result != ResultOK
+	wasKind := p.failKind
+	p.failKind = ""
+	if result != ResultOK {
+		p.failKind = result
+	}
 	if c != nil && (p.gone || !keep || p.client != nil) {
 		_ = c.Close()
 		c = nil
@@ -483,9 +576,9 @@ func (a *Agent) probe(ctx context.Context, p *peer) {
 	}
 	a.mu.Unlock()
 	switch {
-	case err != nil && !wasFailing:
+	case err != nil && result != wasKind:
 		a.logf("probe %s: %s: %v", addr, result, err)
-	case err == nil && wasFailing:
+	case err == nil && wasKind != "":
 		a.logf("probe %s: ok again", addr)
 	}
 }
@@ -601,11 +694,34 @@ func (a *Agent) judge() {
 }
 
 // WriteMetrics writes the agent's metrics in format (FormatOpenMetrics or
-// FormatText), as /metrics serves them.
+// FormatText), as /metrics serves them. The port counters are read now.
 func (a *Agent) WriteMetrics(w io.Writer, format expfmt.Format) error {
+	pc := a.portCounters()
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return writeMetrics(w, &a.st, format)
+	return writeMetrics(w, &a.st, pc, format)
+}
+
+// portCounters reads the error and retransmission counters of the probe
+// device's port (nil without a device), telling the first failure and
+// the recovery.
+func (a *Agent) portCounters() *portReading {
+	dev := a.st.device
+	if dev == "" {
+		return nil
+	}
+	counters, err := a.readPort(dev, a.st.port)
+	a.mu.Lock()
+	was := a.portFailing
+	a.portFailing = err != nil
+	a.mu.Unlock()
+	switch {
+	case err != nil && !was:
+		a.logf("port counters of %s port %d: %v", dev, a.st.port, err)
+	case err == nil && was:
+		a.logf("port counters of %s port %d: read again", dev, a.st.port)
+	}
+	return &portReading{counters: counters, err: err}
 }
 
 // maxScrapes bounds the scrapes served at once; others get 503.

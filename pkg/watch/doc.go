@@ -4,9 +4,11 @@
 // peers with a small latency test at a bounded rate, exporting what it
 // measures as OpenMetrics text for Prometheus to scrape.
 //
-// Peers come from a file (ParsePeers), re-read while the agent runs, so
-// that peers that appear or vanish are picked up without a restart; a file
-// that cannot be read or parsed is a named error in the log and in the
+// Peers come from a file (ParsePeers), re-read while the agent runs, or
+// from the addresses of a DNS name (Config.PeersDNS: a Kubernetes headless
+// Service's), looked up while it runs, so that peers that appear or vanish
+// are picked up without a restart; a file that cannot be read or parsed,
+// or a name that does not resolve, is a named error in the log and in the
 // metrics, and the last good set is kept. Probes go round-robin over the
 // peers at Config.Rate probes per second in all, so every peer is probed
 // once every len(peers)/Rate seconds. Each probe is one workloads run of

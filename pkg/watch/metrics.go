@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
@@ -15,16 +17,18 @@ import (
 
 // The metric families the agent exports (docs/agent.md is their reference).
 const (
-	metricLatency    = "rdmabench_agent_probe_latency_seconds"          // histogram, per peer
-	metricProbes     = "rdmabench_agent_probes_total"                   // counter, per peer and result
-	metricLastOK     = "rdmabench_agent_peer_last_ok_timestamp_seconds" // gauge, per peer
-	metricP50        = "rdmabench_agent_peer_p50_seconds"               // gauge, per peer, as judged
-	metricSlow       = "rdmabench_agent_peer_slow"                      // gauge 0/1, per peer
-	metricPeers      = "rdmabench_agent_peers"                          // gauge
-	metricPeriod     = "rdmabench_agent_probe_period_seconds"           // gauge
-	metricSkipped    = "rdmabench_agent_probes_skipped_total"           // counter
-	metricFileErrors = "rdmabench_agent_peers_file_errors_total"        // counter, per kind
-	metricFileOK     = "rdmabench_agent_peers_file_ok"                  // gauge 0/1
+	metricLatency     = "rdmabench_agent_probe_latency_seconds"          // histogram, per peer
+	metricProbes      = "rdmabench_agent_probes_total"                   // counter, per peer and result
+	metricLastOK      = "rdmabench_agent_peer_last_ok_timestamp_seconds" // gauge, per peer
+	metricP50         = "rdmabench_agent_peer_p50_seconds"               // gauge, per peer, as judged
+	metricSlow        = "rdmabench_agent_peer_slow"                      // gauge 0/1, per peer
+	metricPeers       = "rdmabench_agent_peers"                          // gauge
+	metricPeriod      = "rdmabench_agent_probe_period_seconds"           // gauge
+	metricSkipped     = "rdmabench_agent_probes_skipped_total"           // counter
+	metricPeersErrors = "rdmabench_agent_peers_errors_total"             // counter, per kind
+	metricPeersOK     = "rdmabench_agent_peers_ok"                       // gauge 0/1
+	metricPortCounter = "rdmabench_agent_port_errors_total"              // counter, per port counter
+	metricPortOK      = "rdmabench_agent_port_counters_ok"               // gauge 0/1
 )
 
 // Probe results: "ok", or the kind of error (the label result of
@@ -53,8 +57,8 @@ func resultIndex(r string) int {
 	return i
 }
 
-// peersKinds are the peers file error kinds, in counter order.
-var peersKinds = []string{PeersRead, PeersParse, PeersTooMany}
+// peersKinds are the kinds of the peers' source errors, in counter order.
+var peersKinds = []string{PeersRead, PeersParse, PeersTooMany, PeersNotFound, PeersResolve}
 
 // recentProbes is how many of a peer's last good probes its judged p50 is
 // the median of at most (Config.BlameProbes, by default all).
@@ -131,15 +135,22 @@ func (p *peerStats) recentP50() float64 {
 // device, then those of the sample.
 type labels struct{ host, device, test, basis string }
 
+// portReading is one read of the probe device's port counters.
+type portReading struct {
+	counters map[string]uint64 // by name, those verbs.IsErrorCounter picks
+	err      error
+}
+
 // state is everything the metrics say, as of one moment.
 type state struct {
 	labels
-	peers      []*peerStats // in the peers file's order
-	skipped    uint64
-	fileErrors [3]uint64 // by peersKinds
-	fileOK     bool
-	judged     bool // a blame pass ran
-	rate       float64
+	port        int          // the probe device's port
+	peers       []*peerStats // in the peers file's order
+	skipped     uint64
+	peersErrors [5]uint64 // by peersKinds
+	peersOK     bool
+	judged      bool // a blame pass ran
+	rate        float64
 }
 
 func ptrTo[T any](v T) *T { return &v }
@@ -161,11 +172,11 @@ var (
 	FormatText        = expfmt.NewFormat(expfmt.TypeTextPlain)
 )
 
-// writeMetrics writes s in format.
-func writeMetrics(w io.Writer, s *state, format expfmt.Format) error {
+// writeMetrics writes s, and pc when not nil, in format.
+func writeMetrics(w io.Writer, s *state, pc *portReading, format expfmt.Format) error {
 	var out bytes.Buffer
 	enc := expfmt.NewEncoder(&out, format)
-	for _, mf := range metricFamilies(s) {
+	for _, mf := range metricFamilies(s, pc) {
 		if err := enc.Encode(mf); err != nil {
 			return fmt.Errorf("write metrics: %w", err)
 		}
@@ -179,9 +190,9 @@ func writeMetrics(w io.Writer, s *state, format expfmt.Format) error {
 	return err
 }
 
-// metricFamilies are the families of s, in output order; those with no
-// sample are left out.
-func metricFamilies(s *state) []*dto.MetricFamily {
+// metricFamilies are the families of s and pc (nil: no port counters),
+// in output order; those with no sample are left out.
+func metricFamilies(s *state, pc *portReading) []*dto.MetricFamily {
 	gauge, counter, histogram := dto.MetricType_GAUGE, dto.MetricType_COUNTER, dto.MetricType_HISTOGRAM
 	fam := func(name, unit string, typ dto.MetricType, help string) *dto.MetricFamily {
 		mf := &dto.MetricFamily{Name: ptrTo(name), Help: ptrTo(help), Type: typ.Enum()}
@@ -215,8 +226,8 @@ func metricFamilies(s *state) []*dto.MetricFamily {
 	peers := fam(metricPeers, "", gauge, "Peers in the set being probed.")
 	period := fam(metricPeriod, "seconds", gauge, "Every peer is probed once in this period: the peers over the probe rate.")
 	skipped := fam(metricSkipped, "", counter, "Probe slots skipped because every peer was still being probed or the probes in flight were at their cap.")
-	fileErr := fam(metricFileErrors, "", counter, "Times the peers file could not be used, by kind: read, parse (the last good set is kept), too_many (the first peers are kept).")
-	fileOK := fam(metricFileOK, "", gauge, "1 when the last read of the peers file was used whole, else 0.")
+	peersErr := fam(metricPeersErrors, "", counter, "Times the peers' source could not be used, by kind: the file's read or parse, the DNS name's not_found or resolve (the last good set is kept); too_many (the first peers are kept).")
+	peersOK := fam(metricPeersOK, "", gauge, "1 when the last read of the peers file or lookup of the peers' name was used whole, else 0.")
 
 	bounds := report.OpenMetricsLatencyBoundsNs
 	for _, p := range s.peers {
@@ -245,12 +256,23 @@ func metricFamilies(s *state) []*dto.MetricFamily {
 	}
 	skipped.Metric = append(skipped.Metric, c(s.skipped, labelPairs(base...)))
 	for i, k := range peersKinds {
-		fileErr.Metric = append(fileErr.Metric, c(s.fileErrors[i], labelPairs(append(slices.Clone(base), "kind", k)...)))
+		peersErr.Metric = append(peersErr.Metric, c(s.peersErrors[i], labelPairs(append(slices.Clone(base), "kind", k)...)))
 	}
-	fileOK.Metric = append(fileOK.Metric, g(b01(s.fileOK), labelPairs(base...)))
+	peersOK.Metric = append(peersOK.Metric, g(b01(s.peersOK), labelPairs(base...)))
+
+	portCounter := fam(metricPortCounter, "", counter, "The error and retransmission counters of the probe device's port, by name, as the kernel shows them: the driver's (sysfs ports/PORT/hw_counters) and the IB port counters (ports/PORT/counters; some saturate rather than wrap).")
+	portOK := fam(metricPortOK, "", gauge, "1 when the port counters of the probe device could be read at this scrape, else 0.")
+	if pc != nil {
+		portL := append(slices.Clone(base), "port", strconv.Itoa(s.port))
+		names := slices.Sorted(maps.Keys(pc.counters))
+		for _, n := range names {
+			portCounter.Metric = append(portCounter.Metric, c(pc.counters[n], labelPairs(append(slices.Clone(portL), "counter", n)...)))
+		}
+		portOK.Metric = append(portOK.Metric, g(b01(pc.err == nil), labelPairs(portL...)))
+	}
 
 	var fams []*dto.MetricFamily
-	for _, mf := range []*dto.MetricFamily{lat, probes, lastOK, p50, slow, peers, period, skipped, fileErr, fileOK} {
+	for _, mf := range []*dto.MetricFamily{lat, probes, lastOK, p50, slow, peers, period, skipped, peersErr, peersOK, portCounter, portOK} {
 		if len(mf.Metric) > 0 {
 			fams = append(fams, mf)
 		}

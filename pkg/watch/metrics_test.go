@@ -87,8 +87,8 @@ func TestMetricsText(t *testing.T) {
 		`rdmabench_agent_peer_slow{host="h",device="",peer="bad:19515",test="tcp-lat"} 0`,
 		`rdmabench_agent_peers{host="h",device=""} 2`,
 		`rdmabench_agent_probe_period_seconds{host="h",device=""} 0.2`,
-		`rdmabench_agent_peers_file_errors_total{host="h",device="",kind="parse"} 0`,
-		`rdmabench_agent_peers_file_ok{host="h",device=""} 1`,
+		`rdmabench_agent_peers_errors_total{host="h",device="",kind="not_found"} 0`,
+		`rdmabench_agent_peers_ok{host="h",device=""} 1`,
 	} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("the text lacks %s", want)

@@ -10,28 +10,36 @@ import (
 	"strings"
 )
 
-// Peers file errors, by kind: the kind is the label of
-// rdmabench_agent_peers_file_errors_total.
+// Errors of the peers' source, by kind: the kind is the label of
+// rdmabench_agent_peers_errors_total.
 const (
-	PeersRead    = "read"     // the file cannot be read
-	PeersParse   = "parse"    // a line is not host[:port]
-	PeersTooMany = "too_many" // more peers than the cap: the first ones are kept
+	PeersRead     = "read"      // the file cannot be read
+	PeersParse    = "parse"     // a line is not host[:port]
+	PeersTooMany  = "too_many"  // more peers than the cap: the first ones are kept
+	PeersNotFound = "not_found" // the DNS name has no address (NXDOMAIN, or no A/AAAA record)
+	PeersResolve  = "resolve"   // the DNS lookup failed (no server answered in time, SERVFAIL, ...)
 )
 
-// PeersError is a peers file that could not be used (Kind read or parse)
-// or was used in part (too_many).
+// PeersError is a peers source that could not be used (Kind read, parse,
+// not_found or resolve) or was used in part (too_many). File names a
+// peers file, DNS a name (NAME[:PORT] of --peers dns:).
 type PeersError struct {
 	Kind string
 	File string
+	DNS  string
 	Line int // 1-based; 0 when not about one line
 	Err  error
 }
 
 func (e *PeersError) Error() string {
-	if e.Line > 0 {
-		return fmt.Sprintf("peers file %s: line %d: %v", e.File, e.Line, e.Err)
+	src := "peers file " + e.File
+	if e.DNS != "" {
+		src = "peers dns:" + e.DNS
 	}
-	return fmt.Sprintf("peers file %s: %v", e.File, e.Err)
+	if e.Line > 0 {
+		return fmt.Sprintf("%s: line %d: %v", src, e.Line, e.Err)
+	}
+	return fmt.Sprintf("%s: %v", src, e.Err)
 }
 
 func (e *PeersError) Unwrap() error { return e.Err }
@@ -118,9 +126,9 @@ func validHostname(h string) bool {
 	return !strings.HasPrefix(h, ".") && !strings.HasPrefix(h, "-")
 }
 
-// errTooMany is the error of a peers file with more peers than the cap.
-func errTooMany(file string, n, limit int) *PeersError {
-	return &PeersError{Kind: PeersTooMany, File: file,
+// errTooMany is the error of a peers source with more peers than the cap.
+func errTooMany(file, dns string, n, limit int) *PeersError {
+	return &PeersError{Kind: PeersTooMany, File: file, DNS: dns,
 		Err: fmt.Errorf("%d peers, more than the cap of %d (--max-peers): the first %d are probed", n, limit, limit)}
 }
 

@@ -1,12 +1,15 @@
 package watch
 
 import (
+	"context"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rdmabench/rdmabench/pkg/workloads"
 )
@@ -76,10 +79,10 @@ func (a *Agent) peerAddrs() []string {
 	return s
 }
 
-func (a *Agent) fileCounts() (errs [3]uint64, ok bool) {
+func (a *Agent) fileCounts() (errs [5]uint64, ok bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.st.fileErrors, a.st.fileOK
+	return a.st.peersErrors, a.st.peersOK
 }
 
 func write(t *testing.T, file, text string) {
@@ -157,7 +160,10 @@ func TestNewRefuses(t *testing.T) {
 		mod  func(*Config)
 		want string
 	}{
-		{func(c *Config) { c.PeersFile = "" }, "peers file"},
+		{func(c *Config) { c.PeersFile = "" }, "no peers file or name"},
+		{func(c *Config) { c.PeersDNS = "x" }, "not both"},
+		{func(c *Config) { c.PeersFile, c.PeersDNS = "", "bad name" }, "--peers dns:bad name: "},
+		{func(c *Config) { c.PeersFile, c.PeersDNS = "", "agents:0" }, "port"},
 		{func(c *Config) { c.Probe.Tests = []string{"tcp-bw"} }, "latency test"},
 		{func(c *Config) { c.Probe.Spec.Sizes = []int{2, 4} }, "one message size"},
 		{func(c *Config) { c.Probe.Spec.TxDepth = 4 }, "tx-depth"},
@@ -167,5 +173,55 @@ func TestNewRefuses(t *testing.T) {
 		if _, err := New(cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("New: %v, want an error with %q", err, tc.want)
 		}
+	}
+}
+
+// TestProbeLog: a peer's first failure is told, and again when the kind
+// of its failures changes, not while it fails the same way.
+func TestProbeLog(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens: connect
+	a, file := testAgent(t, 0)
+	var log lockedBuffer
+	a.cfg.Log = &log
+	a.cfg.ProbeTimeout = 5 * time.Second
+	write(t, file, addr+"\n")
+	a.reload()
+	probe := func() {
+		t.Helper()
+		p := a.nextPeer()
+		if p == nil {
+			t.Fatal("no peer to probe")
+		}
+		a.probe(context.Background(), p)
+	}
+	probe()
+	probe()
+	if ln, err = net.Listen("tcp", addr); err != nil {
+		t.Skipf("the port is taken again: %v", err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			_, _ = c.Write([]byte("HTTP/1.0 400 Bad Request\r\n\r\nnot the control protocol\n"))
+			c.Close()
+		}
+	}()
+	probe()
+	probe()
+	got := log.String()
+	if n := strings.Count(got, "probe "+addr+": connect: "); n != 1 {
+		t.Errorf("connect told %d times, want once:\n%s", n, got)
+	}
+	if n := strings.Count(got, "probe "+addr+": protocol: "); n != 1 {
+		t.Errorf("protocol told %d times, want once:\n%s", n, got)
 	}
 }
