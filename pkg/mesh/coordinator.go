@@ -141,8 +141,11 @@ func coordinate(ctx context.Context, cfg *Config, plan *workloads.Run, self regi
 	if err != nil {
 		return nil, err
 	}
+	if cfg.Duplex {
+		sched = sched.Duplex()
+	}
 	m := &report.Mesh{Size: n, Launcher: cfg.Launch.Launcher, Coordinator: cfg.Coordinator, Tests: cfg.Request.Tests,
-		Rounds: len(sched), Schedule: kind, Sample: sample}
+		Rounds: len(sched), Schedule: kind, Sample: sample, Duplex: cfg.Duplex}
 	c.doc.Mesh = m
 	c.summary = report.NewMeshBuilder(cfg.Request.Tests, cfg.Limits, cfg.Outlier)
 	c.summary.SetRanks(n)
@@ -303,7 +306,7 @@ func (c *coordinator) unavailable(rank int) string {
 
 // runLink runs one link on the rank at its client end.
 func (c *coordinator) runLink(ctx context.Context, round int, l Link) report.MeshLink {
-	ml := report.MeshLink{From: l.From, To: l.To, Round: round, Results: []report.Result{}}
+	ml := report.MeshLink{From: l.From, To: l.To, Round: round, Results: []report.Result{}, Duplex: c.cfg.Duplex}
 	c.mu.Lock()
 	why := c.unavailable(l.From)
 	if why == "" {

@@ -73,8 +73,13 @@ type Config struct {
 	Links []Link
 	// Schedule chooses the schedule when Links is nil (--rails, --sample).
 	Schedule ScheduleOptions
-	Limits   report.Limits
-	Outlier  float64
+	// Duplex runs each pair of the schedule once, both directions at once
+	// (--duplex): a latency test's ping-pong crosses both ways, a
+	// bandwidth test runs bidirectional. Every test must be one of those
+	// (DuplexTests).
+	Duplex  bool
+	Limits  report.Limits
+	Outlier float64
 	// Blame judges the links measured from the fleet's own distribution
 	// once the schedule is done, retests the suspects in rounds of their
 	// own, and records the verdicts (report.Mesh.Verdicts).
@@ -162,6 +167,15 @@ func Run(ctx context.Context, cfg Config) (*report.Document, error) {
 	}
 	cfg.Request.Suite = true
 	cfg.Request.Spec.Device = dev
+	if cfg.Duplex {
+		if err := DuplexTests(cfg.Request.Tests); err != nil {
+			return nil, usageErr{err}
+		}
+		if cfg.Request.Spec.Reverse {
+			return nil, usagef("--duplex and --reverse are exclusive: a duplex link runs each bandwidth test both ways at once")
+		}
+		cfg.Request.Spec.Bidirectional = true // the bandwidth tests' (a suite leaves it out of the others)
+	}
 	plan, err := workloads.NewRun(cfg.Request)
 	if err != nil {
 		return nil, usageErr{err}
@@ -194,6 +208,20 @@ func Run(ctx context.Context, cfg Config) (*report.Document, error) {
 		return nil, member(ctx, &cfg, self)
 	}
 	return coordinate(ctx, &cfg, plan, self)
+}
+
+// DuplexTests refuses, naming it, a test that a duplex link cannot run
+// both ways at once: a latency test that is no ping-pong (read-lat and
+// atomic-lat time a post to its completion, one rank's operations only).
+func DuplexTests(tests []string) error {
+	for _, name := range tests {
+		t, ok := workloads.LookupTest(name)
+		if !ok || t.Metric == workloads.Bandwidth || t.Basis == "rtt_half" {
+			continue // an unknown test is refused with the others
+		}
+		return usagef("--duplex: %s times one rank's operations to their completion, not a ping-pong, and cannot run bidirectional: a duplex link would measure one direction only (measure it without --duplex)", name)
+	}
+	return nil
 }
 
 // linkTimeout bounds one link: a minute, plus per size of each test

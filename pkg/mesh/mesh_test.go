@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,6 +34,7 @@ type meshRun struct {
 	tests    []string
 	device   string // -d; "" for the TCP tests
 	blame    bool
+	duplex   bool
 	progress func(p Progress, cancel func(rank int))
 }
 
@@ -81,6 +83,7 @@ func (m meshRun) runStream(t *testing.T) (*report.Document, map[int]error, []rep
 			Limits:          m.limits,
 			Outlier:         m.outlier,
 			Blame:           m.blame,
+			Duplex:          m.duplex,
 		}
 		if m.device != "" {
 			cfg.Devices = []string{m.device}
@@ -377,6 +380,87 @@ func TestMeshRDMA(t *testing.T) {
 	}
 	if len(m.Matrices) != 3 || m.Matrices[2].Figure != report.FigGbps {
 		t.Errorf("matrices %+v", m.Matrices)
+	}
+
+	// Duplex: each pair once, write-bw bidirectional, every cell filled.
+	doc, errs, links = meshRun{n: 3, tests: []string{"write-lat", "write-bw"}, device: dev, duplex: true}.runStream(t)
+	for r, err := range errs {
+		if err != nil {
+			t.Errorf("duplex: rank %d: %v", r, err)
+		}
+	}
+	checkDuplex(t, doc.Mesh, links, 3)
+}
+
+// checkDuplex checks a duplex mesh of n ranks: one link a pair, each
+// marked and run with its bandwidth tests bidirectional, and every cell
+// off the diagonal filled.
+func checkDuplex(t *testing.T, m *report.Mesh, links []report.MeshLink, n int) {
+	t.Helper()
+	if !m.Duplex || len(m.Links) != n*(n-1)/2 || len(m.FailedLinks()) != 0 {
+		t.Fatalf("duplex %v, %d links, failed %+v", m.Duplex, len(m.Links), m.FailedLinks())
+	}
+	pairs := map[[2]int]bool{}
+	for _, l := range m.Links {
+		pairs[[2]int{min(l.From, l.To), max(l.From, l.To)}] = true
+	}
+	if len(pairs) != len(m.Links) {
+		t.Errorf("links %+v: a pair twice", m.Links)
+	}
+	for _, l := range links {
+		if !l.Duplex {
+			t.Errorf("link %d -> %d not duplex", l.From, l.To)
+		}
+		for _, r := range l.Results {
+			if r.Latency == nil && (r.Reverse == nil || r.Total == nil || r.Direction != report.DirectionBoth) {
+				t.Errorf("link %d <-> %d %s: not bidirectional: %+v", l.From, l.To, r.Test, r)
+			}
+		}
+	}
+	for _, mx := range m.Matrices {
+		want := report.DuplexBidirectional
+		if mx.Figure.IsLatency() {
+			want = report.DuplexPingPong
+		}
+		if mx.Duplex != want {
+			t.Errorf("%s %s: duplex %q, want %q", mx.Key(), mx.Figure, mx.Duplex, want)
+		}
+		for i := range n {
+			for j := range n {
+				if v := mx.Values[i][j]; (v == nil) != (i == j) {
+					t.Errorf("%s %s: cell %d -> %d is %v", mx.Key(), mx.Figure, i, j, v)
+				}
+			}
+		}
+	}
+}
+
+// A duplex mesh over the TCP tests, with blame: half the links, every
+// cell filled, and any suspect retested as a duplex link (both its
+// directions in one run).
+func TestMeshDuplex(t *testing.T) {
+	doc, errs, links := meshRun{n: 6, blame: true, duplex: true}.runStream(t)
+	for r, err := range errs {
+		if err != nil {
+			t.Errorf("rank %d: %v", r, err)
+		}
+	}
+	m := doc.Mesh
+	if m.Rounds != 5 || len(m.Matrices) != 3 {
+		t.Errorf("%d rounds, %d matrices", m.Rounds, len(m.Matrices))
+	}
+	checkDuplex(t, m, links, 6)
+	for _, v := range m.Verdicts {
+		t.Logf("%s %s: %s", v.Kind, v.Subject, v.Message)
+		if v.Subject != report.SubjectRound && v.Retested == 0 {
+			t.Errorf("a %s verdict not retested: %+v", v.Subject, v)
+		}
+	}
+	// A rank 0 with a read-lat refuses to start.
+	_, err := Run(context.Background(), Config{Launch: Launch{Rank: 0, Size: 2}, Duplex: true,
+		Request: workloads.Request{Tests: []string{"tcp-lat", "read-lat"}}})
+	if err == nil || !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "--duplex: read-lat times one rank's operations") {
+		t.Errorf("duplex read-lat: %v", err)
 	}
 }
 

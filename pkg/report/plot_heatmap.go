@@ -157,6 +157,9 @@ func (h *heatmap) cells() [][]heatCell {
 	for i := range m.Links {
 		l := &m.Links[i]
 		links[[2]int{l.From, l.To}] = l
+		if l.Duplex {
+			links[[2]int{l.To, l.From}] = l
+		}
 	}
 	gates := map[[2]int][]string{}
 	for _, f := range m.Failures {
