@@ -131,6 +131,14 @@ func TestMeshDuplexCLI(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("report of the link stream: exit %d", code)
 	}
+	page := filepath.Join(t.TempDir(), "fabric.html")
+	if _, errs, code := cli(t, "plot", out, "-o", page); code != 0 {
+		t.Fatalf("plot: exit %d: %s", code, errs)
+	}
+	if html, err := os.ReadFile(page); err != nil || !strings.Contains(string(html), "both directions sending at once") ||
+		!strings.Contains(string(html), "each pair&#39;s ping-pong") {
+		t.Errorf("the page does not say what the cells hold (%v)", err)
+	}
 	for name, js := range map[string]string{"rank 0's": stdout, "the stream's": back} {
 		var doc report.Document
 		if err := json.Unmarshal([]byte(js), &doc); err != nil {

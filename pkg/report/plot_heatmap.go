@@ -126,6 +126,9 @@ func (h *heatmap) title() string {
 		what += " latency"
 	}
 	s := fmt.Sprintf("%s: %s, %s", h.mx.Key(), what, meshUnit(h.mx.Figure))
+	if h.mx.Duplex != "" {
+		s += ", " + h.mx.Between()
+	}
 	if h.median > 0 {
 		s += "; median " + h.mx.Figure.Format(h.median)
 	} else {
