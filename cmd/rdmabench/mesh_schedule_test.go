@@ -41,6 +41,8 @@ func TestMeshScheduleFlags(t *testing.T) {
 		{[]string{"--duplex", "read-lat"}, "--duplex: read-lat times one rank's operations to their completion, not a ping-pong"},
 		{[]string{"--duplex", "atomic-lat"}, "--duplex: atomic-lat times one rank's operations"},
 		{[]string{"--duplex", "--reverse", "tcp-bw"}, "mesh: --duplex and --reverse are exclusive"},
+		{[]string{"--host-level", "--rails"}, "mesh: --host-level and --rails are exclusive"},
+		{[]string{"--host-level"}, "mesh: --host-level measures every device of a host at once: list them with -d"},
 	} {
 		args := append(append([]string{}, base...), c.args...)
 		_, stderr, code := cli(t, args...)

@@ -28,6 +28,7 @@ import (
 	"io"
 	"net"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/rdmabench/rdmabench/pkg/control"
@@ -77,9 +78,16 @@ type Config struct {
 	// (--duplex): a latency test's ping-pong crosses both ways, a
 	// bandwidth test runs bidirectional. Every test must be one of those
 	// (DuplexTests).
-	Duplex  bool
-	Limits  report.Limits
-	Outlier float64
+	Duplex bool
+	// HostLevel: ranks are hosts, each measuring on every device of
+	// Devices at once (--host-level): each link runs its tests on this
+	// rank's devices against the peer's (as it registered them), paired
+	// one by one, as lanes (-d A,B with --server-dev C,D); a result is
+	// their sum, with each device's own figures. Every rank must list as
+	// many devices; Schedule.Rails does not apply.
+	HostLevel bool
+	Limits    report.Limits
+	Outlier   float64
 	// Blame judges the links measured from the fleet's own distribution
 	// once the schedule is done, retests the suspects in rounds of their
 	// own, and records the verdicts (report.Mesh.Verdicts).
@@ -115,6 +123,8 @@ type Progress struct {
 // device is this rank's device.
 func (c *Config) device() (string, error) {
 	switch {
+	case c.HostLevel:
+		return strings.Join(c.Devices, ","), nil
 	case len(c.Devices) == 0:
 		return "", nil
 	case len(c.Devices) == 1:
@@ -134,6 +144,9 @@ type registration struct {
 	Advertise string              `json:"advertise,omitempty"`
 	Host      report.Host         `json:"host"`
 	Devices   []report.MeshDevice `json:"devices,omitempty"`
+	// Lanes are, with --host-level, the devices the rank measures on at
+	// once (its -d list).
+	Lanes []string `json:"lanes,omitempty"`
 }
 
 // job is a link the coordinator gives the rank at its client end.
@@ -160,6 +173,14 @@ type outcome struct {
 func Run(ctx context.Context, cfg Config) (*report.Document, error) {
 	if cfg.RegisterTimeout <= 0 {
 		cfg.RegisterTimeout = DefaultRegisterTimeout
+	}
+	if cfg.HostLevel {
+		switch {
+		case len(cfg.Devices) == 0:
+			return nil, usagef("--host-level measures every device of a host at once: list them with -d (-d mlx5_0,mlx5_1,...)")
+		case cfg.Schedule.Rails:
+			return nil, usagef("--host-level and --rails are exclusive: --host-level runs one rank per host on all its devices at once, --rails one rank per NIC")
+		}
 	}
 	dev, err := cfg.device()
 	if err != nil {
@@ -204,6 +225,9 @@ func Run(ctx context.Context, cfg Config) (*report.Document, error) {
 	port := ln.Addr().(*net.TCPAddr).Port
 	self := registration{Rank: cfg.Launch.Rank, Size: cfg.Launch.Size, LocalRank: cfg.Launch.LocalRank, Port: port,
 		Advertise: cfg.Advertise, Host: workloads.LocalHost(), Devices: workloads.LocalDevices()}
+	if cfg.HostLevel {
+		self.Lanes = cfg.Devices
+	}
 	if cfg.Launch.Rank != 0 {
 		return nil, member(ctx, &cfg, self)
 	}

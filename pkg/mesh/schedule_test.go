@@ -673,3 +673,19 @@ func TestScheduleDuplex(t *testing.T) {
 		t.Errorf("rank 0 initiates %d of its 15 duplex links", from0)
 	}
 }
+
+// Host-level ranks must list as many devices: a link pairs them one by
+// one. Ranks that never registered do not count.
+func TestSameLanes(t *testing.T) {
+	rk := func(r int, host string, lanes ...string) report.MeshRank {
+		return report.MeshRank{Rank: r, State: report.RankOK, Host: &report.Host{Hostname: host}, Lanes: lanes}
+	}
+	ok := []report.MeshRank{rk(0, "a", "x", "y"), {Rank: 1, State: report.RankUnregistered}, rk(2, "c", "p", "q")}
+	if err := sameLanes(ok); err != nil {
+		t.Errorf("same counts: %v", err)
+	}
+	bad := append(ok, rk(3, "d", "x"))
+	if err := sameLanes(bad); err == nil || err.Error() != "--host-level: rank 0 (a) lists 2 devices (x,y), rank 3 (d) 1 (x): a link pairs the two hosts' devices one by one, so every rank needs as many (-d)" {
+		t.Errorf("different counts: %v", err)
+	}
+}

@@ -75,6 +75,11 @@ type Mesh struct {
 	// then holds one link per pair (see MeshLink.Duplex and
 	// Matrix.Duplex).
 	Duplex bool `json:"duplex,omitempty"`
+	// HostLevel: ranks are hosts, each link measured on every device of
+	// both at once (--host-level), paired one by one (MeshRank.Lanes): a
+	// cell is the sum over the devices, each device's own figures in the
+	// link's results (Result.Devices, in the link stream).
+	HostLevel bool `json:"host_level,omitempty"`
 }
 
 // What a matrix of a duplex mesh holds (Matrix.Duplex).
@@ -166,6 +171,9 @@ type MeshRank struct {
 	// Devices are the RDMA devices the rank found, with their GIDs, when it
 	// registered.
 	Devices []MeshDevice `json:"devices,omitempty"`
+	// Lanes are, in a host-level mesh, the devices the rank measured on
+	// at once, in the order a link pairs them with its peer's.
+	Lanes []string `json:"lanes,omitempty"`
 	// Clocks are the clocks its results were timed with (as a client).
 	Clocks map[string]Clock `json:"clocks,omitempty"`
 }
@@ -250,6 +258,9 @@ type Matrix struct {
 
 // meshDuplexLine is what a duplex mesh's table says of it.
 const meshDuplexLine = "each pair ran once: a ping-pong's figure in both cells of the pair, a bandwidth test bidirectional, each direction in its own cell"
+
+// meshHostLevelLine is what a host-level mesh's table says of it.
+const meshHostLevelLine = "ranks are hosts: each link ran on every device of both at once, paired one by one (the ranks' lanes); a cell is their sum, each device's figures are in the link stream"
 
 // Between says, for tables, what a cell of mx holds: the row's rank to the
 // column's, or in a duplex mesh the pair's ping-pong or one direction of

@@ -331,3 +331,29 @@ func TestMeshDuplexMatrices(t *testing.T) {
 		t.Errorf("the duplex document does not follow the schema: %v", err)
 	}
 }
+
+// A host-level mesh's table says that its cells are sums over the ranks'
+// lanes, and its document follows the schema.
+func TestMeshHostLevelTable(t *testing.T) {
+	doc := duplexFixture(t)
+	m := doc.Mesh
+	m.HostLevel = true
+	for i := range m.Ranks {
+		m.Ranks[i].Lanes = []string{"mlx5_0", "mlx5_1"}
+	}
+	var tb bytes.Buffer
+	if err := Write(&tb, FormatTable, doc); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(tb.String(), "lanes    ranks are hosts: each link ran on every device of both at once") {
+		t.Errorf("the table does not say it is host-level:\n%s", tb.String())
+	}
+	var js bytes.Buffer
+	if err := WriteJSON(&js, doc); err != nil {
+		t.Fatal(err)
+	}
+	if err := schema.Validate(js.Bytes()); err != nil || !strings.Contains(js.String(), `"host_level": true`) ||
+		!strings.Contains(js.String(), `"lanes": [`) {
+		t.Errorf("the host-level document: %v", err)
+	}
+}

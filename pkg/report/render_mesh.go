@@ -72,6 +72,9 @@ func writeMeshText(w io.Writer, doc *Document, md bool) error {
 	if m.Duplex {
 		line("duplex", meshDuplexLine)
 	}
+	if m.HostLevel {
+		line("lanes", meshHostLevelLine)
+	}
 	if p := paramsLine(&doc.Params); p != "" {
 		line("asked", p)
 	}
