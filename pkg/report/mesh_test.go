@@ -357,3 +357,64 @@ func TestMeshHostLevelTable(t *testing.T) {
 		t.Errorf("the host-level document: %v", err)
 	}
 }
+
+// Past 64 ranks a duplex mesh's aggregate counts its cells: each
+// direction of a bidirectional stream on its own, a ping-pong in both;
+// the host matrix tells the slow direction of one host pair.
+func TestMeshDuplexAggregate(t *testing.T) {
+	const n = 66 // 33 hosts of 2 NICs
+	doc := NewDocument()
+	m := &Mesh{Size: n, Coordinator: "node0:19514", Tests: []string{"tcp-lat", "tcp-bw"}, Schedule: "round-robin", Duplex: true}
+	for r := range n {
+		m.Ranks = append(m.Ranks, MeshRank{Rank: r, State: RankOK, LocalRank: r % 2,
+			Host: &Host{Hostname: fmt.Sprintf("node%02d", r/2)}})
+	}
+	lat := func(p50 float64) Result {
+		rec := NewLatencyRecorder("rtt")
+		rec.RecordBatch([]uint64{uint64(p50), uint64(p50), uint64(p50)})
+		return Result{Test: "tcp-lat", Connection: "TCP", Size: 2, Iterations: 3, Latency: rec.Snapshot()}
+	}
+	bw := func(gbps float64) *Bandwidth { return NewBandwidth(65536, 1, time.Duration(float64(65536*8)/gbps)) }
+	b := NewMeshBuilder(m.Tests, Limits{}, 0)
+	b.SetRanks(n)
+	for i := range n {
+		for j := i + 1; j < n; j++ {
+			rev := 10.0
+			if i/2 == 0 && j/2 == 1 {
+				rev = 1 // node01 -> node00 slow
+			}
+			r := Result{Test: "tcp-bw", Connection: "TCP", Size: 65536, Iterations: 1, Bandwidth: bw(10), Reverse: bw(rev),
+				Direction: DirectionBoth}
+			r.Total = Sum(r.Bandwidth, r.Reverse)
+			b.Add(&MeshLink{From: i, To: j, Round: 1, Duplex: true, Results: []Result{lat(1000), r}})
+		}
+	}
+	b.Fill(m)
+	doc.Mesh = m
+	if b.Links() != n*(n-1)/2 || len(m.Links) != n*(n-1)/2 || m.Aggregate == nil || len(m.Aggregate.Hosts) != 33 {
+		t.Fatalf("%d links added, %d listed, aggregate %v", b.Links(), len(m.Links), m.Aggregate != nil)
+	}
+	for _, f := range m.Aggregate.Figures {
+		if f.Links != n*(n-1) {
+			t.Errorf("%s %s: %d cells, want %d", f.Key(), f.Figure, f.Links, n*(n-1))
+		}
+		for _, row := range f.NICs {
+			if row.Links != 2*(n-1) {
+				t.Errorf("%s %s: NIC %d has %d cells, want %d", f.Key(), f.Figure, *row.Rank, row.Links, 2*(n-1))
+			}
+		}
+		if f.Figure == FigGbps {
+			slow, fast := f.HostMedian[1][0], f.HostMedian[0][1]
+			if slow == nil || fast == nil || *slow > 1.1 || *fast < 9.9 {
+				t.Errorf("host pair 1 -> 0 %v, 0 -> 1 %v: want the slow direction alone", slow, fast)
+			}
+		}
+	}
+	var js bytes.Buffer
+	if err := WriteJSON(&js, doc); err != nil {
+		t.Fatal(err)
+	}
+	if err := schema.Validate(js.Bytes()); err != nil {
+		t.Errorf("the duplex aggregate does not follow the schema: %v", err)
+	}
+}
