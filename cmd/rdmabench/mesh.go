@@ -223,7 +223,7 @@ register or lose it.`,
 	all.VisitAll(func(fl *pflag.Flag) {
 		switch fl.Name {
 		case "ib-dev":
-			fl.Usage = "RDMA device; a list (mlx5_0,mlx5_1,...) gives each rank of a host the one at its local rank (default: the first device)"
+			fl.Usage = "RDMA device; a list (mlx5_0,mlx5_1,...) gives each rank of a host the one at its local rank, or with --host-level every one at once (default: the first device)"
 		case "output":
 			fl.Usage = "rank 0's output format: " + strings.Join(report.MeshFormats, ", ")
 		case "out":
