@@ -689,3 +689,14 @@ func TestSameLanes(t *testing.T) {
 		t.Errorf("different counts: %v", err)
 	}
 }
+
+// A duplex mesh's ping-pong is judged once a pair: the first of its two
+// cells, the direction the link ran.
+func TestOnePerPair(t *testing.T) {
+	in := []report.LinkValue{{From: 0, To: 1, Value: 5}, {From: 1, To: 0, Value: 5}, {From: 3, To: 2, Value: 7},
+		{From: 2, To: 3, Value: 7}, {From: 0, To: 2, Value: 1}}
+	got := onePerPair(in)
+	if fmt.Sprint(got) != "[{0 1 0 5} {3 2 0 7} {0 2 0 1}]" || len(in) != 5 || in[1].From != 1 {
+		t.Errorf("onePerPair %v (input now %v)", got, in)
+	}
+}
