@@ -42,7 +42,8 @@ func newMeshCmd(args []string) *cobra.Command {
 		sample                      int
 		seed                        uint64
 		outlier                     ratioFlag
-		verbose, blame              bool
+		verbose, blame, duplex      bool
+		hostLevel                   bool
 		blameMultiplier             float64
 	)
 	cmd := &cobra.Command{
@@ -74,6 +75,15 @@ The schedule:
               one rests in each round. --seed repeats a sample; the
               document records K and the seed
   --pairs F   the links in the file
+  --duplex    with any of those: each pair runs once, both directions at
+              once (a latency test's ping-pong crosses both ways, a
+              bandwidth test runs bidirectional, each direction's figure
+              in its own cell): half the links, half the tests
+  --host-level
+              ranks are hosts (one per host), -d lists every NIC of a
+              host: each link runs on all of them at once, paired one by
+              one with the peer's, and records their sum (the host's
+              aggregate) with each NIC's own figures
 
 TESTs are any of the test commands (default: write-lat write-bw); the test
 flags work as in suite. Unless -n, -D or --precision says otherwise, each
@@ -117,6 +127,22 @@ register or lose it.`,
 			}
 			if err := meshFlagsApply(fs, infos); err != nil {
 				return usageError{err}
+			}
+			if hostLevel {
+				switch {
+				case rails:
+					return usageError{errors.New("mesh: --host-level and --rails are exclusive: --host-level runs one rank per host on all its devices at once, --rails one rank per NIC")}
+				case strings.TrimSpace(f.spec.Device) == "":
+					return usageError{errors.New("mesh: --host-level measures every device of a host at once: list them with -d (-d mlx5_0,mlx5_1,...)")}
+				}
+			}
+			if duplex {
+				if err := mesh.DuplexTests(tests); err != nil {
+					return usageError{err}
+				}
+				if f.spec.Reverse {
+					return usageError{errors.New("mesh: --duplex and --reverse are exclusive: a duplex link runs each bandwidth test both ways at once")}
+				}
 			}
 			if f.all && len(f.spec.Sizes) > 0 {
 				return usageError{errors.New("mesh: -a and -s are exclusive")}
@@ -164,7 +190,7 @@ register or lose it.`,
 			cfg := mesh.Config{Launch: launch, Coordinator: coord, Token: remote.Token(f.token), Listen: listen, Advertise: adv,
 				Request: req, RegisterTimeout: registerTimeout, LinkTimeout: linkTimout, Limits: f.limits, Outlier: outlier.v, Blame: blame,
 				BlameOptions: mesh.BlameOptions{Multiplier: blameMultiplier},
-				Schedule:     mesh.ScheduleOptions{Rails: rails, Sample: sample, Seed: seed}}
+				Schedule:     mesh.ScheduleOptions{Rails: rails, Sample: sample, Seed: seed}, Duplex: duplex, HostLevel: hostLevel}
 			if d := strings.TrimSpace(f.spec.Device); d != "" {
 				cfg.Devices = strings.Split(d, ",")
 			}
@@ -197,7 +223,7 @@ register or lose it.`,
 	all.VisitAll(func(fl *pflag.Flag) {
 		switch fl.Name {
 		case "ib-dev":
-			fl.Usage = "RDMA device; a list (mlx5_0,mlx5_1,...) gives each rank of a host the one at its local rank (default: the first device)"
+			fl.Usage = "RDMA device; a list (mlx5_0,mlx5_1,...) gives each rank of a host the one at its local rank, or with --host-level every one at once (default: the first device)"
 		case "output":
 			fl.Usage = "rank 0's output format: " + strings.Join(report.MeshFormats, ", ")
 		case "out":
@@ -220,6 +246,8 @@ register or lose it.`,
 	fs.BoolVar(&rails, "rails", false, "ranks are NICs: NIC i of each host (its local rank) only against NIC i of the other hosts, every rail of a host pair in the same round, at once")
 	fs.IntVar(&sample, "sample", 0, "a quick check: K rounds of random perfect matchings, every rank (with --rails, every host, on each rail) meeting K distinct peers")
 	fs.Uint64Var(&seed, "seed", 0, "the seed of --sample's matchings, to repeat a sample (default: drawn, and recorded in the document)")
+	fs.BoolVar(&duplex, "duplex", false, "each pair of ranks runs once, both directions at once: a latency test's ping-pong (its figure in both cells of the pair), a bandwidth test bidirectional as with -b (each direction's figure in its own cell); half the links of the schedule. read-lat and atomic-lat are refused (no ping-pong)")
+	fs.BoolVar(&hostLevel, "host-level", false, "ranks are hosts, one per host: every link runs on all the devices of -d at once (paired one by one with the peer's, as it registered them) and records their sum, the host's aggregate, with each device's own figures; every rank lists as many devices")
 	fs.BoolVar(&blame, "blame", true, "once the schedule is done, judge every link's p50 and bandwidth against the fleet's own medians and spread: a rank slow with most of its peers is blamed, not its links; a link slow while neither end is, the link; a round slow as a whole, no one. Suspects are retested in rounds of their own: those that recover are flaky (reported), the others bad (exit 3). --blame=false: no verdicts, no retests")
 	fs.Float64Var(&blameMultiplier, "blame-multiplier", mesh.DefaultBlameMultiplier, "with --blame, a link is bad when its figure is worse than the fleet median by more than this many spreads (the fleet's own robust spread, at least 2%: with 5, at least 1.10 times); lower it where the figures are noisy")
 	fs.Var(&outlier, "outlier", "exit 3 naming each link whose bandwidth is below this fraction of the median of all links (or p50 latency above the median divided by it), e.g. 0.8")

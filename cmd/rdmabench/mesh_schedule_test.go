@@ -38,6 +38,11 @@ func TestMeshScheduleFlags(t *testing.T) {
 		{[]string{"--rails", "--sample", "9"}, "--sample 9: 4 ranks have at most 3 peers each"},
 		{[]string{"--sample", "x"}, `invalid argument "x" for "--sample"`},
 		{[]string{"--sample", "2", "--seed", "-1"}, `invalid argument "-1" for "--seed"`},
+		{[]string{"--duplex", "read-lat"}, "--duplex: read-lat times one rank's operations to their completion, not a ping-pong"},
+		{[]string{"--duplex", "atomic-lat"}, "--duplex: atomic-lat times one rank's operations"},
+		{[]string{"--duplex", "--reverse", "tcp-bw"}, "mesh: --duplex and --reverse are exclusive"},
+		{[]string{"--host-level", "--rails"}, "mesh: --host-level and --rails are exclusive"},
+		{[]string{"--host-level"}, "mesh: --host-level measures every device of a host at once: list them with -d"},
 	} {
 		args := append(append([]string{}, base...), c.args...)
 		_, stderr, code := cli(t, args...)
@@ -108,5 +113,57 @@ func TestMeshRailsCLI(t *testing.T) {
 	if fmt.Sprint(codes) != "[1 0]" || !strings.Contains(stderr, "--rails: ranks 0 and 1 both run on ") ||
 		!strings.Contains(stderr, "with local rank 0: rails need one rank per NIC") {
 		t.Errorf("exit %v, stderr %q", codes, stderr)
+	}
+}
+
+// --duplex over the TCP tests: each pair once, half the links of a mesh
+// one direction at a time, every cell of every matrix filled (the
+// ping-pong's in both cells of its pair, each direction of the
+// bidirectional stream in its own); the link stream reads back the same.
+func TestMeshDuplexCLI(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "fabric.json")
+	stdout, stderr, codes := meshCLI(t, 4, "--duplex", "tcp-bw", "-o", "json", "--out", out)
+	if fmt.Sprint(codes) != "[0 0 0 0]" {
+		t.Fatalf("exit %v: %s", codes, stderr)
+	}
+	if err := schema.Validate([]byte(stdout)); err != nil {
+		t.Errorf("the document does not follow the schema: %v", err)
+	}
+	back, _, code := cli(t, "report", strings.TrimSuffix(out, ".json")+".links.ndjson", "-o", "json")
+	if code != 0 {
+		t.Fatalf("report of the link stream: exit %d", code)
+	}
+	page := filepath.Join(t.TempDir(), "fabric.html")
+	if _, errs, code := cli(t, "plot", out, "-o", page); code != 0 {
+		t.Fatalf("plot: exit %d: %s", code, errs)
+	}
+	if html, err := os.ReadFile(page); err != nil || !strings.Contains(string(html), "both directions sending at once") ||
+		!strings.Contains(string(html), "each pair&#39;s ping-pong") {
+		t.Errorf("the page does not say what the cells hold (%v)", err)
+	}
+	for name, js := range map[string]string{"rank 0's": stdout, "the stream's": back} {
+		var doc report.Document
+		if err := json.Unmarshal([]byte(js), &doc); err != nil {
+			t.Fatal(err)
+		}
+		m := doc.Mesh
+		if !m.Duplex || m.Rounds != 3 || len(m.Links) != 6 || len(m.Matrices) != 3 {
+			t.Fatalf("%s: duplex %v, %d rounds, %d links, %d matrices", name, m.Duplex, m.Rounds, len(m.Links), len(m.Matrices))
+		}
+		for _, mx := range m.Matrices {
+			if (mx.Duplex == report.DuplexPingPong) != mx.Figure.IsLatency() || mx.Duplex == "" {
+				t.Errorf("%s: %s %s: duplex %q", name, mx.Key(), mx.Figure, mx.Duplex)
+			}
+			for i, row := range mx.Values {
+				for j, v := range row {
+					if (v == nil) != (i == j) {
+						t.Errorf("%s: %s %s: cell %d -> %d is %v", name, mx.Key(), mx.Figure, i, j, v)
+					}
+					if v != nil && mx.Figure.IsLatency() && (mx.Values[j][i] == nil || *mx.Values[j][i] != *v) {
+						t.Errorf("%s: %s %s: the ping-pong %d <-> %d differs by direction", name, mx.Key(), mx.Figure, i, j)
+					}
+				}
+			}
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -137,12 +138,20 @@ func coordinate(ctx context.Context, cfg *Config, plan *workloads.Run, self regi
 	c.mu.Lock()
 	ranks := slices.Clone(c.ranks)
 	c.mu.Unlock()
+	if cfg.HostLevel {
+		if err := sameLanes(ranks); err != nil {
+			return nil, err
+		}
+	}
 	sched, kind, sample, err := pickSchedule(cfg, ranks)
 	if err != nil {
 		return nil, err
 	}
+	if cfg.Duplex {
+		sched = sched.Duplex()
+	}
 	m := &report.Mesh{Size: n, Launcher: cfg.Launch.Launcher, Coordinator: cfg.Coordinator, Tests: cfg.Request.Tests,
-		Rounds: len(sched), Schedule: kind, Sample: sample}
+		Rounds: len(sched), Schedule: kind, Sample: sample, Duplex: cfg.Duplex, HostLevel: cfg.HostLevel}
 	c.doc.Mesh = m
 	c.summary = report.NewMeshBuilder(cfg.Request.Tests, cfg.Limits, cfg.Outlier)
 	c.summary.SetRanks(n)
@@ -227,6 +236,7 @@ func (c *coordinator) add(reg registration, r runner, addr string) {
 	rk := &c.ranks[reg.Rank]
 	host := reg.Host
 	rk.State, rk.Error, rk.LocalRank, rk.Host, rk.Devices = report.RankOK, "", reg.LocalRank, &host, reg.Devices
+	rk.Lanes = reg.Lanes
 	if reg.Rank != 0 {
 		h := reg.Advertise
 		if h == "" {
@@ -303,7 +313,7 @@ func (c *coordinator) unavailable(rank int) string {
 
 // runLink runs one link on the rank at its client end.
 func (c *coordinator) runLink(ctx context.Context, round int, l Link) report.MeshLink {
-	ml := report.MeshLink{From: l.From, To: l.To, Round: round, Results: []report.Result{}}
+	ml := report.MeshLink{From: l.From, To: l.To, Round: round, Results: []report.Result{}, Duplex: c.cfg.Duplex}
 	c.mu.Lock()
 	why := c.unavailable(l.From)
 	if why == "" {
@@ -323,6 +333,13 @@ func (c *coordinator) runLink(ctx context.Context, round int, l Link) report.Mes
 	req := c.cfg.Request
 	spec := req.Spec
 	spec.Device = "" // each rank uses its own
+	if c.cfg.HostLevel {
+		// The peer's devices as it registered them, paired one by one
+		// with the client's.
+		c.mu.Lock()
+		spec.ServerDevice = strings.Join(c.ranks[l.To].Lanes, ",")
+		c.mu.Unlock()
+	}
 	j := job{From: l.From, To: l.To, PeerAddr: peer, Tests: req.Tests, Spec: spec, Repeat: req.Repeat,
 		Baseline: req.Baseline, Command: req.Command}
 	lctx, cancel := context.WithTimeoutCause(ctx, c.cfg.LinkTimeout,
@@ -374,6 +391,36 @@ func (c *coordinator) runLink(ctx context.Context, round int, l Link) report.Mes
 		ml.Error = "no result"
 	}
 	return ml
+}
+
+// sameLanes refuses, before the first round, host-level ranks that list
+// different numbers of devices: a link pairs the two hosts' devices one by
+// one. Ranks that never registered are left to fail their links.
+func sameLanes(ranks []report.MeshRank) error {
+	first := -1
+	for i, rk := range ranks {
+		if rk.State != report.RankOK {
+			continue
+		}
+		if first < 0 {
+			first = i
+			continue
+		}
+		if a, b := len(ranks[first].Lanes), len(rk.Lanes); a != b {
+			return fmt.Errorf("--host-level: %s lists %d devices (%s), %s %d (%s): a link pairs the two hosts' devices one by one, so every rank needs as many (-d)",
+				rankName(ranks[first]), a, strings.Join(ranks[first].Lanes, ","), rankName(rk), b, strings.Join(rk.Lanes, ","))
+		}
+	}
+	return nil
+}
+
+// rankName is "rank 3 (node4)", or "rank 3" when its host is unknown.
+func rankName(rk report.MeshRank) string {
+	name := "rank " + strconv.Itoa(rk.Rank)
+	if rk.Host != nil && rk.Host.Hostname != "" {
+		name += " (" + rk.Host.Hostname + ")"
+	}
+	return name
 }
 
 // stream hands an event to the link stream, if any; c.mu is held, so

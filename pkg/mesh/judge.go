@@ -37,6 +37,11 @@ func (c *coordinator) blame(ctx context.Context, prog *Progress) {
 		if !judgesFigure(f) {
 			return
 		}
+		if c.cfg.Duplex && f.IsLatency() {
+			// A ping-pong's figure is in both cells of its pair: judged
+			// once, as the link ran.
+			values = onePerPair(values)
+		}
 		in := BlameInput{Figure: k.String() + " " + figureWord(f), HigherIsWorse: f.IsLatency(), Names: names,
 			Links: linkFigures(values)}
 		judged = append(judged, judgedFigure{key: k, fig: f, blame: Judge(in, c.cfg.BlameOptions)})
@@ -55,6 +60,11 @@ func (c *coordinator) blame(ctx context.Context, prog *Progress) {
 	}
 	if len(suspects) > 0 && ctx.Err() == nil {
 		sched := Retest(suspects)
+		if c.cfg.Duplex {
+			// A duplex link measures both directions of its pair: a pair
+			// with two suspects runs once.
+			sched = sched.Duplex()
+		}
 		logf(c.cfg.Log, "%d suspect links: retesting them in %d rounds of their own", len(suspects), len(sched))
 		prog.Rounds += len(sched)
 		c.mu.Lock()
@@ -91,6 +101,22 @@ func linkFigures(values []report.LinkValue) []LinkFigure {
 		figs[i] = LinkFigure{From: v.From, To: v.To, Round: v.Round, Value: v.Value}
 	}
 	return figs
+}
+
+// onePerPair keeps, of the values of a duplex mesh's ping-pong, the first
+// of each pair of ranks (the link as it ran: the summary adds its own
+// direction first).
+func onePerPair(values []report.LinkValue) []report.LinkValue {
+	seen := make(map[[2]int]bool, len(values)/2)
+	out := values[:0:0]
+	for _, v := range values {
+		k := [2]int{min(v.From, v.To), max(v.From, v.To)}
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // figureWord names a figure in a verdict: "p50", "bandwidth".

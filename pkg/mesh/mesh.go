@@ -28,6 +28,7 @@ import (
 	"io"
 	"net"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/rdmabench/rdmabench/pkg/control"
@@ -73,8 +74,20 @@ type Config struct {
 	Links []Link
 	// Schedule chooses the schedule when Links is nil (--rails, --sample).
 	Schedule ScheduleOptions
-	Limits   report.Limits
-	Outlier  float64
+	// Duplex runs each pair of the schedule once, both directions at once
+	// (--duplex): a latency test's ping-pong crosses both ways, a
+	// bandwidth test runs bidirectional. Every test must be one of those
+	// (DuplexTests).
+	Duplex bool
+	// HostLevel: ranks are hosts, each measuring on every device of
+	// Devices at once (--host-level): each link runs its tests on this
+	// rank's devices against the peer's (as it registered them), paired
+	// one by one, as lanes (-d A,B with --server-dev C,D); a result is
+	// their sum, with each device's own figures. Every rank must list as
+	// many devices; Schedule.Rails does not apply.
+	HostLevel bool
+	Limits    report.Limits
+	Outlier   float64
 	// Blame judges the links measured from the fleet's own distribution
 	// once the schedule is done, retests the suspects in rounds of their
 	// own, and records the verdicts (report.Mesh.Verdicts).
@@ -110,6 +123,8 @@ type Progress struct {
 // device is this rank's device.
 func (c *Config) device() (string, error) {
 	switch {
+	case c.HostLevel:
+		return strings.Join(c.Devices, ","), nil
 	case len(c.Devices) == 0:
 		return "", nil
 	case len(c.Devices) == 1:
@@ -129,6 +144,9 @@ type registration struct {
 	Advertise string              `json:"advertise,omitempty"`
 	Host      report.Host         `json:"host"`
 	Devices   []report.MeshDevice `json:"devices,omitempty"`
+	// Lanes are, with --host-level, the devices the rank measures on at
+	// once (its -d list).
+	Lanes []string `json:"lanes,omitempty"`
 }
 
 // job is a link the coordinator gives the rank at its client end.
@@ -156,12 +174,29 @@ func Run(ctx context.Context, cfg Config) (*report.Document, error) {
 	if cfg.RegisterTimeout <= 0 {
 		cfg.RegisterTimeout = DefaultRegisterTimeout
 	}
+	if cfg.HostLevel {
+		switch {
+		case len(cfg.Devices) == 0:
+			return nil, usagef("--host-level measures every device of a host at once: list them with -d (-d mlx5_0,mlx5_1,...)")
+		case cfg.Schedule.Rails:
+			return nil, usagef("--host-level and --rails are exclusive: --host-level runs one rank per host on all its devices at once, --rails one rank per NIC")
+		}
+	}
 	dev, err := cfg.device()
 	if err != nil {
 		return nil, err
 	}
 	cfg.Request.Suite = true
 	cfg.Request.Spec.Device = dev
+	if cfg.Duplex {
+		if err := DuplexTests(cfg.Request.Tests); err != nil {
+			return nil, usageErr{err}
+		}
+		if cfg.Request.Spec.Reverse {
+			return nil, usagef("--duplex and --reverse are exclusive: a duplex link runs each bandwidth test both ways at once")
+		}
+		cfg.Request.Spec.Bidirectional = true // the bandwidth tests' (a suite leaves it out of the others)
+	}
 	plan, err := workloads.NewRun(cfg.Request)
 	if err != nil {
 		return nil, usageErr{err}
@@ -190,10 +225,27 @@ func Run(ctx context.Context, cfg Config) (*report.Document, error) {
 	port := ln.Addr().(*net.TCPAddr).Port
 	self := registration{Rank: cfg.Launch.Rank, Size: cfg.Launch.Size, LocalRank: cfg.Launch.LocalRank, Port: port,
 		Advertise: cfg.Advertise, Host: workloads.LocalHost(), Devices: workloads.LocalDevices()}
+	if cfg.HostLevel {
+		self.Lanes = cfg.Devices
+	}
 	if cfg.Launch.Rank != 0 {
 		return nil, member(ctx, &cfg, self)
 	}
 	return coordinate(ctx, &cfg, plan, self)
+}
+
+// DuplexTests refuses, naming it, a test that a duplex link cannot run
+// both ways at once: a latency test that is no ping-pong (read-lat and
+// atomic-lat time a post to its completion, one rank's operations only).
+func DuplexTests(tests []string) error {
+	for _, name := range tests {
+		t, ok := workloads.LookupTest(name)
+		if !ok || t.Metric == workloads.Bandwidth || t.Basis == "rtt_half" {
+			continue // an unknown test is refused with the others
+		}
+		return usagef("--duplex: %s times one rank's operations to their completion, not a ping-pong, and cannot run bidirectional: a duplex link would measure one direction only (measure it without --duplex)", name)
+	}
+	return nil
 }
 
 // linkTimeout bounds one link: a minute, plus per size of each test

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,16 +26,18 @@ import (
 func freePort(t *testing.T) int { return testutil.FixedPort(t) }
 
 type meshRun struct {
-	n        int
-	start    []int // the ranks to start (default: all)
-	timeout  time.Duration
-	links    []Link
-	limits   report.Limits
-	outlier  float64
-	tests    []string
-	device   string // -d; "" for the TCP tests
-	blame    bool
-	progress func(p Progress, cancel func(rank int))
+	n         int
+	start     []int // the ranks to start (default: all)
+	timeout   time.Duration
+	links     []Link
+	limits    report.Limits
+	outlier   float64
+	tests     []string
+	device    string // -d; "" for the TCP tests
+	blame     bool
+	duplex    bool
+	hostLevel bool
+	progress  func(p Progress, cancel func(rank int))
 }
 
 // run runs the mesh and returns rank 0's document and every rank's error.
@@ -81,9 +85,11 @@ func (m meshRun) runStream(t *testing.T) (*report.Document, map[int]error, []rep
 			Limits:          m.limits,
 			Outlier:         m.outlier,
 			Blame:           m.blame,
+			Duplex:          m.duplex,
+			HostLevel:       m.hostLevel,
 		}
 		if m.device != "" {
-			cfg.Devices = []string{m.device}
+			cfg.Devices = strings.Split(m.device, ",")
 		}
 		if cfg.RegisterTimeout == 0 {
 			cfg.RegisterTimeout = 20 * time.Second
@@ -378,6 +384,92 @@ func TestMeshRDMA(t *testing.T) {
 	if len(m.Matrices) != 3 || m.Matrices[2].Figure != report.FigGbps {
 		t.Errorf("matrices %+v", m.Matrices)
 	}
+
+	// Duplex: one pair, once, write-bw bidirectional, both cells filled.
+	start := time.Now()
+	doc, errs, links = meshRun{n: 2, tests: []string{"write-lat", "write-bw"}, device: dev, duplex: true}.runStream(t)
+	for r, err := range errs {
+		if err != nil {
+			t.Errorf("duplex: rank %d: %v", r, err)
+		}
+	}
+	checkDuplex(t, doc.Mesh, links, 2)
+	t.Logf("the duplex mesh of two ranks took %v", time.Since(start).Round(time.Millisecond))
+}
+
+// checkDuplex checks a duplex mesh of n ranks: one link a pair, each
+// marked and run with its bandwidth tests bidirectional, and every cell
+// off the diagonal filled.
+func checkDuplex(t *testing.T, m *report.Mesh, links []report.MeshLink, n int) {
+	t.Helper()
+	if !m.Duplex || len(m.Links) != n*(n-1)/2 || len(m.FailedLinks()) != 0 {
+		t.Fatalf("duplex %v, %d links, failed %+v", m.Duplex, len(m.Links), m.FailedLinks())
+	}
+	pairs := map[[2]int]bool{}
+	for _, l := range m.Links {
+		pairs[[2]int{min(l.From, l.To), max(l.From, l.To)}] = true
+	}
+	if len(pairs) != len(m.Links) {
+		t.Errorf("links %+v: a pair twice", m.Links)
+	}
+	for _, l := range links {
+		if !l.Duplex {
+			t.Errorf("link %d -> %d not duplex", l.From, l.To)
+		}
+		for _, r := range l.Results {
+			if r.Latency == nil && (r.Reverse == nil || r.Total == nil || r.Direction != report.DirectionBoth) {
+				t.Errorf("link %d <-> %d %s: not bidirectional: %+v", l.From, l.To, r.Test, r)
+			}
+		}
+	}
+	for _, mx := range m.Matrices {
+		want := report.DuplexBidirectional
+		if mx.Figure.IsLatency() {
+			want = report.DuplexPingPong
+		}
+		if mx.Duplex != want {
+			t.Errorf("%s %s: duplex %q, want %q", mx.Key(), mx.Figure, mx.Duplex, want)
+		}
+		for i := range n {
+			for j := range n {
+				if v := mx.Values[i][j]; (v == nil) != (i == j) {
+					t.Errorf("%s %s: cell %d -> %d is %v", mx.Key(), mx.Figure, i, j, v)
+				}
+			}
+		}
+	}
+}
+
+// A duplex mesh over the TCP tests, with blame: half the links, every
+// cell filled, and any suspect retested as a duplex link (both its
+// directions in one run).
+func TestMeshDuplex(t *testing.T) {
+	if os.Getenv("RDMABENCH_IN_VM") == "1" {
+		t.Skip("a mesh over the TCP tests: the host's runs of scripts/test.sh (with and without cgo) cover it; in the emulated VM it takes half a minute")
+	}
+	doc, errs, links := meshRun{n: 5, blame: true, duplex: true}.runStream(t)
+	for r, err := range errs {
+		if err != nil {
+			t.Errorf("rank %d: %v", r, err)
+		}
+	}
+	m := doc.Mesh
+	if m.Rounds != 5 || len(m.Matrices) != 3 { // five ranks: one rests in each round
+		t.Errorf("%d rounds, %d matrices", m.Rounds, len(m.Matrices))
+	}
+	checkDuplex(t, m, links, 5)
+	for _, v := range m.Verdicts {
+		t.Logf("%s %s: %s", v.Kind, v.Subject, v.Message)
+		if v.Subject != report.SubjectRound && v.Retested == 0 {
+			t.Errorf("a %s verdict not retested: %+v", v.Subject, v)
+		}
+	}
+	// A rank 0 with a read-lat refuses to start.
+	_, err := Run(context.Background(), Config{Launch: Launch{Rank: 0, Size: 2}, Duplex: true,
+		Request: workloads.Request{Tests: []string{"tcp-lat", "read-lat"}}})
+	if err == nil || !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "--duplex: read-lat times one rank's operations") {
+		t.Errorf("duplex read-lat: %v", err)
+	}
 }
 
 // Blame over a real mesh: whatever the verdicts on this host's noise, each
@@ -416,4 +508,52 @@ func TestMeshBlame(t *testing.T) {
 			t.Errorf("a %s verdict not retested: %+v", v.Subject, v)
 		}
 	}
+}
+
+// TestMeshHostLevel runs a host-level mesh of two ranks on two devices
+// each (in the Soft-RoCE VM: rxe0 and rxe1, on netdevs of their own),
+// duplex to keep it short: the link runs on both devices at once, the
+// client's paired with the server's as it registered them, and records
+// their sum, both ways, with each device's own figures.
+func TestMeshHostLevel(t *testing.T) {
+	testutil.NoLeaks(t)
+	devs := testutil.Devices(t, 2)
+	doc, errs, links := meshRun{n: 2, tests: []string{"write-bw"}, device: strings.Join(devs, ","), hostLevel: true,
+		duplex: true}.runStream(t)
+	for r, err := range errs {
+		if err != nil {
+			t.Errorf("rank %d: %v", r, err)
+		}
+	}
+	m := doc.Mesh
+	if !m.HostLevel || len(m.Links) != 1 || len(m.FailedLinks()) != 0 || len(m.Matrices) != 1 {
+		t.Fatalf("host level %v, %d links, failed %+v, %d matrices", m.HostLevel, len(m.Links), m.FailedLinks(), len(m.Matrices))
+	}
+	for _, r := range m.Ranks {
+		if strings.Join(r.Lanes, ",") != strings.Join(devs, ",") {
+			t.Errorf("rank %d: lanes %q, want %q", r.Rank, r.Lanes, devs)
+		}
+	}
+	near := func(b *report.Bandwidth, sum float64) bool {
+		return b != nil && b.Gbps >= 0.999*sum && b.Gbps <= 1.001*sum
+	}
+	for _, l := range links {
+		for _, r := range l.Results {
+			if len(r.Devices) != 2 {
+				t.Fatalf("link %d -> %d %s: devices %+v", l.From, l.To, r.Test, r.Devices)
+			}
+			fwd, rev := 0.0, 0.0
+			for i, d := range r.Devices {
+				if d.Device != devs[i] || d.ServerDevice != devs[i] || d.Error != "" || d.Bandwidth == nil || d.Reverse == nil {
+					t.Fatalf("link %d -> %d %s: device %d %+v, want %s to %s both ways", l.From, l.To, r.Test, i, d, devs[i], devs[i])
+				}
+				fwd += d.Bandwidth.Gbps
+				rev += d.Reverse.Gbps
+			}
+			if !near(r.Bandwidth, fwd) || !near(r.Reverse, rev) {
+				t.Errorf("link %d -> %d %s: bandwidth %+v and %+v, the devices' sums %g and %g", l.From, l.To, r.Test, r.Bandwidth, r.Reverse, fwd, rev)
+			}
+		}
+	}
+	checkDuplex(t, m, links, 2)
 }

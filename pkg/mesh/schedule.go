@@ -43,6 +43,22 @@ func (s Schedule) Links() int {
 	return n
 }
 
+// Duplex is s with each pair run once, both directions at once (a duplex
+// mesh): of each pair's links only the first is kept, its client end
+// being the rank that sent first (which alternates from round to round in
+// a round-robin).
+func (s Schedule) Duplex() Schedule {
+	out := make(Schedule, len(s))
+	for r, round := range s {
+		out[r] = make([]Pair, len(round))
+		for i, p := range round {
+			p.Links = p.Links[:min(len(p.Links), 1)]
+			out[r][i] = p
+		}
+	}
+	return out
+}
+
 // RoundRobin is every pair of n ranks, both directions, as a round-robin
 // tournament (the circle method): n-1 rounds of n/2 pairs (n rounds when
 // n is odd, each leaving one rank out). In a pair the rank that sends

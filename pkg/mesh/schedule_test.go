@@ -603,3 +603,100 @@ func TestSchedulePick(t *testing.T) {
 		t.Errorf("two ranks on one rail: %v", err)
 	}
 }
+
+// A duplex schedule runs each pair of the schedule once: every unordered
+// pair exactly once, half the links, the same rounds, and in a
+// round-robin the client end alternating as the rank that sent first did.
+func TestScheduleDuplex(t *testing.T) {
+	eight := func() Layout {
+		l, err := NewLayout([]string{"a", "a", "b", "b", "c", "c", "d", "d"}, []int{0, 1, 0, 1, 0, 1, 0, 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	for _, c := range []struct {
+		name string
+		n    int
+		s    Schedule
+	}{
+		{"round-robin 2", 2, RoundRobin(2)},
+		{"round-robin 7", 7, RoundRobin(7)},
+		{"round-robin 64", 64, RoundRobin(64)},
+		{"sample", 16, Sample(16, 5, 3)},
+		{"rails", 8, RailAligned(eight())},
+		{"retest", 6, Retest([]Link{{0, 1}, {1, 0}, {2, 3}, {4, 2}})},
+	} {
+		d := c.s.Duplex()
+		pairs := 0
+		for _, round := range c.s {
+			pairs += len(round)
+		}
+		if len(d) != len(c.s) || d.Links() != pairs || (c.name != "retest" && 2*d.Links() != c.s.Links()) {
+			t.Errorf("%s: %d rounds, %d links; the schedule %d rounds, %d pairs, %d links", c.name, len(d), d.Links(), len(c.s), pairs, c.s.Links())
+		}
+		seen := map[[2]int]int{}
+		for r, round := range d {
+			busy := map[int]bool{}
+			for i, p := range round {
+				if len(p.Links) != 1 || busy[p.A] || busy[p.B] {
+					t.Fatalf("%s: round %d pair %+v", c.name, r, p)
+				}
+				busy[p.A], busy[p.B] = true, true
+				l := p.Links[0]
+				if l != c.s[r][i].Links[0] || p.Hosts != c.s[r][i].Hosts {
+					t.Errorf("%s: round %d pair %d runs %v, the schedule's first link %v", c.name, r, i, l, c.s[r][i].Links[0])
+				}
+				seen[[2]int{min(l.From, l.To), max(l.From, l.To)}]++
+			}
+		}
+		for k, cnt := range seen {
+			if cnt != 1 {
+				t.Errorf("%s: pair %v %d times", c.name, k, cnt)
+			}
+		}
+		if strings.HasPrefix(c.name, "round-robin") && len(seen) != c.n*(c.n-1)/2 {
+			t.Errorf("%s: %d pairs, want %d", c.name, len(seen), c.n*(c.n-1)/2)
+		}
+	}
+	// In a round-robin the rank that initiates alternates: of rank 0's
+	// pairs, as many start at it as at its peer (within one).
+	from0 := 0
+	for _, round := range RoundRobin(16).Duplex() {
+		for _, p := range round {
+			if p.Links[0].From == 0 {
+				from0++
+			}
+		}
+	}
+	if from0 < 7 || from0 > 8 {
+		t.Errorf("rank 0 initiates %d of its 15 duplex links", from0)
+	}
+}
+
+// Host-level ranks must list as many devices: a link pairs them one by
+// one. Ranks that never registered do not count.
+func TestSameLanes(t *testing.T) {
+	rk := func(r int, host string, lanes ...string) report.MeshRank {
+		return report.MeshRank{Rank: r, State: report.RankOK, Host: &report.Host{Hostname: host}, Lanes: lanes}
+	}
+	ok := []report.MeshRank{rk(0, "a", "x", "y"), {Rank: 1, State: report.RankUnregistered}, rk(2, "c", "p", "q")}
+	if err := sameLanes(ok); err != nil {
+		t.Errorf("same counts: %v", err)
+	}
+	bad := append(ok, rk(3, "d", "x"))
+	if err := sameLanes(bad); err == nil || err.Error() != "--host-level: rank 0 (a) lists 2 devices (x,y), rank 3 (d) 1 (x): a link pairs the two hosts' devices one by one, so every rank needs as many (-d)" {
+		t.Errorf("different counts: %v", err)
+	}
+}
+
+// A duplex mesh's ping-pong is judged once a pair: the first of its two
+// cells, the direction the link ran.
+func TestOnePerPair(t *testing.T) {
+	in := []report.LinkValue{{From: 0, To: 1, Value: 5}, {From: 1, To: 0, Value: 5}, {From: 3, To: 2, Value: 7},
+		{From: 2, To: 3, Value: 7}, {From: 0, To: 2, Value: 1}}
+	got := onePerPair(in)
+	if fmt.Sprint(got) != "[{0 1 0 5} {3 2 0 7} {0 2 0 1}]" || len(in) != 5 || in[1].From != 1 {
+		t.Errorf("onePerPair %v (input now %v)", got, in)
+	}
+}

@@ -553,6 +553,10 @@ func meshDiff(base, new *Document) []string {
 	if bm.Schedule != nm.Schedule {
 		w = append(w, fmt.Sprintf("schedule differs: base %s, new %s", orDefault(clean(bm.Schedule), "(none)"), orDefault(clean(nm.Schedule), "(none)")))
 	}
+	if bm.Duplex != nm.Duplex {
+		w = append(w, fmt.Sprintf("duplex differs: base %s, new %s (a duplex mesh runs each pair once, its bandwidth tests bidirectional: each direction's figure is measured with the other direction sending too)",
+			duplexWord(bm.Duplex), duplexWord(nm.Duplex)))
+	}
 	if b, n := meshRanks(bm), meshRanks(nm); b != n {
 		w = append(w, fmt.Sprintf("ranks differ: base %d, new %d", b, n))
 	}
@@ -571,6 +575,13 @@ func meshDiff(base, new *Document) []string {
 		}
 	}
 	return w
+}
+
+func duplexWord(d bool) string {
+	if d {
+		return "duplex"
+	}
+	return "one direction at a time"
 }
 
 // --- gates ---

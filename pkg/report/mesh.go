@@ -67,7 +67,30 @@ type Mesh struct {
 
 	// Sample is a sampled schedule's K and seed.
 	Sample *MeshSample `json:"sample,omitempty"`
+
+	// Duplex: each pair of ranks ran once (--duplex), both directions in
+	// one link: its latency tests as a ping-pong, whose figure fills both
+	// cells of the pair, its bandwidth tests bidirectional (both ends
+	// sending at once), each direction's figure in its own cell. Links
+	// then holds one link per pair (see MeshLink.Duplex and
+	// Matrix.Duplex).
+	Duplex bool `json:"duplex,omitempty"`
+	// HostLevel: ranks are hosts, each link measured on every device of
+	// both at once (--host-level), paired one by one (MeshRank.Lanes): a
+	// cell is the sum over the devices, each device's own figures in the
+	// link's results (Result.Devices, in the link stream).
+	HostLevel bool `json:"host_level,omitempty"`
 }
+
+// What a matrix of a duplex mesh holds (Matrix.Duplex).
+const (
+	// DuplexPingPong: a ping-pong's figure, crossing both ways; the two
+	// cells of a pair hold the same value.
+	DuplexPingPong = "ping-pong"
+	// DuplexBidirectional: each direction of a bidirectional test, both
+	// sending at once; values[i][j] is what rank i initiated towards rank j.
+	DuplexBidirectional = "bidirectional"
+)
 
 // MeshSample is a sampled schedule's K and seed: the same ranks, K and
 // seed give the same rounds.
@@ -148,6 +171,9 @@ type MeshRank struct {
 	// Devices are the RDMA devices the rank found, with their GIDs, when it
 	// registered.
 	Devices []MeshDevice `json:"devices,omitempty"`
+	// Lanes are, in a host-level mesh, the devices the rank measured on
+	// at once, in the order a link pairs them with its peer's.
+	Lanes []string `json:"lanes,omitempty"`
 	// Clocks are the clocks its results were timed with (as a client).
 	Clocks map[string]Clock `json:"clocks,omitempty"`
 }
@@ -198,6 +224,11 @@ type MeshLink struct {
 	// the summary.
 	ResultErrors []ResultError `json:"result_errors,omitempty"`
 	Warnings     []string      `json:"warnings,omitempty"`
+	// Duplex: the link ran both directions at once (a duplex mesh): its
+	// results are From's as the client, a bandwidth result's Reverse
+	// being To's direction, and its figures fill the cells From -> To
+	// and To -> From.
+	Duplex bool `json:"duplex,omitempty"`
 	// Retest: the link was measured again, in the rounds of the
 	// suspects after the schedule (in the link stream only; its figures are
 	// in the verdicts, not the matrices).
@@ -220,6 +251,62 @@ type Matrix struct {
 	// Median is the median over the links that have the figure; absent
 	// when none has.
 	Median *float64 `json:"median,omitempty"`
+	// Duplex, in a duplex mesh, says what a cell holds: DuplexPingPong or
+	// DuplexBidirectional.
+	Duplex string `json:"duplex,omitempty"`
+}
+
+// meshDuplexLine is what a duplex mesh's table says of it.
+const meshDuplexLine = "each pair ran once: a ping-pong's figure in both cells of the pair, a bandwidth test bidirectional, each direction in its own cell"
+
+// meshHostLevelLine is what a host-level mesh's table says of it.
+const meshHostLevelLine = "ranks are hosts: each link ran on every device of both at once, paired one by one (the ranks' lanes); a cell is their sum, each device's figures are in the link stream"
+
+// Between says, for tables, what a cell of mx holds: the row's rank to the
+// column's, or in a duplex mesh the pair's ping-pong or one direction of
+// its bidirectional test.
+func (mx *Matrix) Between() string {
+	switch mx.Duplex {
+	case DuplexPingPong:
+		return "each pair's ping-pong, both ways at once, in both its cells"
+	case DuplexBidirectional:
+		return "from the row's rank to the column's, both directions sending at once"
+	}
+	return "from the row's rank to the column's"
+}
+
+// Arrow joins a link's ranks in messages: "->", or "<->" for a link that
+// ran both directions at once.
+func (l *MeshLink) Arrow() string {
+	if l.Duplex {
+		return "<->"
+	}
+	return "->"
+}
+
+// Directions are the link as the matrices see it: itself, or for a duplex
+// link its two directions, each with the results of its own direction (a
+// bidirectional result's Bandwidth for From -> To, its Reverse for To ->
+// From, neither with the other nor the total); a latency result (a
+// ping-pong) is in both.
+func (l *MeshLink) Directions() []MeshLink {
+	if !l.Duplex {
+		return []MeshLink{*l}
+	}
+	fwd, rev := *l, *l
+	fwd.Duplex, rev.Duplex = false, false
+	rev.From, rev.To = l.To, l.From
+	fwd.Results = make([]Result, len(l.Results))
+	rev.Results = make([]Result, len(l.Results))
+	for i, r := range l.Results {
+		f, b := r, r
+		if r.Bidirectional() {
+			f.Reverse, f.Total = nil, nil
+			b.Bandwidth, b.Reverse, b.Total = r.Reverse, nil, nil
+		}
+		fwd.Results[i], rev.Results[i] = f, b
+	}
+	return []MeshLink{fwd, rev}
 }
 
 // Key is the test, connection and size of the matrix.
@@ -352,7 +439,7 @@ func (m *Mesh) BuildMatrices() {
 func CheckMesh(m *Mesh, l Limits, outlier float64) []LinkFailure {
 	b := NewMeshBuilder(m.Tests, l, outlier)
 	for i := range m.Links {
-		b.checkLimits(&m.Links[i])
+		b.checkLink(m.Links[i].Directions())
 	}
 	m.Gates, m.Failures = b.gates(m.Matrices)
 	return m.Failures
@@ -389,6 +476,8 @@ type meshColumnKey struct {
 type meshColumn struct {
 	meshColumnKey
 	cells []linkCell
+	// duplex is Matrix.Duplex, once a duplex link gave the column a cell.
+	duplex string
 }
 
 type linkCell struct {
@@ -424,23 +513,37 @@ func NewMeshBuilder(tests []string, l Limits, outlier float64) *MeshBuilder {
 // Add takes a link with its full results: its figures, its limit checks
 // and the link itself without the results (a result that failed leaves its
 // error in ResultErrors).
+//
+// A duplex link fills the cells of both its directions (Directions); its
+// limits are checked on each direction's bandwidth and once on its
+// ping-pongs.
 func (b *MeshBuilder) Add(l *MeshLink) {
-	for i := range l.Results {
-		r := &l.Results[i]
-		for _, f := range matrixFigures(r) {
-			k := meshColumnKey{KeyOf(r), f}
-			c, ok := b.colOf[k]
-			if !ok {
-				c = len(b.cols)
-				b.colOf[k] = c
-				b.cols = append(b.cols, meshColumn{meshColumnKey: k})
-			}
-			if v, ok := linkFigure(l, k.Key, f); ok && !b.has(c, l) {
-				b.cols[c].cells = append(b.cols[c].cells, linkCell{int32(l.From), int32(l.To), int32(l.Round), v})
+	dirs := l.Directions()
+	for d := range dirs {
+		dl := &dirs[d]
+		for i := range dl.Results {
+			r := &dl.Results[i]
+			for _, f := range matrixFigures(r) {
+				k := meshColumnKey{KeyOf(r), f}
+				c, ok := b.colOf[k]
+				if !ok {
+					c = len(b.cols)
+					b.colOf[k] = c
+					b.cols = append(b.cols, meshColumn{meshColumnKey: k})
+				}
+				if l.Duplex && b.cols[c].duplex == "" {
+					b.cols[c].duplex = DuplexBidirectional
+					if r.Latency != nil {
+						b.cols[c].duplex = DuplexPingPong
+					}
+				}
+				if v, ok := linkFigure(dl, k.Key, f); ok && !b.has(c, dl) {
+					b.cols[c].cells = append(b.cols[c].cells, linkCell{int32(dl.From), int32(dl.To), int32(dl.Round), v})
+				}
 			}
 		}
 	}
-	b.checkLimits(l)
+	b.checkLink(dirs)
 	compact := *l
 	compact.Results = nil
 	compact.ResultErrors = nil
@@ -534,7 +637,7 @@ func (b *MeshBuilder) matrices(n int) []Matrix {
 	out := make([]Matrix, 0, len(cols))
 	for _, c := range cols {
 		mx := Matrix{Test: c.Test, Connection: c.Connection, Size: c.Size, Figure: c.fig, Unit: c.fig.Unit(),
-			Values: make([][]*float64, n)}
+			Values: make([][]*float64, n), Duplex: c.duplex}
 		// One backing array for all cells, one for the rows.
 		vals := make([]float64, len(c.cells))
 		cells := make([]*float64, n*n)
@@ -564,6 +667,19 @@ func median(v []float64) float64 {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// checkLink applies the limits to a link's directions (Directions): the
+// first with all its results, the second (a duplex link's reverse) with
+// its bandwidth only, its ping-pongs being the first's.
+func (b *MeshBuilder) checkLink(dirs []MeshLink) {
+	for d := range dirs {
+		dl := &dirs[d]
+		if d > 0 {
+			dl.Results = slices.DeleteFunc(slices.Clone(dl.Results), func(r Result) bool { return r.Latency != nil })
+		}
+		b.checkLimits(dl)
+	}
 }
 
 // checkLimits applies each limit to a link's results (a link of repeated

@@ -126,6 +126,9 @@ func (h *heatmap) title() string {
 		what += " latency"
 	}
 	s := fmt.Sprintf("%s: %s, %s", h.mx.Key(), what, meshUnit(h.mx.Figure))
+	if h.mx.Duplex != "" {
+		s += ", " + h.mx.Between()
+	}
 	if h.median > 0 {
 		s += "; median " + h.mx.Figure.Format(h.median)
 	} else {
@@ -157,6 +160,9 @@ func (h *heatmap) cells() [][]heatCell {
 	for i := range m.Links {
 		l := &m.Links[i]
 		links[[2]int{l.From, l.To}] = l
+		if l.Duplex {
+			links[[2]int{l.To, l.From}] = l
+		}
 	}
 	gates := map[[2]int][]string{}
 	for _, f := range m.Failures {

@@ -79,6 +79,12 @@ func writeMeshText(w io.Writer, doc *Document, md bool, opts Options) error {
 		m.Size, orDefault(m.Launcher, "?"), m.Coordinator, orDefault(m.Schedule, "?"), m.Rounds, m.LinkTotal(),
 		m.LinkTotal()-len(failed), len(failed)))
 	line("tests", strings.Join(m.Tests, ", "))
+	if m.Duplex {
+		line("duplex", meshDuplexLine)
+	}
+	if m.HostLevel {
+		line("lanes", meshHostLevelLine)
+	}
 	if p := paramsLine(&doc.Params); p != "" {
 		line("asked", p)
 	}
@@ -105,7 +111,7 @@ func writeMeshText(w io.Writer, doc *Document, md bool, opts Options) error {
 			what += " latency"
 		}
 		u := matrixUnit(&mx)
-		head := fmt.Sprintf("%s: %s (%s), from the row's rank to the column's", mx.Key(), what, meshTableUnit(mx.Figure, u))
+		head := fmt.Sprintf("%s: %s (%s), %s", mx.Key(), what, meshTableUnit(mx.Figure, u), mx.Between())
 		if mx.Median != nil {
 			head += fmt.Sprintf("; median %s", formatIn(mx.Figure, *mx.Median, u))
 		}
@@ -119,7 +125,7 @@ func writeMeshText(w io.Writer, doc *Document, md bool, opts Options) error {
 	}
 	var notes []string
 	for _, l := range failed {
-		notes = append(notes, fmt.Sprintf("link %d -> %d failed: %s", l.From, l.To, l.Error))
+		notes = append(notes, fmt.Sprintf("link %d %s %d failed: %s", l.From, l.Arrow(), l.To, l.Error))
 	}
 	for _, f := range m.Failures {
 		notes = append(notes, fmt.Sprintf("%s failed: %s", f.Kind, f.Message))
@@ -129,7 +135,7 @@ func writeMeshText(w io.Writer, doc *Document, md bool, opts Options) error {
 	}
 	for _, l := range m.Links {
 		for _, wn := range l.Warnings {
-			notes = append(notes, fmt.Sprintf("link %d -> %d: %s", l.From, l.To, wn))
+			notes = append(notes, fmt.Sprintf("link %d %s %d: %s", l.From, l.Arrow(), l.To, wn))
 		}
 	}
 	notes = append(notes, doc.Warnings...)
@@ -290,6 +296,9 @@ func writeMeshCSV(w io.Writer, srcs []Source, withSource bool) error {
 		for i := range m.Links {
 			l := &m.Links[i]
 			links[[2]int{l.From, l.To}] = l
+			if l.Duplex {
+				links[[2]int{l.To, l.From}] = l
+			}
 		}
 		for _, mx := range m.Matrices {
 			for i, row := range mx.Values {

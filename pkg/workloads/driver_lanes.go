@@ -556,7 +556,7 @@ func mergeDevices(lanes []lane, peers []string, rs []*report.Result) report.Resu
 		}
 	}
 	out := report.Result{Test: base.Test, Connection: base.Connection, Size: base.Size, Run: base.Run, Warmup: base.Warmup,
-		QPs: base.QPs, DurationS: base.DurationS, Clock: base.Clock, Effective: base.Effective}
+		QPs: base.QPs, DurationS: base.DurationS, Clock: base.Clock, Effective: base.Effective, Direction: base.Direction}
 	var lats []*report.Latency
 	var cpu *report.CPUUse
 	for i, r := range rs {
