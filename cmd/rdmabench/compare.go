@@ -173,7 +173,7 @@ func compareMeshes(cmd *cobra.Command, args []string, docs [2]*report.Document, 
 		bw := bwLimit{&limits}
 		c.AddLimits(verdict, "--limit-bw "+bw.String(), limits)
 	}
-	if err := report.WriteMeshComparison(cmd.OutOrStdout(), output, c, verdict); err != nil {
+	if err := report.WriteMeshComparisonWith(cmd.OutOrStdout(), output, c, verdict, tableOptions(cmd)); err != nil {
 		return err
 	}
 	var lines []string

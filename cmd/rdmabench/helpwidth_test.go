@@ -71,6 +71,7 @@ func TestTablesFit80Columns(t *testing.T) {
 		{"report", "../../pkg/report/testdata/repeat.json"},
 		{"report", "../../pkg/report/testdata/duration.json"},
 		{"compare", "../../docs/examples/base.json", "../../docs/examples/new.json"},
+		{"compare", meshFile(16), meshFile(16)},
 		{"tcp-lat", "-n", "20", "-s", "2,64"},
 	}
 	for _, args := range cases {

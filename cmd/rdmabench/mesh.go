@@ -352,7 +352,7 @@ func runMeshRank0(cmd *cobra.Command, f *benchFlags, cfg mesh.Config) error {
 		}
 		doc.Mesh.LinksFile = filepath.Base(links.Name())
 	}
-	if err := report.Write(cmd.OutOrStdout(), f.output, doc); err != nil {
+	if err := report.WriteWith(cmd.OutOrStdout(), f.output, doc, tableOptions(cmd)); err != nil {
 		return err
 	}
 	if f.outFile != "" {

@@ -50,13 +50,20 @@ const meshCompareLegend = "one value per link on each side: no significance test
 // status is "compared", "only_base" or "only_new"; ranks are new's, base's
 // for a link whose ranks are not in new).
 func WriteMeshComparison(w io.Writer, format string, c *MeshComparison, gates *MeshGateResult) error {
+	return WriteMeshComparisonWith(w, format, c, gates, Options{})
+}
+
+// WriteMeshComparisonWith is WriteMeshComparison laid out with opts: at a
+// width, the table form's lines wrap and its tables split into blocks of
+// columns that fit, each led by its key columns, as results tables do.
+func WriteMeshComparisonWith(w io.Writer, format string, c *MeshComparison, gates *MeshGateResult, opts Options) error {
 	if c == nil {
 		return errors.New("report: write mesh comparison: nil comparison")
 	}
 	var out bytes.Buffer
 	switch format {
 	case FormatTable, FormatMarkdown:
-		if err := meshCompareText(&out, c, gates, format == FormatMarkdown); err != nil {
+		if err := meshCompareText(&out, c, gates, format == FormatMarkdown, opts.Width); err != nil {
 			return err
 		}
 	case FormatJSON:
@@ -170,11 +177,14 @@ func capped(ls []string, more string) []string {
 	return append(ls[:MeshListMax:MeshListMax], fmt.Sprintf("... and %d more %s", len(ls)-MeshListMax, more))
 }
 
-func meshCompareText(b *bytes.Buffer, c *MeshComparison, gates *MeshGateResult, md bool) error {
+func meshCompareText(b *bytes.Buffer, c *MeshComparison, gates *MeshGateResult, md bool, width int) error {
 	line := func(k, v string) {
-		if md {
+		switch {
+		case md:
 			fmt.Fprintf(b, "- %s: %s\n", mdEscape(k), mdEscape(v))
-		} else {
+		case width > 0:
+			kvAt(b, k, v, width)
+		default:
 			kv(b, k, v)
 		}
 	}
@@ -207,8 +217,16 @@ func meshCompareText(b *bytes.Buffer, c *MeshComparison, gates *MeshGateResult, 
 			}
 			return nil
 		}
-		all := append([]row{{kind: rowTitle, text: title}, {cells: labels}, {kind: rowRule}}, rows...)
-		lines, err := layoutGrid(all, aligns)
+		var all []row
+		if width > 0 {
+			for _, l := range wrap(clean(title), width) {
+				all = append(all, row{kind: rowTitle, text: l})
+			}
+		} else {
+			all = append(all, row{kind: rowTitle, text: title})
+		}
+		all = append(append(all, row{cells: labels}, row{kind: rowRule}), rows...)
+		lines, err := layoutFit(all, aligns, 2, width)
 		if err != nil {
 			return err
 		}
