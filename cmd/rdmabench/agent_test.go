@@ -63,7 +63,7 @@ func TestAgentProbesServe(t *testing.T) {
 	ml.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	var log syncBuffer
+	var log testutil.SyncBuffer
 	go func() {
 		done <- run(ctx, []string{"agent", "--peers", peers, "--probe", "tcp-lat", "--listen", "127.0.0.1:0",
 			"--metrics-listen", maddr, "--host", "node-a", "-n", "5", "--rate", "20"}, &bytes.Buffer{}, &log)
@@ -92,7 +92,7 @@ func TestAgentProbesServe(t *testing.T) {
 // scrapeUntilGood scrapes http://maddr/metrics until the counter named
 // want (its name and labels) is above 0, and returns the text; it fails
 // t after 60 s.
-func scrapeUntilGood(t *testing.T, maddr, want string, log *syncBuffer) string {
+func scrapeUntilGood(t *testing.T, maddr, want string, log *testutil.SyncBuffer) string {
 	t.Helper()
 	var body string
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
@@ -139,7 +139,7 @@ func TestAgentOnDevice(t *testing.T) {
 	maddr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	var log syncBuffer
+	var log testutil.SyncBuffer
 	go func() {
 		done <- run(ctx, []string{"agent", "--peers", peers, "--probe", "write-lat", "-d", dev, "--listen", "127.0.0.1:0",
 			"--metrics-listen", maddr, "--host", "node-a", "-n", "5", "--rate", "4", "--probe-timeout", "30s"}, &bytes.Buffer{}, &log)

@@ -6,7 +6,6 @@ import (
 	"net"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,27 +13,9 @@ import (
 	"github.com/rdmabench/rdmabench/pkg/report"
 )
 
-// syncBuffer is a bytes.Buffer safe for the server's log writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // startServer runs `rdmabench serve` on a free loopback port until the test
 // ends, and returns the port and the server's log.
-func startServer(t *testing.T, args ...string) (string, *syncBuffer) {
+func startServer(t *testing.T, args ...string) (string, *testutil.SyncBuffer) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -43,7 +24,7 @@ func startServer(t *testing.T, args ...string) (string, *syncBuffer) {
 	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
 	ln.Close()
 	ctx, cancel := context.WithCancel(context.Background())
-	log := &syncBuffer{}
+	log := &testutil.SyncBuffer{}
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, append([]string{"serve", "--listen", "127.0.0.1:" + port}, args...), &bytes.Buffer{}, log)

@@ -2,7 +2,6 @@ package testutil
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -34,27 +33,10 @@ type Packet struct {
 type Capture struct {
 	t    testing.TB
 	cmd  *exec.Cmd
-	out  *lockedBuffer
-	err  *lockedBuffer
+	out  *SyncBuffer
+	err  *SyncBuffer
 	once sync.Once
 	pkts []Packet
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // RoCEv2 is the tcpdump filter of RoCE v2 packets.
@@ -82,7 +64,7 @@ func StartCapture(t testing.TB, netdev, filter string) *Capture {
 		}
 		t.Skipf("no tcpdump: %v", err)
 	}
-	c := &Capture{t: t, out: &lockedBuffer{}, err: &lockedBuffer{}}
+	c := &Capture{t: t, out: &SyncBuffer{}, err: &SyncBuffer{}}
 	// -t: no timestamps, so each packet starts a line with "IP"; -l: line
 	// buffered; -U: packets written as they come.
 	c.cmd = exec.Command(path, "-i", netdev, "-nn", "-v", "-t", "-l", "-U", filter)

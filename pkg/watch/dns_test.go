@@ -1,7 +1,6 @@
 package watch
 
 import (
-	"bytes"
 	"context"
 	"net"
 	"slices"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+	"github.com/rdmabench/rdmabench/internal/testutil"
 )
 
 // zone is an in-process DNS server's data: the A and AAAA records of
@@ -90,24 +90,6 @@ func dnsServer(t *testing.T, z *zone) *net.Resolver {
 
 func newZone() *zone { return &zone{addrs: map[string][]string{}, failing: map[string]bool{}} }
 
-// lockedBuffer is a log written by the agent.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestReloadDNS: peers from a DNS name with many addresses (a headless
 // Service's), looked up at each reload from a real DNS server in this
 // process: addresses that appear or vanish are picked up, the others keep
@@ -116,7 +98,7 @@ func (l *lockedBuffer) String() string {
 func TestReloadDNS(t *testing.T) {
 	const name = "rdmabench-agent.rdma.test"
 	z := newZone()
-	var log lockedBuffer
+	var log testutil.SyncBuffer
 	a, err := New(Config{Host: "h", PeersDNS: name, Resolver: dnsServer(t, z), Probe: probeRequest(), Log: &log, MaxPeers: 3})
 	if err != nil {
 		t.Fatal(err)

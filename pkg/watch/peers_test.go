@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmabench/rdmabench/internal/testutil"
 	"github.com/rdmabench/rdmabench/pkg/workloads"
 )
 
@@ -186,7 +187,7 @@ func TestProbeLog(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close() // nothing listens: connect
 	a, file := testAgent(t, 0)
-	var log lockedBuffer
+	var log testutil.SyncBuffer
 	a.cfg.Log = &log
 	a.cfg.ProbeTimeout = 5 * time.Second
 	write(t, file, addr+"\n")

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdmabench/rdmabench/internal/testutil"
 	"github.com/rdmabench/rdmabench/pkg/verbs"
 	"github.com/rdmabench/rdmabench/pkg/workloads"
 )
@@ -44,7 +45,7 @@ func TestPortCounterMetrics(t *testing.T) {
 	})
 	file := filepath.Join(t.TempDir(), "peers")
 	write(t, file, "peer-a\n")
-	var log lockedBuffer
+	var log testutil.SyncBuffer
 	a, err := New(Config{Host: "h", PeersFile: file, Log: &log, Probe: workloads.Request{Tests: []string{"write-lat"},
 		Spec: workloads.Spec{Device: "rxe0", Warmup: -1, Inline: -1, GIDIndex: -1}}})
 	if err != nil {
