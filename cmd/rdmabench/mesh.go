@@ -45,6 +45,7 @@ func newMeshCmd(args []string) *cobra.Command {
 		verbose, blame, duplex      bool
 		hostLevel                   bool
 		blameMultiplier             float64
+		blameMinSpread              percentFlag
 	)
 	cmd := &cobra.Command{
 		Use:   "mesh [TEST...] [flags]",
@@ -156,8 +157,13 @@ register or lose it.`,
 			if blameMultiplier <= 0 || math.IsInf(blameMultiplier, 0) || math.IsNaN(blameMultiplier) {
 				return usageError{fmt.Errorf("mesh: --blame-multiplier %v: want a number above 0", blameMultiplier)}
 			}
-			if fs.Changed("blame-multiplier") && !blame {
-				return usageError{errors.New("mesh: --blame-multiplier applies to --blame, which --blame=false turns off")}
+			for _, name := range []string{"blame-multiplier", "blame-min-spread"} {
+				if fs.Changed(name) && !blame {
+					return usageError{fmt.Errorf("mesh: --%s applies to --blame, which --blame=false turns off", name)}
+				}
+			}
+			if blameMinSpread.set && blameMinSpread.v <= 0 {
+				return usageError{fmt.Errorf("mesh: --blame-min-spread %s: want a share above 0%%", blameMinSpread.String())}
 			}
 			if !fs.Changed("rank") {
 				rank = -1
@@ -189,7 +195,7 @@ register or lose it.`,
 			}
 			cfg := mesh.Config{Launch: launch, Coordinator: coord, Token: remote.Token(f.token), Listen: listen, Advertise: adv,
 				Request: req, RegisterTimeout: registerTimeout, LinkTimeout: linkTimout, Limits: f.limits, Outlier: outlier.v, Blame: blame,
-				BlameOptions: mesh.BlameOptions{Multiplier: blameMultiplier},
+				BlameOptions: mesh.BlameOptions{Multiplier: blameMultiplier, MinSpread: blameMinSpread.v},
 				Schedule:     mesh.ScheduleOptions{Rails: rails, Sample: sample, Seed: seed}, Duplex: duplex, HostLevel: hostLevel}
 			if d := strings.TrimSpace(f.spec.Device); d != "" {
 				cfg.Devices = strings.Split(d, ",")
@@ -250,6 +256,7 @@ register or lose it.`,
 	fs.BoolVar(&hostLevel, "host-level", false, "ranks are hosts, one per host: every link runs on all the devices of -d at once (paired one by one with the peer's, as it registered them) and records their sum, the host's aggregate, with each device's own figures; every rank lists as many devices")
 	fs.BoolVar(&blame, "blame", true, "once the schedule is done, judge every link's p50 and bandwidth against the fleet's own medians and spread: a rank slow with most of its peers is blamed, not its links; a link slow while neither end is, the link; a round slow as a whole, no one. Suspects are retested in rounds of their own: those that recover are flaky (reported), the others bad (exit 3). --blame=false: no verdicts, no retests")
 	fs.Float64Var(&blameMultiplier, "blame-multiplier", mesh.DefaultBlameMultiplier, "with --blame, a link is bad when its figure is worse than the fleet median by more than this many spreads (the fleet's own robust spread, at least 2%: with 5, at least 1.10 times); lower it where the figures are noisy")
+	fs.Var(&blameMinSpread, "blame-min-spread", "with --blame, the least spread the fleet's links are judged by, as a share of a figure (default 2%): raise it where links differ by more than a fabric's noise, as on emulated hosts (with 100% and the multiplier 3, a link is bad past 8 times the fleet median)")
 	fs.Var(&outlier, "outlier", "exit 3 naming each link whose bandwidth is below this fraction of the median of all links (or p50 latency above the median divided by it), e.g. 0.8")
 	fs.BoolVarP(&verbose, "verbose", "v", false, "log, on every rank, its registration and each test it serves")
 	return cmd

@@ -252,7 +252,7 @@ func Judge(in BlameInput, opt BlameOptions) Blame {
 	for i := range ls {
 		ls[i].bad = b.isBad(ls[i].x, m)
 	}
-	first := faults(ls)
+	first := faults(ls, meds)
 
 	// Rounds slow as a whole, without the links of ranks at fault.
 	byRound := map[int][]int{}
@@ -308,7 +308,7 @@ func Judge(in BlameInput, opt BlameOptions) Blame {
 			}
 		}
 	}
-	fault := faults(ls)
+	fault := faults(ls, meds)
 	name := func(r int) RankName {
 		if r < len(in.Names) {
 			return in.Names[r]
@@ -390,6 +390,13 @@ func fleetOf(ls []judged, skip map[int]bool) (m, spread float64, meds map[int]fl
 	return m, 1.4826 * median(mads), meds
 }
 
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 func cmpLink(x, y Link) int {
 	return cmp.Or(cmp.Compare(x.From, y.From), cmp.Compare(x.To, y.To))
 }
@@ -401,11 +408,12 @@ func (p peerCount) atFault() bool { return p.badPeers >= 2 && 2*p.badPeers >= p.
 
 // faults are the ranks at fault, with their peers and bad peers. They are
 // found one at a time, the worst first (the largest share of bad peers,
-// then the most, then the lowest rank): a bad link to a rank at fault is
-// explained by it, so the ranks after it are judged without their links to
-// it. One slow host of four makes a bad link of each of the others; those
-// do not put them at fault with it, nor does one more bad link of noise.
-func faults(ls []judged) map[int]peerCount {
+// then the worst median x in meds, then the lowest rank): a bad link to a
+// rank at fault is explained by it, so the ranks after it are judged
+// without their links to it. One slow host of four makes a bad link of
+// each of the others; those do not put them at fault with it, nor does one
+// more bad link of noise.
+func faults(ls []judged, meds map[int]float64) map[int]peerCount {
 	bad := map[int]map[int]bool{} // rank -> peer -> a bad link between them
 	for _, l := range ls {
 		for _, e := range [2][2]int{{l.From, l.To}, {l.To, l.From}} {
@@ -433,9 +441,10 @@ func faults(ls []judged) map[int]peerCount {
 			if !c.atFault() {
 				continue
 			}
-			// c worse than wc: a larger share, then more, then a lower rank.
+			// c worse than wc: a larger share, then a worse median, then a
+			// lower rank.
 			if d := c.badPeers*wc.peers - wc.badPeers*c.peers; worst < 0 || d > 0 ||
-				d == 0 && (c.badPeers > wc.badPeers || c.badPeers == wc.badPeers && r < worst) {
+				d == 0 && (meds[r] > meds[worst] || meds[r] == meds[worst] && r < worst) {
 				worst, wc = r, c
 			}
 		}
@@ -481,7 +490,7 @@ func median(v []float64) float64 {
 
 // Suspects are the links to retest, in rounds of their own (Retest): every
 // link of a link verdict, and RetestPerRank of a rank's bad links (to
-// distinct peers), once each, in order.
+// distinct peers, those not at fault first), once each, in order.
 func (b Blame) Suspects() []Link {
 	seen := map[Link]bool{}
 	var out []Link
@@ -494,17 +503,29 @@ func (b Blame) Suspects() []Link {
 	for _, v := range b.Links {
 		add(v.Link)
 	}
+	atFault := map[int]bool{}
 	for _, v := range b.Ranks {
+		atFault[v.Rank] = true
+	}
+	for _, v := range b.Ranks {
+		// Links to peers not at fault first: a link to another rank at
+		// fault stays slow whatever this rank's retest shows.
+		links := slices.Clone(v.Links)
+		peerOf := func(l Link) int {
+			if l.To == v.Rank {
+				return l.From
+			}
+			return l.To
+		}
+		slices.SortStableFunc(links, func(x, y Link) int {
+			return cmp.Compare(b2i(atFault[peerOf(x)]), b2i(atFault[peerOf(y)]))
+		})
 		peers := map[int]bool{}
-		for _, l := range v.Links {
+		for _, l := range links {
 			if len(peers) == b.Options.RetestPerRank {
 				break
 			}
-			peer := l.To
-			if peer == v.Rank {
-				peer = l.From
-			}
-			if !peers[peer] {
+			if peer := peerOf(l); !peers[peer] {
 				peers[peer] = true
 				add(l)
 			}
@@ -518,7 +539,8 @@ func (b Blame) Suspects() []Link {
 // good against the fleet (median and spread of the first run: a retest's
 // few links have no distribution of their own) recovered. A link whose
 // retest recovered is flaky; a rank more than half of whose retested links
-// recovered is flaky. Verdicts with no retest stay as they were. A link
+// recovered is flaky (its links to other ranks at fault left out, where it
+// has others). Verdicts with no retest stay as they were. A link
 // retested more than once counts by the median of its figures.
 func (b Blame) Retested(figs []LinkFigure) Blame {
 	got := map[Link][]float64{}
@@ -553,9 +575,24 @@ func (b Blame) Retested(figs []LinkFigure) Blame {
 	out := b
 	out.Ranks = slices.Clone(b.Ranks)
 	out.Links = slices.Clone(b.Links)
+	atFault := map[int]bool{}
+	for _, v := range b.Ranks {
+		atFault[v.Rank] = true
+	}
 	for i := range out.Ranks {
 		v := &out.Ranks[i]
-		if e := evidence(v.Links); e != nil {
+		// Its links to peers not at fault tell, where it has any: a link
+		// to another rank at fault is slow whatever this one is.
+		var own []Link
+		for _, l := range v.Links {
+			if peer := l.From + l.To - v.Rank; !atFault[peer] {
+				own = append(own, l)
+			}
+		}
+		if evidence(own) == nil {
+			own = v.Links
+		}
+		if e := evidence(own); e != nil {
 			v.Retest = e
 			v.Kind = VerdictBad
 			if 2*e.Recovered > e.Links {

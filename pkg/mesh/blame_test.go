@@ -272,7 +272,11 @@ func TestBlameEdges(t *testing.T) {
 		t.Errorf("four ranks, a slow one: %s", verdicts(b))
 	}
 	// Four VMs as measured in CI (p50 in µs, from the row's rank to the
-	// column's), judged at the multiplier those runs use, 3.
+	// column's, a 200 ms netem delay), judged as those runs now are: the
+	// multiplier 3 and a least spread of 100%. (One more run, on a host
+	// loaded by other VMs, had its good links 0.6 to 4.7 ms apart, a spread
+	// of 1.3, and its slowed path at 33x the median, under the limit of 49x:
+	// why the runs now delay 500 ms.)
 	vms := []struct {
 		name string
 		p50  [4][4]float64
@@ -289,6 +293,11 @@ func TestBlameEdges(t *testing.T) {
 		// are explained by rank 3.
 		{"slow host, a noisy link", [4][4]float64{{0, 400.38, 507.13, 101449.73}, {1665.02, 0, 1904.64, 101842.94},
 			{454.40, 734.21, 0, 101122.05}, {101777.41, 101056.51, 101777.41, 0}}, 3, Link{}},
+		// The others within 0.41 to 0.56 ms but for 1 -> 2 at 1.8 ms: a
+		// spread of 5% makes rank 1 slow with all three peers, as slow
+		// as rank 3 by its share; the least spread keeps its noise good.
+		{"slow host, a tight fleet", [4][4]float64{{0, 561.66, 410.11, 101580.80}, {437.50, 0, 1803.26, 101777.41},
+			{416.77, 414.98, 0, 101711.87}, {101908.48, 101580.80, 101580.80, 0}}, 3, Link{}},
 		// Only the path 2 <-> 3 at 100 ms, the others 0.4 to 7 ms.
 		{"slow path", [4][4]float64{{0, 407.30, 4866.05, 6275.07}, {1570.82, 0, 5943.30, 6004.73},
 			{4218.88, 6651.90, 0, 101842.94}, {5619.71, 4382.72, 101253.12, 0}}, -1, Link{2, 3}},
@@ -302,7 +311,7 @@ func TestBlameEdges(t *testing.T) {
 				}
 			}
 		}
-		b = Judge(in, BlameOptions{Multiplier: 3})
+		b = Judge(in, BlameOptions{Multiplier: 3, MinSpread: 1})
 		if vm.rank >= 0 && (len(b.Ranks) != 1 || b.Ranks[0].Rank != vm.rank || b.Ranks[0].BadPeers != 3 || len(b.Links) != 0) {
 			t.Errorf("four VMs, %s: limit %v, %s", vm.name, b.Limit, verdicts(b))
 		}
@@ -311,8 +320,36 @@ func TestBlameEdges(t *testing.T) {
 			t.Errorf("four VMs, %s: limit %v, %s", vm.name, b.Limit, verdicts(b))
 		}
 	}
-	// At a multiplier of 2 the noisy link is bad itself, its ends not.
+	// At the default least spread the tight fleet's rank 1 is at fault
+	// too (rank 3, as bad by its share and far slower, is found first).
 	in := BlameInput{Figure: "p50", HigherIsWorse: true}
+	for r, round := range RoundRobin(4) {
+		for _, p := range round {
+			for _, k := range p.Links {
+				in.Links = append(in.Links, LinkFigure{From: k.From, To: k.To, Round: r + 1, Value: vms[2].p50[k.From][k.To]})
+			}
+		}
+	}
+	b = Judge(in, BlameOptions{Multiplier: 3})
+	if len(b.Ranks) != 2 || b.Ranks[0].Rank != 1 || b.Ranks[1].Rank != 3 || b.Ranks[1].BadPeers != 3 {
+		t.Fatalf("four VMs, a tight fleet at the default least spread: %s", verdicts(b))
+	}
+	// Retests as the first run: rank 1's links to 0 and 2 good, every
+	// link of rank 3 slow. Rank 1 is flaky, judged by its links to the
+	// others: its link to rank 3 is slow whatever rank 1 is.
+	var again []LinkFigure
+	for _, l := range b.Suspects() {
+		v := 430.0
+		if l.From == 3 || l.To == 3 {
+			v = 101600
+		}
+		again = append(again, LinkFigure{From: l.From, To: l.To, Value: v})
+	}
+	if r := b.Retested(again); r.Ranks[0].Kind != VerdictFlaky || r.Ranks[1].Kind != VerdictBad || r.Bad() != 1 {
+		t.Errorf("four VMs, a tight fleet, retested: %s", verdicts(r))
+	}
+	// At a multiplier of 2 the noisy link is bad itself, its ends not.
+	in = BlameInput{Figure: "p50", HigherIsWorse: true}
 	for r, round := range RoundRobin(4) {
 		for _, p := range round {
 			for _, k := range p.Links {
