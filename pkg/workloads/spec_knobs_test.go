@@ -1,6 +1,9 @@
 package workloads
 
-import "testing"
+import (
+	"encoding/json"
+	"testing"
+)
 
 // TestKnobFlags: every knob's flag is whole, its Field of the type its
 // kind says, and "unset" read back as unset after reset.
@@ -24,6 +27,9 @@ func TestKnobFlags(t *testing.T) {
 			}
 		} else {
 			p = f.Field(&Spec{})
+			if k.Param == nil {
+				t.Errorf("knob %s: not recorded (no Param)", k.Name)
+			}
 		}
 		ok := false
 		switch f.Kind {
@@ -72,5 +78,29 @@ func TestLoadSpecShared(t *testing.T) {
 		!l.RDMACM || l.TClass != &one || l.SL != &two || l.FlowLabel != &one || l.HopLimit != &two ||
 		l.IdleTimeout != 5 || len(l.CPUs) != 1 || len(l.ServerCPUs) != 1 {
 		t.Errorf("load spec %+v: not the latency test's path", l)
+	}
+}
+
+// TestRequested: the document records each setting as asked, unset ones
+// as unset.
+func TestRequested(t *testing.T) {
+	one, two := 1, 2
+	s := Spec{Device: "d0", ServerDevice: "d1", CheckData: true, Port: 2, GIDIndex: 0, Connection: "UC", MTU: 1024,
+		Events: true, QPTimeout: 18, TxDepth: 4, RxDepth: 5, Inline: 0, QPs: 6, CQMod: 7, PostList: 8, Bidirectional: true,
+		AtomicType: "CMP_AND_SWAP", TClass: &one, SL: &two, FlowLabel: &one, HopLimit: &two, Reverse: true, RDMACM: true,
+		Threads: 3, RateGbps: 5, RateLimiter: "hw", Mem: "hugepages", ODP: true, Load: &LoadSpec{Test: "write-bw", QPs: 2, Size: 64},
+		Sizes: []int{2}, Iterations: 9, Warmup: 0, CPUs: []int{1}, ServerCPUs: []int{2}, Precision: 0.01, PrecisionCap: 2e9}
+	got, _ := json.Marshal(s.requested())
+	want := `{"device":"d0","port":2,"gid_index":0,"connection":"UC","mtu":1024,"sizes":[2],"tx_depth":4,"rx_depth":5,"qps":6,` +
+		`"inline":0,"cq_mod":7,"post_list":8,"events":true,"qp_timeout":18,"bidirectional":true,"atomic_type":"CMP_AND_SWAP",` +
+		`"iterations":9,"warmup":0,"precision_pct":1,"precision_cap_s":2,"validate":true,"reverse":true,"rdma_cm":true,` +
+		`"tclass":1,"sl":2,"flow_label":1,"hop_limit":2,"threads":3,"cpus":[1],"server_cpus":[2],"server_device":"d1",` +
+		`"rate_limit_gbps":5,"rate_limiter":"hw","load":{"test":"write-bw","qps":2,"size":64},"mem":"hugepages","odp":true}`
+	if string(got) != want {
+		t.Errorf("requested:\n%s\nwant\n%s", got, want)
+	}
+	unset := Spec{Warmup: -1, Inline: -1, GIDIndex: -1}
+	if got, _ := json.Marshal(unset.requested()); string(got) != `{"gid_index":-1}` {
+		t.Errorf("requested of nothing asked: %s", got)
 	}
 }
