@@ -19,7 +19,7 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// agentTestFlags are the test flags (benchFlagDefs') an agent's probe
+// agentTestFlags are the test flags (testFlags') an agent's probe
 // takes: the device, its path and traffic class, and the probe's size and
 // iterations. Those that do not apply to the probe test are refused by
 // workloads as they are on the test commands.
@@ -159,7 +159,7 @@ peers); and the error and retransmission counters of the device's port. See docs
 	// The probe's test flags, as the test commands define them.
 	f.spec = workloads.Spec{Warmup: -1, Inline: -1, GIDIndex: -1}
 	all := pflag.NewFlagSet("tests", pflag.ContinueOnError)
-	for _, d := range benchFlagDefs {
+	for _, d := range testFlags {
 		d.add(all, &f)
 	}
 	for _, name := range agentTestFlags {

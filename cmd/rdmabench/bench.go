@@ -46,23 +46,58 @@ type benchFlag struct {
 	add    func(fs *pflag.FlagSet, f *benchFlags)
 }
 
-// benchFlags keep perftest's letters where it has one.
+// testFlags are the flags of the tests: each knob's, from the knob table
+// (workloads.Knobs), then benchFlagDefs.
+var testFlags = append(knobFlags(), benchFlagDefs...)
+
+func knobFlags() []benchFlag {
+	defs := make([]benchFlag, len(workloads.Knobs))
+	for i, k := range workloads.Knobs {
+		defs[i] = benchFlag{knob: k.Name, add: func(fs *pflag.FlagSet, f *benchFlags) { addKnobFlag(fs, f, k) }}
+	}
+	return defs
+}
+
+// addKnobFlag adds knob k's flag to fs, setting f.spec (or f.load), as the
+// value of its kind.
+func addKnobFlag(fs *pflag.FlagSet, f *benchFlags, k workloads.Knob) {
+	fl := k.Flag
+	var p any
+	if fl.LoadField != nil {
+		p = fl.LoadField(&f.load)
+	} else {
+		p = fl.Field(&f.spec)
+	}
+	switch fl.Kind {
+	case workloads.FlagString:
+		fs.StringVarP(p.(*string), k.Name, fl.Short, "", fl.Help)
+	case workloads.FlagBool:
+		fs.BoolVarP(p.(*bool), k.Name, fl.Short, false, fl.Help)
+	case workloads.FlagCount:
+		fs.VarP(positiveInt(p.(*int)), k.Name, fl.Short, fl.Help)
+	case workloads.FlagAuto:
+		fs.VarP(autoInt(p.(*int)), k.Name, fl.Short, fl.Help)
+	case workloads.FlagRange:
+		fs.VarP(optInt{p.(**int), fl.Min, fl.Max}, k.Name, fl.Short, fl.Help)
+	case workloads.FlagMem:
+		fs.VarP(memKind(p.(*string)), k.Name, fl.Short, fl.Help)
+	case workloads.FlagRate:
+		r := p.(workloads.RateFields)
+		fs.VarP(rateLimitFlag{r.Gbps, r.Msgs}, k.Name, fl.Short, fl.Help)
+	case workloads.FlagLimiter:
+		fs.VarP(limiter(p.(*string)), k.Name, fl.Short, fl.Help)
+	case workloads.FlagBandwidthTest:
+		fs.VarP(loadTest(p.(*string)), k.Name, fl.Short, fl.Help)
+	case workloads.FlagSize:
+		fs.VarP(loadSize(p.(*int)), k.Name, fl.Short, fl.Help)
+	default:
+		panic(fmt.Sprintf("knob %s: flag kind %d", k.Name, fl.Kind))
+	}
+}
+
+// benchFlagDefs are the tests' flags that are not a knob's. They keep
+// perftest's letters where it has one.
 var benchFlagDefs = []benchFlag{
-	{knob: "ib-dev", add: func(fs *pflag.FlagSet, f *benchFlags) {
-		fs.StringVarP(&f.spec.Device, "ib-dev", "d", "", "RDMA device, or several at once (mlx5_0,mlx5_1, or all), each paired with the server's (default: the first one)")
-	}},
-	{knob: "ib-port", add: func(fs *pflag.FlagSet, f *benchFlags) {
-		fs.VarP(positiveInt(&f.spec.Port), "ib-port", "i", "device port (default 1)")
-	}},
-	{knob: "gid-index", add: func(fs *pflag.FlagSet, f *benchFlags) {
-		fs.VarP(autoInt(&f.spec.GIDIndex), "gid-index", "x", "GID index (default: chosen automatically, as rdmabench devices shows)")
-	}},
-	{knob: "connection", add: func(fs *pflag.FlagSet, f *benchFlags) {
-		fs.StringVarP(&f.spec.Connection, "connection", "c", "", "connection type: RC, UC or UD (default RC)")
-	}},
-	{knob: "mtu", add: func(fs *pflag.FlagSet, f *benchFlags) {
-		fs.VarP(positiveInt(&f.spec.MTU), "mtu", "m", "path MTU: 256, 512, 1024, 2048 or 4096 (default: the port's active MTU)")
-	}},
 	{add: func(fs *pflag.FlagSet, f *benchFlags) {
 		fs.VarP((*sizesFlag)(&f.spec.Sizes), "size", "s", "message sizes: a list and/or ranges of powers of two, e.g. 2,64,4K or 2..8M")
 		fs.BoolVarP(&f.all, "all", "a", false, "every power of two from 2 B to 8 MiB")
@@ -73,84 +108,9 @@ var benchFlagDefs = []benchFlag{
 		fs.Var(fraction(&f.spec.Precision), "precision", "run each size in rounds of 50 ms until the 95% confidence interval of its p50 (latency) or bandwidth is within this share of its median, e.g. 1%")
 		fs.Var(positiveDuration(&f.spec.PrecisionCap), "precision-cap", "with --precision, stop a size after this long even if imprecise (default 10s)")
 	}},
-	{knob: "qp-timeout", add: func(fs *pflag.FlagSet, f *benchFlags) {
-		fs.VarP(positiveInt(&f.spec.QPTimeout), "qp-timeout", "u", "QP local ACK timeout: 4.096 us x 2^N, N within 1..31; raise it on a slow or emulated network (default 14: 67 ms)")
-	}},
-	{knob: "tx-depth", add: func(fs *pflag.FlagSet, f *benchFlags) {
-		fs.VarP(positiveInt(&f.spec.TxDepth), "tx-depth", "t", "send queue depth of each QP, the outstanding sends of a bandwidth test (default 128 for bandwidth, 1 for latency)")
-	}},
-	{knob: "rx-depth", add: func(fs *pflag.FlagSet, f *benchFlags) {
-		fs.VarP(positiveInt(&f.spec.RxDepth), "rx-depth", "r", "receive queue depth: receives kept posted (default 512 for bandwidth, 16 for latency)")
-	}},
-	{knob: "qp", add: func(fs *pflag.FlagSet, f *benchFlags) {
-		fs.VarP(positiveInt(&f.spec.QPs), "qp", "q", "number of QPs (default 1)")
-	}},
-	{knob: "cq-mod", add: func(fs *pflag.FlagSet, f *benchFlags) {
-		fs.VarP(positiveInt(&f.spec.CQMod), "cq-mod", "Q", "signal one send in this many (default 100, at most the tx-depth)")
-	}},
-	{knob: "post-list", add: func(fs *pflag.FlagSet, f *benchFlags) {
-		fs.VarP(positiveInt(&f.spec.PostList), "post-list", "l", "work requests per post call (default 1)")
-	}},
-	{knob: "inline-size", add: func(fs *pflag.FlagSet, f *benchFlags) {
-		fs.VarP(autoInt(&f.spec.Inline), "inline-size", "I", "inline data size in bytes; 0 for none (default 220 for latency, where the device allows it, else 0)")
-	}},
-	{knob: "events", add: func(fs *pflag.FlagSet, f *benchFlags) {
-		fs.BoolVarP(&f.spec.Events, "events", "e", false, "wait for completion events instead of busy polling")
-	}},
-	{knob: "bidirectional", add: func(fs *pflag.FlagSet, f *benchFlags) {
-		fs.BoolVarP(&f.spec.Bidirectional, "bidirectional", "b", false, "both ends send at once")
-	}},
-	{knob: "atomic_type", add: func(fs *pflag.FlagSet, f *benchFlags) {
-		fs.StringVarP(&f.spec.AtomicType, "atomic_type", "A", "", "atomic operation: FETCH_AND_ADD or CMP_AND_SWAP (default FETCH_AND_ADD)")
-	}},
-	{knob: "validate", add: func(fs *pflag.FlagSet, f *benchFlags) {
-		fs.BoolVar(&f.spec.CheckData, "validate", false, "after each size, check the data: an untimed pass moves 3 messages per QP and direction, each with its own pattern, and the receiving side compares every byte (exit 1 on a difference)")
-	}},
-	{knob: "rdma-cm", add: func(fs *pflag.FlagSet, f *benchFlags) {
-		fs.BoolVarP(&f.spec.RDMACM, "rdma-cm", "R", false, "connect the QPs with rdma_cm (RC and UD), as perftest's -R")
-	}},
-	{knob: "reverse", add: func(fs *pflag.FlagSet, f *benchFlags) {
-		fs.BoolVar(&f.spec.Reverse, "reverse", false, "the server sends and the client receives (the server issues READs and atomics), without swapping hosts")
-	}},
-	{knob: "mem", add: func(fs *pflag.FlagSet, f *benchFlags) {
-		fs.Var(memKind(&f.spec.Mem), "mem", "where both ends' buffers live: host, hugepages (2 MiB pages; hugepages:1G for 1 GiB), or cuda[:GPU] (GPU memory; GPU an index or PCI bus id, default the GPU nearest the NIC), as perftest's --use_hugepages and --use_cuda (default host)")
-	}},
-	{knob: "odp", add: func(fs *pflag.FlagSet, f *benchFlags) {
-		fs.BoolVar(&f.spec.ODP, "odp", false, "register the buffers for on-demand paging (IBV_ACCESS_ON_DEMAND), as perftest's --odp; refused where the device lacks ODP for the transport and operation")
-	}},
-	{knob: "server-dev", add: func(fs *pflag.FlagSet, f *benchFlags) {
-		fs.StringVar(&f.spec.ServerDevice, "server-dev", "", "device the server uses, or one per -d device (default: its own -d, or its first device)")
-	}},
-	{knob: "threads", add: func(fs *pflag.FlagSet, f *benchFlags) {
-		fs.Var(positiveInt(&f.spec.Threads), "threads", "spread the QPs over this many loop threads on each end, each with its own CQs (default 1)")
-	}},
-	{knob: "rate-limit", add: func(fs *pflag.FlagSet, f *benchFlags) {
-		fs.Var(rateLimitFlag{&f.spec.RateGbps, &f.spec.RateMsgs}, "rate-limit", "limit each end's sending on each device to this payload rate (5Gbps, 800Mbps, 1GB/s; a bare number is Gbit/s) or message rate (2Mpps)")
-	}},
-	{knob: "rate-limiter", add: func(fs *pflag.FlagSet, f *benchFlags) {
-		fs.Var(limiter(&f.spec.RateLimiter), "rate-limiter", "what enforces --rate-limit: sw (the timed loop paces its posts) or hw (the device's per-QP rate limiter) (default sw)")
-	}},
-	{knob: "load", add: func(fs *pflag.FlagSet, f *benchFlags) {
-		fs.Var(loadTest(&f.load.Test), "load", "run this bandwidth test (write-bw, read-bw, send-bw, atomic-bw) in the background, on QPs of its own, while the latency is measured")
-	}},
-	{knob: "load-qps", add: func(fs *pflag.FlagSet, f *benchFlags) {
-		fs.Var(positiveInt(&f.load.QPs), "load-qps", "QPs of the --load test (default 1)")
-	}},
-	{knob: "load-size", add: func(fs *pflag.FlagSet, f *benchFlags) {
-		fs.Var(loadSize(&f.load.Size), "load-size", "message size of the --load test (default its own: 64K, atomics 8)")
-	}},
+	// --dscp is another way to say --tclass, merged into it (mergeDSCP).
 	{knob: "tclass", add: func(fs *pflag.FlagSet, f *benchFlags) {
-		fs.VarP(optInt{&f.spec.TClass, 0, 255}, "tclass", "T", "traffic class of both ends' packets: the IP header's DS field on RoCE v2 (DSCP << 2 | ECN) and IP_TOS on TCP, e.g. 0x68 (default 0)")
 		fs.Var(optInt{&f.dscp, 0, 63}, "dscp", "DSCP of both ends' packets: sets the traffic class's upper 6 bits, e.g. 26 for AF31")
-	}},
-	{knob: "sl", add: func(fs *pflag.FlagSet, f *benchFlags) {
-		fs.VarP(optInt{&f.spec.SL, 0, 15}, "sl", "S", "service level of both ends' QPs (default 0)")
-	}},
-	{knob: "flow-label", add: func(fs *pflag.FlagSet, f *benchFlags) {
-		fs.Var(optInt{&f.spec.FlowLabel, 0, 0xfffff}, "flow-label", "GRH flow label of both ends' QPs, 20 bits (default 0)")
-	}},
-	{knob: "hop-limit", add: func(fs *pflag.FlagSet, f *benchFlags) {
-		fs.VarP(optInt{&f.spec.HopLimit, 1, 255}, "hop-limit", "L", "GRH hop limit of both ends' QPs, on InfiniBand (on RoCE the kernel takes the IP TTL from the route) (default 64)")
 	}},
 	{add: func(fs *pflag.FlagSet, f *benchFlags) {
 		fs.Var(positiveDuration(&f.spec.IdleTimeout), "idle-timeout", "give up when the peer makes no progress for this long (default 10s)")
@@ -183,7 +143,7 @@ var benchFlagDefs = []benchFlag{
 func (f *benchFlags) register(fs *pflag.FlagSet, tests []workloads.TestInfo) {
 	f.spec = workloads.Spec{Warmup: -1, Inline: -1, GIDIndex: -1}
 	f.output = report.FormatTable
-	for _, d := range benchFlagDefs {
+	for _, d := range testFlags {
 		if d.appliesToAny(tests) {
 			d.add(fs, f)
 		}
@@ -210,7 +170,7 @@ func notApplicable(cmd string, flagErr error) error {
 	all := pflag.NewFlagSet("all", pflag.ContinueOnError)
 	var f benchFlags
 	defs := map[string]benchFlag{}
-	for _, d := range benchFlagDefs {
+	for _, d := range testFlags {
 		before := map[string]bool{}
 		all.VisitAll(func(fl *pflag.Flag) { before[fl.Name] = true })
 		d.add(all, &f)

@@ -290,7 +290,7 @@ func meshFlagsApply(fs *pflag.FlagSet, tests []workloads.TestInfo) error {
 		if err != nil {
 			return
 		}
-		for _, d := range benchFlagDefs {
+		for _, d := range testFlags {
 			probe := pflag.NewFlagSet("probe", pflag.ContinueOnError)
 			d.add(probe, &benchFlags{})
 			if probe.Lookup(fl.Name) == nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -391,52 +392,84 @@ func itoaOr(n int) string {
 	return strconv.Itoa(n)
 }
 
-// paramKeys are the parameters compared, in order; Extra keys follow.
+// A paramField is a parameter compared, from its Params field's compare
+// tag (see [Params]).
+type paramField struct {
+	key    string
+	order  int
+	index  int    // the field's
+	format string // "", "auto", "seconds" or "omitempty"
+}
+
+// paramFields are the parameters compared, in order; Extra keys follow.
 // Sizes, the server address and the device requested are left out: the
 // rows, and the devices actually used, show those.
-var paramKeys = []string{"connection", "mtu", "gid-index", "tx-depth", "rx-depth", "qps", "inline", "cq-mod",
-	"post-list", "events", "bidirectional", "atomic", "iterations", "duration", "warm-up",
-	"tclass", "sl", "flow-label", "hop-limit", "reverse", "rdma-cm", "mem", "odp"}
+var paramFields = func() []paramField {
+	var fields []paramField
+	t := reflect.TypeFor[Params]()
+	for i := range t.NumField() {
+		tag, ok := t.Field(i).Tag.Lookup("compare")
+		if !ok {
+			continue
+		}
+		parts := strings.Split(tag, ",")
+		order, err := strconv.Atoi(parts[1])
+		if err != nil {
+			panic("report: Params." + t.Field(i).Name + ": compare tag " + tag + " has no order")
+		}
+		f := paramField{key: parts[0], order: order, index: i}
+		if len(parts) > 2 {
+			f.format = parts[2]
+		}
+		fields = append(fields, f)
+	}
+	slices.SortFunc(fields, func(a, b paramField) int { return a.order - b.order })
+	return fields
+}()
 
+// paramKeys are the keys of paramFields, in order.
+var paramKeys = func() []string {
+	keys := make([]string, len(paramFields))
+	for i, f := range paramFields {
+		keys[i] = f.key
+	}
+	return keys
+}()
+
+// paramMap is p's parameters compared, as compare prints them. A string
+// (but omitempty) or int is there even when unset (""), the others only
+// when set; an Extra key only where no field has it.
 func paramMap(p *Params) map[string]string {
-	m := map[string]string{
-		"connection": p.Connection, "mtu": itoaOr(p.MTU), "tx-depth": itoaOr(p.TxDepth), "rx-depth": itoaOr(p.RxDepth),
-		"qps": itoaOr(p.QPs), "cq-mod": itoaOr(p.CQMod), "post-list": itoaOr(p.PostList),
-		"atomic": p.AtomicType, "iterations": itoaOr(p.Iterations),
-	}
-	if p.Inline != nil {
-		m["inline"] = strconv.Itoa(*p.Inline)
-	}
-	if p.Warmup != nil {
-		m["warm-up"] = strconv.Itoa(*p.Warmup)
-	}
-	if p.GIDIndex >= 0 {
-		m["gid-index"] = strconv.Itoa(p.GIDIndex)
-	}
-	if p.Events {
-		m["events"] = "on"
-	}
-	if p.Bidirectional {
-		m["bidirectional"] = "on"
-	}
-	if p.Reverse {
-		m["reverse"] = "on"
-	}
-	if p.RDMACM {
-		m["rdma-cm"] = "on"
-	}
-	if p.Mem != "" {
-		m["mem"] = p.Mem
-	}
-	if p.ODP {
-		m["odp"] = "on"
-	}
-	if p.DurationS > 0 {
-		m["duration"] = num(p.DurationS) + " s"
-	}
-	for k, v := range map[string]*int{"tclass": p.TClass, "sl": p.SL, "flow-label": p.FlowLabel, "hop-limit": p.HopLimit} {
-		if v != nil {
-			m[k] = strconv.Itoa(*v)
+	m := map[string]string{}
+	v := reflect.ValueOf(p).Elem()
+	for _, f := range paramFields {
+		switch fv := v.Field(f.index); fv.Kind() {
+		case reflect.String:
+			if f.format != "omitempty" || fv.String() != "" {
+				m[f.key] = fv.String()
+			}
+		case reflect.Int:
+			if f.format == "auto" {
+				if fv.Int() >= 0 {
+					m[f.key] = strconv.FormatInt(fv.Int(), 10)
+				}
+			} else {
+				m[f.key] = itoaOr(int(fv.Int()))
+			}
+		case reflect.Bool:
+			if fv.Bool() {
+				m[f.key] = "on"
+			}
+		case reflect.Pointer:
+			if !fv.IsNil() {
+				m[f.key] = strconv.FormatInt(fv.Elem().Int(), 10)
+			}
+		case reflect.Float64:
+			if f.format == "seconds" && fv.Float() > 0 {
+				m[f.key] = num(fv.Float()) + " s"
+			}
+		default:
+			panic("report: compare tag on a " + fv.Kind().String())
 		}
 	}
 	for k, v := range p.Extra {

@@ -238,30 +238,37 @@ type Clock struct {
 // default. What each test ran with, as it reached the device or the socket,
 // is in its [Result.Effective]; the device and GID each end used are in
 // [Hosts].
+//
+// A field tagged compare is a parameter compare warns about when two
+// documents differ in it: `compare:"KEY,ORDER[,auto|,seconds|,omitempty]"`,
+// the warnings in ORDER; auto: an int whose -1 is unset (0 is shown),
+// seconds: a float64 shown in seconds when above 0, omitempty: a string
+// not there when empty. Otherwise a string, int (0 unset), *int (nil
+// unset) or bool (false unset).
 type Params struct {
-	Server     string `json:"server,omitempty"` // HOST as given; empty on loopback
-	Device     string `json:"device,omitempty"` // -d; empty: the first device
-	Port       int    `json:"port,omitempty"`   // -i
-	GIDIndex   int    `json:"gid_index"`        // -x; -1: selected automatically
-	Connection string `json:"connection,omitempty"`
-	MTU        int    `json:"mtu,omitempty"`      // -m, bytes; 0: the port's active MTU
-	Sizes      []int  `json:"sizes,omitempty"`    // -s / -a, bytes
-	TxDepth    int    `json:"tx_depth,omitempty"` // -t
-	RxDepth    int    `json:"rx_depth,omitempty"` // -r
-	QPs        int    `json:"qps,omitempty"`      // -q
-	Inline     *int   `json:"inline,omitempty"`   // -I, bytes
-	CQMod      int    `json:"cq_mod,omitempty"`   // -Q
-	PostList   int    `json:"post_list,omitempty"`
-	Events     bool   `json:"events,omitempty"` // -e: wait on completion events instead of polling
+	Server     string `json:"server,omitempty"`                     // HOST as given; empty on loopback
+	Device     string `json:"device,omitempty"`                     // -d; empty: the first device
+	Port       int    `json:"port,omitempty"`                       // -i
+	GIDIndex   int    `json:"gid_index" compare:"gid-index,3,auto"` // -x; -1: selected automatically
+	Connection string `json:"connection,omitempty" compare:"connection,1"`
+	MTU        int    `json:"mtu,omitempty" compare:"mtu,2"`           // -m, bytes; 0: the port's active MTU
+	Sizes      []int  `json:"sizes,omitempty"`                         // -s / -a, bytes
+	TxDepth    int    `json:"tx_depth,omitempty" compare:"tx-depth,4"` // -t
+	RxDepth    int    `json:"rx_depth,omitempty" compare:"rx-depth,5"` // -r
+	QPs        int    `json:"qps,omitempty" compare:"qps,6"`           // -q
+	Inline     *int   `json:"inline,omitempty" compare:"inline,7"`     // -I, bytes
+	CQMod      int    `json:"cq_mod,omitempty" compare:"cq-mod,8"`     // -Q
+	PostList   int    `json:"post_list,omitempty" compare:"post-list,9"`
+	Events     bool   `json:"events,omitempty" compare:"events,10"` // -e: wait on completion events instead of polling
 	// QPTimeout (-u) is the QPs' local ACK timeout exponent: 4.096 µs ×
 	// 2^QPTimeout; 0 left the default.
 	QPTimeout int `json:"qp_timeout,omitempty"`
 	// Bidirectional (-b): both ends send at once.
-	Bidirectional bool    `json:"bidirectional,omitempty"`
-	AtomicType    string  `json:"atomic_type,omitempty"` // -A: "FETCH_AND_ADD" or "CMP_AND_SWAP"
-	Iterations    int     `json:"iterations,omitempty"`  // -n
-	DurationS     float64 `json:"duration_s,omitempty"`  // -D; duration mode when > 0
-	Warmup        *int    `json:"warmup,omitempty"`      // --warmup, iterations per size
+	Bidirectional bool    `json:"bidirectional,omitempty" compare:"bidirectional,11"`
+	AtomicType    string  `json:"atomic_type,omitempty" compare:"atomic,12"`          // -A: "FETCH_AND_ADD" or "CMP_AND_SWAP"
+	Iterations    int     `json:"iterations,omitempty" compare:"iterations,13"`       // -n
+	DurationS     float64 `json:"duration_s,omitempty" compare:"duration,14,seconds"` // -D; duration mode when > 0
+	Warmup        *int    `json:"warmup,omitempty" compare:"warm-up,15"`              // --warmup, iterations per size
 	// PrecisionPct (--precision) runs each size until its headline figure
 	// is known to this half-width, percent, or for at most PrecisionCapS.
 	PrecisionPct  float64 `json:"precision_pct,omitempty"`
@@ -273,16 +280,16 @@ type Params struct {
 	// Repeat is the number of runs requested (--repeat); 0 or 1: one.
 	Repeat int `json:"repeat,omitempty"`
 	// Reverse (--reverse): in bandwidth tests the server initiated.
-	Reverse bool `json:"reverse,omitempty"`
+	Reverse bool `json:"reverse,omitempty" compare:"reverse,20"`
 	// RDMACM (-R): rdma_cm set up the QPs' connections.
-	RDMACM bool `json:"rdma_cm,omitempty"`
+	RDMACM bool `json:"rdma_cm,omitempty" compare:"rdma-cm,21"`
 	// The path asked for (--tclass or --dscp, --sl, --flow-label,
 	// --hop-limit); what reached the device is in each result's
 	// effective.av.
-	TClass    *int `json:"tclass,omitempty"`
-	SL        *int `json:"sl,omitempty"`
-	FlowLabel *int `json:"flow_label,omitempty"`
-	HopLimit  *int `json:"hop_limit,omitempty"`
+	TClass    *int `json:"tclass,omitempty" compare:"tclass,16"`
+	SL        *int `json:"sl,omitempty" compare:"sl,17"`
+	FlowLabel *int `json:"flow_label,omitempty" compare:"flow-label,18"`
+	HopLimit  *int `json:"hop_limit,omitempty" compare:"hop-limit,19"`
 
 	// Threads (--threads), the loop threads' cores (--cpu, --server-cpu),
 	// the rate limit (--rate-limit: Gbit/s of payload, or messages per
@@ -298,8 +305,8 @@ type Params struct {
 	// Mem (--mem) is where the buffers were asked to live: "hugepages",
 	// "hugepages:1G", "cuda:0", ...; empty: host memory. ODP (--odp): they
 	// were asked to be registered for on-demand paging.
-	Mem string `json:"mem,omitempty"`
-	ODP bool   `json:"odp,omitempty"`
+	Mem string `json:"mem,omitempty" compare:"mem,22,omitempty"`
+	ODP bool   `json:"odp,omitempty" compare:"odp,23"`
 	// Extra holds parameters without a field of their own.
 	Extra map[string]string `json:"extra,omitempty"`
 }

@@ -119,13 +119,17 @@ func planLanes(s *Spec, r role, o endOptions) ([]lane, error) {
 
 // loadSpec is the spec of the load of main: its bandwidth test, open
 // ended (the client stops it when the latency test is over), between the
-// same devices, GIDs, cores and path (traffic class, rdma_cm, ACK timeout).
+// same devices, GIDs, cores and path: every knob the table marks Shared
+// (traffic class, rdma_cm, ACK timeout, ...).
 func loadSpec(s *Spec, main Spec) Spec {
 	l := Spec{Test: s.Load.Test, Sizes: []int{s.Load.Size}, QPs: s.Load.QPs, Warmup: -1, Inline: -1,
-		GIDIndex: main.GIDIndex, Device: main.Device, ServerDevice: main.ServerDevice, Port: main.Port, MTU: main.MTU,
-		IdleTimeout: main.IdleTimeout, CPUs: main.CPUs, ServerCPUs: main.ServerCPUs, QPTimeout: main.QPTimeout,
-		RDMACM: main.RDMACM, TClass: main.TClass, SL: main.SL, FlowLabel: main.FlowLabel, HopLimit: main.HopLimit,
+		IdleTimeout: main.IdleTimeout, CPUs: main.CPUs, ServerCPUs: main.ServerCPUs,
 		Duration: 24 * time.Hour, Interval: loadStep}
+	for _, k := range Knobs {
+		if k.Shared {
+			k.copyTo(&l, &main)
+		}
+	}
 	_ = l.Normalize() // checked with the latency test's spec
 	return l
 }

@@ -164,10 +164,7 @@ func splitDevices(s string) []string {
 
 // requestedFabric records the fabric settings as asked.
 func (s *Spec) requestedFabric(p *report.Params) {
-	p.Threads = s.Threads
 	p.CPUs, p.ServerCPUs = s.CPUs, s.ServerCPUs
-	p.ServerDevice = s.ServerDevice
-	p.RateLimitGbps, p.RateLimitMsgs, p.RateLimiter = s.RateGbps, s.RateMsgs, s.RateLimiter
 	if s.Load != nil {
 		p.Load = &report.LoadParams{Test: s.Load.Test, QPs: s.Load.QPs, Size: s.Load.Size}
 	}
