@@ -19,7 +19,6 @@ import (
 	"github.com/rdmabench/rdmabench/pkg/mesh"
 	"github.com/rdmabench/rdmabench/pkg/remote"
 	"github.com/rdmabench/rdmabench/pkg/report"
-	"github.com/rdmabench/rdmabench/pkg/verbs"
 	"github.com/rdmabench/rdmabench/pkg/workloads"
 )
 
@@ -106,7 +105,7 @@ type Agent struct {
 	dnsName  string // of PeersDNS
 	dnsPort  int
 	// readPort reads the port counters of the probe's device
-	// (verbs.PortCounters; a fake sysfs's in tests).
+	// (workloads.PortCounters; a fake sysfs's in tests).
 	readPort    func(dev string, port int) (map[string]uint64, error)
 	portFailing bool // the last read of the port counters failed (for the log)
 	logMu       sync.Mutex
@@ -195,7 +194,7 @@ func New(cfg Config) (*Agent, error) {
 		return nil, fmt.Errorf("probe: %w", err)
 	}
 	a := &Agent{cfg: cfg, run: run, info: info, byAddr: map[string]*peer{}, dnsName: dnsName, dnsPort: dnsPort,
-		readPort: verbs.PortCounters}
+		readPort: workloads.PortCounters}
 	a.st.labels = labels{host: cfg.Host, device: cfg.Probe.Spec.Device, test: info.Name, basis: info.Basis}
 	a.st.port = max(cfg.Probe.Spec.Port, 1)
 	a.st.rate = cfg.Rate

@@ -30,6 +30,13 @@ func LocalHost() report.Host {
 	return h
 }
 
+// PortCounters are the error and traffic counters of a device's port, as
+// a test records them before and after it runs (verbs.PortCounters): for a
+// part that watches a port between tests.
+func PortCounters(dev string, port int) (map[string]uint64, error) {
+	return verbs.PortCounters(dev, port)
+}
+
 // LocalDevices lists this host's RDMA devices and ports with their GIDs,
 // as a mesh rank registers them; none on a host (or build) without verbs.
 func LocalDevices() []report.MeshDevice {
