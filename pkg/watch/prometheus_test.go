@@ -236,6 +236,9 @@ func query(t *testing.T, base, q string) []sample {
 		return nil // not up yet
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusServiceUnavailable {
+		return nil // up, its storage not ready yet ("Service Unavailable")
+	}
 	var r struct {
 		Status string
 		Error  string
