@@ -390,13 +390,6 @@ func fleetOf(ls []judged, skip map[int]bool) (m, spread float64, meds map[int]fl
 	return m, 1.4826 * median(mads), meds
 }
 
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 func cmpLink(x, y Link) int {
 	return cmp.Or(cmp.Compare(x.From, y.From), cmp.Compare(x.To, y.To))
 }
@@ -510,15 +503,16 @@ func (b Blame) Suspects() []Link {
 	for _, v := range b.Ranks {
 		// Links to peers not at fault first: a link to another rank at
 		// fault stays slow whatever this rank's retest shows.
+		peerOf := func(l Link) int { return l.From + l.To - v.Rank }
 		links := slices.Clone(v.Links)
-		peerOf := func(l Link) int {
-			if l.To == v.Rank {
-				return l.From
-			}
-			return l.To
-		}
 		slices.SortStableFunc(links, func(x, y Link) int {
-			return cmp.Compare(b2i(atFault[peerOf(x)]), b2i(atFault[peerOf(y)]))
+			switch ax, ay := atFault[peerOf(x)], atFault[peerOf(y)]; {
+			case ax == ay:
+				return 0
+			case ax:
+				return 1
+			}
+			return -1
 		})
 		peers := map[int]bool{}
 		for _, l := range links {

@@ -60,6 +60,12 @@ func layoutFit(rows []row, aligns []tw.Align, keys, width int) ([]string, error)
 		}
 		return lines, err
 	}
+	return bySection(rows, func(sec []row) ([]string, error) { return splitSection(sec, aligns, keys, width) })
+}
+
+// bySection lays out each section of rows (the rows between blank rows)
+// with lay, a blank line between them.
+func bySection(rows []row, lay func([]row) ([]string, error)) ([]string, error) {
 	var out []string
 	start := 0
 	for i := 0; i <= len(rows); i++ {
@@ -67,7 +73,7 @@ func layoutFit(rows []row, aligns []tw.Align, keys, width int) ([]string, error)
 			continue
 		}
 		if i > start {
-			ls, err := splitSection(rows[start:i], aligns, keys, width)
+			ls, err := lay(rows[start:i])
 			if err != nil {
 				return nil, err
 			}
@@ -304,23 +310,9 @@ func layoutSections(rows []row, aligns []tw.Align, keys, width int) ([]string, e
 		}
 		padded[i].cells = cells
 	}
-	var out []string
-	start := 0
-	for i := 0; i <= len(padded); i++ {
-		if i < len(padded) && padded[i].kind != rowBlank {
-			continue
-		}
-		if i > start {
-			ls, err := layoutFit(padded[start:i], aligns, keys, width)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, ls...)
-		}
-		if i < len(padded) {
-			out = append(out, "")
-		}
-		start = i + 1
+	out, err := bySection(padded, func(sec []row) ([]string, error) { return layoutFit(sec, aligns, keys, width) })
+	if err != nil {
+		return nil, err
 	}
 	rule := 0
 	for _, l := range out {
