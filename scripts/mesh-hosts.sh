@@ -80,6 +80,12 @@ verdicts() {
 	jq -r '.mesh.verdicts // [] | .[] | select(.subject != "round") | [.subject, .kind, (.rank // "-"), (.from // "-"), (.to // "-")] | @tsv' "$1"
 }
 
+# limits NAME.json: each judged figure's fleet median and limit, for a
+# failure's message.
+limits() {
+	jq -r '[.mesh.blame.figures // [] | .[] | "\(.test) \(.figure): median \(.fleet_median | floor), limit \(.limit * 100 | round / 100)x"] | join("; ")' "$1"
+}
+
 if runs slurm-hosts; then
 	# 1. The mesh as it is.
 	mesh slurm-hosts
@@ -99,12 +105,13 @@ fi
 # The blame runs: 5 ping-pongs a link after 1 of warm-up; a 500 ms delay,
 # far above the milliseconds the emulated hosts take to wake on an event:
 # their links differ from each other by up to 8x unslowed (a fabric's by
-# percents), and a busy host's by more, so blame's least spread is 100%
-# (with the multiplier 3: bad past 8 times the fleet median) where a
-# slowed link is 50 to 500 times. A link of that noise may still be judged
-# slow and recover on retest: a flaky verdict is not a blame, so only bad
-# verdicts other than the one wanted fail a case.
-blame=(write-lat -n 5 --warmup 1 --blame-multiplier 3 --blame-min-spread 100%)
+# percents), and a busy host's by 25x, a spread that would excuse a slowed
+# link too. So blame's spread is fixed at 100% (with the multiplier 4: bad
+# past 16 times the fleet median) where a slowed link is 30 to 500 times.
+# A link of that noise may still be judged slow and recover on retest: a
+# flaky verdict is not a blame, so only bad verdicts other than the one
+# wanted fail a case.
+blame=(write-lat -n 5 --warmup 1 --blame-multiplier 4 --blame-min-spread 100% --blame-max-spread 100%)
 slow=node$n
 
 if runs blame-host; then
@@ -119,7 +126,7 @@ if runs blame-host; then
 	if [[ $rc == 3 && -n $want && $ranks_bad -ge 1 && $others == 0 ]] && grep -q "^bad rank: rank $want ($slow" "$out/blame-host.err"; then
 		ok "blame-host (netem delay 500ms on $slow: rank $want blamed, no link, exit 3, in $took s)"
 	else
-		ko blame-host "exit $rc (want 3), rank of $slow: ${want:-none}, verdicts: ${vs:-none}"
+		ko blame-host "exit $rc (want 3), rank of $slow: ${want:-none}, verdicts: ${vs:-none}; $(limits "$out/blame-host.json")"
 		cat "$out/blame-host.err"
 	fi
 	cat "$out/blame-host.txt"
@@ -141,7 +148,7 @@ if runs blame-link; then
 	if [[ $rc == 3 && -n $a && -n $b && $links_bad -ge 1 && $others == 0 ]]; then
 		ok "blame-link (netem delay 500ms from $from to $slow only: the link $a <-> $b blamed, neither rank, exit 3, in $took s)"
 	else
-		ko blame-link "exit $rc (want 3), ranks ${a:-none} and ${b:-none}, verdicts: ${vs:-none}"
+		ko blame-link "exit $rc (want 3), ranks ${a:-none} and ${b:-none}, verdicts: ${vs:-none}; $(limits "$out/blame-link.json")"
 		cat "$out/blame-link.err"
 	fi
 	cat "$out/blame-link.txt"

@@ -3,14 +3,12 @@ package main
 import (
 	"fmt"
 	"io"
-	"math"
 	"net"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/rdmabench/rdmabench/pkg/control"
-	"github.com/rdmabench/rdmabench/pkg/mesh"
 	"github.com/rdmabench/rdmabench/pkg/remote"
 	"github.com/rdmabench/rdmabench/pkg/verbs"
 	"github.com/rdmabench/rdmabench/pkg/watch"
@@ -32,7 +30,7 @@ func newAgentCmd() *cobra.Command {
 	var listen, metricsListen, probe, peers string
 	var logTests bool
 	var timeout time.Duration
-	var blameMultiplier float64
+	var blameFlags blameFlags
 	cmd := &cobra.Command{
 		Use:   "agent --peers FILE|dns:NAME[:PORT]",
 		Short: "Serve tests and probe peers continuously, exporting OpenMetrics for Prometheus",
@@ -73,10 +71,11 @@ peers); and the error and retransmission counters of the device's port. See docs
 			} else {
 				cfg.PeersFile = peers
 			}
-			if !(blameMultiplier > 0) || math.IsInf(blameMultiplier, 0) {
-				return usageError{fmt.Errorf("agent: --blame-multiplier %v: want a number above 0", blameMultiplier)}
+			blame, err := blameFlags.options("agent")
+			if err != nil {
+				return usageError{err}
 			}
-			cfg.Blame.Multiplier = blameMultiplier
+			cfg.Blame = blame
 			req := f.request([]string{probe}, false, nil)
 			if err := mergeDSCP(&req.Spec, f.dscp); err != nil {
 				return usageError{fmt.Errorf("agent: %w", err)}
@@ -149,7 +148,7 @@ peers); and the error and retransmission counters of the device's port. See docs
 	fs.Var(positiveDuration(&cfg.Reload), "reload", "re-read the peers file, or look the peers' name up, this often (default 5s)")
 	fs.Var(positiveDuration(&cfg.BlameEvery), "blame-every", "judge the peers' recent p50 this often (default 10s)")
 	fs.IntVar(&cfg.BlameProbes, "blame-probes", 16, "blame judges the median p50 of each peer's last this many good probes (3 to 16): fewer react sooner, more are steadier")
-	fs.Float64Var(&blameMultiplier, "blame-multiplier", mesh.DefaultBlameMultiplier, "a peer is slow when its recent p50 is worse than the median over this agent's peers by more than this many spreads (as mesh --blame-multiplier); lower it where the figures are noisy")
+	blameFlags.add(fs, "a peer")
 	fs.Var(positiveInt(&cfg.MaxPeers), "max-peers", "probe at most this many peers, the first of the file or of the name's sorted addresses (default 1024)")
 	fs.Var(positiveInt(&cfg.MaxInflight), "max-inflight", "probes in flight at once at most, so that a silent peer does not stop the others (default 4)")
 	fs.StringVar(&cfg.Host, "host", "", "the host label of every sample (default: this host's name)")

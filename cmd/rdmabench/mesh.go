@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -44,8 +43,7 @@ func newMeshCmd(args []string) *cobra.Command {
 		outlier                     ratioFlag
 		verbose, blame, duplex      bool
 		hostLevel                   bool
-		blameMultiplier             float64
-		blameMinSpread              percentFlag
+		blameFlags                  blameFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "mesh [TEST...] [flags]",
@@ -154,16 +152,14 @@ register or lose it.`,
 			if f.outFile != "" && !slices.Contains(report.MeshFormats, report.FormatForPath(f.outFile)) {
 				return usageError{fmt.Errorf("mesh: --out %s: a mesh document is written as .json, .txt, .md or .csv", f.outFile)}
 			}
-			if blameMultiplier <= 0 || math.IsInf(blameMultiplier, 0) || math.IsNaN(blameMultiplier) {
-				return usageError{fmt.Errorf("mesh: --blame-multiplier %v: want a number above 0", blameMultiplier)}
-			}
-			for _, name := range []string{"blame-multiplier", "blame-min-spread"} {
+			for _, name := range blameFlagNames {
 				if fs.Changed(name) && !blame {
 					return usageError{fmt.Errorf("mesh: --%s applies to --blame, which --blame=false turns off", name)}
 				}
 			}
-			if blameMinSpread.set && blameMinSpread.v <= 0 {
-				return usageError{fmt.Errorf("mesh: --blame-min-spread %s: want a share above 0%%", blameMinSpread.String())}
+			blameOptions, err := blameFlags.options("mesh")
+			if err != nil {
+				return usageError{err}
 			}
 			if !fs.Changed("rank") {
 				rank = -1
@@ -195,7 +191,7 @@ register or lose it.`,
 			}
 			cfg := mesh.Config{Launch: launch, Coordinator: coord, Token: remote.Token(f.token), Listen: listen, Advertise: adv,
 				Request: req, RegisterTimeout: registerTimeout, LinkTimeout: linkTimout, Limits: f.limits, Outlier: outlier.v, Blame: blame,
-				BlameOptions: mesh.BlameOptions{Multiplier: blameMultiplier, MinSpread: blameMinSpread.v},
+				BlameOptions: blameOptions,
 				Schedule:     mesh.ScheduleOptions{Rails: rails, Sample: sample, Seed: seed}, Duplex: duplex, HostLevel: hostLevel}
 			if d := strings.TrimSpace(f.spec.Device); d != "" {
 				cfg.Devices = strings.Split(d, ",")
@@ -255,8 +251,7 @@ register or lose it.`,
 	fs.BoolVar(&duplex, "duplex", false, "each pair of ranks runs once, both directions at once: a latency test's ping-pong (its figure in both cells of the pair), a bandwidth test bidirectional as with -b (each direction's figure in its own cell); half the links of the schedule. read-lat and atomic-lat are refused (no ping-pong)")
 	fs.BoolVar(&hostLevel, "host-level", false, "ranks are hosts, one per host: every link runs on all the devices of -d at once (paired one by one with the peer's, as it registered them) and records their sum, the host's aggregate, with each device's own figures; every rank lists as many devices")
 	fs.BoolVar(&blame, "blame", true, "once the schedule is done, judge every link's p50 and bandwidth against the fleet's own medians and spread: a rank slow with most of its peers is blamed, not its links; a link slow while neither end is, the link; a round slow as a whole, no one. Suspects are retested in rounds of their own: those that recover are flaky (reported), the others bad (exit 3). --blame=false: no verdicts, no retests")
-	fs.Float64Var(&blameMultiplier, "blame-multiplier", mesh.DefaultBlameMultiplier, "with --blame, a link is bad when its figure is worse than the fleet median by more than this many spreads (the fleet's own robust spread, at least 2%: with 5, at least 1.10 times); lower it where the figures are noisy")
-	fs.Var(&blameMinSpread, "blame-min-spread", "with --blame, the least spread the fleet's links are judged by, as a share of a figure (default 2%): raise it where links differ by more than a fabric's noise, as on emulated hosts (with 100% and the multiplier 3, a link is bad past 8 times the fleet median)")
+	blameFlags.add(fs, "a link")
 	fs.Var(&outlier, "outlier", "exit 3 naming each link whose bandwidth is below this fraction of the median of all links (or p50 latency above the median divided by it), e.g. 0.8")
 	fs.BoolVarP(&verbose, "verbose", "v", false, "log, on every rank, its registration and each test it serves")
 	return cmd

@@ -43,6 +43,10 @@ func TestMeshScheduleFlags(t *testing.T) {
 		{[]string{"--duplex", "--reverse", "tcp-bw"}, "mesh: --duplex and --reverse are exclusive"},
 		{[]string{"--host-level", "--rails"}, "mesh: --host-level and --rails are exclusive"},
 		{[]string{"--host-level"}, "mesh: --host-level measures every device of a host at once: list them with -d"},
+		{[]string{"--blame-max-spread", "1%"}, "mesh: --blame-max-spread 1%: want at least the least spread, 2%"},
+		{[]string{"--blame-min-spread", "50%", "--blame-max-spread", "20%"}, "--blame-max-spread 20%: want at least the least spread, 50%"},
+		{[]string{"--blame=false", "--blame-max-spread", "100%"}, "mesh: --blame-max-spread applies to --blame, which --blame=false turns off"},
+		{[]string{"--blame-multiplier", "0"}, "mesh: --blame-multiplier 0: want a number above 0"},
 	} {
 		args := append(append([]string{}, base...), c.args...)
 		_, stderr, code := cli(t, args...)

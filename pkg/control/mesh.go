@@ -141,7 +141,8 @@ func (c *Coordinator) handle(ctx context.Context, conn net.Conn) {
 		return
 	}
 	mem := &Member{p: p, addr: addr, local: conn.LocalAddr().String(), data: m.Data,
-		replies: make(map[uint64]chan *Message)}
+		replies: make(map[uint64]chan *Message), accepted: make(chan struct{})}
+	defer close(mem.accepted)
 	if c.opt.Register != nil {
 		if err := c.opt.Register(mem); err != nil {
 			c.srv.logf("%s refused %s: %v", addr, CodeSpec, err)
@@ -151,7 +152,11 @@ func (c *Coordinator) handle(ctx context.Context, conn net.Conn) {
 			return
 		}
 	}
-	if err := p.write(ctx, &Message{Type: TypeAccepted}); err != nil {
+	// Registered, the rank is the coordinator's: it is accepted even when
+	// Register's owner ends the mesh at once (the registration that
+	// completed the mesh may be the one that made it fail), so that it is
+	// told the mesh is over rather than dropped.
+	if err := p.write(context.WithoutCancel(ctx), &Message{Type: TypeAccepted}); err != nil {
 		p.close()
 		return
 	}
@@ -168,6 +173,10 @@ type Member struct {
 	addr  string
 	local string
 	data  json.RawMessage
+
+	// accepted is closed once the rank was told it is registered (or its
+	// registration failed): no job goes before that word.
+	accepted chan struct{}
 
 	mu        sync.Mutex
 	nextID    uint64
@@ -260,6 +269,11 @@ func (m *Member) Run(ctx context.Context, data json.RawMessage) (json.RawMessage
 		delete(m.replies, id)
 		m.mu.Unlock()
 	}()
+	select {
+	case <-m.accepted:
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
 	if err := m.p.write(ctx, &Message{Type: TypeJob, ID: id, Data: data}); err != nil {
 		if ctx.Err() != nil {
 			m.fail(context.Cause(ctx))

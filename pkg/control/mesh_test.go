@@ -119,6 +119,39 @@ func TestMeshRegisterRefused(t *testing.T) {
 	}
 }
 
+// The registration that completes a mesh may be the one that ends it (rank
+// 0 refuses the mesh it makes): the rank is still accepted, then told the
+// mesh is over, never dropped. A job given it waits for its acceptance.
+func TestMeshEndsOnRegistration(t *testing.T) {
+	noLeaks(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sctx, end := context.WithCancel(context.Background())
+	defer end()
+	served := make(chan error, 1)
+	go func() {
+		served <- NewCoordinator(CoordinatorOptions{Register: func(*Member) error {
+			end()
+			return nil
+		}}).Serve(sctx, ln)
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ms, err := Join(ctx, ln.Addr().String(), ClientOptions{}, json.RawMessage(`{"rank":1}`))
+	if err != nil {
+		t.Fatalf("Join: %v, want accepted", err)
+	}
+	defer ms.Close()
+	if _, err := ms.Next(ctx); !errors.Is(err, ErrMeshDone) {
+		t.Errorf("Next: %v, want ErrMeshDone", err)
+	}
+	if err := <-served; err != nil {
+		t.Errorf("Serve: %v", err)
+	}
+}
+
 // A rank that dies mid-job: the coordinator's Run returns at once with the
 // connection's error, and Lost is closed.
 func TestMeshRankDies(t *testing.T) {

@@ -20,11 +20,12 @@ import (
 //     ranks' median absolute deviations (of the logarithms of their links'
 //     figures from the fleet median) times 1.4826: a standard deviation for
 //     normal noise, as a fraction of the figure; at least
-//     log(1+MinSpread). Ranks whose median is worse than the fleet
-//     median by a spread are suspects: when at least 3 ranks are left
-//     without them, median and spread are those of the links of the rest.
-//     So one slow rank of four, half of the links, moves neither, though
-//     a quarter of its peers' links are its.
+//     log(1+MinSpread) and, with MaxSpread, at most log(1+MaxSpread).
+//     Ranks whose median is worse than the fleet median by a spread are
+//     suspects: when at least 3 ranks are left without them, median and
+//     spread are those of the links of the rest. So one slow rank of
+//     four, half of the links, moves neither, though a quarter of its
+//     peers' links are its.
 //   - A link is bad when its figure is worse than its baseline (above it
 //     for a latency, below for a bandwidth) by more than Multiplier
 //     spreads. The baseline is the fleet median, or its round's median
@@ -77,6 +78,10 @@ type BlameOptions struct {
 	// (DefaultMinSpread): a fleet whose links agree closer than that does
 	// not make a link a few percent off bad.
 	MinSpread float64
+	// MaxSpread, when above 0, is the most spread (at least MinSpread): a
+	// fleet noisier than that does not excuse a link past Multiplier
+	// times it. With MinSpread, it pins the spread, and the limit with it.
+	MaxSpread float64
 	// RetestPerRank is how many of a rank's bad links Suspects retests
 	// (DefaultRetestPerRank).
 	RetestPerRank int
@@ -176,7 +181,20 @@ func (o BlameOptions) withDefaults() BlameOptions {
 	if o.RetestPerRank <= 0 {
 		o.RetestPerRank = DefaultRetestPerRank
 	}
+	if o.MaxSpread > 0 {
+		o.MaxSpread = max(o.MaxSpread, o.MinSpread)
+	}
 	return o
+}
+
+// spread is the spread s of a fleet's logarithms within the options' least
+// and most.
+func (o BlameOptions) spread(s float64) float64 {
+	s = max(s, math.Log1p(o.MinSpread))
+	if o.MaxSpread > 0 {
+		s = min(s, math.Log1p(o.MaxSpread))
+	}
+	return s
 }
 
 // judged is a link as Judge works on it.
@@ -226,7 +244,7 @@ func Judge(in BlameInput, opt BlameOptions) Blame {
 		ls[i].x = b.worse(ls[i].Value)
 	}
 	m, spread, meds := fleetOf(ls, nil)
-	b.Spread = max(spread, math.Log1p(b.Options.MinSpread))
+	b.Spread = b.Options.spread(spread)
 	// A rank whose median is worse than the fleet's by a spread is a
 	// suspect: the fleet is measured again without its links, when at least
 	// 3 ranks are left, so that a slow rank of a few does not widen the
@@ -239,7 +257,7 @@ func Judge(in BlameInput, opt BlameOptions) Blame {
 	}
 	if len(suspect) > 0 && len(meds)-len(suspect) >= 3 {
 		if m2, s2, rest := fleetOf(ls, suspect); len(rest) >= 3 {
-			m, b.Spread = m2, max(s2, math.Log1p(b.Options.MinSpread))
+			m, b.Spread = m2, b.Options.spread(s2)
 		}
 	}
 	b.FleetMedian = b.value(m)

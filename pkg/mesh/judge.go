@@ -2,6 +2,7 @@ package mesh
 
 import (
 	"context"
+	"math"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
 )
@@ -89,9 +90,16 @@ func (c *coordinator) blame(ctx context.Context, prog *Progress) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	o := c.cfg.BlameOptions.withDefaults()
+	record := &report.MeshBlame{Multiplier: o.Multiplier, MinSpread: o.MinSpread, MaxSpread: o.MaxSpread,
+		Figures: []report.BlameFigure{}}
 	for _, j := range judged {
 		c.doc.Mesh.Verdicts = append(c.doc.Mesh.Verdicts, docVerdicts(j.key, j.fig, j.blame)...)
+		record.Figures = append(record.Figures, report.BlameFigure{Test: j.key.Test, Connection: j.key.Connection,
+			Size: j.key.Size, Figure: j.fig, Links: j.blame.Judged, FleetMedian: j.blame.FleetMedian,
+			Spread: math.Expm1(j.blame.Spread), Limit: j.blame.Limit})
 	}
+	c.doc.Mesh.Blame = record
 }
 
 // linkFigures are the summary's values of a figure as blame takes them.

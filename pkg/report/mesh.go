@@ -64,6 +64,8 @@ type Mesh struct {
 	// Verdicts are the blame for the bad figures: ranks and links judged
 	// bad or flaky, rounds slow as a whole.
 	Verdicts []Verdict `json:"verdicts,omitempty"`
+	// Blame is what the verdicts were judged by, when blame ran.
+	Blame *MeshBlame `json:"blame,omitempty"`
 
 	// Sample is a sampled schedule's K and seed.
 	Sample *MeshSample `json:"sample,omitempty"`
@@ -91,6 +93,34 @@ const (
 	// sending at once; values[i][j] is what rank i initiated towards rank j.
 	DuplexBidirectional = "bidirectional"
 )
+
+// MeshBlame is what blame judged a mesh by: its options and, per figure
+// judged, the fleet's median, spread and limit.
+type MeshBlame struct {
+	// Multiplier: a link is bad past this many spreads from its
+	// baseline. MinSpread and MaxSpread (0: none) bound the spread, as
+	// shares of a figure.
+	Multiplier float64       `json:"multiplier"`
+	MinSpread  float64       `json:"min_spread"`
+	MaxSpread  float64       `json:"max_spread,omitempty"`
+	Figures    []BlameFigure `json:"figures"`
+}
+
+// BlameFigure is one figure as blame judged it.
+type BlameFigure struct {
+	Test       string `json:"test"`
+	Connection string `json:"connection,omitempty"`
+	Size       int    `json:"size"`
+	Figure     Figure `json:"figure"`
+	// Links were judged; FleetMedian is the median the fleet's links were
+	// judged against, Spread their spread (a share of the figure), Limit
+	// the ratio to the baseline past which a link was bad (above 1 for a
+	// latency, below for a bandwidth).
+	Links       int     `json:"links"`
+	FleetMedian float64 `json:"fleet_median"`
+	Spread      float64 `json:"spread"`
+	Limit       float64 `json:"limit"`
+}
 
 // MeshSample is a sampled schedule's K and seed: the same ranks, K and
 // seed give the same rounds.
