@@ -40,8 +40,10 @@ type Flag struct {
 	Short string // its letter, perftest's where it has one; "" for none
 	Help  string
 	Kind  FlagKind
-	// Min and Max bound a FlagRange.
+	// Min and Max bound a FlagRange, for the flag and for a spec from
+	// anywhere (validateRanges); What names its value in the error.
 	Min, Max int
+	What     string
 	// Field points into a spec at what the flag sets: a *string, *bool,
 	// *int, **int or RateFields, as Kind says. LoadField, instead, into the
 	// --load test's LoadSpec.
@@ -262,19 +264,19 @@ var Knobs = []Knob{
 	// The path's settings (spec_path.go): the traffic class also sets TCP's IP_TOS.
 	{Name: "tclass", applies: func(TestInfo) bool { return true }, Shared: true,
 		Param: func(p *report.Params) any { return &p.TClass },
-		Flag: Flag{Kind: FlagRange, Short: "T", Min: 0, Max: 255, Field: func(s *Spec) any { return &s.TClass },
+		Flag: Flag{Kind: FlagRange, Short: "T", Min: 0, Max: 255, What: "traffic class", Field: func(s *Spec) any { return &s.TClass },
 			Help: "traffic class of both ends' packets: the IP header's DS field on RoCE v2 (DSCP << 2 | ECN) and IP_TOS on TCP, e.g. 0x68 (default 0)"}},
 	{Name: "sl", applies: isRDMA, Shared: true,
 		Param: func(p *report.Params) any { return &p.SL },
-		Flag: Flag{Kind: FlagRange, Short: "S", Min: 0, Max: 15, Field: func(s *Spec) any { return &s.SL },
+		Flag: Flag{Kind: FlagRange, Short: "S", Min: 0, Max: 15, What: "service level", Field: func(s *Spec) any { return &s.SL },
 			Help: "service level of both ends' QPs (default 0)"}},
 	{Name: "flow-label", applies: isRDMA, Shared: true,
 		Param: func(p *report.Params) any { return &p.FlowLabel },
-		Flag: Flag{Kind: FlagRange, Min: 0, Max: 0xfffff, Field: func(s *Spec) any { return &s.FlowLabel },
+		Flag: Flag{Kind: FlagRange, Min: 0, Max: 0xfffff, What: "flow label", Field: func(s *Spec) any { return &s.FlowLabel },
 			Help: "GRH flow label of both ends' QPs, 20 bits (default 0)"}},
 	{Name: "hop-limit", applies: isRDMA, Shared: true,
 		Param: func(p *report.Params) any { return &p.HopLimit },
-		Flag: Flag{Kind: FlagRange, Short: "L", Min: 1, Max: 255, Field: func(s *Spec) any { return &s.HopLimit },
+		Flag: Flag{Kind: FlagRange, Short: "L", Min: 1, Max: 255, What: "hop limit", Field: func(s *Spec) any { return &s.HopLimit },
 			Help: "GRH hop limit of both ends' QPs, on InfiniBand (on RoCE the kernel takes the IP TTL from the route) (default 64)"}},
 	{Name: "reverse", applies: isBandwidth,
 		Param: func(p *report.Params) any { return &p.Reverse },

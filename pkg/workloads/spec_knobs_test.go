@@ -41,7 +41,7 @@ func TestKnobFlags(t *testing.T) {
 			_, ok = p.(*int)
 		case FlagRange:
 			_, ok = p.(**int)
-			ok = ok && f.Min <= f.Max
+			ok = ok && f.Min <= f.Max && f.What != ""
 		case FlagRate:
 			_, ok = p.(RateFields)
 		}

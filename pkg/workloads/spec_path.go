@@ -11,25 +11,9 @@ import (
 // level, flow label and hop limit of the QPs' address vector. Both ends
 // apply the same spec, so both directions carry them.
 
-// Limits of the address vector's fields.
-const (
-	maxTClass    = 255
-	maxSL        = 15
-	maxFlowLabel = 0xfffff
-	maxHopLimit  = 255
-)
-
 // validatePath checks the path's settings of a normalized spec.
 func (s *Spec) validatePath(_ TestInfo, bad func(string, ...any)) {
-	check := func(name string, p *int, lo, hi int) {
-		if p != nil && (*p < lo || *p > hi) {
-			bad("%s %d is outside %d..%d", name, *p, lo, hi)
-		}
-	}
-	check("traffic class", s.TClass, 0, maxTClass)
-	check("service level", s.SL, 0, maxSL)
-	check("flow label", s.FlowLabel, 0, maxFlowLabel)
-	check("hop limit", s.HopLimit, 1, maxHopLimit)
+	s.validateRanges(bad)
 	if s.Reverse && s.Bidirectional {
 		bad("reverse and bidirectional (-b) are exclusive: -b already has the server send too")
 	}
@@ -38,6 +22,19 @@ func (s *Spec) validatePath(_ TestInfo, bad func(string, ...any)) {
 	}
 	if s.RDMACM && s.GIDIndex >= 0 {
 		bad("rdma_cm (-R) chooses the GID from the address it resolves: -x does not apply")
+	}
+}
+
+// validateRanges checks every set FlagRange knob against the bounds its
+// flag declares: a spec from the wire or a file is held to what the
+// command line takes.
+func (s *Spec) validateRanges(bad func(string, ...any)) {
+	for _, k := range Knobs {
+		if f := k.Flag; f.Kind == FlagRange {
+			if p := *f.Field(s).(**int); p != nil && (*p < f.Min || *p > f.Max) {
+				bad("%s %d is outside %d..%d", f.What, *p, f.Min, f.Max)
+			}
+		}
 	}
 }
 
