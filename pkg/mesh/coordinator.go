@@ -139,7 +139,7 @@ func coordinate(ctx context.Context, cfg *Config, plan *workloads.Run, self regi
 	ranks := slices.Clone(c.ranks)
 	c.mu.Unlock()
 	if cfg.HostLevel {
-		if err := sameLanes(ranks); err != nil {
+		if err := firstNonNil(oneRankPerHost(ranks, cfg.Launch.Launcher), sameLanes(ranks)); err != nil {
 			return nil, err
 		}
 	}
@@ -410,6 +410,27 @@ func sameLanes(ranks []report.MeshRank) error {
 			return fmt.Errorf("--host-level: %s lists %d devices (%s), %s %d (%s): a link pairs the two hosts' devices one by one, so every rank needs as many (-d)",
 				rankName(ranks[first]), a, strings.Join(ranks[first].Lanes, ","), rankName(rk), b, strings.Join(rk.Lanes, ","))
 		}
+	}
+	return nil
+}
+
+// oneRankPerHost refuses a host-level mesh with two ranks on one host: each
+// would run all of the host's devices at once, against the other. Ranks
+// started by hand (--rank) may share one, as a test on one host does.
+func oneRankPerHost(ranks []report.MeshRank, launcher string) error {
+	if launcher == LauncherFlags {
+		return nil
+	}
+	seen := map[string]report.MeshRank{}
+	for _, rk := range ranks {
+		if rk.State != report.RankOK || rk.Host == nil || rk.Host.Hostname == "" {
+			continue
+		}
+		if o, dup := seen[rk.Host.Hostname]; dup {
+			return fmt.Errorf("--host-level: ranks %d and %d both run on %s: a host-level mesh runs one rank per host, on all its devices at once; start one task per node (srun --ntasks-per-node=1, mpirun --map-by ppr:1:node)",
+				o.Rank, rk.Rank, rk.Host.Hostname)
+		}
+		seen[rk.Host.Hostname] = rk
 	}
 	return nil
 }

@@ -180,6 +180,9 @@ func Run(ctx context.Context, cfg Config) (*report.Document, error) {
 			return nil, usagef("--host-level measures every device of a host at once: list them with -d (-d mlx5_0,mlx5_1,...)")
 		case cfg.Schedule.Rails:
 			return nil, usagef("--host-level and --rails are exclusive: --host-level runs one rank per host on all its devices at once, --rails one rank per NIC")
+		case cfg.Launch.LocalRank > 0:
+			return nil, usagef("--host-level runs one rank per host, on all its devices at once: %s says this rank is local rank %d of its host; start one task per node (srun --ntasks-per-node=1, mpirun --map-by ppr:1:node)",
+				cfg.Launch.Launcher, cfg.Launch.LocalRank)
 		}
 	}
 	dev, err := cfg.device()

@@ -1,6 +1,7 @@
 package mesh
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -698,5 +699,29 @@ func TestOnePerPair(t *testing.T) {
 	got := onePerPair(in)
 	if fmt.Sprint(got) != "[{0 1 0 5} {3 2 0 7} {0 2 0 1}]" || len(in) != 5 || in[1].From != 1 {
 		t.Errorf("onePerPair %v (input now %v)", got, in)
+	}
+}
+
+// A host-level mesh runs one rank per host: a rank its launcher says is
+// not the first of its host refuses to start, and rank 0 refuses two
+// ranks registered from one host, but for ranks started by hand.
+func TestHostLevelOneRankPerHost(t *testing.T) {
+	_, err := Run(context.Background(), Config{Launch: Launch{Rank: 1, Size: 4, LocalRank: 1, Launcher: LauncherSlurm},
+		HostLevel: true, Devices: []string{"mlx5_0", "mlx5_1"}})
+	if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "slurm says this rank is local rank 1 of its host") {
+		t.Errorf("local rank 1: %v", err)
+	}
+	on := func(rank int, host string) report.MeshRank {
+		return report.MeshRank{Rank: rank, State: report.RankOK, Host: &report.Host{Hostname: host}}
+	}
+	ranks := []report.MeshRank{on(0, "node1"), on(1, "node2"), on(2, "node1")}
+	if err := oneRankPerHost(ranks, LauncherOpenMPI); err == nil || !strings.Contains(err.Error(), "ranks 0 and 2 both run on node1") {
+		t.Errorf("two ranks on node1: %v", err)
+	}
+	if err := oneRankPerHost(ranks, LauncherFlags); err != nil {
+		t.Errorf("by hand: %v", err)
+	}
+	if err := oneRankPerHost(ranks[:2], LauncherSlurm); err != nil {
+		t.Errorf("a rank per host: %v", err)
 	}
 }
