@@ -118,6 +118,9 @@ func TestCheckMesh(t *testing.T) {
 func TestMeshRender(t *testing.T) {
 	doc := meshFixture(t)
 	CheckMesh(doc.Mesh, Limits{}, 0.5)
+	doc.Mesh.Blame = &MeshBlame{Multiplier: 4, MinSpread: 1, MaxSpread: 1, Figures: []BlameFigure{
+		{Test: "write-lat", Connection: "RC", Size: 2, Figure: FigP50, Links: 5, FleetMedian: 1000, Spread: 1, Limit: 16},
+		{Test: "write-bw", Connection: "RC", Size: 65536, Figure: FigGbps, Links: 5, FleetMedian: 4, Spread: 1, Limit: 0.0625}}}
 
 	var js bytes.Buffer
 	if err := Write(&js, FormatJSON, doc); err != nil {
@@ -144,6 +147,8 @@ func TestMeshRender(t *testing.T) {
 		"outlier failed: 1 -> 2 write-bw RC 65536 B: bandwidth 1.000 Gbit/s < 2.000 Gbit/s (0.5 × the median 4.000 Gbit/s of all links)",
 		"outlier failed: 1 -> 2 write-lat RC 2 B: p50 4.001 µs > 2 µs (the median 1 µs of all links ÷ 0.5)",
 		"lost: rank at 10.0.0.3:5000 closed the connection",
+		"blame    multiplier 4, spread at least 100%, at most 100%; write-lat RC 2 B p50: bad above 16× the fleet median of 1 µs (spread 100%); " +
+			"write-bw RC 65536 B bandwidth: bad below 0.0625× the fleet median of 4.000 Gbit/s (spread 100%)",
 	} {
 		if !strings.Contains(table, want) {
 			t.Errorf("table lacks %q:\n%s", want, table)

@@ -88,6 +88,9 @@ func writeMeshText(w io.Writer, doc *Document, md bool, opts Options) error {
 	if p := paramsLine(&doc.Params); p != "" {
 		line("asked", p)
 	}
+	if m.Blame != nil {
+		line("blame", blameLine(m.Blame))
+	}
 	agg := meshShowsAggregate(m)
 	if agg {
 		// Too many ranks to list: the count, and the ranks not ok.
@@ -159,6 +162,29 @@ func writeMeshText(w io.Writer, doc *Document, md bool, opts Options) error {
 		return fmt.Errorf("report: write mesh: %w", err)
 	}
 	return nil
+}
+
+// blameLine says what blame judged a mesh by: its multiplier and spread,
+// and per figure the ratio to the fleet median past which a link was bad.
+func blameLine(b *MeshBlame) string {
+	pct := func(v float64) string { return strconv.FormatFloat(100*v, 'g', 4, 64) + "%" }
+	s := "multiplier " + strconv.FormatFloat(b.Multiplier, 'g', -1, 64) + ", spread at least " + pct(b.MinSpread)
+	if b.MaxSpread > 0 {
+		s += ", at most " + pct(b.MaxSpread)
+	}
+	for _, f := range b.Figures {
+		if f.Links == 0 {
+			continue
+		}
+		k := Key{Test: f.Test, Connection: f.Connection, Size: f.Size}
+		side := "above"
+		if !f.Figure.IsLatency() {
+			side = "below"
+		}
+		s += fmt.Sprintf("; %s %s: bad %s %s× the fleet median of %s (spread %s)", k, figureName(f.Figure), side,
+			strconv.FormatFloat(f.Limit, 'g', 3, 64), messageFigures(f.Figure, f.FleetMedian)[0], pct(f.Spread))
+	}
+	return s
 }
 
 // rankLine describes a rank: its host, server address, device and GID.
