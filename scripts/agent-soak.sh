@@ -23,10 +23,15 @@
 # device; on an emulated device the figures are emulation figures.
 # Ends with "--- PASS: agent-soak/..." or "--- FAIL: agent-soak/..." lines.
 #
-# Usage: scripts/agent-soak.sh [--seconds S] [--warmup S] [--rate R] [--out DIR]
+# With --bw-probe TEST the agents probe bandwidth too (TEST for 1 s, 10%
+# of the time: one every 10 s), in the same levels, and it exits 1 unless
+# each made a good bandwidth probe; the last bandwidth of each is printed.
+#
+# Usage: scripts/agent-soak.sh [--seconds S] [--warmup S] [--rate R] [--bw-probe TEST] [--out DIR]
 #   --seconds S   the soak after the warm-up (default 600; at least 30)
 #   --warmup S    the warm-up (default 60)
 #   --rate R      probes per second of each agent (default 10)
+#   --bw-probe T  a bandwidth probe too, e.g. write-bw (default none)
 #   --out DIR     keep the agents' logs and levels there
 # Environment: RDMABENCH_RDMA_MODE=vm|host as scripts/test.sh;
 #              RDMABENCH_TEST_DEVICE the device (default rxe0).
@@ -35,12 +40,13 @@ rb_prog=agent-soak.sh
 here=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 . "$here/lib.sh"
 
-seconds=600 warmup=60 rate=10 out="" in_vm=0 bin=""
+seconds=600 warmup=60 rate=10 bw="" out="" in_vm=0 bin=""
 while (($#)); do
 	case $1 in
 	--seconds) seconds=$2; shift 2 ;;
 	--warmup) warmup=$2; shift 2 ;;
 	--rate) rate=$2; shift 2 ;;
+	--bw-probe) bw=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
 	--in-vm) in_vm=1; bin=$2; shift 2 ;; # internal: run the soak here, with BINARY
 	-h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
@@ -61,6 +67,7 @@ if ((!in_vm)); then
 	fi
 	go build -o "$out/rdmabench" ./cmd/rdmabench
 	args=(--seconds "$seconds" --warmup "$warmup" --rate "$rate" --out "$out" --in-vm "$out/rdmabench")
+	[[ -z $bw ]] || args+=(--bw-probe "$bw")
 	if [[ ${RDMABENCH_IN_VM:-} == 1 || $(rb_rdma_mode) == host ]]; then
 		exec "$here/agent-soak.sh" "${args[@]}"
 	fi
@@ -89,10 +96,12 @@ ko() { echo "--- FAIL: agent-soak/$1: $2"; fail=1; }
 declare -A pid ctl met
 ctl[a]=19515 met[a]=19516 ctl[b]=19525 met[b]=19526
 peer_of() { [[ $1 == a ]] && echo b || echo a; }
+bw_args=()
+[[ -z $bw ]] || bw_args=(--bw-probe "$bw" --bw-share 10% --bw-duration 1s)
 for x in a b; do
 	echo "127.0.0.1:${ctl[$(peer_of $x)]}" >"$out/peers.$x"
 	"$bin" agent -d "$dev" --listen "127.0.0.1:${ctl[$x]}" --metrics-listen "127.0.0.1:${met[$x]}" \
-		--peers "$out/peers.$x" --reload 2s --rate "$rate" -n 10 --warmup 2 -u 18 --probe-timeout 30s \
+		--peers "$out/peers.$x" --reload 2s --rate "$rate" -n 10 --warmup 2 -u 18 --probe-timeout 30s "${bw_args[@]}" \
 		2>"$out/agent.$x.log" &
 	pid[$x]=$!
 done
@@ -199,6 +208,12 @@ for x in a b; do
 	curl -fs -m 20 "http://127.0.0.1:${met[$x]}/metrics" >"$out/metrics.$x" || true
 	echo "agent $x (pid ${pid[$x]}): $n good probes in $took s ($rate/s asked), CPU $ms ms a probe ($((cpu1[$x] - cpu0[$x])) ticks of 1/$hz s)"
 	((10 * n >= took)) || ko "$x-probes" "$n good probes in $took s: fewer than one per 10 s"
+	if [[ -n $bw ]]; then
+		bwn=$(awk '/^rdmabench_agent_bandwidth_probes_total\{/ && /result="ok"/ {n += $NF} END {print n + 0}' "$out/metrics.$x")
+		bps=$(awk '/^rdmabench_agent_peer_bandwidth_bytes_per_second\{/ {print $NF}' "$out/metrics.$x")
+		echo "agent $x: $bwn good $bw probes, the last at $(awk -v b="${bps:-0}" 'BEGIN {printf "%.3f", b * 8 / 1e9}') Gbit/s (emulation figures)"
+		((bwn >= 1)) || ko "$x-bw-probes" "no good $bw probe in $took s (one every 10 s asked)"
+	fi
 	w=$(grep "^warm $x " "$out/levels") e=$(grep "^end $x " "$out/levels")
 	for k in verbs rdma fds; do
 		[[ $(field $k "$w") == "$(field $k "$e")" ]] || ko "$x-$k" "$k $(field $k "$w") after the warm-up, $(field $k "$e") at the end"

@@ -31,6 +31,8 @@ func newAgentCmd() *cobra.Command {
 	var logTests bool
 	var timeout time.Duration
 	var blameFlags blameFlags
+	var bwShare percentFlag
+	var bwSize int
 	cmd := &cobra.Command{
 		Use:   "agent --peers FILE|dns:NAME[:PORT]",
 		Short: "Serve tests and probe peers continuously, exporting OpenMetrics for Prometheus",
@@ -88,6 +90,12 @@ peers); and the error and retransmission counters of the device's port. See docs
 				}
 				req.Spec.Device = names[0]
 			}
+			for _, name := range []string{"bw-share", "bw-duration", "bw-size"} {
+				if fs := cmd.Flags(); fs.Changed(name) && cfg.BW.Test == "" {
+					return usageError{fmt.Errorf("agent: --%s applies to --bw-probe, which is off", name)}
+				}
+			}
+			cfg.BW.Share, cfg.BW.Size = bwShare.v, bwSize
 			cfg.Probe, cfg.Token, cfg.DefaultPort = req, remote.Token(f.token), f.ctlPort
 			cfg.Server.Device = req.Spec.Device
 			cfg.Server.MaxMem = f.maxMem
@@ -133,8 +141,12 @@ peers); and the error and retransmission counters of the device's port. See docs
 			if mln != nil {
 				maddr = "http://" + mln.Addr().String() + "/metrics"
 			}
-			fmt.Fprintf(log, "rdmabench agent: serving tests on %s (device %s, token %s); probing the peers of %s with %s at %g/s; metrics %s\n",
-				ln.Addr(), orDefault(cfg.Server.Device, "first"), auth, peers, probe, orRate(cfg.Rate), maddr)
+			bw := ""
+			if b := a.BW(); b.Test != "" {
+				bw = fmt.Sprintf(", bandwidth with %s (%v of %d B messages, %g%% of the time)", b.Test, b.Duration, b.Size, 100*b.Share)
+			}
+			fmt.Fprintf(log, "rdmabench agent: serving tests on %s (device %s, token %s); probing the peers of %s with %s at %g/s%s; metrics %s\n",
+				ln.Addr(), orDefault(cfg.Server.Device, "first"), auth, peers, probe, orRate(cfg.Rate), bw, maddr)
 			return a.Run(cmd.Context())
 		},
 	}
@@ -144,6 +156,10 @@ peers); and the error and retransmission counters of the device's port. See docs
 	fs.StringVar(&peers, "peers", "", "the peers to probe: a file, one host[:port] a line, # comments, re-read while running; or dns:NAME[:PORT], the addresses of a name (a headless Service's), looked up while running")
 	fs.StringVar(&probe, "probe", "write-lat", "the probe test: a latency test (write-lat, send-lat, read-lat, atomic-lat, tcp-lat)")
 	fs.Float64Var(&cfg.Rate, "rate", watch.DefaultRate, "probes per second, over all peers")
+	fs.StringVar(&cfg.BW.Test, "bw-probe", "", "also probe bandwidth with this test (write-bw, send-bw, read-bw, tcp-bw; default none): one peer at a time, round-robin, --bw-duration each, taking --bw-share of the time; on the probe's device and path")
+	fs.Var(&bwShare, "bw-share", "the share of the time the bandwidth probes take, about the share of the link they load on average (default 1%, at most 50%)")
+	fs.Var(positiveDuration(&cfg.BW.Duration), "bw-duration", "how long each bandwidth probe sends (default 1s)")
+	fs.Var(oneSize(&bwSize), "bw-size", "the bandwidth probe's message size (default 64K)")
 	fs.Var(positiveDuration(&cfg.ProbeTimeout), "probe-timeout", "give up a probe after this long (default 5s)")
 	fs.Var(positiveDuration(&cfg.Reload), "reload", "re-read the peers file, or look the peers' name up, this often (default 5s)")
 	fs.Var(positiveDuration(&cfg.BlameEvery), "blame-every", "judge the peers' recent p50 this often (default 10s)")

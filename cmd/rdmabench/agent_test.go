@@ -89,6 +89,59 @@ func TestAgentProbesServe(t *testing.T) {
 	}
 }
 
+// TestAgentBandwidthProbe: with --bw-probe tcp-bw an agent measures its
+// peer's bandwidth too (a short probe at 50% of the time, here), exports
+// it and its results, and says so at the start; its options without
+// --bw-probe are refused.
+func TestAgentBandwidthProbe(t *testing.T) {
+	port, _ := startServer(t)
+	peers := filepath.Join(t.TempDir(), "peers")
+	if err := os.WriteFile(peers, []byte("127.0.0.1:"+port+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := cli(t, "agent", "--peers", peers, "--probe", "tcp-lat", "--bw-share", "5%")
+	if code != exitUsage || !strings.Contains(stderr, "agent: --bw-share applies to --bw-probe, which is off") {
+		t.Errorf("--bw-share alone: exit %d, %q", code, stderr)
+	}
+	ml, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	maddr := ml.Addr().String()
+	ml.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	var log testutil.SyncBuffer
+	go func() {
+		done <- run(ctx, []string{"agent", "--peers", peers, "--probe", "tcp-lat", "--listen", "127.0.0.1:0",
+			"--metrics-listen", maddr, "--host", "node-a", "-n", "5", "--rate", "5",
+			"--bw-probe", "tcp-bw", "--bw-duration", "200ms", "--bw-share", "50%", "--bw-size", "8K"}, &bytes.Buffer{}, &log)
+	}()
+	defer func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("agent: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Error("the agent did not stop")
+		}
+	}()
+	peer := `peer="127.0.0.1:` + port + `",test="tcp-bw"`
+	body := scrapeUntilGood(t, maddr, `rdmabench_agent_bandwidth_probes_total{host="node-a",device="",`+peer+`,result="ok"}`, &log)
+	for _, want := range []string{`rdmabench_agent_peer_bandwidth_bytes_per_second{host="node-a",device="",` + peer + `} `,
+		`rdmabench_agent_peer_bandwidth_low{host="node-a",device="",` + peer + `} 0`,
+		`rdmabench_agent_bandwidth_probe_period_seconds{host="node-a",device=""} 0.4`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("no %s in:\n%s", want, body)
+		}
+	}
+	if !strings.Contains(log.String(), "bandwidth with tcp-bw (200ms of 8192 B messages, 50% of the time)") {
+		t.Errorf("log: %s", log.String())
+	}
+}
+
 // scrapeUntilGood scrapes http://maddr/metrics until the counter named
 // want (its name and labels) is above 0, and returns the text; it fails
 // t after 60 s.

@@ -89,7 +89,7 @@ func addKnobFlag(fs *pflag.FlagSet, f *benchFlags, k workloads.Knob) {
 	case workloads.FlagBandwidthTest:
 		fs.VarP(loadTest(p.(*string)), k.Name, fl.Short, fl.Help)
 	case workloads.FlagSize:
-		fs.VarP(loadSize(p.(*int)), k.Name, fl.Short, fl.Help)
+		fs.VarP(oneSize(p.(*int)), k.Name, fl.Short, fl.Help)
 	default:
 		panic(fmt.Sprintf("knob %s: flag kind %d", k.Name, fl.Kind))
 	}

@@ -384,8 +384,8 @@ func loadTest(p *string) valueFlag[string] {
 	}}
 }
 
-// loadSize is --load-size: one message size.
-func loadSize(p *int) valueFlag[int] {
+// oneSize is a flag of one message size (--load-size, --bw-size).
+func oneSize(p *int) valueFlag[int] {
 	return valueFlag[int]{p, 0, "size", func(s string) (int, error) {
 		sizes, err := workloads.ParseSizes(s)
 		if err != nil {

@@ -24,7 +24,12 @@ import (
 
 // Defaults of Config.
 const (
-	DefaultRate         = 10 // probes/s in all, as R-Pingmesh's per RNIC
+	DefaultRate = 10 // probes/s in all, as R-Pingmesh's per RNIC
+	// The bandwidth probe's defaults (Config.BW): 1 s of 64 KiB messages,
+	// 1% of the agent's time.
+	DefaultBWDuration   = time.Second
+	DefaultBWSize       = 64 << 10
+	DefaultBWShare      = 0.01
 	DefaultIters        = 10
 	DefaultProbeTimeout = 5 * time.Second
 	DefaultReload       = 5 * time.Second
@@ -70,6 +75,8 @@ type Config struct {
 	// Probe is the probe: one latency test at one size (its Spec.Iterations
 	// the probe's iterations).
 	Probe workloads.Request
+	// BW, when its Test is set, is the bandwidth probe.
+	BW BWProbe
 	// Rate is the probes per second, over all peers.
 	Rate         float64
 	ProbeTimeout time.Duration
@@ -89,16 +96,36 @@ type Config struct {
 	Log io.Writer
 }
 
+// BWProbe is the low-duty bandwidth probe: one bandwidth test at one size
+// for Duration, on the latency probe's device and path, against one peer
+// at a time, round-robin, one every Duration/Share: the probes take Share
+// of this agent's time, so that its device sends at about Share of the
+// link on average. While a peer runs one its server is busy, so others'
+// latency probes of it wait or count busy.
+type BWProbe struct {
+	Test     string
+	Size     int
+	Duration time.Duration
+	Share    float64
+}
+
+// interval is how often a bandwidth probe starts.
+func (b BWProbe) interval() time.Duration { return time.Duration(float64(b.Duration) / b.Share) }
+
 // Agent probes its peers and serves its metrics.
 type Agent struct {
 	cfg  Config
 	run  *workloads.Run
 	info workloads.TestInfo
+	// bw is the bandwidth probe's plan, nil without one.
+	bw     *workloads.Run
+	bwInfo workloads.TestInfo
 
 	mu       sync.Mutex
 	st       state
 	byAddr   map[string]*peer
-	cursor   int
+	cursor   int // the next peer of the latency probes
+	bwCursor int // of the bandwidth probes
 	inflight int
 	lastFile []byte // the last peers file read, or addresses looked up (nil before, or after a read or lookup error)
 	failKind string // the kind of the read or lookup error told last, until one succeeds
@@ -118,7 +145,9 @@ type peer struct {
 	busy     bool           // a probe is in flight
 	client   *remote.Client // kept between probes; owned by the probe in flight
 	failKind string         // the kind of its last probe's failure, "" when it went well (for the log)
-	gone     bool           // removed from the set while a probe was in flight
+	// bwFailKind is failKind's for the bandwidth probes.
+	bwFailKind string
+	gone       bool // removed from the set while a probe was in flight
 }
 
 // New checks cfg and plans the probe: a mistake is an error here, before
@@ -195,11 +224,60 @@ func New(cfg Config) (*Agent, error) {
 	}
 	a := &Agent{cfg: cfg, run: run, info: info, byAddr: map[string]*peer{}, dnsName: dnsName, dnsPort: dnsPort,
 		readPort: workloads.PortCounters}
+	if cfg.BW.Test != "" {
+		if err := a.planBW(); err != nil {
+			return nil, err
+		}
+	}
 	a.st.labels = labels{host: cfg.Host, device: cfg.Probe.Spec.Device, test: info.Name, basis: info.Basis}
 	a.st.port = max(cfg.Probe.Spec.Port, 1)
 	a.st.rate = cfg.Rate
 	return a, nil
 }
+
+// planBW checks the bandwidth probe and plans it: the latency probe's
+// request, its device, path and token, with the bandwidth test, size and
+// duration.
+func (a *Agent) planBW() error {
+	b := &a.cfg.BW
+	info, ok := workloads.LookupTest(b.Test)
+	if !ok || info.Metric != workloads.Bandwidth {
+		return fmt.Errorf("--bw-probe %q: want a bandwidth test (write-bw, send-bw, read-bw, atomic-bw or tcp-bw)", b.Test)
+	}
+	if info.IsRDMA() != a.info.IsRDMA() {
+		return fmt.Errorf("--bw-probe %s and --probe %s: both RDMA tests or both TCP ones (one device, one path)", b.Test, a.info.Name)
+	}
+	if b.Duration == 0 {
+		b.Duration = DefaultBWDuration
+	}
+	if b.Size == 0 {
+		b.Size = DefaultBWSize
+	}
+	if b.Share == 0 {
+		b.Share = DefaultBWShare
+	}
+	if !(b.Share > 0 && b.Share <= 0.5) {
+		return fmt.Errorf("--bw-share %g%%: want a share above 0%%, at most 50%%", 100*b.Share)
+	}
+	if b.Duration < 100*time.Millisecond {
+		return fmt.Errorf("--bw-duration %v: want at least 100ms (a bandwidth figure needs time to be one)", b.Duration)
+	}
+	req := a.cfg.Probe
+	req.Tests = []string{b.Test}
+	req.Spec.Sizes = []int{b.Size}
+	req.Spec.Iterations, req.Spec.Duration, req.Spec.Interval, req.Spec.Warmup = 0, b.Duration, b.Duration, -1
+	run, err := workloads.NewRun(req)
+	if err != nil {
+		return fmt.Errorf("bandwidth probe: %w", err)
+	}
+	a.bw, a.bwInfo = run, info
+	a.st.bwTest = info.Name
+	a.st.bwPeriod = b.interval()
+	return nil
+}
+
+// BW is the bandwidth probe, its defaults filled in.
+func (a *Agent) BW() BWProbe { return a.cfg.BW }
 
 // logf writes one line of the agent's log.
 func (a *Agent) logf(format string, args ...any) {
@@ -263,7 +341,26 @@ func (a *Agent) Run(ctx context.Context) error {
 	defer blame.Stop()
 	probe := time.NewTicker(time.Duration(float64(time.Second) / a.cfg.Rate))
 	defer probe.Stop()
+	var bwTick <-chan time.Time // nil: none
+	if a.bw != nil {
+		t := time.NewTicker(a.cfg.BW.interval())
+		defer t.Stop()
+		bwTick = t.C
+	}
 	var probes sync.WaitGroup
+	start := func(p *peer, bw bool) {
+		if p == nil {
+			return
+		}
+		probes.Add(1)
+		go func() {
+			defer probes.Done()
+			a.probe(ctx, p, bw)
+		}()
+	}
+	// bwDue: a bandwidth probe found every peer busy, and starts at the
+	// first latency probe's slot that finds one free.
+	bwDue := false
 loop:
 	for {
 		select {
@@ -272,13 +369,17 @@ loop:
 		case <-blame.C:
 			a.judge()
 		case <-probe.C:
-			if p := a.nextPeer(); p != nil {
-				probes.Add(1)
-				go func() {
-					defer probes.Done()
-					a.probe(ctx, p)
-				}()
+			if bwDue {
+				if p := a.nextPeer(&a.bwCursor, nil); p != nil {
+					start(p, true)
+					bwDue = false
+				}
 			}
+			start(a.nextPeer(&a.cursor, &a.st.skipped), false)
+		case <-bwTick:
+			p := a.nextPeer(&a.bwCursor, nil)
+			start(p, true)
+			bwDue = p == nil
 		}
 	}
 	probes.Wait()
@@ -490,43 +591,51 @@ func orNone(s []string) string {
 	return strings.Join(s, ", ")
 }
 
-// nextPeer takes the next peer round-robin that is not being probed, or
-// nil (the slot skipped) when every one is or the probes in flight are at
-// their cap.
-func (a *Agent) nextPeer() *peer {
+// nextPeer takes the next peer after cursor, round-robin, that is not
+// being probed, or nil when every one is or the probes in flight are at
+// their cap (counted in skipped, when not nil, as a slot skipped).
+func (a *Agent) nextPeer(cursor *int, skipped *uint64) *peer {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	n := len(a.st.peers)
 	if n == 0 {
 		return nil
 	}
-	if a.inflight >= a.cfg.MaxInflight {
-		a.st.skipped++
+	skip := func() *peer {
+		if skipped != nil {
+			*skipped++
+		}
 		return nil
 	}
+	if a.inflight >= a.cfg.MaxInflight {
+		return skip()
+	}
 	for i := 0; i < n; i++ {
-		s := a.st.peers[(a.cursor+i)%n]
+		s := a.st.peers[(*cursor+i)%n]
 		p := a.byAddr[s.addr]
 		if p.busy {
 			continue
 		}
-		a.cursor = (a.cursor + i + 1) % n
+		*cursor = (*cursor + i + 1) % n
 		p.busy = true
 		a.inflight++
 		return p
 	}
-	a.st.skipped++
-	return nil
+	return skip()
 }
 
-// probe runs one probe of p and records it.
-func (a *Agent) probe(ctx context.Context, p *peer) {
+// probe runs one probe of p, its bandwidth probe when bw, and records it.
+func (a *Agent) probe(ctx context.Context, p *peer, bw bool) {
 	a.mu.Lock()
 	c, addr, keep := p.client, p.stats.addr, len(a.st.peers) <= KeepConnsUpTo
 	p.client = nil
 	a.mu.Unlock()
-	pctx, cancel := context.WithTimeout(ctx, a.cfg.ProbeTimeout)
-	doc, c, err := a.probeOnce(pctx, addr, c)
+	run, timeout := a.run, a.cfg.ProbeTimeout
+	if bw {
+		run, timeout = a.bw, timeout+a.cfg.BW.Duration
+	}
+	pctx, cancel := context.WithTimeout(ctx, timeout)
+	doc, c, err := a.probeOnce(pctx, run, addr, c)
 	cancel()
 	if ctx.Err() != nil { // shutting down: not the peer's fault
 		if c != nil {
@@ -540,11 +649,18 @@ func (a *Agent) probe(ctx context.Context, p *peer) {
 	}
 	result := ResultOK
 	var lat *report.Latency
-	if err == nil {
-		if len(doc.Results) == 0 || doc.Results[0].Latency == nil {
+	var rate *report.Bandwidth
+	switch {
+	case err != nil:
+	case len(doc.Results) == 0:
+		err = errors.New("the probe measured nothing")
+	case bw:
+		if rate = doc.Results[0].Bandwidth; rate == nil || !(rate.Gbps > 0) {
+			err = errors.New("the bandwidth probe measured nothing")
+		}
+	default:
+		if lat = doc.Results[0].Latency; lat == nil {
 			err = errors.New("the probe measured nothing")
-		} else {
-			lat = doc.Results[0].Latency
 		}
 	}
 	if err != nil {
@@ -553,18 +669,28 @@ func (a *Agent) probe(ctx context.Context, p *peer) {
 	a.mu.Lock()
 	p.busy = false
 	a.inflight--
-	if lat != nil {
+	switch {
+	case lat != nil:
 		if herr := p.stats.addSamples(lat); herr != nil {
 			err, result = fmt.Errorf("the probe's histogram: %w", herr), ResultTest
 		} else {
 			p.stats.lastOK = time.Now()
 		}
+	case err == nil && bw:
+		p.stats.bwBytes, p.stats.bwAt = rate.Gbps*1e9/8, time.Now()
 	}
-	p.stats.probes[resultIndex(result)]++
-	wasKind := p.failKind
-	p.failKind = ""
+	wasKind := &p.failKind
+	what := "probe"
+	if bw {
+		p.stats.bwProbes[resultIndex(result)]++
+		wasKind, what = &p.bwFailKind, "bandwidth probe"
+	} else {
+		p.stats.probes[resultIndex(result)]++
+	}
+	was := *wasKind
+	*wasKind = ""
 	if result != ResultOK {
-		p.failKind = result
+		*wasKind = result
 	}
 	if c != nil && (p.gone || !keep || p.client != nil) {
 		_ = c.Close()
@@ -575,17 +701,17 @@ func (a *Agent) probe(ctx context.Context, p *peer) {
 	}
 	a.mu.Unlock()
 	switch {
-	case err != nil && result != wasKind:
-		a.logf("probe %s: %s: %v", addr, result, err)
-	case err == nil && wasKind != "":
-		a.logf("probe %s: ok again", addr)
+	case err != nil && result != was:
+		a.logf("%s %s: %s: %v", what, addr, result, err)
+	case err == nil && was != "":
+		a.logf("%s %s: ok again", what, addr)
 	}
 }
 
 // probeOnce runs the probe against addr over c (dialled when nil), trying
 // again a few times while the server is busy. It returns the connection
 // when it is still usable, else nil.
-func (a *Agent) probeOnce(ctx context.Context, addr string, c *remote.Client) (*report.Document, *remote.Client, error) {
+func (a *Agent) probeOnce(ctx context.Context, run *workloads.Run, addr string, c *remote.Client) (*report.Document, *remote.Client, error) {
 	for try := 0; ; try++ {
 		if c == nil {
 			var err error
@@ -593,7 +719,7 @@ func (a *Agent) probeOnce(ctx context.Context, addr string, c *remote.Client) (*
 				return nil, nil, err
 			}
 		}
-		doc, err := a.run.Execute(ctx, c.Target())
+		doc, err := run.Execute(ctx, c.Target())
 		if err == nil {
 			return doc, c, nil
 		}
@@ -647,49 +773,84 @@ func classify(err error) string {
 	return ResultTest
 }
 
-// judge runs blame over the peers' recent p50s.
+// judge runs blame over the peers' recent p50s and, with a bandwidth
+// probe, over their last bandwidths.
 func (a *Agent) judge() {
 	a.mu.Lock()
-	in := mesh.BlameInput{Figure: a.info.Name + " p50", HigherIsWorse: true, Names: []mesh.RankName{{Host: a.cfg.Host}}}
-	idx := map[int]*peerStats{}
-	for i, s := range a.st.peers {
-		v := s.recentP50()
-		s.p50 = v
-		in.Names = append(in.Names, mesh.RankName{Host: s.addr})
-		if v > 0 {
-			// Each link its own round: no round is judged as a whole.
-			in.Links = append(in.Links, mesh.LinkFigure{From: 0, To: i + 1, Round: i + 1, Value: v})
-			idx[i+1] = s
-		}
+	for _, s := range a.st.peers {
+		s.p50 = s.recentP50()
 	}
 	a.mu.Unlock()
-	b := mesh.Judge(in, a.cfg.Blame)
-	slow := map[*peerStats]bool{}
-	for _, l := range b.Links {
-		slow[idx[l.Link.To]] = true
+	lines := a.judgeFigure(verdictOf{figure: a.info.Name + " p50", higherIsWorse: true,
+		value: func(s *peerStats) float64 { return s.p50 }, flag: func(s *peerStats) *bool { return &s.slow },
+		bad: func(s *peerStats, b mesh.Blame) string {
+			return fmt.Sprintf("blame: peer %s slow: p50 %.3gus, %.3gx this agent's median over its peers (limit %.3gx)",
+				s.addr, s.p50/1e3, s.p50/b.FleetMedian, b.Limit)
+		}, good: "no longer slow"})
+	if a.bw != nil {
+		lines = append(lines, a.judgeFigure(verdictOf{figure: a.bwInfo.Name + " bandwidth",
+			value: func(s *peerStats) float64 { return s.bwBytes }, flag: func(s *peerStats) *bool { return &s.bwLow },
+			bad: func(s *peerStats, b mesh.Blame) string {
+				return fmt.Sprintf("blame: peer %s bandwidth low: %.4g Gbit/s, %.3gx this agent's median over its peers (limit %.3gx)",
+					s.addr, s.bwBytes*8/1e9, s.bwBytes/b.FleetMedian, b.Limit)
+			}, good: "bandwidth no longer low"})...)
 	}
-	// A peer's links are its one link with this agent: it is never a rank
-	// at fault. This agent is when its links are bad with half of its
-	// peers: then those are not the peers' fault (and not named slow).
-	var lines []string
 	a.mu.Lock()
-	for _, s := range a.st.peers {
-		now := slow[s]
-		if now != s.slow {
-			if now {
-				lines = append(lines, fmt.Sprintf("blame: peer %s slow: p50 %.3gus, %.3gx this agent's median over its peers (limit %.3gx)",
-					s.addr, s.p50/1e3, s.p50/b.FleetMedian, b.Limit))
-			} else {
-				lines = append(lines, fmt.Sprintf("blame: peer %s no longer slow", s.addr))
-			}
-		}
-		s.slow = now
-	}
 	a.st.judged = true
 	a.mu.Unlock()
 	for _, l := range lines {
 		a.logf("%s", l)
 	}
+}
+
+// verdictOf is how judgeFigure judges one figure of the peers.
+type verdictOf struct {
+	figure        string
+	higherIsWorse bool
+	value         func(*peerStats) float64 // 0: none yet
+	flag          func(*peerStats) *bool   // the peer's verdict
+	bad           func(*peerStats, mesh.Blame) string
+	good          string // the log's words for a bad peer good again
+}
+
+// judgeFigure runs blame over one figure of the peers, each link its own
+// round (no round is judged as a whole), sets each peer's verdict and
+// returns the log lines of those that changed. A peer's links are its one
+// link with this agent: it is never a rank at fault. This agent is when
+// its links are bad with half of its peers: then those are not the
+// peers' fault (and not named).
+func (a *Agent) judgeFigure(v verdictOf) []string {
+	a.mu.Lock()
+	in := mesh.BlameInput{Figure: v.figure, HigherIsWorse: v.higherIsWorse, Names: []mesh.RankName{{Host: a.cfg.Host}}}
+	idx := map[int]*peerStats{}
+	for i, s := range a.st.peers {
+		in.Names = append(in.Names, mesh.RankName{Host: s.addr})
+		if x := v.value(s); x > 0 {
+			in.Links = append(in.Links, mesh.LinkFigure{From: 0, To: i + 1, Round: i + 1, Value: x})
+			idx[i+1] = s
+		}
+	}
+	a.mu.Unlock()
+	b := mesh.Judge(in, a.cfg.Blame)
+	bad := map[*peerStats]bool{}
+	for _, l := range b.Links {
+		bad[idx[l.Link.To]] = true
+	}
+	var lines []string
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, s := range a.st.peers {
+		f := v.flag(s)
+		if now := bad[s]; now != *f {
+			if now {
+				lines = append(lines, v.bad(s, b))
+			} else {
+				lines = append(lines, fmt.Sprintf("blame: peer %s %s", s.addr, v.good))
+			}
+			*f = now
+		}
+	}
+	return lines
 }
 
 // WriteMetrics writes the agent's metrics in format (FormatOpenMetrics or

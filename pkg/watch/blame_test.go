@@ -106,3 +106,54 @@ func TestBlameProbes(t *testing.T) {
 		}
 	}
 }
+
+// TestBlameBandwidth: with a bandwidth probe, a peer whose last bandwidth
+// is low against the agent's others is named low (and not slow), a peer
+// not yet measured is not judged, and a recovered one is no longer low.
+func TestBlameBandwidth(t *testing.T) {
+	file := t.TempDir() + "/peers"
+	write(t, file, "p0\np1\np2\np3\np4\n")
+	a, err := New(Config{Host: "h", PeersFile: file, Probe: probeRequest(), BW: BWProbe{Test: "tcp-bw"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	a.cfg.Log = &log
+	a.reload()
+	low := func() (names []string) {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		for _, s := range a.st.peers {
+			if s.bwLow {
+				names = append(names, s.addr)
+			}
+			if s.slow {
+				names = append(names, s.addr+" slow")
+			}
+		}
+		return names
+	}
+	for _, tc := range []struct {
+		what string
+		gbps []float64 // 0: not measured yet
+		low  string
+	}{
+		{"peers agreeing, one not measured", []float64{100, 99, 0, 101, 100}, ""},
+		{"one peer at half", []float64{100, 99, 50, 101, 100}, "p2:19515"},
+		{"recovered", []float64{100, 99, 98, 101, 100}, ""},
+	} {
+		a.mu.Lock()
+		for i, s := range a.st.peers {
+			s.bwBytes = tc.gbps[i] * 1e9 / 8
+		}
+		a.mu.Unlock()
+		a.judge()
+		if got := strings.Join(low(), " "); got != tc.low {
+			t.Errorf("%s: low %q, want %q", tc.what, got, tc.low)
+		}
+	}
+	if !strings.Contains(log.String(), "blame: peer p2:19515 bandwidth low: 50 Gbit/s, 0.5x this agent's median over its peers") ||
+		!strings.Contains(log.String(), "blame: peer p2:19515 bandwidth no longer low") {
+		t.Errorf("log:\n%s", log.String())
+	}
+}

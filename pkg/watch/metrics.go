@@ -29,6 +29,12 @@ const (
 	metricPeersOK     = "rdmabench_agent_peers_ok"                       // gauge 0/1
 	metricPortCounter = "rdmabench_agent_port_errors_total"              // counter, per port counter
 	metricPortOK      = "rdmabench_agent_port_counters_ok"               // gauge 0/1
+	// The bandwidth probe's, with one.
+	metricBW       = "rdmabench_agent_peer_bandwidth_bytes_per_second"          // gauge, per peer
+	metricBWProbes = "rdmabench_agent_bandwidth_probes_total"                   // counter, per peer and result
+	metricBWLastOK = "rdmabench_agent_peer_bandwidth_last_ok_timestamp_seconds" // gauge, per peer
+	metricBWLow    = "rdmabench_agent_peer_bandwidth_low"                       // gauge 0/1, per peer
+	metricBWPeriod = "rdmabench_agent_bandwidth_probe_period_seconds"           // gauge
 )
 
 // Probe results: "ok", or the kind of error (the label result of
@@ -81,6 +87,12 @@ type peerStats struct {
 	window  int     // the ring's length used: Config.BlameProbes (recentProbes when 0)
 	p50     float64 // judged p50 (ns), 0 until judged
 	slow    bool
+	// The bandwidth probes': by result, the last good one's payload
+	// bytes per second and end, and blame's verdict on it.
+	bwProbes [9]uint64
+	bwBytes  float64
+	bwAt     time.Time
+	bwLow    bool
 }
 
 func init() {
@@ -151,6 +163,10 @@ type state struct {
 	peersOK     bool
 	judged      bool // a blame pass ran
 	rate        float64
+	// bwTest is the bandwidth probe's test ("" without one); every
+	// bwPeriod one starts, at one peer.
+	bwTest   string
+	bwPeriod time.Duration
 }
 
 func ptrTo[T any](v T) *T { return &v }
@@ -271,8 +287,31 @@ func metricFamilies(s *state, pc *portReading) []*dto.MetricFamily {
 		portOK.Metric = append(portOK.Metric, g(b01(pc.err == nil), labelPairs(portL...)))
 	}
 
+	bw := fam(metricBW, "bytes_per_second", gauge, "The payload rate of the last good bandwidth probe of a peer (--bw-probe), this agent sending; absent before the first.")
+	bwProbes := fam(metricBWProbes, "", counter, "Bandwidth probes of a peer since the agent started, by result, as rdmabench_agent_probes_total's.")
+	bwLastOK := fam(metricBWLastOK, "seconds", gauge, "When the last good bandwidth probe of a peer ended, Unix time; absent before the first.")
+	bwLow := fam(metricBWLow, "", gauge, "1 when blame judged a peer's last bandwidth bad against this agent's other peers (the mesh's rules), else 0.")
+	bwPeriod := fam(metricBWPeriod, "seconds", gauge, "Every peer gets a bandwidth probe once in this period: the peers times the interval between two (--bw-duration over --bw-share).")
+	if s.bwTest != "" {
+		bwL := func(p *peerStats, extra ...string) []*dto.LabelPair {
+			return labelPairs(append(append(slices.Clone(base), "peer", p.addr, "test", s.bwTest), extra...)...)
+		}
+		for _, p := range s.peers {
+			if !p.bwAt.IsZero() {
+				bw.Metric = append(bw.Metric, g(p.bwBytes, bwL(p)))
+				bwLastOK.Metric = append(bwLastOK.Metric, g(float64(p.bwAt.UnixMilli())/1e3, bwL(p)))
+			}
+			for i, r := range results {
+				bwProbes.Metric = append(bwProbes.Metric, c(p.bwProbes[i], bwL(p, "result", r)))
+			}
+			bwLow.Metric = append(bwLow.Metric, g(b01(p.bwLow), bwL(p)))
+		}
+		bwPeriod.Metric = append(bwPeriod.Metric, g(float64(len(s.peers))*s.bwPeriod.Seconds(), labelPairs(base...)))
+	}
+
 	var fams []*dto.MetricFamily
-	for _, mf := range []*dto.MetricFamily{lat, probes, lastOK, p50, slow, peers, period, skipped, peersErr, peersOK, portCounter, portOK} {
+	for _, mf := range []*dto.MetricFamily{lat, probes, lastOK, p50, slow, peers, period, skipped, peersErr, peersOK, portCounter, portOK,
+		bw, bwProbes, bwLastOK, bwLow, bwPeriod} {
 		if len(mf.Metric) > 0 {
 			fams = append(fams, mf)
 		}

@@ -60,6 +60,11 @@ func probedAgent(t *testing.T) *Agent {
 	}
 	good.lastOK = time.Unix(1_700_000_000, 0)
 	bad.probes[resultIndex(ResultConnect)] += 2
+	// A bandwidth probe of the good peer, as a tcp-bw probe records it.
+	a.st.bwTest, a.st.bwPeriod = "tcp-bw", 50*time.Second
+	good.bwBytes, good.bwAt = 1.25e9, time.Unix(1_700_000_000, 0)
+	good.bwProbes[resultIndex(ResultOK)]++
+	bad.bwProbes[resultIndex(ResultTimeout)]++
 	a.mu.Unlock()
 	a.judge()
 	return a
@@ -89,6 +94,11 @@ func TestMetricsText(t *testing.T) {
 		`rdmabench_agent_probe_period_seconds{host="h",device=""} 0.2`,
 		`rdmabench_agent_peers_errors_total{host="h",device="",kind="not_found"} 0`,
 		`rdmabench_agent_peers_ok{host="h",device=""} 1`,
+		`rdmabench_agent_peer_bandwidth_bytes_per_second{host="h",device="",peer="good:19515",test="tcp-bw"} 1.25e+09`,
+		`rdmabench_agent_bandwidth_probes_total{host="h",device="",peer="bad:19515",test="tcp-bw",result="timeout"} 1`,
+		`rdmabench_agent_peer_bandwidth_last_ok_timestamp_seconds{host="h",device="",peer="good:19515",test="tcp-bw"} 1.7e+09`,
+		`rdmabench_agent_peer_bandwidth_low{host="h",device="",peer="bad:19515",test="tcp-bw"} 0`,
+		`rdmabench_agent_bandwidth_probe_period_seconds{host="h",device=""} 100`,
 	} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("the text lacks %s", want)

@@ -168,6 +168,10 @@ func TestNewRefuses(t *testing.T) {
 		{func(c *Config) { c.Probe.Tests = []string{"tcp-bw"} }, "latency test"},
 		{func(c *Config) { c.Probe.Spec.Sizes = []int{2, 4} }, "one message size"},
 		{func(c *Config) { c.Probe.Spec.TxDepth = 4 }, "tx-depth"},
+		{func(c *Config) { c.BW.Test = "tcp-lat" }, `--bw-probe "tcp-lat": want a bandwidth test`},
+		{func(c *Config) { c.BW.Test = "write-bw" }, "--bw-probe write-bw and --probe tcp-lat: both RDMA tests or both TCP ones"},
+		{func(c *Config) { c.BW = BWProbe{Test: "tcp-bw", Share: 0.6} }, "--bw-share 60%: want a share above 0%, at most 50%"},
+		{func(c *Config) { c.BW = BWProbe{Test: "tcp-bw", Duration: time.Millisecond} }, "--bw-duration 1ms: want at least 100ms"},
 	} {
 		cfg := Config{PeersFile: "p", Probe: probeRequest()}
 		tc.mod(&cfg)
@@ -194,11 +198,11 @@ func TestProbeLog(t *testing.T) {
 	a.reload()
 	probe := func() {
 		t.Helper()
-		p := a.nextPeer()
+		p := a.nextPeer(&a.cursor, &a.st.skipped)
 		if p == nil {
 			t.Fatal("no peer to probe")
 		}
-		a.probe(context.Background(), p)
+		a.probe(context.Background(), p, false)
 	}
 	probe()
 	probe()

@@ -31,7 +31,7 @@ func BenchmarkProbe(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		var err error
-		if _, c, err = a.probeOnce(ctx, ln.Addr().String(), c); err != nil {
+		if _, c, err = a.probeOnce(ctx, a.run, ln.Addr().String(), c); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -347,7 +347,11 @@ func (s *Spec) applyDefaults() {
 		s.Port = 1
 	}
 	if s.Interval == 0 {
+		// Every second, or once for a shorter duration.
 		s.Interval = time.Second
+		if s.Duration > 0 {
+			s.Interval = min(s.Interval, s.Duration)
+		}
 	}
 	if s.IdleTimeout == 0 {
 		s.IdleTimeout = DefaultIdleTimeout

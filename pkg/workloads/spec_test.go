@@ -77,6 +77,12 @@ func TestSpecDefaults(t *testing.T) {
 	if b.ItersFor(8<<20) != 7 {
 		t.Error("-n must win over sweep scaling")
 	}
+	// A run shorter than a second reports once, at its end.
+	d := NewSpec("write-bw")
+	d.Duration, d.Interval = 200*time.Millisecond, 0
+	if err := d.Normalize(); err != nil || d.Interval != d.Duration {
+		t.Errorf("-D 0.2: interval %v, %v", d.Interval, err)
+	}
 }
 
 // TestDefaultsAsPerftest: what a test runs with when nothing is asked is
