@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/plot"
 	"github.com/spf13/cobra"
 )
 
@@ -58,7 +59,7 @@ standard input; -o - writes the page to standard output.`,
 				}
 				srcs = append(srcs, report.Source{Name: path, Doc: doc})
 			}
-			write := func(w io.Writer) error { return report.WritePlot(w, srcs) }
+			write := func(w io.Writer) error { return plot.Write(w, srcs) }
 			if out == "-" {
 				return write(cmd.OutOrStdout())
 			}

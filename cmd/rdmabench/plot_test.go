@@ -8,12 +8,13 @@ import (
 	"testing"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/plot"
 )
 
-// TestPlot: the command writes exactly the page report.WritePlot makes of
-// the documents, to a file or to standard output; its mistakes have the
-// usual exit statuses. (The page itself is tested in a browser in
-// pkg/report.)
+// TestPlot: the command writes exactly the page plot.Write makes of the
+// documents, to a file or to standard output; its mistakes have the usual
+// exit statuses. (The page itself is tested in a browser in
+// pkg/report/plot.)
 func TestPlot(t *testing.T) {
 	dir := t.TempDir()
 	base := writeDoc(t, dir, "base.json", runsDoc("mlx5_0", []float64{1.31, 1.30, 1.33}, []float64{98.5, 98.4, 98.6}))
@@ -33,12 +34,12 @@ func TestPlot(t *testing.T) {
 		}
 		srcs = append(srcs, report.Source{Name: f, Doc: doc})
 	}
-	if err := report.WritePlot(&want, srcs); err != nil {
+	if err := plot.Write(&want, srcs); err != nil {
 		t.Fatal(err)
 	}
 	got, err := os.ReadFile(page)
 	if err != nil || string(got) != want.String() {
-		t.Errorf("plot wrote %d bytes (%v), want the %d of report.WritePlot", len(got), err, want.Len())
+		t.Errorf("plot wrote %d bytes (%v), want the %d of plot.Write", len(got), err, want.Len())
 	}
 	if !strings.HasPrefix(string(got), "<!DOCTYPE html>") {
 		t.Errorf("not an HTML page: %.60q", got)
@@ -67,7 +68,7 @@ func TestPlot(t *testing.T) {
 }
 
 // TestPlotMesh: a mesh document, alone or beside a pair's, is drawn as
-// the heatmaps of its matrices (the page is tested in pkg/report).
+// the heatmaps of its matrices (the page is tested in pkg/report/plot).
 func TestPlotMesh(t *testing.T) {
 	dir := t.TempDir()
 	mesh := filepath.Join("..", "..", "pkg", "report", "testdata", "mesh.json")

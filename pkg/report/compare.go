@@ -188,7 +188,7 @@ func Compare(base, new *Document, opt CompareOptions) *Comparison {
 		doc  *Document
 	}{{"base", base}, {"new", new}} {
 		if d.doc.Error != "" {
-			c.Warnings = append(c.Warnings, fmt.Sprintf("the %s run stopped early: %s", d.name, clean(d.doc.Error)))
+			c.Warnings = append(c.Warnings, fmt.Sprintf("the %s run stopped early: %s", d.name, Clean(d.doc.Error)))
 		}
 	}
 	return c
@@ -230,9 +230,9 @@ func compareRow(b, n *group, alpha float64) CompareRow {
 		switch {
 		case failed == 0:
 		case len(s.g.results) == 1:
-			row.Notes = append(row.Notes, fmt.Sprintf("%s: the test failed: %s", s.name, clean(firstError(s.g.results))))
+			row.Notes = append(row.Notes, fmt.Sprintf("%s: the test failed: %s", s.name, Clean(firstError(s.g.results))))
 		default:
-			row.Notes = append(row.Notes, fmt.Sprintf("%s: %d of %d runs failed and are left out (%s)", s.name, failed, len(s.g.results), clean(firstError(s.g.results))))
+			row.Notes = append(row.Notes, fmt.Sprintf("%s: %d of %d runs failed and are left out (%s)", s.name, failed, len(s.g.results), Clean(firstError(s.g.results))))
 		}
 	}
 	if bq, nq := qpsOf(b), qpsOf(n); bq != nq {
@@ -327,7 +327,7 @@ func envDiff(base, new *Document) []string {
 	var w []string
 	diff := func(what, b, n string) {
 		if b != n {
-			w = append(w, fmt.Sprintf("%s differs: base %s, new %s", what, orDefault(clean(b), "(none)"), orDefault(clean(n), "(none)")))
+			w = append(w, fmt.Sprintf("%s differs: base %s, new %s", what, orDefault(Clean(b), "(none)"), orDefault(Clean(n), "(none)")))
 		}
 	}
 	tool := func(t Tool) string {
@@ -466,7 +466,7 @@ func paramMap(p *Params) map[string]string {
 			}
 		case reflect.Float64:
 			if f.format == "seconds" && fv.Float() > 0 {
-				m[f.key] = num(fv.Float()) + " s"
+				m[f.key] = Num(fv.Float()) + " s"
 			}
 		default:
 			panic("report: compare tag on a " + fv.Kind().String())
@@ -632,13 +632,13 @@ func (g *Gate) check(fc *FigureChange) (string, bool) {
 		if ratio >= g.MinRatio {
 			return "", false
 		}
-		return fmt.Sprintf("%s ratio %s < %s", label, strconv.FormatFloat(ratio, 'f', 3, 64), num(g.MinRatio)), true
+		return fmt.Sprintf("%s ratio %s < %s", label, strconv.FormatFloat(ratio, 'f', 3, 64), Num(g.MinRatio)), true
 	}
 	worse, _ := fc.Worse()
 	if worse <= g.MaxRegression {
 		return "", false
 	}
-	limit := num(100*g.MaxRegression) + "%"
+	limit := Num(100*g.MaxRegression) + "%"
 	if fc.Figure.HigherIsBetter() {
 		return fmt.Sprintf("%s %s < -%s", label, pct(*fc.Change), limit), true
 	}

@@ -533,7 +533,7 @@ func (c *MeshComparison) compareMatrix(bm, nm *Matrix) MatrixChange {
 		}
 	})
 	if len(bv) > 0 {
-		b, n := median(bv), median(nv)
+		b, n := Median(bv), Median(nv)
 		mc.BaseMedian, mc.NewMedian = &b, &n
 		mc.Change = change(b, n)
 	}
@@ -548,10 +548,10 @@ func meshDiff(base, new *Document) []string {
 	var w []string
 	bm, nm := base.Mesh, new.Mesh
 	if b, n := strings.Join(bm.Tests, " "), strings.Join(nm.Tests, " "); b != n {
-		w = append(w, fmt.Sprintf("tests differ: base %s, new %s", orDefault(clean(b), "(none)"), orDefault(clean(n), "(none)")))
+		w = append(w, fmt.Sprintf("tests differ: base %s, new %s", orDefault(Clean(b), "(none)"), orDefault(Clean(n), "(none)")))
 	}
 	if bm.Schedule != nm.Schedule {
-		w = append(w, fmt.Sprintf("schedule differs: base %s, new %s", orDefault(clean(bm.Schedule), "(none)"), orDefault(clean(nm.Schedule), "(none)")))
+		w = append(w, fmt.Sprintf("schedule differs: base %s, new %s", orDefault(Clean(bm.Schedule), "(none)"), orDefault(Clean(nm.Schedule), "(none)")))
 	}
 	if bm.Duplex != nm.Duplex {
 		w = append(w, fmt.Sprintf("duplex differs: base %s, new %s (a duplex mesh runs each pair once, its bandwidth tests bidirectional: each direction's figure is measured with the other direction sending too)",

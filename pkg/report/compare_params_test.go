@@ -35,7 +35,7 @@ func TestParamMap(t *testing.T) {
 		Warmup: &two, TClass: &two, SL: &two, FlowLabel: &two, HopLimit: &two, Reverse: true, RDMACM: true, Mem: "hugepages", ODP: true})
 	want := map[string]string{"connection": "UD", "mtu": "1024", "gid-index": "0", "tx-depth": "4", "rx-depth": "5", "qps": "6",
 		"inline": "0", "cq-mod": "8", "post-list": "9", "events": "on", "bidirectional": "on", "atomic": "CMP_AND_SWAP",
-		"iterations": "13", "duration": num(1.5) + " s", "warm-up": "2", "tclass": "2", "sl": "2", "flow-label": "2",
+		"iterations": "13", "duration": Num(1.5) + " s", "warm-up": "2", "tclass": "2", "sl": "2", "flow-label": "2",
 		"hop-limit": "2", "reverse": "on", "rdma-cm": "on", "mem": "hugepages", "odp": "on"}
 	if !maps.Equal(set, want) {
 		t.Errorf("set: %v, want %v", set, want)

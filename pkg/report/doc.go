@@ -7,8 +7,9 @@
 //
 // A run produces one self-describing [Document], whatever the number of tests,
 // message sizes and repeated runs; `rdmabench report` renders any saved one
-// offline and `rdmabench compare` compares two. The package is pure Go: it
-// does not import pkg/verbs and builds with CGO_ENABLED=0.
+// offline and `rdmabench compare` compares two; `rdmabench plot` draws them
+// with pkg/report/plot, which imports this package. The package is pure Go:
+// it does not import pkg/verbs and builds with CGO_ENABLED=0.
 //
 // Conventions:
 //   - Latencies are nanoseconds in JSON (`_ns` fields) and microseconds with

@@ -69,11 +69,23 @@ func (f Figure) Label() string {
 	return f.Unit()
 }
 
+// Name names f in prose, as mesh tables and plots do: "p50", "bandwidth",
+// "message rate".
+func (f Figure) Name() string {
+	switch f {
+	case FigGbps, FigMiBps:
+		return "bandwidth"
+	case FigMsgRate:
+		return "message rate"
+	}
+	return string(f)
+}
+
 // Format writes v (in f's unit) for a person: latencies in µs with up to
 // three decimals ("23.4 µs"), rates with their unit ("98.53 Gbit/s").
 func (f Figure) Format(v float64) string {
 	if f.IsLatency() {
-		return num(v/1e3) + " µs"
+		return Num(v/1e3) + " µs"
 	}
 	if f == FigMsgRate {
 		return strconv.FormatFloat(v, 'f', 4, 64) + " " + f.Unit()
@@ -176,9 +188,9 @@ func KeyOf(r *Result) Key { return Key{Test: r.Test, Connection: r.Connection, S
 
 // String is the key as messages show it: "write-lat RC 2 B".
 func (k Key) String() string {
-	s := clean(k.Test)
+	s := Clean(k.Test)
 	if k.Connection != "" {
-		s += " " + clean(k.Connection)
+		s += " " + Clean(k.Connection)
 	}
 	return s + fmt.Sprintf(" %d B", k.Size)
 }

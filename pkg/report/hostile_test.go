@@ -310,19 +310,42 @@ func hostileDocs() map[string]*Document {
 		"duplicate results": duplicates(), "empty": NewDocument(), "no results": {}}
 }
 
+// tryRender runs f; a panic fails the test, naming what panicked.
+func tryRender(t *testing.T, what string, f func() error) {
+	t.Helper()
+	defer func() {
+		if r := recover(); r != nil {
+			t.Errorf("%s panicked: %v", what, r)
+		}
+	}()
+	_ = f()
+}
+
+// checkText runs the renderer f as tryRender does. Text meant for a
+// terminal carries no control character from the document (an escape
+// sequence, a carriage return).
+func checkText(t *testing.T, what string, f func(w io.Writer) error) {
+	t.Helper()
+	tryRender(t, what, func() error {
+		var b bytes.Buffer
+		if err := f(&b); err != nil {
+			return err
+		}
+		if i := bytes.IndexFunc(b.Bytes(), func(r rune) bool { return r < ' ' && r != '\n' && r != '\t' || r == 0x7f }); i >= 0 {
+			t.Errorf("%s wrote a control character: %q", what, b.Bytes()[max(i-40, 0):min(i+40, b.Len())])
+		}
+		return nil
+	})
+}
+
 // renderAll runs every renderer, compare and gate on doc (against other
 // too), and returns what failed; a panic fails the test, naming the
-// renderer.
+// renderer. (The plot of doc: TestPlotHostileDocuments.)
 func renderAll(t *testing.T, doc, other *Document) {
 	t.Helper()
 	try := func(what string, f func() error) {
 		t.Helper()
-		defer func() {
-			if r := recover(); r != nil {
-				t.Errorf("%s panicked: %v", what, r)
-			}
-		}()
-		_ = f()
+		tryRender(t, what, f)
 	}
 	jsonOut := func(what string, f func(w io.Writer) error) {
 		t.Helper()
@@ -337,20 +360,9 @@ func renderAll(t *testing.T, doc, other *Document) {
 			return nil
 		})
 	}
-	// Text meant for a terminal carries no control character from the
-	// document (an escape sequence, a carriage return).
 	textOut := func(what string, f func(w io.Writer) error) {
 		t.Helper()
-		try(what, func() error {
-			var b bytes.Buffer
-			if err := f(&b); err != nil {
-				return err
-			}
-			if i := bytes.IndexFunc(b.Bytes(), func(r rune) bool { return r < ' ' && r != '\n' && r != '\t' || r == 0x7f }); i >= 0 {
-				t.Errorf("%s wrote a control character: %q", what, b.Bytes()[max(i-40, 0):min(i+40, b.Len())])
-			}
-			return nil
-		})
+		checkText(t, what, f)
 	}
 	for _, format := range Formats {
 		w := func(w io.Writer) error { return Write(w, format, doc) }
@@ -369,10 +381,6 @@ func renderAll(t *testing.T, doc, other *Document) {
 			try(format+" of two", func() error { return two(io.Discard) })
 		}
 	}
-	textOut("plot", func(w io.Writer) error {
-		return WritePlot(w, []Source{{Name: "a.json", Doc: doc}, {Name: "b.json", Doc: other}})
-	})
-
 	try("summarize", func() error { Summarize(doc); return nil })
 	try("limits", func() error {
 		CheckLimits(doc, Limits{P50: time.Microsecond, P99: time.Millisecond, Max: time.Second, MinGbps: 1, MinMsgRate: 1})

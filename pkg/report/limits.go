@@ -220,7 +220,7 @@ func formatLimit(lim limit, linkGbps float64) string {
 	if lim.link > 0 {
 		s := strconv.FormatFloat(100*lim.link, 'f', -1, 64) + "% of the link"
 		if linkGbps > 0 {
-			s += fmt.Sprintf(" (%s of %s Gbit/s)", num(lim.link*linkGbps), num(linkGbps))
+			s += fmt.Sprintf(" (%s of %s Gbit/s)", Num(lim.link*linkGbps), Num(linkGbps))
 		}
 		return s
 	}

@@ -390,9 +390,9 @@ func (m *Mesh) FailedLinks() []MeshLink {
 	return out
 }
 
-// failure returns the first error of a link: its own, else the first of
+// Failure returns the first error of a link: its own, else the first of
 // its results'.
-func (l *MeshLink) failure() string {
+func (l *MeshLink) Failure() string {
 	if l.Error != "" {
 		return l.Error
 	}
@@ -682,7 +682,7 @@ func (b *MeshBuilder) matrices(n int) []Matrix {
 			mx.Values[cl.from][cl.to] = &vals[i]
 		}
 		if len(vals) > 0 {
-			med := median(vals)
+			med := Median(vals)
 			mx.Median = &med
 		}
 		out = append(out, mx)
@@ -690,7 +690,9 @@ func (b *MeshBuilder) matrices(n int) []Matrix {
 	return out
 }
 
-func median(v []float64) float64 {
+// Median is the median of v, which must not be empty: its middle value,
+// or the mean of its two middle values. v is left as it is.
+func Median(v []float64) float64 {
 	s := slices.Clone(v)
 	slices.Sort(s)
 	if len(s)%2 == 1 {
@@ -840,14 +842,14 @@ func outlierOf(k Key, fig Figure, from, to int, v, med, outlier float64) (LinkFa
 		return LinkFailure{}, false
 	}
 	fs := messageFigures(fig, v, bound, med)
-	why := fmt.Sprintf("%s × the median %s of all links", num(outlier), fs[2])
+	why := fmt.Sprintf("%s × the median %s of all links", Num(outlier), fs[2])
 	if fig.IsLatency() {
-		why = fmt.Sprintf("the median %s of all links ÷ %s", fs[2], num(outlier))
+		why = fmt.Sprintf("the median %s of all links ÷ %s", fs[2], Num(outlier))
 	}
 	return LinkFailure{From: from, To: to, Test: k.Test, Connection: k.Connection, Size: k.Size, Kind: FailOutlier, Figure: fig,
 		Value: v, Threshold: bound,
 		Message: fmt.Sprintf("%d -> %d %s: %s %s %s %s (%s)", from, to, k,
-			figureName(fig), fs[0], op, fs[1], why)}, true
+			fig.Name(), fs[0], op, fs[1], why)}, true
 }
 
 // checkMesh refuses what no mesh produces (see checkValues).
@@ -865,7 +867,7 @@ func (c checker) mesh(m *Mesh) {
 		kl.int("to", int64(l.To))
 		for j := range l.Results {
 			r := &l.Results[j]
-			kr := kl.at(fmt.Sprintf("%s: result %d (%s, %d B)", kl.where, j+1, clean(r.Test), r.Size))
+			kr := kl.at(fmt.Sprintf("%s: result %d (%s, %d B)", kl.where, j+1, Clean(r.Test), r.Size))
 			kr.int("size", int64(r.Size))
 			kr.int("iterations", int64(r.Iterations))
 			kr.latency("latency", r.Latency)
@@ -875,7 +877,7 @@ func (c checker) mesh(m *Mesh) {
 	c.aggregate(m.Aggregate)
 	for i := range m.Matrices {
 		mx := &m.Matrices[i]
-		km := c.at(fmt.Sprintf("mesh matrix %d (%s, %d B, %s)", i+1, clean(mx.Test), mx.Size, clean(string(mx.Figure))))
+		km := c.at(fmt.Sprintf("mesh matrix %d (%s, %d B, %s)", i+1, Clean(mx.Test), mx.Size, Clean(string(mx.Figure))))
 		for _, row := range mx.Values {
 			for _, v := range row {
 				if v != nil {
@@ -906,25 +908,6 @@ func meshCell(f Figure, v *float64, u latencyUnit) string {
 		return fmt.Sprintf("%.4f", x)
 	}
 	return fmt.Sprintf("%.2f", x)
-}
-
-// figureName names a matrix's figure in prose: "p50", "bandwidth".
-func figureName(f Figure) string {
-	switch f {
-	case FigGbps, FigMiBps:
-		return "bandwidth"
-	case FigMsgRate:
-		return "message rate"
-	}
-	return string(f)
-}
-
-// meshUnit is the unit of a matrix's cells as plots show them.
-func meshUnit(f Figure) string {
-	if f.IsLatency() {
-		return "µs"
-	}
-	return f.Unit()
 }
 
 // meshTableUnit is the unit of a matrix's cells as tables show them: a

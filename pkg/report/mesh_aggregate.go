@@ -19,6 +19,10 @@ const MeshAggregateRanks = 64
 // cells per matrix, which no reader holds.
 const MeshRankMatrixRanks = 512
 
+// MeshWorstNICs is how many of an aggregate figure's worst NICs a table
+// lists, and a plot under its NIC grid (or its hosts under a host matrix).
+const MeshWorstNICs = 10
+
 // slowFactor marks a link of an aggregate as slow: a latency at least
 // twice the median of all links, or a bandwidth at most half of it.
 const slowFactor = 2
@@ -66,6 +70,23 @@ type AggregateFigure struct {
 // Key is the test, connection and size of the figure.
 func (a *AggregateFigure) Key() Key { return Key{Test: a.Test, Connection: a.Connection, Size: a.Size} }
 
+// WorstNICs are the k NICs of f with the worst median, worst first.
+func (f *AggregateFigure) WorstNICs(k int) []AggregateRow {
+	nics := slices.Clone(f.NICs)
+	slices.SortStableFunc(nics, func(a, b AggregateRow) int {
+		switch {
+		case a.Median == nil || b.Median == nil:
+			return 0
+		case worse(f.Figure, *a.Median, *b.Median):
+			return -1
+		case worse(f.Figure, *b.Median, *a.Median):
+			return 1
+		}
+		return 0
+	})
+	return nics[:min(k, len(nics))]
+}
+
 // AggregateRow is the links of a host, a NIC or a rail.
 type AggregateRow struct {
 	Host *int `json:"host,omitempty"` // index into MeshAggregate.Hosts
@@ -95,6 +116,13 @@ type WorstLink struct {
 // summary that lists only the links that failed or warned, LinkCount.
 func (m *Mesh) LinkTotal() int {
 	return max(m.LinkCount, len(m.Links))
+}
+
+// ShowsAggregate says whether tables and plots show m by its aggregate
+// rather than by its rank × rank matrices: a mesh of more than
+// [MeshAggregateRanks] ranks, or one whose summary has no matrices.
+func (m *Mesh) ShowsAggregate() bool {
+	return m.Aggregate != nil && (max(m.Size, len(m.Ranks)) > MeshAggregateRanks || len(m.Matrices) == 0)
 }
 
 // worse says whether a is worse than b for figure f.
@@ -404,7 +432,7 @@ func (c checker) aggregate(a *MeshAggregate) {
 	nh := len(a.Hosts)
 	for i := range a.Figures {
 		f := &a.Figures[i]
-		kf := c.at(fmt.Sprintf("mesh aggregate figure %d (%s, %d B, %s)", i+1, clean(f.Test), f.Size, clean(string(f.Figure))))
+		kf := c.at(fmt.Sprintf("mesh aggregate figure %d (%s, %d B, %s)", i+1, Clean(f.Test), f.Size, Clean(string(f.Figure))))
 		kf.int("links", int64(f.Links))
 		if f.Median != nil {
 			kf.float("median", *f.Median)

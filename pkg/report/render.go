@@ -163,7 +163,7 @@ func WriteSourcesWith(w io.Writer, format string, srcs []Source, opts Options) e
 			if i > 0 {
 				out.WriteByte('\n')
 			}
-			fmt.Fprintf(&out, "%s\n", FitLines([]byte("==> "+clean(s.Name)+" <=="), opts.Width))
+			fmt.Fprintf(&out, "%s\n", FitLines([]byte("==> "+Clean(s.Name)+" <=="), opts.Width))
 		case FormatMarkdown:
 			if i > 0 {
 				out.WriteByte('\n')
@@ -173,7 +173,7 @@ func WriteSourcesWith(w io.Writer, format string, srcs []Source, opts Options) e
 			if i > 0 {
 				out.WriteByte('\n')
 			}
-			fmt.Fprintf(&out, "# source: %s\n", clean(s.Name))
+			fmt.Fprintf(&out, "# source: %s\n", Clean(s.Name))
 		}
 		if err := WriteWith(&out, format, s.Doc, opts); err != nil {
 			return fmt.Errorf("%s: %w", s.Name, err)

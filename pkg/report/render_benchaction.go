@@ -149,14 +149,14 @@ func benchActionDevice(doc *Document) string {
 	if d == nil {
 		return ""
 	}
-	parts := []string{clean(d.Name)}
+	parts := []string{Clean(d.Name)}
 	if d.Firmware != "" {
-		parts = append(parts, "firmware "+clean(d.Firmware))
+		parts = append(parts, "firmware "+Clean(d.Firmware))
 	}
 	if d.GIDType != "" {
-		parts = append(parts, clean(d.GIDType))
+		parts = append(parts, Clean(d.GIDType))
 	} else if d.LinkLayer != "" {
-		parts = append(parts, clean(d.LinkLayer))
+		parts = append(parts, Clean(d.LinkLayer))
 	}
 	if d.ActiveMTU > 0 {
 		parts = append(parts, "MTU "+strconv.Itoa(d.ActiveMTU))
@@ -166,12 +166,12 @@ func benchActionDevice(doc *Document) string {
 
 // benchActionHosts is "node-a", "node-a to node-b" or "node-a (loopback)".
 func benchActionHosts(doc *Document) string {
-	h := clean(doc.Hosts.Local.Hostname)
+	h := Clean(doc.Hosts.Local.Hostname)
 	switch {
 	case h == "":
 		return ""
 	case doc.Hosts.Remote != nil:
-		return h + " to " + clean(doc.Hosts.Remote.Hostname)
+		return h + " to " + Clean(doc.Hosts.Remote.Hostname)
 	}
 	return h + " (loopback)"
 }

@@ -97,7 +97,7 @@ func compareCells(c *Comparison) (rows []row, notes []string) {
 		for i, fc := range r.Figures {
 			cells := make([]string, 4, len(compareLabels))
 			if i == 0 {
-				cells[0], cells[1], cells[2] = clean(r.Test), orDefault(clean(r.Connection), "-"), strconv.Itoa(r.Size)
+				cells[0], cells[1], cells[2] = Clean(r.Test), orDefault(Clean(r.Connection), "-"), strconv.Itoa(r.Size)
 			}
 			cells[3] = figureLabel(fc.Figure, u)
 			cells = append(cells, spreadCell(fc.Figure, fc.Base, u), spreadCell(fc.Figure, fc.New, u), fc.Delta(), fc.Test())
@@ -249,7 +249,7 @@ func sideLine(s *Side) string {
 		}
 		parts = append(parts, dev)
 	}
-	return clean(s.Name) + ": " + clean(strings.Join(parts, ", "))
+	return Clean(s.Name) + ": " + Clean(strings.Join(parts, ", "))
 }
 
 func compareTable(b *bytes.Buffer, c *Comparison, gates *GateResult, opts Options) error {
@@ -280,13 +280,13 @@ func compareTable(b *bytes.Buffer, c *Comparison, gates *GateResult, opts Option
 			b.WriteByte('\n')
 		}
 		for i, n := range notes {
-			fmt.Fprintf(b, "[%d] %s\n", i+1, clean(n))
+			fmt.Fprintf(b, "[%d] %s\n", i+1, Clean(n))
 		}
 	}
 	if trailer := compareTrailer(c, gates); len(trailer) > 0 {
 		b.WriteByte('\n')
 		for _, l := range trailer {
-			b.WriteString(clean(l) + "\n")
+			b.WriteString(Clean(l) + "\n")
 		}
 	}
 	if opts.Width > 0 {

@@ -104,7 +104,7 @@ func meshSideLine(s *MeshSide) string {
 		parts = append(parts, s.Start.UTC().Format(time.RFC3339))
 	}
 	parts = append(parts, fmt.Sprintf("mesh of %d ranks, %d links, %d failed", s.Ranks, s.Links, s.Failed))
-	return clean(s.Name) + ": " + clean(strings.Join(parts, ", "))
+	return Clean(s.Name) + ": " + Clean(strings.Join(parts, ", "))
 }
 
 // matchLine says how the links of c were matched.
@@ -219,7 +219,7 @@ func meshCompareText(b *bytes.Buffer, c *MeshComparison, gates *MeshGateResult, 
 		}
 		var all []row
 		if width > 0 {
-			for _, l := range wrap(clean(title), width) {
+			for _, l := range wrap(Clean(title), width) {
 				all = append(all, row{kind: rowTitle, text: l})
 			}
 		} else {
@@ -319,7 +319,7 @@ func meshCompareText(b *bytes.Buffer, c *MeshComparison, gates *MeshGateResult, 
 		if md {
 			fmt.Fprintf(b, "- %s\n", mdEscape(n))
 		} else {
-			b.WriteString(clean(n) + "\n")
+			b.WriteString(Clean(n) + "\n")
 		}
 	}
 	return nil

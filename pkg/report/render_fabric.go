@@ -16,9 +16,9 @@ import (
 func fabricBandwidthRows(r *Result) []row {
 	var rows []row
 	for _, d := range r.Devices {
-		label := "  " + clean(d.Device)
+		label := "  " + Clean(d.Device)
 		if d.ServerDevice != "" && d.ServerDevice != d.Device {
-			label += " / " + clean(d.ServerDevice)
+			label += " / " + Clean(d.ServerDevice)
 		}
 		cells := []string{label, "", "", "-"}
 		if d.Iterations > 0 {
@@ -63,7 +63,7 @@ func threadRows(ts []Thread, indent string) []row {
 func fabricLatencyRows(r *Result, u latencyUnit) []row {
 	var rows []row
 	for _, d := range r.Devices {
-		cells := []string{"  " + clean(d.Device), "", "", "-"}
+		cells := []string{"  " + Clean(d.Device), "", "", "-"}
 		if d.Latency == nil {
 			rows = append(rows, errorRow(cells, orDefault(d.Error, "no latency"), ""))
 			continue
@@ -82,7 +82,7 @@ func fabricLatencyRows(r *Result, u latencyUnit) []row {
 
 // loadText says what a load moved while a size's latency was measured.
 func loadText(l *Load) string {
-	s := fmt.Sprintf("under load: %s, %d QPs of %d B", clean(l.Test), l.QPs, l.Size)
+	s := fmt.Sprintf("under load: %s, %d QPs of %d B", Clean(l.Test), l.QPs, l.Size)
 	if b := l.Bandwidth; b != nil {
 		s += fmt.Sprintf(", %.3f Gbit/s (%.4f Mmsg/s) during the samples", b.Gbps, b.Mmsgps)
 	}

@@ -192,7 +192,7 @@ func gobenchConfig(doc *Document) [][2]string {
 }
 
 // gobenchClean makes s safe for one line of the format.
-func gobenchClean(s string) string { return strings.TrimSpace(clean(s)) }
+func gobenchClean(s string) string { return strings.TrimSpace(Clean(s)) }
 
 // sig6 formats v with six significant digits, without an exponent.
 func sig6(v float64) string {

@@ -149,13 +149,13 @@ func mdLine(cells []string) string {
 // are escaped.
 func mdEscape(s string) string {
 	r := strings.NewReplacer(`\`, `\\`, "|", `\|`, "*", `\*`, "_", `\_`, "<", "&lt;", ">", "&gt;", "`", "\\`")
-	return r.Replace(clean(s))
+	return r.Replace(Clean(s))
 }
 
 // mdCode writes s as inline code, with a fence longer than any run of
 // backticks in it.
 func mdCode(s string) string {
-	s = strings.ReplaceAll(clean(s), "|", `\|`)
+	s = strings.ReplaceAll(Clean(s), "|", `\|`)
 	fence := "`"
 	for strings.Contains(s, fence) {
 		fence += "`"

@@ -62,7 +62,7 @@ func writeMeshText(w io.Writer, doc *Document, md bool, opts Options) error {
 	if md {
 		fmt.Fprintf(&b, "### %s\n\n", mdEscape(title))
 	} else {
-		b.WriteString(clean(title) + "\n")
+		b.WriteString(Clean(title) + "\n")
 	}
 	if len(doc.Command) > 0 {
 		line("command", strings.Join(doc.Command, " "))
@@ -91,7 +91,7 @@ func writeMeshText(w io.Writer, doc *Document, md bool, opts Options) error {
 	if m.Blame != nil {
 		line("blame", blameLine(m.Blame))
 	}
-	agg := meshShowsAggregate(m)
+	agg := m.ShowsAggregate()
 	if agg {
 		// Too many ranks to list: the count, and the ranks not ok.
 		line("ranks", aggregateRanksLine(m))
@@ -109,7 +109,7 @@ func writeMeshText(w io.Writer, doc *Document, md bool, opts Options) error {
 			break
 		}
 		b.WriteByte('\n')
-		what := figureName(mx.Figure)
+		what := mx.Figure.Name()
 		if mx.Figure.IsLatency() {
 			what += " latency"
 		}
@@ -122,7 +122,7 @@ func writeMeshText(w io.Writer, doc *Document, md bool, opts Options) error {
 			fmt.Fprintf(&b, "**%s**\n\n", mdEscape(head))
 			writeMatrixMarkdown(&b, &mx, u)
 		} else {
-			b.WriteString(clean(head) + "\n")
+			b.WriteString(Clean(head) + "\n")
 			writeMatrixText(&b, &mx, u, opts.Width)
 		}
 	}
@@ -154,7 +154,7 @@ func writeMeshText(w io.Writer, doc *Document, md bool, opts Options) error {
 			if md {
 				fmt.Fprintf(&b, "- %s\n", mdEscape(n))
 			} else {
-				b.WriteString(clean(n) + "\n")
+				b.WriteString(Clean(n) + "\n")
 			}
 		}
 	}
@@ -181,7 +181,7 @@ func blameLine(b *MeshBlame) string {
 		if !f.Figure.IsLatency() {
 			side = "below"
 		}
-		s += fmt.Sprintf("; %s %s: bad %s %s× the fleet median of %s (spread %s)", k, figureName(f.Figure), side,
+		s += fmt.Sprintf("; %s %s: bad %s %s× the fleet median of %s (spread %s)", k, f.Figure.Name(), side,
 			strconv.FormatFloat(f.Limit, 'g', 3, 64), messageFigures(f.Figure, f.FleetMedian)[0], pct(f.Spread))
 	}
 	return s
@@ -343,7 +343,7 @@ func writeMeshCSV(w io.Writer, srcs []Source, withSource bool) error {
 					if l != nil {
 						round = strconv.Itoa(l.Round)
 						if v == nil {
-							errMsg = l.failure()
+							errMsg = l.Failure()
 						}
 					}
 					rec := []string{mx.Test, mx.Connection, strconv.Itoa(mx.Size), string(mx.Figure), mx.Unit,
@@ -380,7 +380,7 @@ func writeMeshCSV(w io.Writer, srcs []Source, withSource bool) error {
 			// links still show.
 			for _, l := range m.Links {
 				rec := []string{"", "", "", "", "", strconv.Itoa(l.From), host(l.From), strconv.Itoa(l.To), host(l.To), "",
-					strconv.Itoa(l.Round), l.failure()}
+					strconv.Itoa(l.Round), l.Failure()}
 				if withSource {
 					rec = append([]string{src.Name}, rec...)
 				}

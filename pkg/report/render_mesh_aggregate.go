@@ -3,7 +3,6 @@ package report
 import (
 	"bytes"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -11,16 +10,6 @@ import (
 // meshTableHosts is the most hosts whose host matrix a table prints; a
 // mesh of more hosts gets a row per host instead.
 const meshTableHosts = 16
-
-// meshWorstNICs is how many of the worst NICs a table lists per figure.
-const meshWorstNICs = 10
-
-// meshShowsAggregate says whether the table and the plot show m by its
-// aggregate rather than by its rank × rank matrices: a mesh of more than
-// MeshAggregateRanks ranks, or one whose summary has no matrices.
-func meshShowsAggregate(m *Mesh) bool {
-	return m.Aggregate != nil && (max(m.Size, len(m.Ranks)) > MeshAggregateRanks || len(m.Matrices) == 0)
-}
 
 // aggregateRanksLine counts the ranks, their hosts and rails, and their
 // states.
@@ -89,7 +78,7 @@ func writeAggregateText(b *bytes.Buffer, m *Mesh, md bool, width int) {
 	for i := range a.Figures {
 		f := &a.Figures[i]
 		fig := f.Figure
-		what := figureName(fig)
+		what := fig.Name()
 		if fig.IsLatency() {
 			what += " latency"
 		}
@@ -140,7 +129,7 @@ func writeAggregateText(b *bytes.Buffer, m *Mesh, md bool, width int) {
 			}
 			writeRows(b, rows, md, width)
 		}
-		if nics := worstNICs(f, meshWorstNICs); len(nics) > 0 {
+		if nics := f.WorstNICs(MeshWorstNICs); len(nics) > 0 {
 			what := "NICs"
 			if a.Rails <= 1 {
 				what = "ranks"
@@ -155,23 +144,6 @@ func writeAggregateText(b *bytes.Buffer, m *Mesh, md bool, width int) {
 			writeRows(b, rows, md, width)
 		}
 	}
-}
-
-// worstNICs are the k NICs of f with the worst median, worst first.
-func worstNICs(f *AggregateFigure, k int) []AggregateRow {
-	nics := slices.Clone(f.NICs)
-	slices.SortStableFunc(nics, func(a, b AggregateRow) int {
-		switch {
-		case a.Median == nil || b.Median == nil:
-			return 0
-		case worse(f.Figure, *a.Median, *b.Median):
-			return -1
-		case worse(f.Figure, *b.Median, *a.Median):
-			return 1
-		}
-		return 0
-	})
-	return nics[:min(k, len(nics))]
 }
 
 func worstValue(f Figure, w *WorstLink, u latencyUnit) string {
@@ -202,7 +174,7 @@ func heading(b *bytes.Buffer, s string, md bool) {
 		fmt.Fprintf(b, "**%s**\n\n", mdEscape(s))
 		return
 	}
-	b.WriteString(clean(s) + "\n")
+	b.WriteString(Clean(s) + "\n")
 }
 
 // writeRows writes rows (the first the header) as aligned columns, the
@@ -257,7 +229,7 @@ func writeRows(b *bytes.Buffer, rows [][]string, md bool, width int) {
 					line.WriteString("  " + pad + c)
 				}
 			}
-			b.WriteString(clean(strings.TrimRight(line.String(), " ")) + "\n")
+			b.WriteString(Clean(strings.TrimRight(line.String(), " ")) + "\n")
 		}
 	}
 }

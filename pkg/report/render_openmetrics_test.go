@@ -73,7 +73,7 @@ func parseOpenMetrics(t *testing.T, out []byte) map[string]*dto.MetricFamily {
 func omSamples(mf *dto.MetricFamily) map[string]float64 {
 	out := map[string]float64{}
 	name := mf.GetName()
-	num := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	Num := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	for _, m := range mf.GetMetric() {
 		key := func(suffix string, extra ...string) string {
 			l := []string{}
@@ -87,13 +87,13 @@ func omSamples(mf *dto.MetricFamily) map[string]float64 {
 		switch {
 		case m.Histogram != nil:
 			for _, b := range m.Histogram.GetBucket() {
-				out[key("_bucket", "le="+num(b.GetUpperBound()))] = float64(b.GetCumulativeCount())
+				out[key("_bucket", "le="+Num(b.GetUpperBound()))] = float64(b.GetCumulativeCount())
 			}
 			out[key("_sum")] = m.Histogram.GetSampleSum()
 			out[key("_count")] = float64(m.Histogram.GetSampleCount())
 		case m.Summary != nil:
 			for _, q := range m.Summary.GetQuantile() {
-				out[key("", "quantile="+num(q.GetQuantile()))] = q.GetValue()
+				out[key("", "quantile="+Num(q.GetQuantile()))] = q.GetValue()
 			}
 			out[key("_sum")] = m.Summary.GetSampleSum()
 			out[key("_count")] = float64(m.Summary.GetSampleCount())

@@ -134,7 +134,7 @@ func messageFigures(f Figure, vs ...float64) []string {
 	for i, v := range vs {
 		switch {
 		case f.IsLatency():
-			out[i] = num(v/u.ns) + " " + u.name
+			out[i] = Num(v/u.ns) + " " + u.name
 		case f == FigGbps:
 			out[i] = gbitCell(v)
 		case f == FigMsgRate:
@@ -156,7 +156,7 @@ func limitFigure(f Figure, v float64, u latencyUnit) string {
 	var ps []prefix
 	switch {
 	case f.IsLatency():
-		return num(v/u.ns) + " " + u.name
+		return Num(v/u.ns) + " " + u.name
 	case f == FigGbps:
 		base, unit, ps = v*1e9, "bit/s", bitPrefixes
 	case f == FigMsgRate:
@@ -178,7 +178,7 @@ func limitFigure(f Figure, v float64, u latencyUnit) string {
 // formatIn is f.Format(v) with a latency in u, up to three decimals.
 func formatIn(f Figure, v float64, u latencyUnit) string {
 	if f.IsLatency() {
-		return num(v/u.ns) + " " + u.name
+		return Num(v/u.ns) + " " + u.name
 	}
 	return f.Format(v)
 }

@@ -51,7 +51,7 @@ func buildSummaryRows(doc *Document, sums []Summary, notes *footnotes) []row {
 			cur = sec
 		}
 		note := notes.refs(i)
-		first := []string{clean(s.Test), orDefault(clean(s.Connection), "-"), strconv.Itoa(s.Size), strconv.Itoa(s.Runs - s.Failed)}
+		first := []string{Clean(s.Test), orDefault(Clean(s.Connection), "-"), strconv.Itoa(s.Size), strconv.Itoa(s.Runs - s.Failed)}
 		figs, kind := LatencyFigures, ""
 		if sec == sectionLatency && s.Latency != nil {
 			kind = basisLabel(s.Latency.Basis)
@@ -154,7 +154,7 @@ func newSummaryFootnotes(doc *Document) *footnotes {
 		runs := map[string][]int{}
 		for _, r := range g.results {
 			for _, w := range r.Warnings {
-				w = clean(w)
+				w = Clean(w)
 				if _, ok := runs[w]; !ok {
 					order = append(order, w)
 				}
@@ -162,11 +162,11 @@ func newSummaryFootnotes(doc *Document) *footnotes {
 			}
 		}
 		for _, w := range order {
-			add(fmt.Sprintf("%s %d B: %s (%s)", clean(g.key.Test), g.key.Size, w, runsLabel(runs[w], len(g.results))))
+			add(fmt.Sprintf("%s %d B: %s (%s)", Clean(g.key.Test), g.key.Size, w, runsLabel(runs[w], len(g.results))))
 		}
 		for _, r := range g.results {
 			if r.Error != "" {
-				add(fmt.Sprintf("%s %d B, run %d: error: %s", clean(g.key.Test), g.key.Size, r.Run, clean(r.Error)))
+				add(fmt.Sprintf("%s %d B, run %d: error: %s", Clean(g.key.Test), g.key.Size, r.Run, Clean(r.Error)))
 			}
 		}
 	}

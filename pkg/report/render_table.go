@@ -101,9 +101,9 @@ func writeHeaderBlock(b *bytes.Buffer, doc *Document, at int) {
 	} else {
 		meta = append(meta, "without libibverbs")
 	}
-	fmt.Fprintf(b, "%s %s (%s)\n", clean(name), clean(orDefault(t.Version, "devel")), clean(strings.Join(meta, ", ")))
+	fmt.Fprintf(b, "%s %s (%s)\n", Clean(name), Clean(orDefault(t.Version, "devel")), Clean(strings.Join(meta, ", ")))
 	if len(doc.Command) > 0 {
-		kv(b, "command", clean(strings.Join(doc.Command, " ")))
+		kv(b, "command", Clean(strings.Join(doc.Command, " ")))
 	}
 	if !doc.Start.IsZero() {
 		s := doc.Start.UTC().Format(time.RFC3339)
@@ -207,12 +207,12 @@ func deviceLines(d *Device) (dev, gid string) {
 }
 
 func clockLine(c Clock) string {
-	s := fmt.Sprintf("%s, resolution %s ns", orDefault(c.Source, "unknown source"), num(c.ResolutionNs))
+	s := fmt.Sprintf("%s, resolution %s ns", orDefault(c.Source, "unknown source"), Num(c.ResolutionNs))
 	if c.ReportedResolutionNs > 0 {
-		s += fmt.Sprintf(" (reported %s ns)", num(c.ReportedResolutionNs))
+		s += fmt.Sprintf(" (reported %s ns)", Num(c.ReportedResolutionNs))
 	}
 	if c.ReadCostNs > 0 {
-		s += fmt.Sprintf(", read cost %s ns", num(c.ReadCostNs))
+		s += fmt.Sprintf(", read cost %s ns", Num(c.ReadCostNs))
 	}
 	return s
 }
@@ -237,7 +237,7 @@ func settingsLines(doc *Document) []string {
 	var lines []string
 	for _, k := range order {
 		if l := settingsLine(groups[k]); l != "" {
-			lines = append(lines, fmt.Sprintf("%s %s: %s", clean(k.test), clean(orDefault(k.conn, "-")), clean(l)))
+			lines = append(lines, fmt.Sprintf("%s %s: %s", Clean(k.test), Clean(orDefault(k.conn, "-")), Clean(l)))
 		}
 	}
 	return lines
@@ -302,10 +302,10 @@ func paramsLine(p *Params) string {
 	}
 	add("iterations", p.Iterations)
 	if p.DurationS > 0 {
-		parts = append(parts, "duration "+num(p.DurationS)+" s")
+		parts = append(parts, "duration "+Num(p.DurationS)+" s")
 	}
 	if p.PrecisionPct > 0 {
-		parts = append(parts, fmt.Sprintf("precision %s%% within %s s", num(p.PrecisionPct), num(p.PrecisionCapS)))
+		parts = append(parts, fmt.Sprintf("precision %s%% within %s s", Num(p.PrecisionPct), Num(p.PrecisionCapS)))
 	}
 	if p.Warmup != nil {
 		parts = append(parts, fmt.Sprintf("warm-up %d", *p.Warmup))
@@ -476,13 +476,13 @@ func lead(r *Result, iters int64) []string {
 	if iters > 0 {
 		it = strconv.FormatInt(iters, 10)
 	}
-	return []string{clean(r.Test), orDefault(clean(r.Connection), "-"), strconv.Itoa(r.Size), it}
+	return []string{Clean(r.Test), orDefault(Clean(r.Connection), "-"), strconv.Itoa(r.Size), it}
 }
 
 func errorRow(first []string, msg, note string) row {
 	cells := make([]string, colKind, colKind+1)
 	copy(cells, first)
-	return row{kind: rowError, cells: append(cells, errorMarker), text: "error: " + clean(msg), suffix: note}
+	return row{kind: rowError, cells: append(cells, errorMarker), text: "error: " + Clean(msg), suffix: note}
 }
 
 func latencyRows(r *Result, note string, u latencyUnit) []row {
@@ -535,7 +535,7 @@ func basisLabel(b string) string {
 	case BasisRTT:
 		return "rtt"
 	}
-	return orDefault(clean(b), "?")
+	return orDefault(Clean(b), "?")
 }
 
 func bandwidthRows(r *Result, note string) []row {
@@ -604,7 +604,7 @@ func bwCells(dir, qps string, b *Bandwidth) []string {
 }
 
 func intervalLabel(iv Interval) string {
-	return "  " + num(iv.StartS) + "-" + num(iv.StartS+iv.DurationS) + " s"
+	return "  " + Num(iv.StartS) + "-" + Num(iv.StartS+iv.DurationS) + " s"
 }
 
 // minWrap is the width error texts wrap at when the table is narrower.
@@ -770,7 +770,7 @@ func newFootnotes(doc *Document) *footnotes {
 			notes = append([]string{precisionNote(r.Precision)}, notes...)
 		}
 		for _, w := range notes {
-			f.texts = append(f.texts, fmt.Sprintf("%s %d B: %s", clean(r.Test), r.Size, clean(w)))
+			f.texts = append(f.texts, fmt.Sprintf("%s %d B: %s", Clean(r.Test), r.Size, Clean(w)))
 			f.byResult[i] = append(f.byResult[i], len(f.texts))
 		}
 	}
@@ -804,10 +804,10 @@ func (f *footnotes) write(b *bytes.Buffer, doc *Document) {
 		fmt.Fprintf(b, "a %g%% confidence interval of the median needs at least %d runs: rows of fewer show the median alone\n", 100*Confidence, MinRunsForInterval)
 	}
 	for _, w := range doc.Warnings {
-		fmt.Fprintf(b, "warning: %s\n", clean(w))
+		fmt.Fprintf(b, "warning: %s\n", Clean(w))
 	}
 	if doc.Error != "" {
-		fmt.Fprintf(b, "error: %s (the run stopped; results before it are kept)\n", clean(doc.Error))
+		fmt.Fprintf(b, "error: %s (the run stopped; results before it are kept)\n", Clean(doc.Error))
 	}
 }
 
@@ -828,18 +828,18 @@ func precisionNote(p *Precision) string {
 	}
 	switch {
 	case p.HalfWidthPct == nil:
-		return fmt.Sprintf("%s not bounded: %d rounds are too few for a 95%% confidence interval (target ±%s%%)", what, p.Rounds, num(p.TargetPct))
+		return fmt.Sprintf("%s not bounded: %d rounds are too few for a 95%% confidence interval (target ±%s%%)", what, p.Rounds, Num(p.TargetPct))
 	case p.Met:
 		return fmt.Sprintf("%s known to ±%.1f%% (95%% confidence, %d rounds)", what, *p.HalfWidthPct, p.Rounds)
 	}
-	return fmt.Sprintf("%s known to ±%.1f%% only (target ±%s%%; 95%% confidence, %d rounds until the cap)", what, *p.HalfWidthPct, num(p.TargetPct), p.Rounds)
+	return fmt.Sprintf("%s known to ±%.1f%% only (target ±%s%%; 95%% confidence, %d rounds until the cap)", what, *p.HalfWidthPct, Num(p.TargetPct), p.Rounds)
 }
 
 // --- helpers ---
 
-// clean makes s safe for one line of a table: control characters become
-// spaces.
-func clean(s string) string {
+// Clean makes s safe for one line of text, a table's or a plot's: control
+// characters become spaces.
+func Clean(s string) string {
 	return strings.Map(func(r rune) rune {
 		if unicode.IsControl(r) {
 			return ' '
@@ -856,8 +856,9 @@ func orDefault(s, def string) string {
 	return s
 }
 
-// num formats a float with at most three decimals and no trailing zeros.
-func num(v float64) string {
+// Num writes v as tables and plots write figures: with at most three
+// decimals and no trailing zeros ("0.5", "98.412", "200").
+func Num(v float64) string {
 	s := strconv.FormatFloat(v, 'f', 3, 64)
 	s = strings.TrimRight(s, "0")
 	return strings.TrimSuffix(s, ".")

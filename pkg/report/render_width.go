@@ -31,7 +31,7 @@ func (o Options) wrapAt(def int) int {
 
 // kvAt is kv wrapped at width instead of headerWrap.
 func kvAt(b *bytes.Buffer, k, v string, width int) {
-	for i, l := range wrap(clean(v), width-keyWidth) {
+	for i, l := range wrap(Clean(v), width-keyWidth) {
 		if i > 0 {
 			k = ""
 		}

@@ -1,4 +1,4 @@
-package report
+package plot
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/rdmabench/rdmabench/pkg/report"
 )
 
 // plotPages are the pages the golden and browser tests render: each a set
@@ -15,7 +17,7 @@ var plotPages = []struct {
 	files []string
 }{
 	// Measured: two documents of five runs each, with real histograms.
-	{"examples", []string{"../../docs/examples/base.json", "../../docs/examples/new.json"}},
+	{"examples", []string{"../../../docs/examples/base.json", "../../../docs/examples/new.json"}},
 	// Two documents overlaid: every kind against message size, and a
 	// spectrum per test and size.
 	{"sweep", []string{"sweep.json", "sweep-mtu1024.json"}},
@@ -31,18 +33,18 @@ var plotPages = []struct {
 	{"mesh-overlay", []string{"mesh.json", "duration.json"}},
 }
 
-func plotSources(t *testing.T, files []string) []Source {
-	var srcs []Source
+func plotSources(t *testing.T, files []string) []report.Source {
+	var srcs []report.Source
 	for _, f := range files {
 		srcs = append(srcs, fixture(t, f))
 	}
 	return srcs
 }
 
-func renderPlot(t *testing.T, srcs []Source) []byte {
+func renderPlot(t *testing.T, srcs []report.Source) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := WritePlot(&buf, srcs); err != nil {
+	if err := Write(&buf, srcs); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
@@ -62,16 +64,16 @@ func TestPlotGolden(t *testing.T) {
 }
 
 func TestWritePlotErrors(t *testing.T) {
-	if err := WritePlot(&bytes.Buffer{}, nil); err == nil {
+	if err := Write(&bytes.Buffer{}, nil); err == nil {
 		t.Error("no documents: no error")
 	}
-	if err := WritePlot(&bytes.Buffer{}, []Source{{Name: "x.json"}}); err == nil || !strings.Contains(err.Error(), "x.json") {
+	if err := Write(&bytes.Buffer{}, []report.Source{{Name: "x.json"}}); err == nil || !strings.Contains(err.Error(), "x.json") {
 		t.Errorf("nil document: %v", err)
 	}
 	// A corrupt histogram is listed on the page, not fatal.
-	doc := sweepDoc(false)
+	doc := fixture(t, "sweep.json").Doc
 	doc.Results[0].Latency.Histogram = "HISTFAAAnot-base64"
-	page := string(renderPlot(t, []Source{{Name: "bad.json", Doc: doc}}))
+	page := string(renderPlot(t, []report.Source{{Name: "bad.json", Doc: doc}}))
 	if !strings.Contains(page, "bad.json: write-lat RC 2 B: report: decode histogram") {
 		t.Errorf("corrupt histogram not listed:\n%s", page)
 	}
@@ -81,32 +83,32 @@ func TestWritePlotErrors(t *testing.T) {
 // on a strictly increasing x, ends at x = the sample count, and passes
 // through the document's own percentiles.
 func TestSpectrumPoints(t *testing.T) {
-	for _, r := range sweepDoc(false).Results {
+	for _, r := range fixture(t, "sweep.json").Doc.Results {
 		l := r.Latency
 		if l == nil {
 			continue
 		}
-		h, err := DecodeHistogram(l.Histogram)
+		h, err := report.DecodeHistogram(l.Histogram)
 		if err != nil {
 			t.Fatal(err)
 		}
 		pts := spectrumPoints(h, l)
 		if len(pts) < 10 {
-			t.Fatalf("%s: %d points", KeyOf(&r), len(pts))
+			t.Fatalf("%s: %d points", report.KeyOf(&r), len(pts))
 		}
 		for i := 1; i < len(pts); i++ {
 			if pts[i].x <= pts[i-1].x || pts[i].y < pts[i-1].y {
-				t.Fatalf("%s: point %d %v after %v", KeyOf(&r), i, pts[i], pts[i-1])
+				t.Fatalf("%s: point %d %v after %v", report.KeyOf(&r), i, pts[i], pts[i-1])
 			}
 		}
 		first, last := pts[0], pts[len(pts)-1]
 		if first.x != 1 || first.y != l.MinNs/1e3 || last.x != float64(l.Count) || last.y != l.MaxNs/1e3 {
-			t.Errorf("%s: spectrum from %v to %v; min %v max %v count %d", KeyOf(&r), first, last, l.MinNs, l.MaxNs, l.Count)
+			t.Errorf("%s: spectrum from %v to %v; min %v max %v count %d", report.KeyOf(&r), first, last, l.MinNs, l.MaxNs, l.Count)
 		}
 		// The point at x = 100 (p99) is the document's p99.
 		for _, p := range pts {
 			if math.Abs(p.x-100) < 1e-9 && p.y != l.P99Ns/1e3 {
-				t.Errorf("%s: p99 point %v, document p99 %v ns", KeyOf(&r), p, l.P99Ns)
+				t.Errorf("%s: p99 point %v, document p99 %v ns", report.KeyOf(&r), p, l.P99Ns)
 			}
 		}
 	}
@@ -163,8 +165,8 @@ func TestPlotAxes(t *testing.T) {
 func TestPlotSingleSizeBandwidth(t *testing.T) {
 	srcs := plotSources(t, plotPages[0].files)
 	page := string(renderPlot(t, srcs))
-	c := Compare(srcs[0].Doc, srcs[1].Doc, CompareOptions{})
-	for _, kind := range []string{PlotBandwidthByTest, PlotMsgRateByTest} {
+	c := report.Compare(srcs[0].Doc, srcs[1].Doc, report.CompareOptions{})
+	for _, kind := range []string{BandwidthByTest, MsgRateByTest} {
 		start := strings.Index(page, `<figure class="chart" data-kind="`+kind+`"`)
 		if start < 0 {
 			t.Fatalf("no %s chart", kind)
@@ -198,7 +200,7 @@ func TestPlotSingleSizeBandwidth(t *testing.T) {
 	}
 	doc := fixture(t, "sweep.json").Doc
 	doc.Results[len(doc.Results)-1].Error = "IBV_WC_RETRY_EXC_ERR"
-	page = string(renderPlot(t, []Source{{Name: "bad.json", Doc: doc}}))
+	page = string(renderPlot(t, []report.Source{{Name: "bad.json", Doc: doc}}))
 	if !strings.Contains(page, "<li>bad.json: tcp-bw TCP 262144 B: the test failed: IBV_WC_RETRY_EXC_ERR</li>") {
 		t.Error("a failed test is not listed under Not plotted")
 	}

@@ -1,4 +1,4 @@
-package report
+package plot
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
+	"github.com/rdmabench/rdmabench/pkg/report"
 )
 
 // The plots are checked in a real browser: headless Chromium (Debian's
@@ -252,7 +253,7 @@ const heatmapsJS = `[...document.querySelectorAll('figure.chart.heatmap')].map(f
 // ranks and failed links (no value off the diagonal, where a link was
 // scheduled, or any link when the document lists none; or a link with an
 // error).
-func wantHeatmaps(srcs []Source) map[string][2]int {
+func wantHeatmaps(srcs []report.Source) map[string][2]int {
 	want := map[string][2]int{}
 	for _, s := range srcs {
 		m := s.Doc.Mesh
@@ -288,7 +289,7 @@ func wantHeatmaps(srcs []Source) map[string][2]int {
 // has N×N−N cells, each with its tooltip, inside its frame and at least a
 // pixel wide, the failed ones hatched, their values written in them when
 // N ≤ 16 and not otherwise. It returns how many there are.
-func checkHeatmaps(t *testing.T, tab context.Context, srcs []Source) int {
+func checkHeatmaps(t *testing.T, tab context.Context, srcs []report.Source) int {
 	t.Helper()
 	heats, err := chromedp.Run(tab, chromedp.Evaluate[[]heatmapDOM](heatmapsJS))
 	if err != nil {
@@ -321,7 +322,7 @@ func checkHeatmaps(t *testing.T, tab context.Context, srcs []Source) int {
 // wantCharts is what a page of srcs must show, worked out from the
 // documents alone: per kind, the charts (by test, connection, size) and
 // the lines of each.
-func wantCharts(srcs []Source) map[string]map[string]int {
+func wantCharts(srcs []report.Source) map[string]map[string]int {
 	want := map[string]map[string]int{}
 	add := func(kind, chart string, lines int) {
 		if want[kind] == nil {
@@ -339,7 +340,7 @@ func wantCharts(srcs []Source) map[string]map[string]int {
 			}
 			id := fmt.Sprintf("%s/%s/%d", r.Test, r.Connection, r.Size)
 			if r.Latency != nil && r.Latency.Histogram != "" {
-				add(PlotSpectrum, id, 1)
+				add(Spectrum, id, 1)
 			}
 			var ivBW, ivLat bool
 			for _, iv := range r.Intervals {
@@ -347,10 +348,10 @@ func wantCharts(srcs []Source) map[string]map[string]int {
 				ivLat = ivLat || iv.Latency != nil
 			}
 			if ivBW {
-				add(PlotBandwidthIntervals, id, 1)
+				add(BandwidthIntervals, id, 1)
 			}
 			if ivLat {
-				add(PlotLatencyIntervals, id, 2) // p50 and p99
+				add(LatencyIntervals, id, 2) // p50 and p99
 			}
 			k := tc{r.Test, r.Connection}
 			if sizes[k] == nil {
@@ -366,11 +367,11 @@ func wantCharts(srcs []Source) map[string]map[string]int {
 			}
 			id := k.test + "/" + k.conn + "/"
 			if lat[k] {
-				add(PlotLatencyBySize, id, 2)
+				add(LatencyBySize, id, 2)
 			}
 			if bw[k] {
-				add(PlotBandwidthBySize, id, 1)
-				add(PlotMsgRateBySize, id, 1)
+				add(BandwidthBySize, id, 1)
+				add(MsgRateBySize, id, 1)
 			}
 		}
 	}
@@ -378,16 +379,16 @@ func wantCharts(srcs []Source) map[string]map[string]int {
 	// test and size where some source's figure is on no other chart.
 	type line struct {
 		si  int
-		fig Figure
+		fig report.Figure
 	}
 	byTest := map[string]map[line]bool{}
-	undrawn := map[string]map[Key]bool{}
-	vals := func(d *Document) map[Key]map[Figure]bool {
-		v := map[Key]map[Figure]bool{}
-		for _, sum := range Summarize(d) {
-			k := Key{Test: sum.Test, Connection: sum.Connection, Size: sum.Size}
-			v[k] = map[Figure]bool{}
-			for _, f := range []Figure{FigP50, FigP99, FigGbps, FigMsgRate} {
+	undrawn := map[string]map[report.Key]bool{}
+	vals := func(d *report.Document) map[report.Key]map[report.Figure]bool {
+		v := map[report.Key]map[report.Figure]bool{}
+		for _, sum := range report.Summarize(d) {
+			k := report.Key{Test: sum.Test, Connection: sum.Connection, Size: sum.Size}
+			v[k] = map[report.Figure]bool{}
+			for _, f := range []report.Figure{report.FigP50, report.FigP99, report.FigGbps, report.FigMsgRate} {
 				if sp, ok := sum.Spread(f); ok && sp.N > 0 {
 					v[k][f] = true
 				}
@@ -395,21 +396,21 @@ func wantCharts(srcs []Source) map[string]map[string]int {
 		}
 		return v
 	}
-	kindOf := map[Figure]string{FigP50: PlotLatencyByTest, FigP99: PlotLatencyByTest, FigGbps: PlotBandwidthByTest, FigMsgRate: PlotMsgRateByTest}
-	all := make([]map[Key]map[Figure]bool, len(srcs))
+	kindOf := map[report.Figure]string{report.FigP50: LatencyByTest, report.FigP99: LatencyByTest, report.FigGbps: BandwidthByTest, report.FigMsgRate: MsgRateByTest}
+	all := make([]map[report.Key]map[report.Figure]bool, len(srcs))
 	for si, s := range srcs {
 		all[si] = vals(s.Doc)
-		sizes := map[tc]map[Figure]int{}
-		hist := map[Key]bool{}
+		sizes := map[tc]map[report.Figure]int{}
+		hist := map[report.Key]bool{}
 		for _, r := range s.Doc.Results {
 			if r.Error == "" && r.Latency != nil && r.Latency.Histogram != "" {
-				hist[KeyOf(&r)] = true
+				hist[report.KeyOf(&r)] = true
 			}
 		}
 		for k, figs := range all[si] {
 			t := tc{k.Test, k.Connection}
 			if sizes[t] == nil {
-				sizes[t] = map[Figure]int{}
+				sizes[t] = map[report.Figure]int{}
 			}
 			for f := range figs {
 				if k.Size > 0 {
@@ -423,7 +424,7 @@ func wantCharts(srcs []Source) map[string]map[string]int {
 					continue
 				}
 				if undrawn[kindOf[f]] == nil {
-					undrawn[kindOf[f]] = map[Key]bool{}
+					undrawn[kindOf[f]] = map[report.Key]bool{}
 				}
 				undrawn[kindOf[f]][k] = true
 			}
@@ -473,7 +474,7 @@ const seriesJS = `[...document.querySelectorAll('figure.chart:not(.heatmap) g.se
 // its reason, from what the browser shows: a spectrum covers p50 and p99
 // of its test and size, a line against message size its figure at every
 // size the source has it, a dot of a chart per test its figure there.
-func checkEveryFigure(t *testing.T, tab context.Context, srcs []Source) {
+func checkEveryFigure(t *testing.T, tab context.Context, srcs []report.Source) {
 	t.Helper()
 	lines, err := chromedp.Run(tab, chromedp.Evaluate[[]seriesDOM](seriesJS))
 	if err != nil {
@@ -493,12 +494,12 @@ func checkEveryFigure(t *testing.T, tab context.Context, srcs []Source) {
 	covered := map[fig]bool{}
 	for _, l := range lines {
 		switch l.Kind {
-		case PlotSpectrum:
+		case Spectrum:
 			k := l.Test + "/" + l.Connection + "/" + l.Size
 			covered[fig{l.Source, k, "p50"}], covered[fig{l.Source, k, "p99"}] = true, true
-		case PlotLatencyBySize, PlotBandwidthBySize, PlotMsgRateBySize:
+		case LatencyBySize, BandwidthBySize, MsgRateBySize:
 			var sizes []int
-			for _, sum := range Summarize(srcs[idx[l.Source]].Doc) {
+			for _, sum := range report.Summarize(srcs[idx[l.Source]].Doc) {
 				if sp, ok := sum.Spread(figureOfLabel(l.Figure)); ok && sp.N > 0 && sum.Test == l.Test && sum.Connection == l.Connection {
 					sizes = append(sizes, sum.Size)
 				}
@@ -509,7 +510,7 @@ func checkEveryFigure(t *testing.T, tab context.Context, srcs []Source) {
 			for _, size := range sizes {
 				covered[fig{l.Source, fmt.Sprintf("%s/%s/%d", l.Test, l.Connection, size), l.Figure}] = true
 			}
-		case PlotLatencyByTest, PlotBandwidthByTest, PlotMsgRateByTest:
+		case LatencyByTest, BandwidthByTest, MsgRateByTest:
 			for _, k := range l.Keys {
 				covered[fig{l.Source, k, l.Figure}] = true
 			}
@@ -521,14 +522,14 @@ func checkEveryFigure(t *testing.T, tab context.Context, srcs []Source) {
 			r := &s.Doc.Results[i]
 			k := fmt.Sprintf("%s/%s/%d", r.Test, r.Connection, r.Size)
 			if r.Error != "" {
-				want := fmt.Sprintf("%s: %s%s: the test failed: ", s.Name, KeyOf(r), runSuffix(r))
+				want := fmt.Sprintf("%s: %s%s: the test failed: ", s.Name, report.KeyOf(r), runSuffix(r))
 				if !slices.ContainsFunc(notes, func(n string) bool { return strings.HasPrefix(n, want) }) {
 					t.Errorf("%s %s: failed, not listed under Not plotted (%q)", s.Name, k, notes)
 				}
 				listed++
 				continue
 			}
-			for _, f := range []Figure{FigP50, FigP99, FigGbps, FigMsgRate} {
+			for _, f := range []report.Figure{report.FigP50, report.FigP99, report.FigGbps, report.FigMsgRate} {
 				if _, ok := f.Of(r); !ok {
 					continue
 				}
@@ -543,14 +544,14 @@ func checkEveryFigure(t *testing.T, tab context.Context, srcs []Source) {
 }
 
 // figureOfLabel is the figure a series' data-figure names.
-func figureOfLabel(label string) Figure {
+func figureOfLabel(label string) report.Figure {
 	switch label {
 	case "Gbit/s":
-		return FigGbps
+		return report.FigGbps
 	case "Mmsg/s":
-		return FigMsgRate
+		return report.FigMsgRate
 	}
-	return Figure(label)
+	return report.Figure(label)
 }
 
 // TestPlotInBrowser loads the page of each fixture set in headless
@@ -591,7 +592,7 @@ func TestPlotInBrowser(t *testing.T) {
 					t.Errorf("%s %s: %d legend entries, %d axis labels, %.0f px wide", c.Kind, id, c.Legend, c.TickTexts, c.Width)
 				}
 				for _, l := range c.Lines {
-					if slices.Contains([]string{PlotLatencyByTest, PlotBandwidthByTest, PlotMsgRateByTest}, c.Kind) {
+					if slices.Contains([]string{LatencyByTest, BandwidthByTest, MsgRateByTest}, c.Kind) {
 						// Dots, not joined: each with its test and size.
 						if l.Points < 1 || l.Vertices != 0 || l.Marks != l.Points || len(l.Keys) != l.Points || !l.Centers {
 							t.Errorf("%s, %s %s: %d points, %d vertices, %d dots, %d keys, centres inside the frame %v",
@@ -603,15 +604,15 @@ func TestPlotInBrowser(t *testing.T) {
 						t.Errorf("%s %s, %s run %s %s: %d points, %d vertices, inside the frame %v, %.1f wide",
 							c.Kind, id, l.Source, l.Run, l.Figure, l.Points, l.Vertices, l.Inside, l.Width)
 					}
-					if c.Kind != PlotSpectrum && l.Marks != l.Points {
+					if c.Kind != Spectrum && l.Marks != l.Points {
 						t.Errorf("%s %s: %d dots for %d points", c.Kind, id, l.Marks, l.Points)
 					}
-					if !slices.ContainsFunc(srcs, func(s Source) bool { return s.Name == l.Source }) {
+					if !slices.ContainsFunc(srcs, func(s report.Source) bool { return s.Name == l.Source }) {
 						t.Errorf("%s %s: line of unknown source %q", c.Kind, id, l.Source)
 					}
 				}
 			}
-			for _, kind := range PlotKinds {
+			for _, kind := range Kinds {
 				if fmt.Sprint(got[kind]) != fmt.Sprint(want[kind]) {
 					t.Errorf("%s: charts (test/connection/size: lines)\n got %v\nwant %v", kind, got[kind], want[kind])
 				}
@@ -625,9 +626,9 @@ func TestPlotInBrowser(t *testing.T) {
 				}
 			}
 			if *screenshots {
-				for _, kind := range PlotKinds {
+				for _, kind := range Kinds {
 					drawn := len(got[kind]) > 0
-					if kind == PlotMeshHeatmap {
+					if kind == MeshHeatmap {
 						drawn = heats > 0
 					}
 					if !drawn || shots[kind] {
@@ -639,7 +640,7 @@ func TestPlotInBrowser(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					out := filepath.Join("..", "..", "docs", "plots", kind+".png")
+					out := filepath.Join("..", "..", "..", "docs", "plots", kind+".png")
 					if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 						t.Fatal(err)
 					}
@@ -651,8 +652,8 @@ func TestPlotInBrowser(t *testing.T) {
 			}
 		})
 	}
-	if *screenshots && len(shots) != len(PlotKinds) {
-		t.Errorf("screenshots of %d kinds of plot, want %d", len(shots), len(PlotKinds))
+	if *screenshots && len(shots) != len(Kinds) {
+		t.Errorf("screenshots of %d kinds of plot, want %d", len(shots), len(Kinds))
 	}
 }
 
@@ -660,7 +661,7 @@ func TestPlotInBrowser(t *testing.T) {
 // and shows every cell, at least a pixel wide, without a problem.
 func TestPlotHeatmapInBrowserLarge(t *testing.T) {
 	browser := newBrowser(t)
-	srcs := []Source{{Name: "fabric.json", Doc: bigMeshDoc(256)}}
+	srcs := []report.Source{{Name: "fabric.json", Doc: bigMeshDoc(256)}}
 	path := filepath.Join(t.TempDir(), "fabric.html")
 	if err := os.WriteFile(path, renderPlot(t, srcs), 0o644); err != nil {
 		t.Fatal(err)

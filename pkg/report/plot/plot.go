@@ -1,7 +1,8 @@
-package report
+package plot
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"html"
@@ -12,76 +13,75 @@ import (
 	"strings"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/rdmabench/rdmabench/pkg/report"
 )
 
-// Plot kinds: the data-kind attribute of each chart of [WritePlot]'s page,
+// Plot kinds: the data-kind attribute of each chart of [Write]'s page,
 // in page order.
 const (
-	// PlotMeshHeatmap is the fabric matrix of a mesh document (`rdmabench
+	// MeshHeatmap is the fabric matrix of a mesh document (`rdmabench
 	// mesh`) as a heatmap, per test, size and figure: rows the client
 	// rank, columns the server rank, each cell coloured by how much worse
 	// than the median of all links it is.
-	PlotMeshHeatmap = "mesh-heatmap"
-	// PlotSpectrum is the latency percentile spectrum of each latency
+	MeshHeatmap = "mesh-heatmap"
+	// Spectrum is the latency percentile spectrum of each latency
 	// result, decoded from its histogram: HdrHistogram's percentile plot,
 	// x = percentile on a 1/(1-p) log axis, y = latency in µs.
-	PlotSpectrum = "spectrum"
-	// PlotLatencyBySize is p50 and p99 against message size, per latency
+	Spectrum = "spectrum"
+	// LatencyBySize is p50 and p99 against message size, per latency
 	// test run at two sizes or more (the median over repeated runs).
-	PlotLatencyBySize = "latency-by-size"
-	// PlotBandwidthBySize is Gbit/s against message size, per bandwidth
+	LatencyBySize = "latency-by-size"
+	// BandwidthBySize is Gbit/s against message size, per bandwidth
 	// test run at two sizes or more (the median over repeated runs).
-	PlotBandwidthBySize = "bandwidth-by-size"
-	// PlotMsgRateBySize is Mmsg/s against message size, as
-	// PlotBandwidthBySize.
-	PlotMsgRateBySize = "message-rate-by-size"
-	// PlotLatencyByTest, PlotBandwidthByTest and PlotMsgRateByTest are one
-	// chart each of the figures that no chart above draws (p50 and p99,
-	// Gbit/s, Mmsg/s of a test run at one size, or whose histogram is
-	// missing): one dot per test and size and source, at the median of
-	// its runs, with its 95% confidence interval where it has one: the
-	// figures `compare` reads, side by side.
-	PlotLatencyByTest   = "latency-by-test"
-	PlotBandwidthByTest = "bandwidth-by-test"
-	PlotMsgRateByTest   = "message-rate-by-test"
-	// PlotBandwidthIntervals is Gbit/s over time, per duration-mode (-D)
+	BandwidthBySize = "bandwidth-by-size"
+	// MsgRateBySize is Mmsg/s against message size, as BandwidthBySize.
+	MsgRateBySize = "message-rate-by-size"
+	// LatencyByTest, BandwidthByTest and MsgRateByTest are one chart
+	// each of the figures that no chart above draws (p50 and p99, Gbit/s,
+	// Mmsg/s of a test run at one size, or whose histogram is missing):
+	// one dot per test and size and source, at the median of its runs,
+	// with its 95% confidence interval where it has one: the figures
+	// `compare` reads, side by side.
+	LatencyByTest   = "latency-by-test"
+	BandwidthByTest = "bandwidth-by-test"
+	MsgRateByTest   = "message-rate-by-test"
+	// BandwidthIntervals is Gbit/s over time, per duration-mode (-D)
 	// bandwidth result.
-	PlotBandwidthIntervals = "bandwidth-intervals"
-	// PlotLatencyIntervals is p50 and p99 over time, per duration-mode
+	BandwidthIntervals = "bandwidth-intervals"
+	// LatencyIntervals is p50 and p99 over time, per duration-mode
 	// latency result.
-	PlotLatencyIntervals = "latency-intervals"
+	LatencyIntervals = "latency-intervals"
 )
 
-// PlotKinds lists the kinds of chart, in page order.
-var PlotKinds = []string{PlotMeshHeatmap, PlotSpectrum, PlotLatencyBySize, PlotBandwidthBySize, PlotMsgRateBySize,
-	PlotLatencyByTest, PlotBandwidthByTest, PlotMsgRateByTest, PlotBandwidthIntervals, PlotLatencyIntervals}
+// Kinds lists the kinds of chart, in page order.
+var Kinds = []string{MeshHeatmap, Spectrum, LatencyBySize, BandwidthBySize, MsgRateBySize,
+	LatencyByTest, BandwidthByTest, MsgRateByTest, BandwidthIntervals, LatencyIntervals}
 
 // spectrumTicks is the number of percentile points per halving of the
 // distance to 100%, as HdrHistogram's own percentile output prints them.
 const spectrumTicks = 5
 
-// WritePlot writes the documents as one self-contained HTML page of SVG
+// Write writes the documents as one self-contained HTML page of SVG
 // charts, as `rdmabench plot FILE...` prints it: no script, no network (its
 // Content-Security-Policy forbids both), viewable offline and attachable to
 // a CI run. The page has, in this order:
-//   - the heatmap ([PlotMeshHeatmap]) of each matrix of each mesh
+//   - the heatmap ([MeshHeatmap]) of each matrix of each mesh
 //     document: an N×N grid of the links, coloured relative to the
 //     median, failed links hatched, each cell's value in its tooltip (and
 //     written in it up to 16 ranks);
-//   - the percentile spectrum ([PlotSpectrum]) of each test and size that
+//   - the percentile spectrum ([Spectrum]) of each test and size that
 //     has latency histograms, one line per result: each source and, in a
 //     document of repeated runs, each run;
 //   - latency, bandwidth and message rate against message size
-//     ([PlotLatencyBySize], [PlotBandwidthBySize], [PlotMsgRateBySize])
-//     for each test a source ran at two sizes or more, one line per source
-//     (and figure);
+//     ([LatencyBySize], [BandwidthBySize], [MsgRateBySize]) for each test
+//     a source ran at two sizes or more, one line per source (and figure);
 //   - p50 and p99, bandwidth and message rate per test and size
-//     ([PlotLatencyByTest], [PlotBandwidthByTest], [PlotMsgRateByTest]):
-//     each figure of a source that no chart above draws (a test run at
-//     one size, a latency without a histogram), beside the other sources'
-//     values of the same test and size, one dot per source;
-//   - bandwidth and latency over time ([PlotBandwidthIntervals],
-//     [PlotLatencyIntervals]) for each duration-mode result.
+//     ([LatencyByTest], [BandwidthByTest], [MsgRateByTest]): each figure
+//     of a source that no chart above draws (a test run at one size, a
+//     latency without a histogram), beside the other sources' values of
+//     the same test and size, one dot per source;
+//   - bandwidth and latency over time ([BandwidthIntervals],
+//     [LatencyIntervals]) for each duration-mode result.
 //
 // Several sources are overlaid, each in its own colour, as `compare` reads
 // base and new. So every figure `compare` reads (p50, p99, Gbit/s, Mmsg/s)
@@ -93,7 +93,7 @@ const spectrumTicks = 5
 // it shows, and each line a <g class="series"> with data-source, data-run,
 // data-figure and data-points, so that tests and scripts can check a page
 // without reading pixels.
-func WritePlot(w io.Writer, srcs []Source) error {
+func Write(w io.Writer, srcs []report.Source) error {
 	if len(srcs) == 0 {
 		return errors.New("report: plot: no documents")
 	}
@@ -117,8 +117,8 @@ func WritePlot(w io.Writer, srcs []Source) error {
 type chart struct {
 	kind   string
 	title  string
-	key    Key  // the test, connection and size shown; Size 0 for a sweep
-	sweep  bool // a chart against message size: no data-size
+	key    report.Key // the test, connection and size shown; Size 0 for a sweep
+	sweep  bool       // a chart against message size: no data-size
 	x, y   axis
 	series []series
 }
@@ -170,7 +170,7 @@ var palette = []string{"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#
 
 // plotter gathers the charts of a set of sources.
 type plotter struct {
-	srcs  []Source
+	srcs  []report.Source
 	notes []string
 	// drawn are the figures the charts against message size and the
 	// spectra draw, per source, test and size: the charts per test draw
@@ -180,11 +180,11 @@ type plotter struct {
 
 type drawnFigure struct {
 	si  int
-	key Key
-	fig Figure
+	key report.Key
+	fig report.Figure
 }
 
-func (p *plotter) markDrawn(si int, k Key, figs ...Figure) {
+func (p *plotter) markDrawn(si int, k report.Key, figs ...report.Figure) {
 	if p.drawn == nil {
 		p.drawn = map[drawnFigure]bool{}
 	}
@@ -195,7 +195,7 @@ func (p *plotter) markDrawn(si int, k Key, figs ...Figure) {
 
 // seriesName names the line of result r of source si: the source when
 // there are several, the run in a document of repeated runs.
-func (p *plotter) seriesName(si int, r *Result) string {
+func (p *plotter) seriesName(si int, r *report.Result) string {
 	var parts []string
 	if len(p.srcs) > 1 {
 		parts = append(parts, p.srcs[si].Name)
@@ -227,11 +227,11 @@ func (p *plotter) legendOf(si int, name string) string {
 	return name
 }
 
-func (p *plotter) note(si int, r *Result, msg string) {
-	p.notes = append(p.notes, fmt.Sprintf("%s: %s%s: %s", p.srcs[si].Name, KeyOf(r), runSuffix(r), msg))
+func (p *plotter) note(si int, r *report.Result, msg string) {
+	p.notes = append(p.notes, fmt.Sprintf("%s: %s%s: %s", p.srcs[si].Name, report.KeyOf(r), runSuffix(r), msg))
 }
 
-func runSuffix(r *Result) string {
+func runSuffix(r *report.Result) string {
 	if r.Run > 0 {
 		return " run " + strconv.Itoa(r.Run)
 	}
@@ -240,12 +240,12 @@ func runSuffix(r *Result) string {
 
 // keys returns the keys of every result of every source, in order of first
 // appearance.
-func (p *plotter) keys() []Key {
-	var keys []Key
-	seen := map[Key]bool{}
+func (p *plotter) keys() []report.Key {
+	var keys []report.Key
+	seen := map[report.Key]bool{}
 	for _, s := range p.srcs {
 		for i := range s.Doc.Results {
-			if k := KeyOf(&s.Doc.Results[i]); !seen[k] {
+			if k := report.KeyOf(&s.Doc.Results[i]); !seen[k] {
 				seen[k] = true
 				keys = append(keys, k)
 			}
@@ -256,10 +256,10 @@ func (p *plotter) keys() []Key {
 
 // each calls f for every result of key k without an error, source by
 // source, in document order.
-func (p *plotter) each(k Key, f func(si int, r *Result)) {
+func (p *plotter) each(k report.Key, f func(si int, r *report.Result)) {
 	for si, s := range p.srcs {
 		for i := range s.Doc.Results {
-			if r := &s.Doc.Results[i]; KeyOf(r) == k && r.Error == "" {
+			if r := &s.Doc.Results[i]; report.KeyOf(r) == k && r.Error == "" {
 				f(si, r)
 			}
 		}
@@ -276,7 +276,7 @@ func (p *plotter) charts() []*chart {
 		}
 	}
 	out = append(out, p.sweeps(keys)...)
-	for _, kind := range []string{PlotLatencyByTest, PlotBandwidthByTest, PlotMsgRateByTest} {
+	for _, kind := range []string{LatencyByTest, BandwidthByTest, MsgRateByTest} {
 		if c := p.byTest(kind, keys); c != nil {
 			out = append(out, c)
 		}
@@ -292,7 +292,7 @@ func (p *plotter) failed() {
 	for si, s := range p.srcs {
 		for i := range s.Doc.Results {
 			if r := &s.Doc.Results[i]; r.Error != "" {
-				p.note(si, r, "the test failed: "+clean(r.Error))
+				p.note(si, r, "the test failed: "+report.Clean(r.Error))
 			}
 		}
 	}
@@ -300,11 +300,11 @@ func (p *plotter) failed() {
 
 // spectrum is the percentile spectrum chart of key k, or nil when no
 // result of k has a histogram.
-func (p *plotter) spectrum(k Key) *chart {
-	c := &chart{kind: PlotSpectrum, key: k, title: k.String() + ": latency by percentile"}
+func (p *plotter) spectrum(k report.Key) *chart {
+	c := &chart{kind: Spectrum, key: k, title: k.String() + ": latency by percentile"}
 	maxCount := int64(1)
 	basis := ""
-	p.each(k, func(si int, r *Result) {
+	p.each(k, func(si int, r *report.Result) {
 		l := r.Latency
 		if l == nil || l.Count == 0 {
 			return
@@ -313,7 +313,7 @@ func (p *plotter) spectrum(k Key) *chart {
 			p.note(si, r, "no latency histogram: no percentile spectrum")
 			return
 		}
-		h, err := DecodeHistogram(l.Histogram)
+		h, err := report.DecodeHistogram(l.Histogram)
 		if err != nil {
 			p.note(si, r, err.Error())
 			return
@@ -327,10 +327,10 @@ func (p *plotter) spectrum(k Key) *chart {
 		s := series{legend: p.legendOf(si, name), source: p.srcs[si].Name, run: r.Run,
 			color: p.colorOf(si, len(c.series)), points: spectrumPoints(h, l)}
 		s.name = fmt.Sprintf("%s: p50 %s µs, p99 %s µs, p99.9 %s µs, max %s µs, %d samples", name,
-			num(l.P50Ns/1e3), num(l.P99Ns/1e3), num(l.P999Ns/1e3), num(l.MaxNs/1e3), l.Count)
+			report.Num(l.P50Ns/1e3), report.Num(l.P99Ns/1e3), report.Num(l.P999Ns/1e3), report.Num(l.MaxNs/1e3), l.Count)
 		c.series = append(c.series, s)
 		maxCount = max(maxCount, h.TotalCount())
-		p.markDrawn(si, k, FigP50, FigP99)
+		p.markDrawn(si, k, report.FigP50, report.FigP99)
 	})
 	if len(c.series) == 0 {
 		return nil
@@ -353,7 +353,7 @@ func (p *plotter) spectrum(k Key) *chart {
 // y = µs. Values are clamped to the result's exact min and max, as its
 // percentiles are, and the 0th percentile is the min; the 100th percentile (x infinite) is drawn at x = the
 // sample count, where the largest of N samples stands.
-func spectrumPoints(h *hdrhistogram.Histogram, l *Latency) []point {
+func spectrumPoints(h *hdrhistogram.Histogram, l *report.Latency) []point {
 	n := float64(h.TotalCount())
 	var pts []point
 	for _, b := range h.CumulativeDistributionWithTicks(spectrumTicks) {
@@ -385,9 +385,9 @@ func percentileLabel(d int) string {
 
 func latencyLabel(basis string) string {
 	switch basis {
-	case BasisRTTHalf:
+	case report.BasisRTTHalf:
 		return "latency, µs (one-way: rtt/2)"
-	case BasisRTT:
+	case report.BasisRTT:
 		return "latency, µs (round trip)"
 	}
 	return "latency, µs"
@@ -395,7 +395,7 @@ func latencyLabel(basis string) string {
 
 // sweeps are the charts against message size: one per test and
 // connection that a source ran at two sizes or more.
-func (p *plotter) sweeps(keys []Key) []*chart {
+func (p *plotter) sweeps(keys []report.Key) []*chart {
 	type tc struct{ test, conn string }
 	var order []tc
 	sizes := map[tc][]int{}
@@ -419,22 +419,22 @@ func (p *plotter) sweeps(keys []Key) []*chart {
 		if t.conn != "" {
 			name += " " + t.conn
 		}
-		lat := &chart{kind: PlotLatencyBySize, sweep: true, key: Key{Test: t.test, Connection: t.conn},
+		lat := &chart{kind: LatencyBySize, sweep: true, key: report.Key{Test: t.test, Connection: t.conn},
 			title: name + ": latency by message size"}
-		bw := &chart{kind: PlotBandwidthBySize, sweep: true, key: lat.key, title: name + ": bandwidth by message size"}
-		mr := &chart{kind: PlotMsgRateBySize, sweep: true, key: lat.key, title: name + ": message rate by message size"}
+		bw := &chart{kind: BandwidthBySize, sweep: true, key: lat.key, title: name + ": bandwidth by message size"}
+		mr := &chart{kind: MsgRateBySize, sweep: true, key: lat.key, title: name + ": message rate by message size"}
 		basis := ""
 		for si, s := range p.srcs {
 			// The median over runs of each figure, per size.
-			sums := map[int]Summary{}
-			for _, sum := range Summarize(s.Doc) {
+			sums := map[int]report.Summary{}
+			for _, sum := range report.Summarize(s.Doc) {
 				if sum.Test == t.test && sum.Connection == t.conn {
 					sums[sum.Size] = sum
 				}
 			}
-			line := func(c *chart, f Figure, scale float64, unit string, dashed bool) {
+			line := func(c *chart, f report.Figure, scale float64, unit string, dashed bool) {
 				var pts []point
-				var drawn []Key
+				var drawn []report.Key
 				for _, size := range sizes[t] {
 					sum, ok := sums[size]
 					if !ok {
@@ -445,12 +445,12 @@ func (p *plotter) sweeps(keys []Key) []*chart {
 						continue
 					}
 					v := sp.Median / scale
-					tip := fmt.Sprintf("%s: %s %s %s", sizeLabel(size), f.Label(), num(v), unit)
+					tip := fmt.Sprintf("%s: %s %s %s", sizeLabel(size), f.Label(), report.Num(v), unit)
 					if sp.N > 1 {
 						tip += fmt.Sprintf(" (median of %d runs)", sp.N)
 					}
 					pts = append(pts, point{x: float64(size), y: v, tip: tip})
-					drawn = append(drawn, Key{Test: t.test, Connection: t.conn, Size: size})
+					drawn = append(drawn, report.Key{Test: t.test, Connection: t.conn, Size: size})
 				}
 				if len(pts) < 2 {
 					return
@@ -462,10 +462,10 @@ func (p *plotter) sweeps(keys []Key) []*chart {
 				c.series = append(c.series, series{name: label, legend: label, source: s.Name, figure: f.Label(),
 					color: palette[si%len(palette)], dashed: dashed, points: pts, marks: true})
 			}
-			line(lat, FigP50, 1e3, "µs", false)
-			line(lat, FigP99, 1e3, "µs", true)
-			line(bw, FigGbps, 1, "Gbit/s", false)
-			line(mr, FigMsgRate, 1, "Mmsg/s", false)
+			line(lat, report.FigP50, 1e3, "µs", false)
+			line(lat, report.FigP99, 1e3, "µs", true)
+			line(bw, report.FigGbps, 1, "Gbit/s", false)
+			line(mr, report.FigMsgRate, 1, "Mmsg/s", false)
 			if basis == "" {
 				for _, sum := range sums {
 					if sum.Latency != nil {
@@ -496,38 +496,38 @@ func (p *plotter) sweeps(keys []Key) []*chart {
 	return out
 }
 
-// byTest is the chart of kind PlotLatencyByTest, PlotBandwidthByTest or
-// PlotMsgRateByTest: along x the tests and sizes one of whose figures of
+// byTest is the chart of kind LatencyByTest, BandwidthByTest or
+// MsgRateByTest: along x the tests and sizes one of whose figures of
 // the kind a source has and no other chart draws, and at each one dot per
 // source and figure, the median of its runs with its confidence interval;
 // nil when every such figure is drawn already.
-func (p *plotter) byTest(kind string, keys []Key) *chart {
-	figs, unit, scale, label := []Figure{FigGbps}, "Gbit/s", 1.0, "bandwidth, Gbit/s"
+func (p *plotter) byTest(kind string, keys []report.Key) *chart {
+	figs, unit, scale, label := []report.Figure{report.FigGbps}, "Gbit/s", 1.0, "bandwidth, Gbit/s"
 	title := "bandwidth per test (median of the runs)"
 	switch kind {
-	case PlotLatencyByTest:
-		figs, unit, scale, label = []Figure{FigP50, FigP99}, "µs", 1e3, "latency, µs"
+	case LatencyByTest:
+		figs, unit, scale, label = []report.Figure{report.FigP50, report.FigP99}, "µs", 1e3, "latency, µs"
 		title = "latency per test, p50 and p99 (median of the runs)"
-	case PlotMsgRateByTest:
-		figs, unit, label = []Figure{FigMsgRate}, "Mmsg/s", "message rate, Mmsg/s"
+	case MsgRateByTest:
+		figs, unit, label = []report.Figure{report.FigMsgRate}, "Mmsg/s", "message rate, Mmsg/s"
 		title = "message rate per test (median of the runs)"
 	}
-	sums := make([]map[Key]Summary, len(p.srcs))
+	sums := make([]map[report.Key]report.Summary, len(p.srcs))
 	for si, s := range p.srcs {
-		sums[si] = map[Key]Summary{}
-		for _, sum := range Summarize(s.Doc) {
-			sums[si][Key{Test: sum.Test, Connection: sum.Connection, Size: sum.Size}] = sum
+		sums[si] = map[report.Key]report.Summary{}
+		for _, sum := range report.Summarize(s.Doc) {
+			sums[si][report.Key{Test: sum.Test, Connection: sum.Connection, Size: sum.Size}] = sum
 		}
 	}
-	value := func(si int, k Key, f Figure) (Spread, bool) {
+	value := func(si int, k report.Key, f report.Figure) (report.Spread, bool) {
 		sum, ok := sums[si][k]
 		if !ok {
-			return Spread{}, false
+			return report.Spread{}, false
 		}
 		sp, ok := sum.Spread(f)
 		return sp, ok && sp.N > 0
 	}
-	var cats []Key
+	var cats []report.Key
 	for _, k := range keys {
 		undrawn := false
 		for si := range p.srcs {
@@ -566,12 +566,12 @@ func (p *plotter) byTest(kind string, keys []Key) *chart {
 				}
 				v := sp.Median / scale
 				tip := fmt.Sprintf("%s: %s %s %s", k, f.Label(), smallNum(v), unit)
-				pt := point{x: float64(ci+1) + off, y: v, key: fmt.Sprintf("%s/%s/%d", clean(k.Test), clean(k.Connection), k.Size)}
+				pt := point{x: float64(ci+1) + off, y: v, key: fmt.Sprintf("%s/%s/%d", report.Clean(k.Test), report.Clean(k.Connection), k.Size)}
 				if sp.N > 1 {
 					tip += fmt.Sprintf(" (median of %d runs", sp.N)
 					if sp.Bounded() {
 						pt.ci, pt.lo, pt.hi = true, *sp.Lo/scale, *sp.Hi/scale
-						tip += fmt.Sprintf(", %g%% confidence interval %s to %s", 100*Confidence, smallNum(pt.lo), smallNum(pt.hi))
+						tip += fmt.Sprintf(", %g%% confidence interval %s to %s", 100*report.Confidence, smallNum(pt.lo), smallNum(pt.hi))
 					}
 					tip += ")"
 				}
@@ -589,7 +589,7 @@ func (p *plotter) byTest(kind string, keys []Key) *chart {
 				color: palette[si%len(palette)], dashed: fi > 0, points: pts, marks: true, dots: true})
 		}
 	}
-	if kind == PlotLatencyByTest {
+	if kind == LatencyByTest {
 		label = latencyLabel(basis)
 	}
 	c.x = axis{lo: 0.5, hi: float64(len(cats)) + 0.5}
@@ -597,11 +597,11 @@ func (p *plotter) byTest(kind string, keys []Key) *chart {
 		// Two lines: the test and connection, then the size; with many
 		// tests the connection goes with the size, so that names do not
 		// run into each other.
-		first, second := clean(k.Test), sizeLabel(k.Size)
+		first, second := report.Clean(k.Test), sizeLabel(k.Size)
 		if k.Connection != "" && len(cats) > 6 {
-			second = clean(k.Connection) + " " + second
+			second = report.Clean(k.Connection) + " " + second
 		} else if k.Connection != "" {
-			first += " " + clean(k.Connection)
+			first += " " + report.Clean(k.Connection)
 		}
 		c.x.ticks = append(c.x.ticks, tick{float64(ci + 1), first + "\n" + second})
 	}
@@ -624,24 +624,24 @@ func (p *plotter) byTest(kind string, keys []Key) *chart {
 	return c
 }
 
-// smallNum writes v as num does, and a value below 0.1 with three
+// smallNum writes v as report.Num does, and a value below 0.1 with three
 // significant digits ("0.00131") rather than rounded to nothing.
 func smallNum(v float64) string {
 	if v != 0 && math.Abs(v) < 0.1 {
 		return strconv.FormatFloat(v, 'g', 3, 64)
 	}
-	return num(v)
+	return report.Num(v)
 }
 
 // intervals are the over-time charts of key k: bandwidth and latency per
 // interval of each duration-mode result.
-func (p *plotter) intervals(k Key) []*chart {
+func (p *plotter) intervals(k report.Key) []*chart {
 	name := k.String()
-	bw := &chart{kind: PlotBandwidthIntervals, key: k, title: name + ": bandwidth per interval"}
-	lat := &chart{kind: PlotLatencyIntervals, key: k, title: name + ": latency per interval"}
+	bw := &chart{kind: BandwidthIntervals, key: k, title: name + ": bandwidth per interval"}
+	lat := &chart{kind: LatencyIntervals, key: k, title: name + ": latency per interval"}
 	end, basis := 0.0, ""
 	lines := 0
-	p.each(k, func(si int, r *Result) {
+	p.each(k, func(si int, r *report.Result) {
 		if len(r.Intervals) == 0 {
 			return
 		}
@@ -650,14 +650,14 @@ func (p *plotter) intervals(k Key) []*chart {
 		for _, iv := range r.Intervals {
 			x := iv.StartS + iv.DurationS/2
 			end = max(end, iv.StartS+iv.DurationS)
-			span := fmt.Sprintf("%s-%s s", num(iv.StartS), num(iv.StartS+iv.DurationS))
+			span := fmt.Sprintf("%s-%s s", report.Num(iv.StartS), report.Num(iv.StartS+iv.DurationS))
 			if b := iv.Bandwidth; b != nil {
-				bwPts = append(bwPts, point{x: x, y: b.Gbps, tip: fmt.Sprintf("%s: %s Gbit/s", span, num(b.Gbps))})
+				bwPts = append(bwPts, point{x: x, y: b.Gbps, tip: fmt.Sprintf("%s: %s Gbit/s", span, report.Num(b.Gbps))})
 			}
 			if l := iv.Latency; l != nil && l.Count > 0 {
 				basis = l.Basis
-				p50 = append(p50, point{x: x, y: l.P50Ns / 1e3, tip: fmt.Sprintf("%s: p50 %s µs", span, num(l.P50Ns/1e3))})
-				p99 = append(p99, point{x: x, y: l.P99Ns / 1e3, tip: fmt.Sprintf("%s: p99 %s µs", span, num(l.P99Ns/1e3))})
+				p50 = append(p50, point{x: x, y: l.P50Ns / 1e3, tip: fmt.Sprintf("%s: p50 %s µs", span, report.Num(l.P50Ns/1e3))})
+				p99 = append(p99, point{x: x, y: l.P99Ns / 1e3, tip: fmt.Sprintf("%s: p99 %s µs", span, report.Num(l.P99Ns/1e3))})
 			}
 		}
 		color := p.colorOf(si, lines)
@@ -762,11 +762,11 @@ func tickNum(v float64) string {
 	case v > 0 && v < 0.01:
 		return strconv.FormatFloat(v, 'g', -1, 64)
 	case v >= 1e6:
-		return num(v/1e6) + "M"
+		return report.Num(v/1e6) + "M"
 	case v >= 1e4:
-		return num(v/1e3) + "k"
+		return report.Num(v/1e3) + "k"
 	}
-	return num(v)
+	return report.Num(v)
 }
 
 // sizeAxis is a log2 axis over the message sizes, a tick at each size when
@@ -844,7 +844,7 @@ ul.legend span.box.failed{background:repeating-linear-gradient(45deg,#6f6f6f 0 2
 ul.legend span.box.none{background:#fff}ul.legend span.box.gate{border:2px solid #000;background:#eaeff3}
 ul.legend li.direction{flex-basis:100%;color:#333}`
 
-func writePage(b *bytes.Buffer, srcs []Source, heat []*heatmap, charts []*chart, notes []string) {
+func writePage(b *bytes.Buffer, srcs []report.Source, heat []*heatmap, charts []*chart, notes []string) {
 	names := make([]string, len(srcs))
 	for i, s := range srcs {
 		names[i] = s.Name
@@ -871,13 +871,13 @@ func writePage(b *bytes.Buffer, srcs []Source, heat []*heatmap, charts []*chart,
 		b.WriteString("<p class=\"empty\">Nothing to plot: no result with a figure.</p>\n")
 	}
 	if len(heat) > 0 {
-		fmt.Fprintf(b, "<section id=\"%s\" data-kind=\"%s\">\n<h2>%s</h2>\n<div class=\"charts\">\n", PlotMeshHeatmap, PlotMeshHeatmap, esc(kindTitle(PlotMeshHeatmap)))
+		fmt.Fprintf(b, "<section id=\"%s\" data-kind=\"%s\">\n<h2>%s</h2>\n<div class=\"charts\">\n", MeshHeatmap, MeshHeatmap, esc(kindTitle(MeshHeatmap)))
 		for i, h := range heat {
 			writeHeatmap(b, h, i)
 		}
 		b.WriteString("</div>\n</section>\n")
 	}
-	for _, kind := range PlotKinds {
+	for _, kind := range Kinds {
 		var cs []*chart
 		for _, c := range charts {
 			if c.kind == kind {
@@ -905,25 +905,25 @@ func writePage(b *bytes.Buffer, srcs []Source, heat []*heatmap, charts []*chart,
 
 func kindTitle(kind string) string {
 	switch kind {
-	case PlotMeshHeatmap:
+	case MeshHeatmap:
 		return "Fabric matrix: every link, rows the client rank, columns the server rank"
-	case PlotSpectrum:
+	case Spectrum:
 		return "Latency percentile spectrum"
-	case PlotLatencyBySize:
+	case LatencyBySize:
 		return "Latency by message size (p50 solid, p99 dashed)"
-	case PlotBandwidthBySize:
+	case BandwidthBySize:
 		return "Bandwidth by message size"
-	case PlotMsgRateBySize:
+	case MsgRateBySize:
 		return "Message rate by message size"
-	case PlotLatencyByTest:
+	case LatencyByTest:
 		return "Latency per test (p50 filled, p99 open; median of the runs, bars the 95% confidence interval)"
-	case PlotBandwidthByTest:
+	case BandwidthByTest:
 		return "Bandwidth per test (median of the runs, bars the 95% confidence interval)"
-	case PlotMsgRateByTest:
+	case MsgRateByTest:
 		return "Message rate per test (median of the runs, bars the 95% confidence interval)"
-	case PlotBandwidthIntervals:
+	case BandwidthIntervals:
 		return "Bandwidth over time"
-	case PlotLatencyIntervals:
+	case LatencyIntervals:
 		return "Latency over time (p50 solid, p99 dashed)"
 	}
 	return kind
@@ -931,8 +931,8 @@ func kindTitle(kind string) string {
 
 // sourceLine says where a document comes from: tool, time, host, device,
 // command.
-func sourceLine(doc *Document) string {
-	parts := []string{orDefault(doc.Tool.Name, "rdmabench") + " " + orDefault(doc.Tool.Version, "devel")}
+func sourceLine(doc *report.Document) string {
+	parts := []string{cmp.Or(doc.Tool.Name, "rdmabench") + " " + cmp.Or(doc.Tool.Version, "devel")}
 	if !doc.Start.IsZero() {
 		parts = append(parts, doc.Start.UTC().Format("2006-01-02 15:04:05Z"))
 	}
@@ -965,9 +965,9 @@ func sourceLine(doc *Document) string {
 	if doc.Error != "" {
 		parts = append(parts, "stopped: "+doc.Error)
 	}
-	line := clean(strings.Join(parts, ", "))
+	line := report.Clean(strings.Join(parts, ", "))
 	if len(doc.Command) > 0 {
-		line += ": " + clean(strings.Join(doc.Command, " "))
+		line += ": " + report.Clean(strings.Join(doc.Command, " "))
 	}
 	return line
 }

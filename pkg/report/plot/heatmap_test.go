@@ -1,4 +1,4 @@
-package report
+package plot
 
 import (
 	"html"
@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rdmabench/rdmabench/pkg/report"
 )
 
 // heatFigure is what the page says of one heatmap, read from its HTML.
@@ -86,7 +88,7 @@ func (f *heatFigure) cell(prefix string) *heatRect {
 // and its cell.
 func TestPlotMeshHeatmap(t *testing.T) {
 	src := fixture(t, "mesh.json")
-	page := string(renderPlot(t, []Source{src}))
+	page := string(renderPlot(t, []report.Source{src}))
 	figs := heatFigures(t, page)
 	if len(figs) != 3 {
 		t.Fatalf("%d heatmaps, want 3 (write-lat p50, p99; write-bw)", len(figs))
@@ -103,7 +105,7 @@ func TestPlotMeshHeatmap(t *testing.T) {
 		{"bw", "write-bw RC 65536 B: bandwidth, Gbit/s; median 93.61 Gbit/s", "low bandwidth is bad", "0 → 2 (node1 → node3): bandwidth 23.10 Gbit/s, 25% of the median; outlier failed: ", 1},
 	} {
 		f := figs[k]
-		if f.attrs["kind"] != PlotMeshHeatmap || f.attrs["figure"] != want.figure || f.attrs["ranks"] != "4" || f.attrs["cells"] != "12" ||
+		if f.attrs["kind"] != MeshHeatmap || f.attrs["figure"] != want.figure || f.attrs["ranks"] != "4" || f.attrs["cells"] != "12" ||
 			f.attrs["failed"] != "1" || f.attrs["gates"] != strconv.Itoa(want.gates) || f.attrs["source"] != "mesh.json" {
 			t.Errorf("heatmap %d: attributes %v", k, f.attrs)
 		}
@@ -167,7 +169,7 @@ func redder(a, b string) bool {
 func TestPlotMeshHeatmapLarge(t *testing.T) {
 	const n = 256
 	start := time.Now()
-	page := string(renderPlot(t, []Source{{Name: "fabric.json", Doc: bigMeshDoc(n)}}))
+	page := string(renderPlot(t, []report.Source{{Name: "fabric.json", Doc: bigMeshDoc(n)}}))
 	t.Logf("%d ranks: %d bytes in %v", n, len(page), time.Since(start))
 	figs := heatFigures(t, page)
 	if len(figs) != 1 {
@@ -233,17 +235,17 @@ func TestPlotMeshOverlay(t *testing.T) {
 // median, too many ranks (listed, not drawn), no matrix at all.
 func TestPlotMeshHeatmapOdd(t *testing.T) {
 	v := func(x float64) *float64 { return &x }
-	m := &Mesh{Size: 3, Schedule: "pairs-file", Links: []MeshLink{
-		{From: 0, To: 1, Results: []Result{}},
+	m := &report.Mesh{Size: 3, Schedule: "pairs-file", Links: []report.MeshLink{
+		{From: 0, To: 1, Results: []report.Result{}},
 		{From: 1, To: 0, Error: "server went away"},
 		{From: 2, To: 0, Error: "timed out"},
-		{From: 1, To: 2, Results: []Result{{Test: "write-lat", Size: 2, Error: "other test"}, {Test: "write-bw", Size: 65536, Error: "IBV_WC_RETRY_EXC_ERR"}}},
-		{From: 2, To: 1, Results: []Result{}},
-	}, Matrices: []Matrix{{Test: "write-bw", Size: 65536, Figure: FigGbps, Unit: "Gbit/s",
+		{From: 1, To: 2, Results: []report.Result{{Test: "write-lat", Size: 2, Error: "other test"}, {Test: "write-bw", Size: 65536, Error: "IBV_WC_RETRY_EXC_ERR"}}},
+		{From: 2, To: 1, Results: []report.Result{}},
+	}, Matrices: []report.Matrix{{Test: "write-bw", Size: 65536, Figure: report.FigGbps, Unit: "Gbit/s",
 		Values: [][]*float64{{nil, v(90)}, {v(45), nil, nil}, {v(0), nil, nil}}}}}
-	doc := NewDocument()
+	doc := report.NewDocument()
 	doc.Mesh = m
-	figs := heatFigures(t, string(renderPlot(t, []Source{{Name: "odd.json", Doc: doc}})))
+	figs := heatFigures(t, string(renderPlot(t, []report.Source{{Name: "odd.json", Doc: doc}})))
 	if len(figs) != 1 {
 		t.Fatalf("%d heatmaps", len(figs))
 	}
@@ -266,9 +268,9 @@ func TestPlotMeshHeatmapOdd(t *testing.T) {
 
 	big := bigMeshDoc(maxHeatmapRanks + 1)
 	big.Mesh.Matrices[0].Median = nil
-	empty := NewDocument()
-	empty.Mesh = &Mesh{Size: 2, Links: []MeshLink{{From: 0, To: 1, Error: "x"}, {From: 1, To: 0, Error: "x"}}}
-	page := string(renderPlot(t, []Source{{Name: "big.json", Doc: big}, {Name: "empty.json", Doc: empty}}))
+	empty := report.NewDocument()
+	empty.Mesh = &report.Mesh{Size: 2, Links: []report.MeshLink{{From: 0, To: 1, Error: "x"}, {From: 1, To: 0, Error: "x"}}}
+	page := string(renderPlot(t, []report.Source{{Name: "big.json", Doc: big}, {Name: "empty.json", Doc: empty}}))
 	if figs := heatFigures(t, page); len(figs) != 0 {
 		t.Errorf("%d heatmaps of too many ranks and of none", len(figs))
 	}

@@ -1,4 +1,4 @@
-package report
+package plot
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/rdmabench/rdmabench/pkg/report"
 )
 
 // Aggregate heatmaps of a mesh (the data-aggregate attribute of their
@@ -35,26 +37,26 @@ func (h *heatmap) image() bool {
 // the host matrix (each cell the median of the links between two hosts'
 // NICs) and, with more than one rail, the NIC grid (rows the rails,
 // columns the hosts, each cell the median of the NIC's links).
-func (p *plotter) aggregateHeatmaps(s Source) []*heatmap {
+func (p *plotter) aggregateHeatmaps(s report.Source) []*heatmap {
 	m := s.Doc.Mesh
 	a := m.Aggregate
 	ranks := max(m.Size, len(m.Ranks))
 	// The hosts as the ranks of a mesh of their own: the rect heatmap's
 	// rows, columns and tooltips.
-	hostMesh := &Mesh{Size: len(a.Hosts)}
+	hostMesh := &report.Mesh{Size: len(a.Hosts)}
 	for i, name := range a.Hosts {
-		hostMesh.Ranks = append(hostMesh.Ranks, MeshRank{Rank: i, State: RankOK, Host: &Host{Hostname: name}})
+		hostMesh.Ranks = append(hostMesh.Ranks, report.MeshRank{Rank: i, State: report.RankOK, Host: &report.Host{Hostname: name}})
 	}
 	var out []*heatmap
 	for i := range a.Figures {
 		f := &a.Figures[i]
-		mx := &Matrix{Test: f.Test, Connection: f.Connection, Size: f.Size, Figure: f.Figure, Unit: f.Unit,
+		mx := &report.Matrix{Test: f.Test, Connection: f.Connection, Size: f.Size, Figure: f.Figure, Unit: f.Unit,
 			Values: f.HostMedian, Median: f.Median}
 		why := fmt.Sprintf("%d ranks on %d hosts", ranks, len(a.Hosts))
 		out = append(out, &heatmap{source: s.Name, multi: len(p.srcs) > 1, mx: mx, mesh: hostMesh, median: matrixCentre(mx),
 			agg: HeatmapHosts, aggFig: f, why: why})
 		if a.Rails > 1 && len(f.NICs) > 0 {
-			grid := &Matrix{Test: f.Test, Connection: f.Connection, Size: f.Size, Figure: f.Figure, Unit: f.Unit,
+			grid := &report.Matrix{Test: f.Test, Connection: f.Connection, Size: f.Size, Figure: f.Figure, Unit: f.Unit,
 				Values: make([][]*float64, a.Rails), Median: f.Median}
 			for r := range grid.Values {
 				grid.Values[r] = make([]*float64, len(a.Hosts))
@@ -141,7 +143,7 @@ func writeImageHeatmap(b *bytes.Buffer, h *heatmap, id int) {
 	}
 	title := h.title()
 	fmt.Fprintf(b, "<figure class=\"chart heatmap\" data-kind=\"%s\" data-aggregate=\"%s\" data-source=\"%s\" data-test=\"%s\" data-connection=\"%s\" data-size=\"%d\" data-figure=\"%s\" data-unit=\"%s\" data-median=\"%s\" data-rows=\"%d\" data-columns=\"%d\" data-cells=\"%d\" data-empty=\"%d\">\n",
-		PlotMeshHeatmap, h.agg, esc(h.source), esc(mx.Test), esc(mx.Connection), mx.Size, esc(string(mx.Figure)), esc(mx.Unit), med, rows, cols, values, none)
+		MeshHeatmap, h.agg, esc(h.source), esc(mx.Test), esc(mx.Connection), mx.Size, esc(string(mx.Figure)), esc(mx.Unit), med, rows, cols, values, none)
 	fmt.Fprintf(b, "<figcaption>%s</figcaption>\n", esc(title))
 	fmt.Fprintf(b, "<svg class=\"heatmap\" width=\"%s\" height=\"%s\" viewBox=\"0 0 %s %s\" role=\"img\" aria-label=\"%s\" xmlns=\"http://www.w3.org/2000/svg\">\n",
 		f1(w), f1(ht), f1(w), f1(ht), esc(title))
@@ -183,7 +185,7 @@ func writeWorstList(b *bytes.Buffer, h *heatmap) {
 	if h.agg == HeatmapRails {
 		rows, what = f.NICs, "NICs"
 	}
-	worst := worstNICs(&AggregateFigure{Figure: f.Figure, NICs: rows}, meshWorstNICs)
+	worst := (&report.AggregateFigure{Figure: f.Figure, NICs: rows}).WorstNICs(report.MeshWorstNICs)
 	if len(worst) == 0 {
 		return
 	}
@@ -194,7 +196,7 @@ func writeWorstList(b *bytes.Buffer, h *heatmap) {
 			name = append(name, "rank "+strconv.Itoa(*r.Rank))
 		}
 		if r.Host != nil && *r.Host >= 0 && *r.Host < len(h.mesh.Ranks) {
-			name = append(name, "host "+strconv.Itoa(*r.Host)+" "+clean(h.host(*r.Host)))
+			name = append(name, "host "+strconv.Itoa(*r.Host)+" "+report.Clean(h.host(*r.Host)))
 		}
 		if r.Rail != nil {
 			name = append(name, "rail "+strconv.Itoa(*r.Rail))

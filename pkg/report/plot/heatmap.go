@@ -1,4 +1,4 @@
-package report
+package plot
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/rdmabench/rdmabench/pkg/report"
 )
 
 // maxHeatmapRanks is the most ranks a heatmap is drawn for: 512 ranks are
@@ -23,8 +25,8 @@ const heatmapText = 16
 type heatmap struct {
 	source string // the document's name
 	multi  bool   // several sources: the caption names this one
-	mx     *Matrix
-	mesh   *Mesh
+	mx     *report.Matrix
+	mesh   *report.Mesh
 	// median is the centre of the colour scale: the matrix's median, or
 	// when the document has none, the median of its values; 0 when no
 	// value is usable.
@@ -34,7 +36,7 @@ type heatmap struct {
 	// grid: rows the rails, columns the hosts); aggFig its figure and why
 	// the mesh's size.
 	agg    string
-	aggFig *AggregateFigure
+	aggFig *report.AggregateFigure
 	why    string
 }
 
@@ -89,7 +91,7 @@ func (p *plotter) heatmaps() []*heatmap {
 			}
 			out = append(out, &heatmap{source: s.Name, multi: len(p.srcs) > 1, mx: mx, mesh: m, median: matrixCentre(mx)})
 		}
-		if meshShowsAggregate(m) && len(m.Aggregate.Hosts) > 1 {
+		if m.ShowsAggregate() && len(m.Aggregate.Hosts) > 1 {
 			// Past the ranks a table shows by rank: the aggregate as well
 			// (but for ranks all on one host, which it would not tell apart).
 			out = append(out, p.aggregateHeatmaps(s)...)
@@ -100,7 +102,7 @@ func (p *plotter) heatmaps() []*heatmap {
 
 // matrixCentre is the median the colours are relative to: the matrix's
 // own, else the median of its positive finite values; 0 when there is none.
-func matrixCentre(mx *Matrix) float64 {
+func matrixCentre(mx *report.Matrix) float64 {
 	if mx.Median != nil && *mx.Median > 0 && !math.IsInf(*mx.Median, 0) {
 		return *mx.Median
 	}
@@ -115,13 +117,13 @@ func matrixCentre(mx *Matrix) float64 {
 	if len(all) == 0 {
 		return 0
 	}
-	return median(all)
+	return report.Median(all)
 }
 
 // title is the heatmap's caption: test, figure, unit, median, and the
 // document when several are plotted.
 func (h *heatmap) title() string {
-	what := figureName(h.mx.Figure)
+	what := h.mx.Figure.Name()
 	if h.mx.Figure.IsLatency() {
 		what += " latency"
 	}
@@ -145,7 +147,7 @@ func (h *heatmap) title() string {
 func (h *heatmap) host(rank int) string {
 	for i := range h.mesh.Ranks {
 		if r := &h.mesh.Ranks[i]; r.Rank == rank && r.Host != nil {
-			return clean(r.Host.Hostname)
+			return report.Clean(r.Host.Hostname)
 		}
 	}
 	return ""
@@ -156,7 +158,7 @@ func (h *heatmap) host(rank int) string {
 func (h *heatmap) cells() [][]heatCell {
 	mx, m := h.mx, h.mesh
 	n := len(mx.Values)
-	links := make(map[[2]int]*MeshLink, len(m.Links))
+	links := make(map[[2]int]*report.MeshLink, len(m.Links))
 	for i := range m.Links {
 		l := &m.Links[i]
 		links[[2]int{l.From, l.To}] = l
@@ -168,7 +170,7 @@ func (h *heatmap) cells() [][]heatCell {
 	for _, f := range m.Failures {
 		if f.From >= 0 && f.Figure == mx.Figure && f.Test == mx.Test && f.Connection == mx.Connection && f.Size == mx.Size {
 			k := [2]int{f.From, f.To}
-			gates[k] = append(gates[k], f.Kind+" failed: "+clean(f.Message))
+			gates[k] = append(gates[k], f.Kind+" failed: "+report.Clean(f.Message))
 		}
 	}
 	hosts := make([]string, n)
@@ -191,7 +193,7 @@ func (h *heatmap) cells() [][]heatCell {
 			c := &out[i][j]
 			tip := strconv.Itoa(i) + " → " + strconv.Itoa(j)
 			if hosts[i] != "" || hosts[j] != "" {
-				tip += " (" + orDefault(hosts[i], "?") + " → " + orDefault(hosts[j], "?") + ")"
+				tip += " (" + cmp.Or(hosts[i], "?") + " → " + cmp.Or(hosts[j], "?") + ")"
 			}
 			tip += ": "
 			l := links[[2]int{i, j}]
@@ -204,7 +206,7 @@ func (h *heatmap) cells() [][]heatCell {
 					x /= 1e3
 				}
 				c.text = cellText(x)
-				tip += figureName(mx.Figure) + " " + mx.Figure.Format(*v)
+				tip += mx.Figure.Name() + " " + mx.Figure.Format(*v)
 				if h.median > 0 {
 					c.bad = *v / h.median
 					if !mx.Figure.IsLatency() {
@@ -222,9 +224,9 @@ func (h *heatmap) cells() [][]heatCell {
 				if l != nil {
 					// The link's own error, else its test's of this key, else
 					// any of its tests'.
-					why = cmp.Or(l.Error, resultError(l, mx.Key()), l.failure())
+					why = cmp.Or(l.Error, resultError(l, mx.Key()), l.Failure())
 					if why == "" && v == nil {
-						why = "no " + figureName(mx.Figure) + " measured"
+						why = "no " + mx.Figure.Name() + " measured"
 					}
 				}
 				switch {
@@ -236,7 +238,7 @@ func (h *heatmap) cells() [][]heatCell {
 				}
 				tip += "failed"
 				if why != "" {
-					tip += ": " + clean(why)
+					tip += ": " + report.Clean(why)
 				}
 			}
 			if g := gates[[2]int{i, j}]; len(g) > 0 {
@@ -249,10 +251,18 @@ func (h *heatmap) cells() [][]heatCell {
 	return out
 }
 
+// meshUnit is the unit of a matrix's cells as plots show them.
+func meshUnit(f report.Figure) string {
+	if f.IsLatency() {
+		return "µs"
+	}
+	return f.Unit()
+}
+
 // resultError is the error of a link's result of key k, if any.
-func resultError(l *MeshLink, k Key) string {
+func resultError(l *report.MeshLink, k report.Key) string {
 	for i := range l.Results {
-		if r := &l.Results[i]; KeyOf(r) == k && r.Error != "" {
+		if r := &l.Results[i]; report.KeyOf(r) == k && r.Error != "" {
 			return r.Error
 		}
 	}
@@ -461,7 +471,7 @@ func writeHeatmap(b *bytes.Buffer, h *heatmap, id int) {
 		aggAttr = fmt.Sprintf(" data-aggregate=\"%s\"", h.agg)
 	}
 	fmt.Fprintf(b, "<figure class=\"chart heatmap\" data-kind=\"%s\"%s data-source=\"%s\" data-test=\"%s\" data-connection=\"%s\" data-size=\"%d\" data-figure=\"%s\" data-unit=\"%s\" data-median=\"%s\" data-ranks=\"%d\" data-cells=\"%d\" data-failed=\"%d\" data-gates=\"%d\">\n",
-		PlotMeshHeatmap, aggAttr, esc(h.source), esc(mx.Test), esc(mx.Connection), mx.Size, esc(string(mx.Figure)), esc(mx.Unit), med, n, n*n-n, failed, gated)
+		MeshHeatmap, aggAttr, esc(h.source), esc(mx.Test), esc(mx.Connection), mx.Size, esc(string(mx.Figure)), esc(mx.Unit), med, n, n*n-n, failed, gated)
 	fmt.Fprintf(b, "<figcaption>%s</figcaption>\n", esc(h.title()))
 	fmt.Fprintf(b, "<svg class=\"heatmap\" width=\"%s\" height=\"%s\" viewBox=\"0 0 %s %s\" role=\"img\" aria-label=\"%s\" xmlns=\"http://www.w3.org/2000/svg\">\n",
 		f1(w), f1(ht), f1(w), f1(ht), esc(h.title()))
@@ -560,7 +570,7 @@ func writeHeatLegend(b *bytes.Buffer, h *heatmap, failed, none, gated bool) {
 	f := h.mx.Figure
 	bad := "high latency is bad: red cells are slower than the median"
 	if !f.IsLatency() {
-		bad = "low " + figureName(f) + " is bad: red cells are below the median"
+		bad = "low " + f.Name() + " is bad: red cells are below the median"
 	}
 	b.WriteString("<ul class=\"legend heat\">")
 	fmt.Fprintf(b, "<li class=\"direction\">%s; rows ran the client end, columns the server</li>", esc(bad))

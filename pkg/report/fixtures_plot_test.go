@@ -15,7 +15,8 @@ import (
 // forced down to 1024 bytes. The samples come from a seeded generator and
 // the histograms from LatencyRecorder, so the documents are the same on
 // every run; they are kept in testdata/ (rewritten with -update) and the
-// plot tests read them from there, as `rdmabench plot` would.
+// plot tests (pkg/report/plot) read them from there, as `rdmabench plot`
+// would.
 
 // sweepSizes are the sizes of the sweep fixtures: -s 2,64,1K,16K,256K.
 var sweepSizes = []int{2, 64, 1024, 16384, 262144}
