@@ -198,14 +198,17 @@ while ((SECONDS - start < seconds)); do
 done
 took=$((SECONDS - start))
 declare -A cpu1 good1
-for x in a b; do cpu1[$x]=$(cpu $x) good1[$x]=$(good $x); done
+for x in a b; do
+	cpu1[$x]=$(cpu $x) good1[$x]=$(good $x)
+	# Before the levels: emptying the peers drops their counts.
+	curl -fs -m 20 "http://127.0.0.1:${met[$x]}/metrics" >"$out/metrics.$x" || true
+done
 levels end | tee -a "$out/levels"
 
 hz=$(getconf CLK_TCK)
 for x in a b; do
 	n=$((good1[$x] - good0[$x]))
 	ms=$(awk -v c=$((cpu1[$x] - cpu0[$x])) -v hz="$hz" -v n="$n" 'BEGIN {printf "%.2f", n ? 1000 * c / hz / n : 0}')
-	curl -fs -m 20 "http://127.0.0.1:${met[$x]}/metrics" >"$out/metrics.$x" || true
 	echo "agent $x (pid ${pid[$x]}): $n good probes in $took s ($rate/s asked), CPU $ms ms a probe ($((cpu1[$x] - cpu0[$x])) ticks of 1/$hz s)"
 	((10 * n >= took)) || ko "$x-probes" "$n good probes in $took s: fewer than one per 10 s"
 	if [[ -n $bw ]]; then
