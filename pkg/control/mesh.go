@@ -33,8 +33,8 @@ import (
 // mesh is over.
 var ErrMeshDone = errors.New("the coordinator ended the mesh")
 
-// CoordinatorOptions configure a Coordinator.
-type CoordinatorOptions struct {
+// MeshServerOptions configure a MeshServer.
+type MeshServerOptions struct {
 	// Token, when set, is required of ranks (as an HMAC of a nonce).
 	Token string
 	// Timeout bounds every read and write, the handshake, and how long a
@@ -52,29 +52,31 @@ type CoordinatorOptions struct {
 	Register func(m *Member) error
 }
 
-// Coordinator accepts the ranks of a mesh.
-type Coordinator struct {
-	opt CoordinatorOptions
+// MeshServer is the protocol's end of a mesh at its coordinator (rank 0):
+// it accepts the ranks' registrations and gives them jobs (Member.Run);
+// what the jobs are, and when, is the caller's (pkg/mesh schedules them).
+type MeshServer struct {
+	opt MeshServerOptions
 	srv *Server // for the handshake and the log
 
 	mu      sync.Mutex
 	members []*Member
 }
 
-// NewCoordinator returns a Coordinator with opt.
-func NewCoordinator(opt CoordinatorOptions) *Coordinator {
+// NewMeshServer returns a MeshServer with opt.
+func NewMeshServer(opt MeshServerOptions) *MeshServer {
 	opt.Timeout, opt.Keepalive = timings(opt.Timeout, opt.Keepalive)
 	opt.MaxFrame = maxOrDefault(opt.MaxFrame)
 	host, _ := os.Hostname()
 	srv := &Server{opt: ServerOptions{Token: opt.Token, Timeout: opt.Timeout, Keepalive: opt.Keepalive,
 		MaxFrame: opt.MaxFrame, Log: opt.Log}, hostname: host}
-	return &Coordinator{opt: opt, srv: srv}
+	return &MeshServer{opt: opt, srv: srv}
 }
 
 // Serve accepts ranks on ln until ctx ends, then closes ln and every
 // member still open (telling each the mesh is over) and returns nil. It
 // returns an error only when accepting fails for good.
-func (c *Coordinator) Serve(ctx context.Context, ln net.Listener) error {
+func (c *MeshServer) Serve(ctx context.Context, ln net.Listener) error {
 	stop := context.AfterFunc(ctx, func() { _ = ln.Close() })
 	defer stop()
 	var wg sync.WaitGroup
@@ -109,7 +111,7 @@ func (c *Coordinator) Serve(ctx context.Context, ln net.Listener) error {
 }
 
 // handle does the handshake and the registration of one rank.
-func (c *Coordinator) handle(ctx context.Context, conn net.Conn) {
+func (c *MeshServer) handle(ctx context.Context, conn net.Conn) {
 	addr := conn.RemoteAddr().String()
 	p := newPeer(conn, "rank at "+addr, "the rank stopped", c.opt.Timeout, c.opt.Keepalive, c.opt.MaxFrame)
 	if code, err := c.srv.handshake(ctx, p); err != nil {
@@ -166,7 +168,7 @@ func (c *Coordinator) handle(ctx context.Context, conn net.Conn) {
 	go mem.dispatch()
 }
 
-// Member is a rank registered with a Coordinator: the coordinator's end of
+// Member is a rank registered with a MeshServer: the coordinator's end of
 // its connection.
 type Member struct {
 	p     *peer

@@ -11,9 +11,9 @@ import (
 	"time"
 )
 
-// startCoordinator serves a Coordinator on a loopback port until the test
+// startMeshServer serves a MeshServer on a loopback port until the test
 // ends; registered members arrive on the returned channel.
-func startCoordinator(t *testing.T, opt CoordinatorOptions) (string, <-chan *Member) {
+func startMeshServer(t *testing.T, opt MeshServerOptions) (string, <-chan *Member) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -32,7 +32,7 @@ func startCoordinator(t *testing.T, opt CoordinatorOptions) (string, <-chan *Mem
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- NewCoordinator(opt).Serve(ctx, ln) }()
+	go func() { done <- NewMeshServer(opt).Serve(ctx, ln) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -44,7 +44,7 @@ func startCoordinator(t *testing.T, opt CoordinatorOptions) (string, <-chan *Mem
 
 func TestMeshJobs(t *testing.T) {
 	noLeaks(t)
-	addr, members := startCoordinator(t, CoordinatorOptions{Token: "s3cret"})
+	addr, members := startMeshServer(t, MeshServerOptions{Token: "s3cret"})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 
@@ -97,7 +97,7 @@ func TestMeshJobs(t *testing.T) {
 }
 
 func TestMeshWrongToken(t *testing.T) {
-	addr, _ := startCoordinator(t, CoordinatorOptions{Token: "right"})
+	addr, _ := startMeshServer(t, MeshServerOptions{Token: "right"})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	_, err := Join(ctx, addr, ClientOptions{Token: "wrong"}, json.RawMessage(`{}`))
@@ -107,7 +107,7 @@ func TestMeshWrongToken(t *testing.T) {
 }
 
 func TestMeshRegisterRefused(t *testing.T) {
-	addr, _ := startCoordinator(t, CoordinatorOptions{Register: func(m *Member) error {
+	addr, _ := startMeshServer(t, MeshServerOptions{Register: func(m *Member) error {
 		return errors.New("rank 1 is already registered")
 	}})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -132,7 +132,7 @@ func TestMeshEndsOnRegistration(t *testing.T) {
 	defer end()
 	served := make(chan error, 1)
 	go func() {
-		served <- NewCoordinator(CoordinatorOptions{Register: func(*Member) error {
+		served <- NewMeshServer(MeshServerOptions{Register: func(*Member) error {
 			end()
 			return nil
 		}}).Serve(sctx, ln)
@@ -155,7 +155,7 @@ func TestMeshEndsOnRegistration(t *testing.T) {
 // A rank that dies mid-job: the coordinator's Run returns at once with the
 // connection's error, and Lost is closed.
 func TestMeshRankDies(t *testing.T) {
-	addr, members := startCoordinator(t, CoordinatorOptions{Timeout: 2 * time.Second})
+	addr, members := startMeshServer(t, MeshServerOptions{Timeout: 2 * time.Second})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	ms, err := Join(ctx, addr, ClientOptions{Timeout: 2 * time.Second}, json.RawMessage(`{}`))
@@ -186,7 +186,7 @@ func TestMeshRankDies(t *testing.T) {
 // A job past its deadline fails the rank's connection: it is not trusted
 // with another job.
 func TestMeshJobDeadline(t *testing.T) {
-	addr, members := startCoordinator(t, CoordinatorOptions{})
+	addr, members := startMeshServer(t, MeshServerOptions{})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	ms, err := Join(ctx, addr, ClientOptions{}, json.RawMessage(`{}`))

@@ -20,7 +20,7 @@ const (
 	TypeDone     = "done"     // server: its end of the test returned; error if it failed
 	TypeBye      = "bye"      // either: closing the connection
 
-	// A mesh (see Coordinator): ranks register with a coordinator, which
+	// A mesh (see MeshServer): ranks register with a coordinator, which
 	// hands them jobs. Each carries data, an opaque JSON value.
 	TypeRegister = "register" // rank, first after the handshake: data describes the rank
 	TypeJob      = "job"      // coordinator: id and data, work for the rank

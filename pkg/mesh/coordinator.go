@@ -47,7 +47,7 @@ func (r remoteRunner) run(ctx context.Context, j job) (*report.Document, error) 
 }
 
 // coordinator is rank 0's state: the ranks, the schedule's links and the
-// summary. control.Coordinator is its end of the protocol (the handshake,
+// summary. control.MeshServer is its end of the protocol (the handshake,
 // the token, each rank's connection and jobs); it knows nothing of what
 // the jobs mean.
 type coordinator struct {
@@ -88,7 +88,7 @@ func coordinate(ctx context.Context, cfg *Config, plan *workloads.Run, self regi
 		return nil, fmt.Errorf("coordinator: listen on port %s: %w", port, err)
 	}
 	cctx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	coord := control.NewCoordinator(control.CoordinatorOptions{Token: cfg.Token, MaxFrame: maxFrame, Log: cfg.Log,
+	coord := control.NewMeshServer(control.MeshServerOptions{Token: cfg.Token, MaxFrame: maxFrame, Log: cfg.Log,
 		Register: c.register})
 	served := make(chan struct{})
 	go func() {
