@@ -66,7 +66,7 @@ fi
 # 3. A client of another protocol version.
 "$old" write-lat "$peer" -n 10 >/dev/null 2>"$out/version.err"
 rc=$?
-if ((rc == 1)) && grep -q "protocol version 2" "$out/version.err" && grep -q "speaks 1" "$out/version.err"; then
+if ((rc == 1)) && grep -q "protocol version 3" "$out/version.err" && grep -q "speaks 2" "$out/version.err"; then
 	ok "version-mismatch ($(head -1 "$out/version.err"))"
 else
 	ko version-mismatch "exit $rc: $(cat "$out/version.err")"

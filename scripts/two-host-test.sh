@@ -24,14 +24,14 @@ if ! command -v go >/dev/null 2>&1; then
 fi
 go build -o "$out/rdmabench" ./cmd/rdmabench
 go test -c -o "$out/cmd.test" ./cmd/rdmabench
-# A client that speaks protocol version 2, for the mismatch case.
-go build -o "$out/rdmabench-proto2" \
-	-ldflags "-X github.com/rdmabench/rdmabench/internal/buildinfo.Version=v0.0.0-proto2 -X github.com/rdmabench/rdmabench/internal/buildinfo.protocol=2" \
+# A client that speaks protocol version 3 (this build speaks 2), for the mismatch case.
+go build -o "$out/rdmabench-proto3" \
+	-ldflags "-X github.com/rdmabench/rdmabench/internal/buildinfo.Version=v0.0.0-proto3 -X github.com/rdmabench/rdmabench/internal/buildinfo.protocol=3" \
 	./cmd/rdmabench
 start=$SECONDS
 rc=0
 "$here/vm-pair.sh" --share "$out" \
 	--a "$(rb_sq "$here/two-host-servers.sh") $(rb_sq "$out/rdmabench") $(rb_sq "$out")" \
-	--b "$(rb_sq "$here/two-host-scenarios.sh") $(rb_sq "$out/rdmabench") $(rb_sq "$out/rdmabench-proto2") $(rb_sq "$out") $(rb_sq "$out/cmd.test")" || rc=$?
+	--b "$(rb_sq "$here/two-host-scenarios.sh") $(rb_sq "$out/rdmabench") $(rb_sq "$out/rdmabench-proto3") $(rb_sq "$out") $(rb_sq "$out/cmd.test")" || rc=$?
 rb_log "two-host tests took $((SECONDS - start)) s (logs in $out)"
 exit $rc

@@ -172,7 +172,6 @@ peers); and the error and retransmission counters of the device's port. See docs
 	fs.DurationVar(&timeout, "timeout", control.DefaultTimeout, "drop a client silent for this long")
 	fs.BoolVar(&logTests, "log-tests", false, "log every test served, as serve does (default: only failures and refusals other than busy)")
 	// The probe's test flags, as the test commands define them.
-	f.spec = workloads.Spec{Warmup: -1, Inline: -1, GIDIndex: -1}
 	all := pflag.NewFlagSet("tests", pflag.ContinueOnError)
 	for _, d := range testFlags {
 		d.add(all, &f)

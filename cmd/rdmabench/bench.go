@@ -75,8 +75,6 @@ func addKnobFlag(fs *pflag.FlagSet, f *benchFlags, k workloads.Knob) {
 		fs.BoolVarP(p.(*bool), k.Name, fl.Short, false, fl.Help)
 	case workloads.FlagCount:
 		fs.VarP(positiveInt(p.(*int)), k.Name, fl.Short, fl.Help)
-	case workloads.FlagAuto:
-		fs.VarP(autoInt(p.(*int)), k.Name, fl.Short, fl.Help)
 	case workloads.FlagRange:
 		fs.VarP(optInt{p.(**int), fl.Min, fl.Max}, k.Name, fl.Short, fl.Help)
 	case workloads.FlagMem:
@@ -102,7 +100,7 @@ var benchFlagDefs = []benchFlag{
 		fs.VarP((*sizesFlag)(&f.spec.Sizes), "size", "s", "message sizes: a list and/or ranges of powers of two, e.g. 2,64,4K or 2..8M")
 		fs.BoolVarP(&f.all, "all", "a", false, "every power of two from 2 B to 8 MiB")
 		fs.VarP(positiveInt(&f.spec.Iterations), "iters", "n", "measured iterations per size (default 1000 for latency, 5000 for bandwidth, fewer for large sizes)")
-		fs.Var(autoInt(&f.spec.Warmup), "warmup", "warm-up iterations per size, excluded from the results; 0 for none (default: a tenth of the iterations, 10..1000; bandwidth: at most 8 MiB of messages, at least 10)")
+		fs.Var(optCount{&f.spec.Warmup}, "warmup", "warm-up iterations per size, excluded from the results; 0 for none (default: a tenth of the iterations, 10..1000; bandwidth: at most 8 MiB of messages, at least 10)")
 		fs.VarP(seconds(&f.spec.Duration), "duration", "D", "run each size for this many seconds instead of -n, reporting every interval")
 		fs.Var(positiveDuration(&f.spec.Interval), "interval", "interval length in duration mode (default 1s)")
 		fs.Var(fraction(&f.spec.Precision), "precision", "run each size in rounds of 50 ms until the 95% confidence interval of its p50 (latency) or bandwidth is within this share of its median, e.g. 1%")
@@ -141,7 +139,6 @@ var benchFlagDefs = []benchFlag{
 
 // register adds to fs the flags of a command running tests.
 func (f *benchFlags) register(fs *pflag.FlagSet, tests []workloads.TestInfo) {
-	f.spec = workloads.Spec{Warmup: -1, Inline: -1, GIDIndex: -1}
 	f.output = report.FormatTable
 	for _, d := range testFlags {
 		if d.appliesToAny(tests) {

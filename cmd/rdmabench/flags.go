@@ -45,9 +45,27 @@ func (v valueFlag[T]) Type() string { return v.typ }
 // positiveInt must be at least 1; unset (0) leaves the default.
 func positiveInt(p *int) valueFlag[int] { return valueFlag[int]{p, 0, "int", atLeast(1)} }
 
-// autoInt must not be negative; unset (-1) leaves the default, and 0 is a
-// real value (no warm-up, no inline data, GID index 0).
-func autoInt(p *int) valueFlag[int] { return valueFlag[int]{p, -1, "int", atLeast(0)} }
+// optCount is a count that 0 is a value of (--warmup 0: no warm-up), held
+// as a pointer that stays nil (the default) unless the flag is given.
+type optCount struct{ p **int }
+
+func (o optCount) String() string {
+	if o.p == nil || *o.p == nil {
+		return ""
+	}
+	return strconv.Itoa(**o.p)
+}
+
+func (o optCount) Set(s string) error {
+	n, err := atLeast(0)(strings.TrimSpace(s))
+	if err != nil {
+		return err
+	}
+	*o.p = &n
+	return nil
+}
+
+func (optCount) Type() string { return "int" }
 
 func atLeast(lo int) func(string) (int, error) {
 	return func(s string) (int, error) {

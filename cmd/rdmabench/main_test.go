@@ -72,7 +72,7 @@ func TestUsageErrorsExit2(t *testing.T) {
 
 func TestVersion(t *testing.T) {
 	out, _, code := cli(t, "version")
-	if code != 0 || !strings.Contains(out, "rdmabench ") || !strings.Contains(out, "protocol: 1") || !strings.Contains(out, "go1.") {
+	if code != 0 || !strings.Contains(out, "rdmabench ") || !strings.Contains(out, "protocol: 2") || !strings.Contains(out, "go1.") {
 		t.Fatalf("version: %d %q", code, out)
 	}
 	// --version prints the same, nothing on stderr.

@@ -38,12 +38,14 @@ func pickVersion(linked string, bi *debug.BuildInfo, ok bool) string {
 }
 
 // ProtocolVersion is the control protocol's version; peers must agree on it.
+// Version 2: a spec leaves out warmup, inline and gid_index for "the test's
+// default" (version 1 sent -1).
 var ProtocolVersion = protocolVersion()
 
 // protocol is the protocol version as text, so that a test build can claim
-// another one (-ldflags "-X .../internal/buildinfo.protocol=2") and prove
+// another one (-ldflags "-X .../internal/buildinfo.protocol=3") and prove
 // that a mismatch is refused by name.
-var protocol = "1"
+var protocol = "2"
 
 func protocolVersion() int {
 	n, err := strconv.Atoi(protocol)

@@ -208,6 +208,9 @@ func TestToken(t *testing.T) {
 	goodClient(t, ts2.addr, copt)
 }
 
+// otherProtocol is a protocol version this build does not speak.
+var otherProtocol = buildinfo.ProtocolVersion + 1
+
 func TestVersionMismatchAtServer(t *testing.T) {
 	noLeaks(t)
 	ts := startServer(t, newEcho(), serverOpts())
@@ -216,9 +219,9 @@ func TestVersionMismatchAtServer(t *testing.T) {
 	if h.Protocol != buildinfo.ProtocolVersion || h.Version != buildinfo.Version || len(h.Nonce) != 2*NonceSize || h.TokenRequired {
 		t.Errorf("server hello %+v", h)
 	}
-	r.write(&Message{Type: TypeHello, Protocol: 2, Version: "v1.3.0"})
+	r.write(&Message{Type: TypeHello, Protocol: otherProtocol, Version: "v1.3.0"})
 	msg := r.expectError(CodeVersion)
-	for _, want := range []string{"protocol version 2 (rdmabench v1.3.0)",
+	for _, want := range []string{fmt.Sprintf("protocol version %d (rdmabench v1.3.0)", otherProtocol),
 		fmt.Sprintf("this server speaks %d (rdmabench %s)", buildinfo.ProtocolVersion, buildinfo.Version)} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("version error %q does not say %q", msg, want)
@@ -270,7 +273,7 @@ func TestVersionMismatchAtClient(t *testing.T) {
 	// and tells it.
 	got := make(chan *Message, 1)
 	addr := fakeServer(t, func(r *rawConn) {
-		r.write(serverHello(2, "v1.3.0"))
+		r.write(serverHello(otherProtocol, "v1.3.0"))
 		r.expect(TypeHello)
 		r.write(&Message{Type: TypeAccepted})
 		m, _ := r.read()
@@ -281,21 +284,22 @@ func TestVersionMismatchAtClient(t *testing.T) {
 	if !errors.As(err, &ve) || !errors.Is(err, ErrVersion) {
 		t.Fatalf("dial: %v, want a VersionError", err)
 	}
-	for _, want := range []string{"server " + addr + " speaks protocol version 2 (rdmabench v1.3.0)",
+	for _, want := range []string{fmt.Sprintf("server %s speaks protocol version %d (rdmabench v1.3.0)", addr, otherProtocol),
 		fmt.Sprintf("this client speaks %d (rdmabench %s)", buildinfo.ProtocolVersion, buildinfo.Version)} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("%q does not say %q", err, want)
 		}
 	}
-	if m := <-got; m == nil || m.Type != TypeError || m.Code != CodeVersion || !strings.Contains(m.Msg, "protocol version 2") {
+	if m := <-got; m == nil || m.Type != TypeError || m.Code != CodeVersion || !strings.Contains(m.Msg, fmt.Sprintf("protocol version %d", otherProtocol)) {
 		t.Errorf("the server was told %+v", m)
 	}
 
 	// A server that refuses: its message is the error.
 	addr = fakeServer(t, func(r *rawConn) {
-		r.write(serverHello(2, "v1.3.0"))
+		r.write(serverHello(otherProtocol, "v1.3.0"))
 		r.expect(TypeHello)
-		r.write(&Message{Type: TypeError, Code: CodeVersion, Msg: "version mismatch: the client speaks protocol version 1 (rdmabench dev) but this server speaks 2 (rdmabench v1.3.0)"})
+		r.write(&Message{Type: TypeError, Code: CodeVersion, Msg: fmt.Sprintf("version mismatch: the client speaks protocol version %d (rdmabench dev) but this server speaks %d (rdmabench v1.3.0)",
+			buildinfo.ProtocolVersion, otherProtocol)})
 	})
 	_, err = Dial(ctx, addr, clientOpts())
 	if !errors.Is(err, ErrVersion) || !strings.HasPrefix(err.Error(), "server "+addr+": version mismatch:") {

@@ -19,8 +19,8 @@
 //
 // A connection goes:
 //
-//	server -> client  {"type":"hello","protocol":1,"version":"v1.3.0","hostname":"node2","nonce":"<64 hex>","token_required":true}
-//	client -> server  {"type":"hello","protocol":1,"version":"v1.3.0"}
+//	server -> client  {"type":"hello","protocol":2,"version":"v1.3.0","hostname":"node2","nonce":"<64 hex>","token_required":true}
+//	client -> server  {"type":"hello","protocol":2,"version":"v1.3.0"}
 //	client -> server  {"type":"auth","mac":"<hex HMAC-SHA256(key=token, msg=nonce bytes)>"}   (only if token_required)
 //	server -> client  {"type":"accepted"}  or  {"type":"error","code":"version"|"auth"|"protocol"|"limit","message":"..."} and close
 //
@@ -45,4 +45,12 @@
 // runs one test at a time and answers a second client's run with "busy".
 // An "error" frame with code "protocol", "version" or "auth" is followed by
 // the sender closing the connection.
+//
+// # Versions
+//
+// The hello's protocol is buildinfo.ProtocolVersion (`rdmabench version`
+// prints it); two ends of different versions refuse each other by name
+// ([VersionError]). Version 2 changed the spec a run carries: warmup,
+// inline and gid_index are left out for "the test's default", where
+// version 1 sent -1.
 package control

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rdmabench/rdmabench/internal/buildinfo"
 )
 
 // Clients that misbehave in every way one can script over a raw connection.
@@ -112,7 +114,7 @@ func TestMisbehavingClients(t *testing.T) {
 		{"hello twice", func(t *testing.T) {
 			r := dialRaw(t, ts.addr)
 			r.handshake("")
-			r.write(&Message{Type: TypeHello, Protocol: 1})
+			r.write(&Message{Type: TypeHello, Protocol: buildinfo.ProtocolVersion})
 			r.expectError(CodeProtocol)
 			closed(t, r)
 		}},

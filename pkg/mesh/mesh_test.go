@@ -79,7 +79,7 @@ func (m meshRun) runStream(t *testing.T) (*report.Document, map[int]error, []rep
 			Coordinator:     coord,
 			Token:           "t0ken",
 			Listen:          "127.0.0.1:0",
-			Request:         workloads.Request{Tests: m.tests, Spec: workloads.Spec{Warmup: -1, Inline: -1, GIDIndex: -1, Iterations: 100, Sizes: []int{64}}, Command: []string{"rdmabench", "mesh"}},
+			Request:         workloads.Request{Tests: m.tests, Spec: workloads.Spec{Iterations: 100, Sizes: []int{64}}, Command: []string{"rdmabench", "mesh"}},
 			RegisterTimeout: m.timeout,
 			Links:           m.links,
 			Limits:          m.limits,
@@ -332,7 +332,7 @@ func TestMeshWrongToken(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	base := Config{Coordinator: "127.0.0.1:" + strconv.Itoa(port), Listen: "127.0.0.1:0", RegisterTimeout: 3 * time.Second,
-		Request: workloads.Request{Tests: []string{"tcp-lat"}, Spec: workloads.Spec{Warmup: -1, Inline: -1, GIDIndex: -1, Iterations: 10}}}
+		Request: workloads.Request{Tests: []string{"tcp-lat"}, Spec: workloads.Spec{Iterations: 10}}}
 	done := make(chan *report.Document, 1)
 	go func() {
 		c := base

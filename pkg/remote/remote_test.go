@@ -44,7 +44,7 @@ func serve(t *testing.T, srv *workloads.Server, token string) string {
 func tcpLat(t *testing.T) *workloads.Run {
 	t.Helper()
 	plan, err := workloads.NewRun(workloads.Request{Tests: []string{"tcp-lat"},
-		Spec: workloads.Spec{Warmup: -1, Inline: -1, GIDIndex: -1, Iterations: 10}})
+		Spec: workloads.Spec{Iterations: 10}})
 	if err != nil {
 		t.Fatal(err)
 	}

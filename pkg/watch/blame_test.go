@@ -74,7 +74,7 @@ func TestBlame(t *testing.T) {
 // with the default 16, it is still the fast one.
 func TestBlameProbes(t *testing.T) {
 	run, err := workloads.NewRun(workloads.Request{Tests: []string{"tcp-lat"},
-		Spec: workloads.Spec{Warmup: -1, Inline: -1, GIDIndex: -1, Iterations: 20}})
+		Spec: workloads.Spec{Iterations: 20}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestBlameProbes(t *testing.T) {
 	}
 	for _, n := range []int{2, 17, -1} {
 		cfg := Config{PeersFile: "peers", BlameProbes: n,
-			Probe: workloads.Request{Tests: []string{"tcp-lat"}, Spec: workloads.Spec{Warmup: -1, Inline: -1, GIDIndex: -1}}}
+			Probe: workloads.Request{Tests: []string{"tcp-lat"}, Spec: workloads.Spec{}}}
 		if _, err := New(cfg); err == nil || !strings.Contains(err.Error(), "--blame-probes") {
 			t.Errorf("BlameProbes %d: error %v, want one naming --blame-probes", n, err)
 		}

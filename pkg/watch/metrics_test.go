@@ -42,7 +42,7 @@ func probedAgent(t *testing.T) *Agent {
 	write(t, file, "good\nbad\n")
 	a.reload()
 	run, err := workloads.NewRun(workloads.Request{Tests: []string{"tcp-lat"},
-		Spec: workloads.Spec{Warmup: -1, Inline: -1, GIDIndex: -1, Iterations: 50}})
+		Spec: workloads.Spec{Iterations: 50}})
 	if err != nil {
 		t.Fatal(err)
 	}

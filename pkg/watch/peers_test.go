@@ -67,7 +67,7 @@ func testAgent(t *testing.T, maxPeers int) (*Agent, string) {
 }
 
 func probeRequest() workloads.Request {
-	return workloads.Request{Tests: []string{"tcp-lat"}, Spec: workloads.Spec{Warmup: -1, Inline: -1, GIDIndex: -1}}
+	return workloads.Request{Tests: []string{"tcp-lat"}, Spec: workloads.Spec{}}
 }
 
 func (a *Agent) peerAddrs() []string {

@@ -47,7 +47,7 @@ func TestPortCounterMetrics(t *testing.T) {
 	write(t, file, "peer-a\n")
 	var log testutil.SyncBuffer
 	a, err := New(Config{Host: "h", PeersFile: file, Log: &log, Probe: workloads.Request{Tests: []string{"write-lat"},
-		Spec: workloads.Spec{Device: "rxe0", Warmup: -1, Inline: -1, GIDIndex: -1}}})
+		Spec: workloads.Spec{Device: "rxe0"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

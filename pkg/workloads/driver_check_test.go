@@ -49,8 +49,8 @@ func TestValidateEveryTest(t *testing.T) {
 		{"read-bw", "RC", []int{4096}, func(s *Spec) { s.Reverse = true }},
 		{"send-bw", "RC", []int{4096}, func(s *Spec) { s.Reverse = true }},
 		{"atomic-bw", "RC", []int{8}, func(s *Spec) { s.Reverse = true }},
-		{"write-bw", "RC", []int{4096}, func(s *Spec) { s.RDMACM = true; s.GIDIndex = -1 }},
-		{"send-lat", "UD", []int{512}, func(s *Spec) { s.RDMACM = true; s.GIDIndex = -1 }},
+		{"write-bw", "RC", []int{4096}, func(s *Spec) { s.RDMACM = true; s.GIDIndex = nil }},
+		{"send-lat", "UD", []int{512}, func(s *Spec) { s.RDMACM = true; s.GIDIndex = nil }},
 		{"atomic-bw", "RC", []int{8}, func(s *Spec) {
 			s.Iterations = 0
 			s.Duration = 200 * time.Millisecond

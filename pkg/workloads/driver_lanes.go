@@ -122,7 +122,7 @@ func planLanes(s *Spec, r role, o endOptions) ([]lane, error) {
 // same devices, GIDs, cores and path: every knob the table marks Shared
 // (traffic class, rdma_cm, ACK timeout, ...).
 func loadSpec(s *Spec, main Spec) Spec {
-	l := Spec{Test: s.Load.Test, Sizes: []int{s.Load.Size}, QPs: s.Load.QPs, Warmup: -1, Inline: -1,
+	l := Spec{Test: s.Load.Test, Sizes: []int{s.Load.Size}, QPs: s.Load.QPs,
 		IdleTimeout: main.IdleTimeout, CPUs: main.CPUs, ServerCPUs: main.ServerCPUs,
 		Duration: 24 * time.Hour, Interval: loadStep}
 	for _, k := range Knobs {

@@ -56,7 +56,7 @@ func (l lostLink) Exchange(ctx context.Context, phase string, _, _ any) error {
 // followed, which is added.
 func TestOwnFailureIsReported(t *testing.T) {
 	s := NewSpec("write-bw")
-	s.Warmup, s.Iterations = 0, 10
+	s.Warmup, s.Iterations = ptr(0), 10
 	if err := s.Normalize(); err != nil {
 		t.Fatal(err)
 	}

@@ -16,9 +16,8 @@ import (
 type Request struct {
 	// Tests run in this order, each at every size.
 	Tests []string
-	// Spec holds the settings as asked: a zero field (-1 for Warmup,
-	// Inline and GIDIndex) leaves each test its default. Its Test is not
-	// used.
+	// Spec holds the settings as asked: a zero field (nil for a pointer)
+	// leaves each test its default. Its Test is not used.
 	Spec Spec
 	// Suite runs Tests as a suite: a setting that does not apply to one of
 	// them is left out for it rather than refused, and sizes asked for do

@@ -209,7 +209,7 @@ func (e *rdmaRunner) createQPs(recvWR int) error {
 	}
 	inline, auto := s.InlineFor()
 	cfg := verbs.QPConfig{Type: typ, Port: s.Port, MaxSendWR: s.TxDepth, QKey: cmQKey(s),
-		MaxRecvWR: recvWR, MaxInlineData: inline, GIDIndex: s.GIDIndex, MTU: verbs.MTU(s.MTU),
+		MaxRecvWR: recvWR, MaxInlineData: inline, GIDIndex: orAuto(s.GIDIndex), MTU: verbs.MTU(s.MTU),
 		TrafficClass: orZero(s.TClass), SL: orZero(s.SL), FlowLabel: uint32(orZero(s.FlowLabel)), HopLimit: orZero(s.HopLimit),
 		Timeout: s.QPTimeout}
 	for i := 0; i < s.QPs; i++ {

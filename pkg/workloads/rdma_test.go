@@ -32,7 +32,7 @@ func loopback(t *testing.T, s Spec) (*endResult, error) {
 func rdmaSpec(test string, mutate func(*Spec)) Spec {
 	s := NewSpec(test)
 	s.Iterations = 50
-	s.Warmup = 5
+	s.Warmup = ptr(5)
 	if mutate != nil {
 		mutate(&s)
 	}
@@ -269,7 +269,7 @@ func TestMissingDeviceAndGID(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `"mlx5_9"`) || !strings.Contains(err.Error(), "this host has") {
 		t.Fatalf("missing device: %v", err)
 	}
-	s = rdmaSpec("write-lat", func(s *Spec) { s.GIDIndex = 42 })
+	s = rdmaSpec("write-lat", func(s *Spec) { s.GIDIndex = ptr(42) })
 	s.Device = testutil.Device(t)
 	_, err = runLoopback(ctx, &s, endOptions{})
 	if err == nil || !strings.Contains(err.Error(), "GID index 42 does not exist") {

@@ -201,10 +201,10 @@ const (
 // Spec is a plain description of one test: it validates and serializes
 // with no device, travels to the server as is, and both ends run from it.
 //
-// A Spec as the user asks for it leaves a field zero (-1 for Warmup,
-// Inline and GIDIndex) to mean "the test's default"; [Spec.Normalize] fills
-// in every default once, before the test runs, and both ends then run the
-// same normalized Spec.
+// A Spec as the user asks for it leaves a field zero (nil for a pointer)
+// to mean "the test's default", so that a zero Spec asks for every
+// default; [Spec.Normalize] fills in every default once, before the test
+// runs, and both ends then run the same normalized Spec.
 type Spec struct {
 	Test       string `json:"test"`
 	Connection string `json:"connection"`
@@ -215,16 +215,16 @@ type Spec struct {
 	// number of iterations, reporting every Interval.
 	Duration time.Duration `json:"duration_ns,omitempty"`
 	Interval time.Duration `json:"interval_ns,omitempty"`
-	// Warmup iterations run before measuring and are excluded; -1 picks the
-	// default (a tenth of the iterations, 10 to 1000); 0 is no warm-up.
-	Warmup int `json:"warmup"`
+	// Warmup iterations run before measuring and are excluded; nil picks
+	// the default (a tenth of the iterations, 10 to 1000); 0 is no warm-up.
+	Warmup *int `json:"warmup,omitempty"`
 	// TxDepth is the send queue depth of each QP: the window of
 	// outstanding sends of a bandwidth test.
 	TxDepth int `json:"tx_depth,omitempty"`
 	// RxDepth is the receive queue depth of SEND tests.
 	RxDepth  int  `json:"rx_depth,omitempty"`
 	QPs      int  `json:"qps,omitempty"`
-	Inline   int  `json:"inline"` // -1: default (220 for write and send latency, else 0)
+	Inline   *int `json:"inline,omitempty"` // nil: default (220 for write and send latency, else 0)
 	CQMod    int  `json:"cq_mod,omitempty"`
 	PostList int  `json:"post_list,omitempty"`
 	Events   bool `json:"events,omitempty"`
@@ -234,8 +234,8 @@ type Spec struct {
 	MTU           int    `json:"mtu,omitempty"`
 	// QPTimeout is the local ACK timeout of each QP, an exponent: 4.096 µs
 	// × 2^QPTimeout (perftest's -u); 0 leaves it at 14 (67 ms).
-	QPTimeout int `json:"qp_timeout,omitempty"`
-	GIDIndex  int `json:"gid_index"` // -1: automatic
+	QPTimeout int  `json:"qp_timeout,omitempty"`
+	GIDIndex  *int `json:"gid_index,omitempty"` // nil: automatic
 	// Device and Port are the client's; the server uses its own unless
 	// ServerDevice is set.
 	Device       string        `json:"device,omitempty"`
@@ -300,7 +300,7 @@ func (s *Spec) openEnded() bool { return s.Duration > 0 || s.Precision > 0 }
 
 // NewSpec returns the Spec of test with every default applied.
 func NewSpec(test string) Spec {
-	s := Spec{Test: test, Warmup: -1, Inline: -1, GIDIndex: -1}
+	s := Spec{Test: test}
 	s.applyDefaults()
 	return s
 }
@@ -450,8 +450,8 @@ func (s *Spec) CQModFor(size int) int {
 // tenth of the iterations, 10 to 1000, and for a bandwidth test at most
 // warmupBWBytes of messages (still at least 10).
 func (s *Spec) WarmupFor(size int) int {
-	if s.Warmup >= 0 {
-		return s.Warmup
+	if s.Warmup != nil {
+		return *s.Warmup
 	}
 	n := min(1000, max(10, s.ItersFor(size)/10))
 	if s.Info().Metric == Bandwidth {
@@ -464,8 +464,8 @@ func (s *Spec) WarmupFor(size int) int {
 // is the default (then a device that refuses it gets no inline, with a
 // warning, rather than an error).
 func (s *Spec) InlineFor() (size int, auto bool) {
-	if s.Inline >= 0 {
-		return s.Inline, false
+	if s.Inline != nil {
+		return *s.Inline, false
 	}
 	t := s.Info()
 	switch {
@@ -544,8 +544,8 @@ func (s *Spec) Validate() error {
 	if s.Interval <= 0 || (s.Duration > 0 && s.Interval > s.Duration) {
 		bad("interval %s must be positive and no longer than the duration %s", s.Interval, s.Duration)
 	}
-	if s.Warmup < -1 {
-		bad("warm-up %d must not be negative", s.Warmup)
+	if s.Warmup != nil && *s.Warmup < 0 {
+		bad("warm-up %d must not be negative", *s.Warmup)
 	}
 	if s.IdleTimeout <= 0 {
 		bad("idle timeout %s must be positive", s.IdleTimeout)
@@ -565,6 +565,7 @@ func (s *Spec) Validate() error {
 	if t.IsRDMA() {
 		s.validateRDMA(t, bad)
 	}
+	s.validateRanges(bad)
 	s.validatePath(t, bad)
 	s.validateFabric(t, bad)
 	s.validateMem(t, bad)
@@ -600,9 +601,6 @@ func (s *Spec) validateRDMA(t TestInfo, bad func(string, ...any)) {
 	if t.Metric == Latency && s.QPs != 1 {
 		bad("latency tests use one QP, not %d", s.QPs)
 	}
-	if s.Inline < -1 || s.Inline > 65536 {
-		bad("inline size %d is outside 0..65536", s.Inline)
-	}
 	if t.Op == OpAtomic && s.AtomicType != FetchAdd && s.AtomicType != CmpSwap {
 		bad("atomic type %q must be %s or %s", s.AtomicType, FetchAdd, CmpSwap)
 	}
@@ -616,9 +614,6 @@ func (s *Spec) validateRDMA(t TestInfo, bad func(string, ...any)) {
 	}
 	if s.QPTimeout < 0 || s.QPTimeout > 31 {
 		bad("qp-timeout %d must be within 1..31 (4.096 µs × 2^N)", s.QPTimeout)
-	}
-	if s.GIDIndex < -1 {
-		bad("GID index %d must be 0 or more", s.GIDIndex)
 	}
 }
 

@@ -28,8 +28,9 @@ type Knob struct {
 	// takes from the latency test it runs under.
 	Shared bool
 	// Param points at where the document records the knob as asked, in
-	// report.Params: a field of Field's type, or a *int where Field's
-	// FlagAuto is one (nil: unset); nil for a knob recorded otherwise.
+	// report.Params: a field of Field's type, or an int where Field is a
+	// **int (-1: unset, as report.Params has the GID index); nil for a knob
+	// recorded otherwise.
 	Param func(*report.Params) any
 	Flag  Flag
 }
@@ -58,7 +59,6 @@ const (
 	FlagString        FlagKind = iota // *string; "" unset
 	FlagBool                          // *bool; false unset
 	FlagCount                         // *int, at least 1; 0 unset
-	FlagAuto                          // *int, at least 0; -1 unset (chosen automatically)
 	FlagRange                         // **int within Min..Max; nil unset
 	FlagMem                           // *string, a memory kind (ParseMem)
 	FlagRate                          // RateFields: a payload or message rate
@@ -83,9 +83,6 @@ func (k Knob) isSet(s *Spec) bool {
 	case **int:
 		return *p != nil
 	case *int:
-		if k.Flag.Kind == FlagAuto {
-			return *p >= 0
-		}
 		return *p != 0
 	}
 	panic("workloads: knob " + k.Name + " has no set")
@@ -105,11 +102,7 @@ func (k Knob) unset(s *Spec) {
 	case **int:
 		*p = nil
 	case *int:
-		if k.Flag.Kind == FlagAuto {
-			*p = -1
-		} else {
-			*p = 0
-		}
+		*p = 0
 	default:
 		panic("workloads: knob " + k.Name + " has no reset")
 	}
@@ -124,16 +117,14 @@ func (k Knob) record(p *report.Params, s *Spec) {
 	case *bool:
 		*d = *src.(*bool)
 	case *int:
-		*d = *src.(*int)
-	case **int:
 		switch v := src.(type) {
-		case **int:
-			*d = *v
 		case *int:
-			if *v >= 0 {
-				*d = ptr(*v)
-			}
+			*d = *v
+		case **int:
+			*d = orAuto(*v)
 		}
+	case **int:
+		*d = *src.(**int)
 	case RateFields:
 		r := src.(RateFields)
 		*d.Gbps, *d.Msgs = *r.Gbps, *r.Msgs
@@ -210,7 +201,7 @@ var Knobs = []Knob{
 			Help: "device port (default 1)"}},
 	{Name: "gid-index", applies: isRDMA, Shared: true,
 		Param: func(p *report.Params) any { return &p.GIDIndex },
-		Flag: Flag{Kind: FlagAuto, Short: "x", Field: func(s *Spec) any { return &s.GIDIndex },
+		Flag: Flag{Kind: FlagRange, Short: "x", Min: 0, Max: 255, What: "GID index", Field: func(s *Spec) any { return &s.GIDIndex },
 			Help: "GID index (default: chosen automatically, as rdmabench devices shows)"}},
 	{Name: "connection", applies: isRDMA,
 		Param: func(p *report.Params) any { return &p.Connection },
@@ -238,7 +229,7 @@ var Knobs = []Knob{
 			Help: "receive queue depth: receives kept posted (default 512 for bandwidth, 16 for latency)"}},
 	{Name: "inline-size", applies: func(t TestInfo) bool { return t.Op == OpWrite || t.Op == OpSend }, why: "READ and atomics write their local buffer; they send no payload",
 		Param: func(p *report.Params) any { return &p.Inline },
-		Flag: Flag{Kind: FlagAuto, Short: "I", Field: func(s *Spec) any { return &s.Inline },
+		Flag: Flag{Kind: FlagRange, Short: "I", Min: 0, Max: 65536, What: "inline size", Field: func(s *Spec) any { return &s.Inline },
 			Help: "inline data size in bytes; 0 for none (default 220 for latency, where the device allows it, else 0)"}},
 	{Name: "qp", applies: isRDMABW, why: "a latency test times one QP",
 		Param: func(p *report.Params) any { return &p.QPs },
@@ -360,6 +351,19 @@ func specFor(asked Spec, test string, lenient bool) (Spec, error) {
 	return s, nil
 }
 
+// validateRanges checks every set FlagRange knob against the bounds its
+// flag declares: a spec from the wire or a file is held to what the
+// command line takes.
+func (s *Spec) validateRanges(bad func(string, ...any)) {
+	for _, k := range Knobs {
+		if f := k.Flag; f.Kind == FlagRange {
+			if p := *f.Field(s).(**int); p != nil && (*p < f.Min || *p > f.Max) {
+				bad("%s %d is outside %d..%d", f.What, *p, f.Min, f.Max)
+			}
+		}
+	}
+}
+
 // requested is the document's record of a run's spec as asked: what the
 // user chose, nothing filled in. Each knob lands where its Param says.
 func (s *Spec) requested() report.Params {
@@ -373,8 +377,8 @@ func (s *Spec) requested() report.Params {
 	if s.Precision > 0 {
 		p.PrecisionCapS = s.PrecisionCap.Seconds()
 	}
-	if s.Warmup >= 0 {
-		p.Warmup = ptr(s.Warmup)
+	if s.Warmup != nil {
+		p.Warmup = ptr(*s.Warmup)
 	}
 	s.requestedFabric(&p)
 	return p

@@ -37,7 +37,7 @@ func TestKnobFlags(t *testing.T) {
 			_, ok = p.(*string)
 		case FlagBool:
 			_, ok = p.(*bool)
-		case FlagCount, FlagAuto, FlagSize:
+		case FlagCount, FlagSize:
 			_, ok = p.(*int)
 		case FlagRange:
 			_, ok = p.(**int)
@@ -50,7 +50,7 @@ func TestKnobFlags(t *testing.T) {
 			continue
 		}
 		if f.Field != nil {
-			s := Spec{Warmup: -1, Inline: -1, GIDIndex: -1}
+			s := Spec{}
 			if k.isSet(&s) {
 				t.Errorf("knob %s: set in the spec as the commands start it", k.Name)
 			}
@@ -66,7 +66,7 @@ func TestKnobFlags(t *testing.T) {
 // test's spec.
 func TestLoadSpecShared(t *testing.T) {
 	one, two := 1, 2
-	main := Spec{Test: "write-lat", Device: "d0", ServerDevice: "d1", Port: 2, GIDIndex: 3, MTU: 1024, QPTimeout: 18,
+	main := Spec{Test: "write-lat", Device: "d0", ServerDevice: "d1", Port: 2, GIDIndex: ptr(3), MTU: 1024, QPTimeout: 18,
 		RDMACM: true, TClass: &one, SL: &two, FlowLabel: &one, HopLimit: &two, IdleTimeout: 5, CPUs: []int{1}, ServerCPUs: []int{2}}
 	l := loadSpec(&Spec{Load: &LoadSpec{Test: "write-bw", Size: 4096}}, main)
 	for _, k := range Knobs {
@@ -74,7 +74,7 @@ func TestLoadSpecShared(t *testing.T) {
 			t.Errorf("--%s: the load's is not the latency test's", k.Name)
 		}
 	}
-	if l.Device != "d0" || l.ServerDevice != "d1" || l.Port != 2 || l.GIDIndex != 3 || l.MTU != 1024 || l.QPTimeout != 18 ||
+	if l.Device != "d0" || l.ServerDevice != "d1" || l.Port != 2 || l.GIDIndex == nil || *l.GIDIndex != 3 || l.MTU != 1024 || l.QPTimeout != 18 ||
 		!l.RDMACM || l.TClass != &one || l.SL != &two || l.FlowLabel != &one || l.HopLimit != &two ||
 		l.IdleTimeout != 5 || len(l.CPUs) != 1 || len(l.ServerCPUs) != 1 {
 		t.Errorf("load spec %+v: not the latency test's path", l)
@@ -85,11 +85,11 @@ func TestLoadSpecShared(t *testing.T) {
 // as unset.
 func TestRequested(t *testing.T) {
 	one, two := 1, 2
-	s := Spec{Device: "d0", ServerDevice: "d1", CheckData: true, Port: 2, GIDIndex: 0, Connection: "UC", MTU: 1024,
-		Events: true, QPTimeout: 18, TxDepth: 4, RxDepth: 5, Inline: 0, QPs: 6, CQMod: 7, PostList: 8, Bidirectional: true,
+	s := Spec{Device: "d0", ServerDevice: "d1", CheckData: true, Port: 2, GIDIndex: ptr(0), Connection: "UC", MTU: 1024,
+		Events: true, QPTimeout: 18, TxDepth: 4, RxDepth: 5, Inline: ptr(0), QPs: 6, CQMod: 7, PostList: 8, Bidirectional: true,
 		AtomicType: "CMP_AND_SWAP", TClass: &one, SL: &two, FlowLabel: &one, HopLimit: &two, Reverse: true, RDMACM: true,
 		Threads: 3, RateGbps: 5, RateLimiter: "hw", Mem: "hugepages", ODP: true, Load: &LoadSpec{Test: "write-bw", QPs: 2, Size: 64},
-		Sizes: []int{2}, Iterations: 9, Warmup: 0, CPUs: []int{1}, ServerCPUs: []int{2}, Precision: 0.01, PrecisionCap: 2e9}
+		Sizes: []int{2}, Iterations: 9, Warmup: ptr(0), CPUs: []int{1}, ServerCPUs: []int{2}, Precision: 0.01, PrecisionCap: 2e9}
 	got, _ := json.Marshal(s.requested())
 	want := `{"device":"d0","port":2,"gid_index":0,"connection":"UC","mtu":1024,"sizes":[2],"tx_depth":4,"rx_depth":5,"qps":6,` +
 		`"inline":0,"cq_mod":7,"post_list":8,"events":true,"qp_timeout":18,"bidirectional":true,"atomic_type":"CMP_AND_SWAP",` +
@@ -99,7 +99,7 @@ func TestRequested(t *testing.T) {
 	if string(got) != want {
 		t.Errorf("requested:\n%s\nwant\n%s", got, want)
 	}
-	unset := Spec{Warmup: -1, Inline: -1, GIDIndex: -1}
+	unset := Spec{}
 	if got, _ := json.Marshal(unset.requested()); string(got) != `{"gid_index":-1}` {
 		t.Errorf("requested of nothing asked: %s", got)
 	}

@@ -58,7 +58,7 @@ func TestMemValidate(t *testing.T) {
 		}
 	}
 	// A knob of the RDMA tests: refused by name for TCP, left out in a suite.
-	asked := Spec{Mem: "hugepages", Warmup: -1, Inline: -1, GIDIndex: -1}
+	asked := Spec{Mem: "hugepages"}
 	if _, err := NewRun(Request{Tests: []string{"tcp-bw"}, Spec: asked}); err == nil || !strings.Contains(err.Error(), "--mem does not apply to tcp-bw") {
 		t.Errorf("tcp-bw --mem: %v", err)
 	}

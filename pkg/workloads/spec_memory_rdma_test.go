@@ -73,7 +73,7 @@ func runDoc(t *testing.T, remote bool, tests []string, spec Spec) (*report.Docum
 }
 
 func askedSpec(mutate func(*Spec)) Spec {
-	s := Spec{Warmup: 5, Inline: -1, GIDIndex: -1, Iterations: 50}
+	s := Spec{Warmup: ptr(5), Iterations: 50}
 	mutate(&s)
 	return s
 }

@@ -13,28 +13,14 @@ import (
 
 // validatePath checks the path's settings of a normalized spec.
 func (s *Spec) validatePath(_ TestInfo, bad func(string, ...any)) {
-	s.validateRanges(bad)
 	if s.Reverse && s.Bidirectional {
 		bad("reverse and bidirectional (-b) are exclusive: -b already has the server send too")
 	}
 	if s.RDMACM && s.Connection == "UC" {
 		bad("rdma_cm (-R) connects RC and UD QPs, not UC (librdmacm has no port space for UC; perftest refuses it too)")
 	}
-	if s.RDMACM && s.GIDIndex >= 0 {
+	if s.RDMACM && s.GIDIndex != nil {
 		bad("rdma_cm (-R) chooses the GID from the address it resolves: -x does not apply")
-	}
-}
-
-// validateRanges checks every set FlagRange knob against the bounds its
-// flag declares: a spec from the wire or a file is held to what the
-// command line takes.
-func (s *Spec) validateRanges(bad func(string, ...any)) {
-	for _, k := range Knobs {
-		if f := k.Flag; f.Kind == FlagRange {
-			if p := *f.Field(s).(**int); p != nil && (*p < f.Min || *p > f.Max) {
-				bad("%s %d is outside %d..%d", f.What, *p, f.Min, f.Max)
-			}
-		}
 	}
 }
 
@@ -62,6 +48,15 @@ func (s *Spec) direction() string {
 func orZero(p *int) int {
 	if p == nil {
 		return 0
+	}
+	return *p
+}
+
+// orAuto is *p, or for nil -1: "chosen automatically", as pkg/verbs'
+// configs and the document's params say it (a GID index).
+func orAuto(p *int) int {
+	if p == nil {
+		return -1
 	}
 	return *p
 }

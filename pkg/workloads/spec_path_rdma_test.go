@@ -180,7 +180,7 @@ func TestRDMACMRefusals(t *testing.T) {
 		want   string
 	}{
 		{func(s *Spec) { s.Connection = "UC" }, "not UC"},
-		{func(s *Spec) { s.GIDIndex = 1 }, "-x does not apply"},
+		{func(s *Spec) { s.GIDIndex = ptr(1) }, "-x does not apply"},
 	} {
 		s := NewSpec("write-bw")
 		s.RDMACM = true

@@ -38,7 +38,7 @@ func TestPathSettingsValidate(t *testing.T) {
 // address vector to RDMA tests only; a suite leaves them out where they do
 // not apply; the document records what was asked.
 func TestPathKnobs(t *testing.T) {
-	asked := Spec{Warmup: -1, Inline: -1, GIDIndex: -1, TClass: ptr(0x68), SL: ptr(3)}
+	asked := Spec{TClass: ptr(0x68), SL: ptr(3)}
 	if _, err := NewRun(Request{Tests: []string{"tcp-lat"}, Spec: asked}); err == nil || !strings.Contains(err.Error(), "--sl does not apply to tcp-lat") {
 		t.Fatalf("--sl on tcp-lat: %v", err)
 	}
@@ -172,7 +172,7 @@ func TestTCPReverse(t *testing.T) {
 }
 
 func TestReverseKnob(t *testing.T) {
-	asked := Spec{Warmup: -1, Inline: -1, GIDIndex: -1, Reverse: true}
+	asked := Spec{Reverse: true}
 	if _, err := NewRun(Request{Tests: []string{"write-lat"}, Spec: asked}); err == nil || !strings.Contains(err.Error(), "--reverse does not apply to write-lat") {
 		t.Fatalf("--reverse on write-lat: %v", err)
 	}

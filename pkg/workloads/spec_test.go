@@ -44,6 +44,34 @@ func TestParseSizes(t *testing.T) {
 	}
 }
 
+// TestZeroSpecAsksDefaults: a zero Spec leaves every setting to the test,
+// on the wire too (nothing said), and 0 asked is kept apart from unset.
+func TestZeroSpecAsksDefaults(t *testing.T) {
+	s, def := Spec{Test: "write-lat"}, NewSpec("write-lat")
+	if s.WarmupFor(2) != def.WarmupFor(2) || orAuto(s.GIDIndex) != -1 {
+		t.Errorf("zero spec: warm-up %d, GID index %d; want the default and automatic", s.WarmupFor(2), orAuto(s.GIDIndex))
+	}
+	if in, auto := s.InlineFor(); in != DefaultInlineWrite || !auto {
+		t.Errorf("zero spec: inline %d auto %v", in, auto)
+	}
+	wire, _ := json.Marshal(s)
+	for _, k := range []string{"warmup", "inline", "gid_index"} {
+		if strings.Contains(string(wire), `"`+k+`"`) {
+			t.Errorf("zero spec sends %s: %s", k, wire)
+		}
+	}
+	s.Warmup, s.Inline, s.GIDIndex = ptr(0), ptr(0), ptr(0)
+	wire, _ = json.Marshal(s)
+	var got Spec
+	if err := json.Unmarshal(wire, &got); err != nil || got.Warmup == nil || *got.Warmup != 0 ||
+		got.Inline == nil || *got.Inline != 0 || got.GIDIndex == nil || *got.GIDIndex != 0 {
+		t.Errorf("0 asked did not cross as 0: %s, %v", wire, err)
+	}
+	if in, auto := got.InlineFor(); in != 0 || auto || got.WarmupFor(2) != 0 || orAuto(got.GIDIndex) != 0 {
+		t.Errorf("0 asked: inline %d auto %v, warm-up %d, GID index %d", in, auto, got.WarmupFor(2), orAuto(got.GIDIndex))
+	}
+}
+
 func TestSpecDefaults(t *testing.T) {
 	for _, info := range Tests {
 		s := NewSpec(info.Name)
@@ -114,7 +142,7 @@ func TestDefaultsAsPerftest(t *testing.T) {
 		{"send-bw", "RC", 2, 20, 20, 20, 20, 20, 0, false},
 	}
 	for _, c := range cases {
-		s := Spec{Test: c.test, Connection: c.conn, Sizes: []int{c.size}, Iterations: c.iters, Warmup: -1, Inline: -1, GIDIndex: -1, Events: c.events}
+		s := Spec{Test: c.test, Connection: c.conn, Sizes: []int{c.size}, Iterations: c.iters, Events: c.events}
 		if err := s.Normalize(); err != nil {
 			t.Fatalf("%s: %v", c.test, err)
 		}
@@ -146,8 +174,10 @@ func TestSpecValidate(t *testing.T) {
 		{"atomic-bw", func(s *Spec) { s.AtomicType = "XOR" }, "atomic type \"XOR\""},
 		{"write-bw", func(s *Spec) { s.Sizes = []int{0} }, "outside 1 B..1 GiB"},
 		{"write-bw", func(s *Spec) { s.Duration = time.Millisecond }, "at least 100ms"},
-		{"write-bw", func(s *Spec) { s.Inline = -5 }, "inline size -5"},
-		{"write-bw", func(s *Spec) { s.GIDIndex = -3 }, "GID index -3"},
+		{"write-bw", func(s *Spec) { s.Inline = ptr(-5) }, "inline size -5"},
+		{"write-bw", func(s *Spec) { s.GIDIndex = ptr(-3) }, "GID index -3"},
+		{"write-bw", func(s *Spec) { s.GIDIndex = ptr(256) }, "GID index 256 is outside 0..255"},
+		{"write-bw", func(s *Spec) { s.Warmup = ptr(-1) }, "warm-up -1 must not be negative"},
 		{"nope-lat", func(s *Spec) {}, "unknown test \"nope-lat\""},
 	}
 	for _, c := range cases {
@@ -223,7 +253,7 @@ func TestPipeExchange(t *testing.T) {
 // and a test over a limit or a device's maximum is refused, by name, with
 // the figures.
 func TestRefusedBeforeAllocation(t *testing.T) {
-	s := Spec{Test: "write-bw", Sizes: []int{1 << 30}, Warmup: -1, Inline: -1, GIDIndex: -1, QPs: 64}
+	s := Spec{Test: "write-bw", Sizes: []int{1 << 30}, QPs: 64}
 	if err := s.Normalize(); err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +270,7 @@ func TestRefusedBeforeAllocation(t *testing.T) {
 		}
 	}
 	// TCP streams any size through bounded buffers.
-	tcp := Spec{Test: "tcp-lat", Sizes: []int{1 << 30}, Warmup: -1, Inline: -1, GIDIndex: -1}
+	tcp := Spec{Test: "tcp-lat", Sizes: []int{1 << 30}}
 	if err := tcp.Normalize(); err != nil {
 		t.Fatal(err)
 	}

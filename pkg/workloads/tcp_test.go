@@ -28,7 +28,7 @@ func tcpTestSpec(test string, sizes []int, iters, warmup int) Spec {
 	s := NewSpec(test)
 	s.Sizes = sizes
 	s.Iterations = iters
-	s.Warmup = warmup
+	s.Warmup = ptr(warmup)
 	return s
 }
 
