@@ -265,7 +265,7 @@ func (a *Agent) planBW() error {
 	req := a.cfg.Probe
 	req.Tests = []string{b.Test}
 	req.Spec.Sizes = []int{b.Size}
-	req.Spec.Iterations, req.Spec.Duration, req.Spec.Interval, req.Spec.Warmup = 0, b.Duration, b.Duration, -1
+	req.Spec.Iterations, req.Spec.Duration, req.Spec.Interval, req.Spec.Warmup = 0, b.Duration, b.Duration, nil
 	run, err := workloads.NewRun(req)
 	if err != nil {
 		return fmt.Errorf("bandwidth probe: %w", err)
