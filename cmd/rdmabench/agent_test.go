@@ -51,36 +51,9 @@ func TestAgentUsage(t *testing.T) {
 // and its /metrics says so.
 func TestAgentProbesServe(t *testing.T) {
 	port, _ := startServer(t)
-	peers := filepath.Join(t.TempDir(), "peers")
-	if err := os.WriteFile(peers, []byte("# the server\n127.0.0.1:"+port+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ml, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	maddr := ml.Addr().String()
-	ml.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	var log testutil.SyncBuffer
-	go func() {
-		done <- run(ctx, []string{"agent", "--peers", peers, "--probe", "tcp-lat", "--listen", "127.0.0.1:0",
-			"--metrics-listen", maddr, "--host", "node-a", "-n", "5", "--rate", "20"}, &bytes.Buffer{}, &log)
-	}()
-	defer func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("agent: %v", err)
-			}
-		case <-time.After(10 * time.Second):
-			t.Error("the agent did not stop")
-		}
-	}()
+	maddr, log := startAgent(t, "# the server\n127.0.0.1:"+port+"\n", "--rate", "20")
 	want := `rdmabench_agent_probes_total{host="node-a",device="",peer="127.0.0.1:` + port + `",test="tcp-lat",result="ok"}`
-	body := scrapeUntilGood(t, maddr, want, &log)
+	body := scrapeUntilGood(t, maddr, want, log)
 	if !strings.Contains(body, `rdmabench_agent_probe_latency_seconds_count{host="node-a"`) {
 		t.Errorf("no latency histogram:\n%s", body)
 	}
@@ -89,19 +62,14 @@ func TestAgentProbesServe(t *testing.T) {
 	}
 }
 
-// TestAgentBandwidthProbe: with --bw-probe tcp-bw an agent measures its
-// peer's bandwidth too (a short probe at 50% of the time, here), exports
-// it and its results, and says so at the start; its options without
-// --bw-probe are refused.
-func TestAgentBandwidthProbe(t *testing.T) {
-	port, _ := startServer(t)
+// startAgent runs an agent through the command line (tcp-lat probes of
+// 5 iterations, host node-a) with the peers file text and args, until the
+// test ends; it returns its metrics address and its log.
+func startAgent(t *testing.T, peersText string, args ...string) (string, *testutil.SyncBuffer) {
+	t.Helper()
 	peers := filepath.Join(t.TempDir(), "peers")
-	if err := os.WriteFile(peers, []byte("127.0.0.1:"+port+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(peers, []byte(peersText), 0o644); err != nil {
 		t.Fatal(err)
-	}
-	_, stderr, code := cli(t, "agent", "--peers", peers, "--probe", "tcp-lat", "--bw-share", "5%")
-	if code != exitUsage || !strings.Contains(stderr, "agent: --bw-share applies to --bw-probe, which is off") {
-		t.Errorf("--bw-share alone: exit %d, %q", code, stderr)
 	}
 	ml, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -111,13 +79,12 @@ func TestAgentBandwidthProbe(t *testing.T) {
 	ml.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	var log testutil.SyncBuffer
+	log := &testutil.SyncBuffer{}
 	go func() {
-		done <- run(ctx, []string{"agent", "--peers", peers, "--probe", "tcp-lat", "--listen", "127.0.0.1:0",
-			"--metrics-listen", maddr, "--host", "node-a", "-n", "5", "--rate", "5",
-			"--bw-probe", "tcp-bw", "--bw-duration", "200ms", "--bw-share", "50%", "--bw-size", "8K"}, &bytes.Buffer{}, &log)
+		done <- run(ctx, append([]string{"agent", "--peers", peers, "--probe", "tcp-lat", "--listen", "127.0.0.1:0",
+			"--metrics-listen", maddr, "--host", "node-a", "-n", "5"}, args...), &bytes.Buffer{}, log)
 	}()
-	defer func() {
+	t.Cleanup(func() {
 		cancel()
 		select {
 		case err := <-done:
@@ -127,9 +94,24 @@ func TestAgentBandwidthProbe(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Error("the agent did not stop")
 		}
-	}()
+	})
+	return maddr, log
+}
+
+// TestAgentBandwidthProbe: with --bw-probe tcp-bw an agent measures its
+// peer's bandwidth too (a short probe at 50% of the time, here), exports
+// it and its results, and says so at the start; its options without
+// --bw-probe are refused.
+func TestAgentBandwidthProbe(t *testing.T) {
+	port, _ := startServer(t)
+	_, stderr, code := cli(t, "agent", "--peers", "peers.txt", "--probe", "tcp-lat", "--bw-share", "5%")
+	if code != exitUsage || !strings.Contains(stderr, "agent: --bw-share applies to --bw-probe, which is off") {
+		t.Errorf("--bw-share alone: exit %d, %q", code, stderr)
+	}
+	maddr, log := startAgent(t, "127.0.0.1:"+port+"\n", "--rate", "5",
+		"--bw-probe", "tcp-bw", "--bw-duration", "200ms", "--bw-share", "50%", "--bw-size", "8K")
 	peer := `peer="127.0.0.1:` + port + `",test="tcp-bw"`
-	body := scrapeUntilGood(t, maddr, `rdmabench_agent_bandwidth_probes_total{host="node-a",device="",`+peer+`,result="ok"}`, &log)
+	body := scrapeUntilGood(t, maddr, `rdmabench_agent_bandwidth_probes_total{host="node-a",device="",`+peer+`,result="ok"}`, log)
 	for _, want := range []string{`rdmabench_agent_peer_bandwidth_bytes_per_second{host="node-a",device="",` + peer + `} `,
 		`rdmabench_agent_peer_bandwidth_low{host="node-a",device="",` + peer + `} 0`,
 		`rdmabench_agent_bandwidth_probe_period_seconds{host="node-a",device=""} 0.4`} {
