@@ -82,10 +82,17 @@ mesh() {
 	# More ranks than a VM's one vCPU: --ntasks-per-node past a node's CPUs
 	# is refused even with --overcommit, which spreads the tasks evenly.
 	((per == 1)) || spread=(--overcommit)
-	srun -N "$n" -n $((n * per)) "${spread[@]}" \
-		"$bin" mesh -n 100 -e -u 20 --register-timeout 60s "$@" --out "$out/$name.json" \
-		>"$out/$name.txt" 2>"$out/$name.err"
-	rc=$?
+	local try
+	for try in 1 2; do
+		srun -N "$n" -n $((n * per)) "${spread[@]}" \
+			"$bin" mesh -n 100 -e -u 20 --register-timeout 60s "$@" --out "$out/$name.json" \
+			>"$out/$name.txt" 2>"$out/$name.err"
+		rc=$?
+		# Two tasks a VM: a slurmd once failed to launch its tasks ("Zero
+		# Bytes were transmitted or received"); no rank ran, so once more.
+		((rc != 0 && per > 1 && try == 1)) && grep -q 'Application launch failed' "$out/$name.err" || break
+		echo "mesh-hosts: $name: srun could not launch the tasks: once more" >&2
+	done
 	took=$((SECONDS - start))
 }
 
