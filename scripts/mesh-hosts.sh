@@ -5,7 +5,7 @@
 # srun -N N -n N: one rank per VM, each on its own rxe0, every link
 # crossing the emulated network. The other VMs only run slurmd until the
 # first is done. The tests wait on completion events (-e): emulated hosts
-# on two cores must not spin, or the ACKs of one come too late. Three runs
+# on two cores must not spin, or the ACKs of one come too late. The runs
 # (at least 4 VMs):
 #   1. slurm-hosts: the mesh as it is: every link measured, none blamed;
 #   2. blame-host: every packet the last VM sends delayed 500 ms (tc netem, set
@@ -17,12 +17,12 @@
 #      slowed and blamed (scripts/agent-vms.sh, its own PASS/FAIL lines);
 # and with two NICs a VM (vm-group.sh --nics 2: rxe0 on eth0, rxe1 on eth1,
 # each rail its own switch; RDMABENCH_VM_NICS=2):
-#   5. rails-hosts: srun -N N -n 2N --overcommit (2 ranks a VM), `mesh --rails -d
-#      rxe0,rxe1`: a rank per NIC, the local rank picking it; every link
+#   5. rails-hosts: srun -N N -n 2N --overcommit (2 ranks a VM), `mesh
+#      --rails -d rxe0,rxe1`: a rank per NIC, the local rank picking it; every link
 #      joins two NICs of one rail (rxe0 to rxe0, rxe1 to rxe1), both rails
 #      of every host pair measured, 2N(N-1) links, none failed;
 #   6. host-level: one rank per VM, `mesh --host-level --duplex -d
-#      rxe0,rxe1 write-bw`: every rank's lanes rxe0,rxe1, every link run on
+#      rxe0,rxe1 write-bw -s 8K`: every rank's lanes rxe0,rxe1, every link run on
 #      both NICs at once (each its own figures in the link stream's
 #      results[].devices, both directions), N(N-1)/2 links, none failed.
 #   Both with --blame=false: emulated figures are too noisy to judge.
