@@ -5,7 +5,7 @@
 # srun -N N -n N: one rank per VM, each on its own rxe0, every link
 # crossing the emulated network. The other VMs only run slurmd until the
 # first is done. The tests wait on completion events (-e): emulated hosts
-# on two cores must not spin, or the ACKs of one come too late. Three runs
+# on two cores must not spin, or the ACKs of one come too late. The runs
 # (at least 4 VMs):
 #   1. slurm-hosts: the mesh as it is: every link measured, none blamed;
 #   2. blame-host: every packet the last VM sends delayed 500 ms (tc netem, set
@@ -14,11 +14,23 @@
 #      delayed (netem on a prio band that a u32 filter on the destination
 #      feeds): that link is blamed, neither of its ends;
 #   4. agent: `rdmabench agent` in every VM, scraped by Prometheus, one host
-#      slowed and blamed (scripts/agent-vms.sh, its own PASS/FAIL lines).
+#      slowed and blamed (scripts/agent-vms.sh, its own PASS/FAIL lines);
+# and with two NICs a VM (vm-group.sh --nics 2: rxe0 on eth0, rxe1 on eth1,
+# each rail its own switch; RDMABENCH_VM_NICS=2):
+#   5. rails-hosts: srun -N N -n 2N --overcommit (2 ranks a VM), `mesh
+#      --rails -d rxe0,rxe1`: a rank per NIC, the local rank picking it; every link
+#      joins two NICs of one rail (rxe0 to rxe0, rxe1 to rxe1), both rails
+#      of every host pair measured, 2N(N-1) links, none failed;
+#   6. host-level: one rank per VM, `mesh --host-level --duplex -d
+#      rxe0,rxe1 write-bw -s 8K`: every rank's lanes rxe0,rxe1, every link run on
+#      both NICs at once (each its own figures in the link stream's
+#      results[].devices, both directions), N(N-1)/2 links, none failed.
+#   Both with --blame=false: emulated figures are too noisy to judge.
 # RDMABENCH_MESH_HOSTS_CASES (passed with vm-group.sh -e) runs the runs it
-# names (default slurm-hosts blame-host blame-link: the agent case is not
-# yet steady enough on loaded emulated hosts to gate CI; add "agent" to
-# run it).
+# names (default slurm-hosts blame-host blame-link, and rails-hosts
+# host-level when the VMs have two NICs: the agent case is not yet steady
+# enough on loaded emulated hosts to gate CI; add "agent" to run it). A
+# two-NIC case named on VMs of one NIC is skipped ("--- SKIP").
 # Prints "--- PASS: mesh/NAME" (or FAIL) per run, its table, verdicts and
 # wall time, and "mesh-hosts: N passed, N failed".
 #
@@ -49,16 +61,38 @@ fail=0
 ok() { echo "--- PASS: mesh/$1"; pass=$((pass + 1)); }
 ko() { echo "--- FAIL: mesh/$1: $2"; fail=$((fail + 1)); }
 links=$((n * (n - 1)))
-cases=" ${RDMABENCH_MESH_HOSTS_CASES:-slurm-hosts blame-host blame-link} "
+nics=${RDMABENCH_VM_NICS:-1}
+default_cases="slurm-hosts blame-host blame-link"
+((nics < 2)) || default_cases+=" rails-hosts host-level"
+cases=" ${RDMABENCH_MESH_HOSTS_CASES:-$default_cases} "
 runs() { [[ $cases == *" $1 "* ]]; }
+# runs2 NAME: runs NAME, a case of two NICs a VM, if the VMs have them.
+runs2() {
+	runs "$1" || return 1
+	((nics >= 2)) && return 0
+	echo "--- SKIP: mesh/$1: the VMs have one NIC (vm-group.sh --nics 2)"
+	return 1
+}
 
-# mesh NAME [ARGS...]: one mesh across every VM; sets rc and took.
+# mesh NAME [ARGS...]: one mesh across every VM; sets rc and took. With
+# per_node=K (default 1), K ranks in every VM.
 mesh() {
-	local name=$1 start=$SECONDS
+	local name=$1 start=$SECONDS per=${per_node:-1} spread=(--ntasks-per-node 1)
 	shift
-	srun -N "$n" -n "$n" --ntasks-per-node 1 "$bin" mesh -n 100 -e -u 20 --register-timeout 60s "$@" --out "$out/$name.json" \
-		>"$out/$name.txt" 2>"$out/$name.err"
-	rc=$?
+	# More ranks than a VM's one vCPU: --ntasks-per-node past a node's CPUs
+	# is refused even with --overcommit, which spreads the tasks evenly.
+	((per == 1)) || spread=(--overcommit)
+	local try
+	for try in 1 2; do
+		srun -N "$n" -n $((n * per)) "${spread[@]}" \
+			"$bin" mesh -n 100 -e -u 20 --register-timeout 60s "$@" --out "$out/$name.json" \
+			>"$out/$name.txt" 2>"$out/$name.err"
+		rc=$?
+		# Two tasks a VM: a slurmd once failed to launch its tasks ("Zero
+		# Bytes were transmitted or received"); no rank ran, so once more.
+		((rc != 0 && per > 1 && try == 1)) && grep -q 'Application launch failed' "$out/$name.err" || break
+		echo "mesh-hosts: $name: srun could not launch the tasks: once more" >&2
+	done
 	took=$((SECONDS - start))
 }
 
@@ -161,6 +195,56 @@ if runs agent; then
 	else
 		fail=$((fail + 1))
 	fi
+fi
+
+if runs2 rails-hosts; then
+	# 5. A rank per NIC, the rails: NIC i of every VM meets NIC i of the others.
+	per_node=2 mesh rails-hosts --rails -d rxe0,rxe1 --blame=false write-lat -n 20
+	# Each rank's device by rank, then per link whether its ends share it.
+	facts=$(jq -r '(.mesh.ranks | map({key: (.rank | tostring), value: (.host.device.name // "none")}) | from_entries) as $dev
+		| [.mesh.links[] | {a: $dev[.from | tostring], b: $dev[.to | tostring], error: (.error // .result_errors)}] as $l
+		| [($l | length), ([$l[] | select(.error)] | length), ([$l[] | select(.a != .b)] | length),
+			([$l[] | select(.a == "rxe0" and .b == "rxe0")] | length), ([$l[] | select(.a == "rxe1" and .b == "rxe1")] | length),
+			([.mesh.ranks[].host.hostname] | unique | length), (.mesh.ranks | length), .mesh.schedule] | @tsv' \
+		"$out/rails-hosts.json" 2>&1)
+	read -r got failed across rail0 rail1 hosts ranks schedule <<<"$facts"
+	want=$((2 * links))
+	if [[ $rc == 0 && $got == "$want" && $failed == 0 && $across == 0 && $rail0 == "$links" && $rail1 == "$links" &&
+		$hosts == "$n" && $ranks == $((2 * n)) && $schedule == rail-aligned ]]; then
+		ok "rails-hosts (srun -N $n -n $((2 * n)) --overcommit, --rails -d rxe0,rxe1: $want links, $links on each rail, none across rails, none failed, in $took s)"
+	else
+		ko rails-hosts "exit $rc, links/failed/across rails/rxe0/rxe1/hosts/ranks/schedule: $facts (want $want links, $links a rail)"
+		cat "$out/rails-hosts.err"
+	fi
+	cat "$out/rails-hosts.txt"
+fi
+
+if runs2 host-level; then
+	# 6. A rank per VM, every link on both NICs at once, both directions.
+	# 8 KiB messages, 16 in flight: four streams of 64 KiB, 128 deep (the
+	# defaults) overflow the switches' queues, and RC's retransmissions on
+	# emulated hosts then outlast the mesh's 10 s without progress.
+	mesh host-level --host-level --duplex -d rxe0,rxe1 --blame=false write-bw -n 200 -s 8K -t 16 -Q 8
+	want=$((links / 2))
+	facts=$(jq -r '[(.mesh.host_level // false), (.mesh.links | length), ([.mesh.links[] | select(.error // .result_errors)] | length),
+		([.mesh.ranks[] | select((.lanes // []) != ["rxe0", "rxe1"])] | length), (.mesh.links_file // "none")] | @tsv' \
+		"$out/host-level.json" 2>&1)
+	read -r hl got failed lanes stream <<<"$facts"
+	# In the link stream: links whose results are not each on both NICs,
+	# rxe0 to rxe0 and rxe1 to rxe1, with both directions' figures.
+	lane_facts=$(jq -rs '[.[] | select(.event == "link") | .link] as $l
+		| [($l | length), ([$l[] | select((.results | length) == 0 or any(.results[];
+			[.devices[]?.device] != ["rxe0", "rxe1"] or [.devices[]?.server_device] != ["rxe0", "rxe1"]
+			or any(.devices[]; .error or .bandwidth == null or .reverse == null)))] | length)] | @tsv' \
+		"$out/$stream" 2>&1)
+	read -r streamed off_lanes <<<"$lane_facts"
+	if [[ $rc == 0 && $hl == true && $got == "$want" && $failed == 0 && $lanes == 0 && $streamed == "$want" && $off_lanes == 0 ]]; then
+		ok "host-level (srun -N $n -n $n, --host-level --duplex -d rxe0,rxe1 write-bw -s 8K: $want links, each on rxe0 and rxe1 at once, both ways, none failed, in $took s)"
+	else
+		ko host-level "exit $rc, host_level/links/failed/ranks without lanes rxe0,rxe1/stream: $facts; streamed links/not on both NICs: $lane_facts (want $want links)"
+		cat "$out/host-level.err"
+	fi
+	cat "$out/host-level.txt"
 fi
 echo "mesh-hosts: $pass passed, $fail failed"
 ((fail == 0))

@@ -3,9 +3,12 @@
 #   - one VM (2 vCPUs), four ranks on its rxe0: OpenMPI (mpirun -np 4),
 #     Slurm (a single-node cluster, srun -n 4), and Slurm again with rank 2
 #     killed mid-run (scripts/mesh-launchers.sh);
-#   - four VMs on one switch (scripts/vm-group.sh), a Slurm cluster of all
-#     four, one rank per VM, then one host and one path slowed with tc netem
-#     and blamed (scripts/mesh-hosts.sh); with
+#   - four VMs of two NICs each (scripts/vm-group.sh --nics 2: eth0 and
+#     rxe0 on one switch, eth1 and rxe1 on a second), a Slurm cluster of all
+#     four, one rank per VM on rxe0, then one host and one path slowed with
+#     tc netem on eth0 and blamed; then a rank per NIC with --rails (every
+#     link on one rail) and a rank per VM with --host-level (every link on
+#     both NICs at once) (scripts/mesh-hosts.sh); with
 #     RDMABENCH_MESH_HOSTS_CASES="slurm-hosts blame-host blame-link agent",
 #     then, in the same VMs, an agent in each scraped by Prometheus, one
 #     host slowed and blamed in the queried metrics (scripts/agent-vms.sh,
@@ -39,6 +42,6 @@ start=$SECONDS
 "$here/vm.sh" --cpus 2 --share "$out" -- "$here/mesh-launchers.sh" "$out/rdmabench" "$out" "$out/munge.key" || rc=1
 rb_log "one VM (OpenMPI, Slurm, a rank killed): $((SECONDS - start)) s"
 start=$SECONDS
-"$here/vm-group.sh" -n 4 --share "$out" -- "$here/mesh-hosts.sh" "$out/rdmabench" "$out" "$out/munge.key" || rc=1
-rb_log "four VMs (Slurm across them, a host and a path slowed): $((SECONDS - start)) s (logs and documents in $out)"
+"$here/vm-group.sh" -n 4 --nics 2 --share "$out" -- "$here/mesh-hosts.sh" "$out/rdmabench" "$out" "$out/munge.key" || rc=1
+rb_log "four VMs of two NICs (Slurm across them, a host and a path slowed, rails, host level): $((SECONDS - start)) s (logs and documents in $out)"
 exit $rc

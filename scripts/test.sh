@@ -114,7 +114,7 @@ fi
 
 : >"$out/mesh.log"
 if [[ $mode == vm ]]; then
-	step "mesh: OpenMPI and Slurm in one VM (a rank killed mid-run), Slurm across four VMs (a host, then a path, slowed and blamed)"
+	step "mesh: OpenMPI and Slurm in one VM (a rank killed mid-run), Slurm across four VMs of two NICs (a host, then a path, slowed and blamed; rails; host level)"
 	start=$SECONDS
 	"$here/mesh-test.sh" "$out/mesh" 2>&1 | tee "$out/mesh.log" || failed=1
 	rb_log "mesh tests took $((SECONDS - start)) s"

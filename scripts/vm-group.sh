@@ -2,7 +2,8 @@
 # Several hosts for real: run one command in each of N throw-away qemu VMs
 # (scripts/vm.sh, Soft-RoCE) joined by one Ethernet switch, each with its
 # own NIC, address (10.0.0.1 .. 10.0.0.N) and rxe0: scripts/vm-pair.sh's
-# network, for more than two hosts.
+# network, for more than two hosts; with --nics 2, a second switch and a
+# second NIC and device in each VM (hosts of two rails).
 #
 # Usage: scripts/vm-group.sh [options] [--] CMD [ARGS...]
 #
@@ -10,6 +11,8 @@
 #
 # Options:
 #   -n, --vms N         the number of VMs (default 3; at most 20)
+#   --nics N            NICs per VM, 1 or 2 (default 1): with 2, each VM also
+#                       has eth1 on a second switch, 10.0.1.INDEX, with rxe1
 #   --share DIR         share DIR read-write with every VM, at the same path
 #                       (repeatable); the rest of the host's filesystem is
 #                       visible read-only
@@ -23,13 +26,17 @@
 #
 # The same CMD runs in every VM (as root, in the host's current directory,
 # with the environment scripts/vm.sh passes) plus RDMABENCH_VM_INDEX (1..N),
-# RDMABENCH_VM_COUNT (N), RDMABENCH_VM_IP (10.0.0.INDEX) and
-# RDMABENCH_PEER_IPS (the others' addresses): the command picks its part
-# from its index. Each guest gets eth0 (virtio-net, MAC 02:00:0a:00:00:INDEX)
-# with rxe0 on it; the NICs are joined by a vde_switch (Debian's vde-switch)
-# listening on a unix socket in a private folder: no host network, no
-# ports. Before CMD runs, each guest waits until its rxe0 is ACTIVE and
-# every other guest answers ping (a guest answers only once its own rxe0 is
+# RDMABENCH_VM_COUNT (N), RDMABENCH_VM_NICS (1 or 2), RDMABENCH_VM_IP
+# (10.0.0.INDEX) and RDMABENCH_PEER_IPS (the others' addresses): the command
+# picks its part from its index. Each guest gets eth0 (virtio-net, MAC
+# 02:00:0a:00:00:INDEX) with rxe0 on it; the NICs are joined by a vde_switch
+# (Debian's vde-switch) listening on a unix socket in a private folder: no
+# host network, no ports. With --nics 2 each guest also gets eth1 (MAC
+# 02:00:0a:00:01:INDEX, 10.0.1.INDEX, RDMABENCH_VM_IP2) with rxe1 on it, the
+# eth1s joined by a second vde_switch: two rails, each its own network;
+# RDMABENCH_TEST_DEVICES is then rxe0,rxe1. Before CMD runs, each guest
+# waits until its rxe0 (and rxe1) is ACTIVE and every other guest answers
+# ping (on each network: a guest answers only once its own devices are
 # ready), so every device is ready when any command starts.
 #
 # Output: every line of VM i on the host's stdout or stderr, prefixed with
@@ -48,10 +55,12 @@ usage() {
 }
 
 n=3
+nics=1
 vm_opts=(--cpus 1 --mem 1024) # a later --cpus or --mem wins
 while [[ $# -gt 0 ]]; do
 	case $1 in
 	-n | --vms) [[ $# -ge 2 ]] || rb_die "$1 needs a number"; n=$2; shift 2 ;;
+	--nics) [[ $# -ge 2 ]] || rb_die "$1 needs a number"; nics=$2; shift 2 ;;
 	--share | --mem | --cpus | --timeout | -e | --env)
 		[[ $# -ge 2 ]] || rb_die "$1 needs a value"
 		vm_opts+=("$1" "$2")
@@ -64,7 +73,7 @@ while [[ $# -gt 0 ]]; do
 	*) break ;;
 	esac
 done
-[[ $# -gt 0 ]] || { rb_log "usage: scripts/vm-group.sh [-n N] [--share DIR]... [--] CMD [ARGS...]"; exit 2; }
+[[ $# -gt 0 ]] || { rb_log "usage: scripts/vm-group.sh [-n N] [--nics N] [--share DIR]... [--] CMD [ARGS...]"; exit 2; }
 # The switch and the VMs' NICs talk over unix datagram sockets, whose
 # queues hold net.unix.max_dgram_qlen datagrams (10 by default): a burst
 # beyond that is dropped, and RDMA's retransmissions then time out. As
@@ -72,14 +81,15 @@ done
 # host network) where the queues hold 1024.
 if [[ -z ${RB_GROUP_NETNS:-} && $(id -u) == 0 ]] && command -v unshare >/dev/null 2>&1; then
 	exec env RB_GROUP_NETNS=1 unshare --net -- bash -c 'sysctl -qw net.unix.max_dgram_qlen=1024 && exec "$0" "$@"' \
-		"$0" -n "$n" "${vm_opts[@]}" -- "$@"
+		"$0" -n "$n" --nics "$nics" "${vm_opts[@]}" -- "$@"
 fi
 [[ -n ${RB_GROUP_NETNS:-} ]] || rb_log "warning: not root: the switch's queues keep the default length, and may drop packets under load"
 [[ $n =~ ^[0-9]+$ ]] && ((n >= 2 && n <= 20)) || rb_die "--vms $n: want 2 to 20"
+[[ $nics == 1 || $nics == 2 ]] || rb_die "--nics $nics: want 1 or 2"
 rb_need vde_switch vde-switch
 
 group_dir=
-switch_pid=
+switch_pids=()
 declare -A vm_pid=()
 pfx_pids=()
 # shellcheck disable=SC2317 # invoked by the traps
@@ -92,7 +102,9 @@ cleanup() {
 	for p in "${vm_pid[@]}" "${pfx_pids[@]}"; do
 		wait "$p" 2>/dev/null || true
 	done
-	[[ -z $switch_pid ]] || kill "$switch_pid" 2>/dev/null || true
+	for p in "${switch_pids[@]}"; do
+		kill "$p" 2>/dev/null || true
+	done
 	[[ -z $group_dir ]] || rm -rf "$group_dir"
 	exit "$rc"
 }
@@ -103,26 +115,41 @@ trap 'exit 129' HUP
 
 group_dir=$(mktemp -d "${TMPDIR:-/tmp}/rdmabench-group.XXXXXX")
 ((${#group_dir} < 90)) || rb_die "TMPDIR is too long for unix socket paths: $group_dir"
-vde_switch -s "$group_dir/switch" -d -p "$group_dir/switch.pid" >/dev/null 2>"$group_dir/switch.err" ||
-	rb_die "vde_switch did not start: $(cat "$group_dir/switch.err")"
-for _ in $(seq 1 50); do
-	[[ -s $group_dir/switch.pid ]] && break
-	sleep 0.1
-done
-switch_pid=$(cat "$group_dir/switch.pid" 2>/dev/null) || rb_die "vde_switch wrote no pid"
+# start_switch NAME: a vde_switch on the socket $group_dir/NAME.
+start_switch() {
+	local s=$group_dir/$1 pid
+	vde_switch -s "$s" -d -p "$s.pid" >/dev/null 2>"$s.err" ||
+		rb_die "vde_switch did not start: $(cat "$s.err")"
+	for _ in $(seq 1 50); do
+		[[ -s $s.pid ]] && break
+		sleep 0.1
+	done
+	pid=$(cat "$s.pid" 2>/dev/null) || rb_die "vde_switch wrote no pid"
+	switch_pids+=("$pid")
+}
+start_switch switch
+((nics == 1)) || start_switch switch2
 
 status_of() { cat "$group_dir/$1.status" 2>/dev/null || true; }
 
 t0=$SECONDS
 for i in $(seq 1 "$n"); do
-	peers=()
+	peers=() peers2=()
 	for j in $(seq 1 "$n"); do
-		((j == i)) || peers+=("10.0.0.$j")
+		((j == i)) || peers+=("10.0.0.$j") peers2+=("10.0.1.$j")
 	done
 	peer_list=$(
 		IFS=,
 		echo "${peers[*]}"
 	)
+	nic2=()
+	if ((nics == 2)); then
+		nic2=(--net2 "vde,sock=${group_dir//,/,,}/switch2" --ip2 "10.0.1.$i"
+			--mac2 "$(printf '02:00:0a:00:01:%02x' "$i")" --peer2 "$(
+				IFS=,
+				echo "${peers2[*]}"
+			)")
+	fi
 	for fd in out err; do
 		mkfifo "$group_dir/$i.$fd"
 		if [[ $fd == out ]]; then
@@ -133,8 +160,8 @@ for i in $(seq 1 "$n"); do
 		pfx_pids+=($!)
 	done
 	"$here/vm.sh" "${vm_opts[@]}" -e "RDMABENCH_VM_INDEX=$i" -e "RDMABENCH_VM_COUNT=$n" \
-		--net "vde,sock=${group_dir//,/,,}/switch" \
-		--ip "10.0.0.$i" --peer "$peer_list" --mac "$(printf '02:00:0a:00:00:%02x' "$i")" \
+		-e "RDMABENCH_VM_NICS=$nics" --net "vde,sock=${group_dir//,/,,}/switch" \
+		--ip "10.0.0.$i" --peer "$peer_list" --mac "$(printf '02:00:0a:00:00:%02x' "$i")" "${nic2[@]}" \
 		--status-file "$group_dir/$i.status" -- "$@" >"$group_dir/$i.out" 2>"$group_dir/$i.err" &
 	vm_pid[$i]=$!
 done

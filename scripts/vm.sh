@@ -32,15 +32,24 @@
 #   --mac MAC           its MAC (default 02:00:0a:00:00:01)
 #   --peer IP[,IP...]   before the command, wait until each IP answers ping
 #                       (RDMABENCH_VM_PEER_WAIT seconds, default 60); this
-#                       guest answers pings only once its rxe0 is ready
+#                       guest answers pings only once its rxe0 (and with
+#                       --net2 its rxe1) is ready
 #   --status-file FILE  write "exit N" there when the command ran and exited
 #                       with N, "error N" when vm.sh failed otherwise
+#   --net2 NETDEV       with --net, a second virtio NIC (eth1) on NETDEV, with
+#                       rxe1 on it; both devices are ACTIVE before the
+#                       command runs (scripts/vm-group.sh --nics 2)
+#   --ip2 IP            eth1's address (default 10.0.1.1, prefix /24: keep it
+#                       in a subnet of its own, apart from --ip's)
+#   --mac2 MAC          eth1's MAC (default 02:00:0a:00:01:01)
+#   --peer2 IP[,IP...]  as --peer, for addresses on eth1's network
 #
 # The command runs as root in the host's current directory (same path), with
 # the host's PATH, HOME, TERM, TMPDIR, locale, GO*, CGO_*, RDMABENCH_* and a
 # few build variables, plus RDMABENCH_IN_VM=1, RDMABENCH_VM_IP=10.0.0.1 (or
-# --ip), RDMABENCH_PEER_IP (with --peer) and RDMABENCH_TEST_DEVICE=rxe0
-# (unless set), RDMABENCH_TEST_DEVICES=rxe0[,rxe1...] (unless set); with several
+# --ip), RDMABENCH_VM_IP2 (with --net2), RDMABENCH_PEER_IP (with --peer) and
+# RDMABENCH_TEST_DEVICE=rxe0 (unless set), RDMABENCH_TEST_DEVICES=rxe0[,rxe1...]
+# (unless set; rxe0,rxe1 with --net2); with several
 # --peer addresses RDMABENCH_PEER_IP is the first and RDMABENCH_PEER_IPS all
 # of them. `ulimit -l` is unlimited. The guest device is rxe0 on dummy0
 # (10.0.0.1/24); a server and a client in the same VM talk through it. The
@@ -69,7 +78,7 @@ rb_prog=vm.sh
 
 # Root modules, in load order; their dependencies are resolved at build time
 # with modprobe --show-depends. crc32_generic: rxe needs a crc32 algorithm.
-# virtio_net: the NIC of the two-VM mode (--net). sch_netem: link faults
+# virtio_net: the NIC of the two-VM mode (--net, --net2). sch_netem: link faults
 # (loss, delay, partitions) with `tc qdisc ... netem`; sch_prio and cls_u32:
 # netem on the traffic to one address only (the mesh's slowed path). vgem: a
 # dma-buf exporter (DRM dumb buffers on /dev/dri/card0) for the dma-buf
@@ -234,6 +243,14 @@ net_up "$VM_NETDEV" "$VM_IP/$VM_PREFIX" "$VM_MAC" "$VM_NETKIND" ||
 rxe_up "$VM_RXE" "$VM_NETDEV" "$VM_IP" ||
 	fail "Soft-RoCE device $VM_RXE on $VM_NETDEV did not become ready (port ACTIVE with GID ::ffff:$VM_IP)"
 stamp "$VM_RXE ready"
+# A second NIC (--net2): eth1, another virtio-net, with rxe1 on it.
+if [ -n "$VM_IP2" ]; then
+	net_up eth1 "$VM_IP2/$VM_PREFIX" "$VM_MAC2" nic ||
+		fail "cannot set up eth1 ($VM_IP2/$VM_PREFIX)"
+	rxe_up rxe1 eth1 "$VM_IP2" ||
+		fail "Soft-RoCE device rxe1 on eth1 did not become ready (port ACTIVE with GID ::ffff:$VM_IP2)"
+	stamp "rxe1 ready"
+fi
 # More devices (--devices): rxeN on dummyN at 10.0.N.1, added together.
 n=1
 while [ "$n" -lt "$VM_NDEVICES" ]; do
@@ -252,6 +269,11 @@ if [ -n "$VM_PEER_IP" ]; then
 	for p in $(echo "$VM_PEER_IP" | tr , ' '); do
 		peer_wait "$p" "$VM_PEER_WAIT" ||
 			fail "the peer $p does not answer ping after ${VM_PEER_WAIT}s (its VM did not boot, or its $VM_RXE is not ready)"
+		stamp "peer $p answers ping"
+	done
+	for p in $(echo "$VM_PEER_IP2" | tr , ' '); do
+		peer_wait "$p" "$VM_PEER_WAIT" ||
+			fail "the peer $p does not answer ping on eth1 after ${VM_PEER_WAIT}s"
 		stamp "peer $p answers ping"
 	done
 fi
@@ -312,6 +334,7 @@ ndevices=1
 rebuild=0
 verbose=${RDMABENCH_VM_VERBOSE:-0}
 net='' ip=10.0.0.1 mac=02:00:0a:00:00:01 peer='' status_file=''
+net2='' ip2=10.0.1.1 mac2=02:00:0a:00:01:01 peer2=''
 
 while [[ $# -gt 0 ]]; do
 	case $1 in
@@ -327,10 +350,10 @@ while [[ $# -gt 0 ]]; do
 	--devices=*) ndevices=${1#*=}; shift ;;
 	-e | --env) [[ $# -ge 2 ]] || rb_die "$1 needs NAME[=VALUE]"; extra_env+=("$2"); shift 2 ;;
 	--env=*) extra_env+=("${1#*=}"); shift ;;
-	--net | --ip | --mac | --peer | --status-file)
+	--net | --ip | --mac | --peer | --status-file | --net2 | --ip2 | --mac2 | --peer2)
 		[[ $# -ge 2 ]] || rb_die "$1 needs a value"
 		opt=${1#--}
-		printf -v "${opt/-/_}" '%s' "$2" # net, ip, mac, peer, status_file
+		printf -v "${opt/-/_}" '%s' "$2" # net, ip, mac, peer, status_file, net2, ...
 		shift 2
 		;;
 	--rebuild) rebuild=1; shift ;;
@@ -354,6 +377,19 @@ for a in "$ip" ${peer:+"${peers[@]}"}; do
 	[[ $a =~ ^([0-9]{1,3}\.){3}[0-9]{1,3}$ ]] || { rb_log "not an IPv4 address: $a"; exit 2; }
 done
 [[ $mac =~ ^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$ ]] || { rb_log "not a MAC address: $mac"; exit 2; }
+if [[ -n $net2 ]]; then
+	[[ -n $net ]] || { rb_log "--net2 is a second NIC: it needs --net"; exit 2; }
+	IFS=, read -r -a peers2 <<<"$peer2"
+	for a in "$ip2" ${peer2:+"${peers2[@]}"}; do
+		[[ $a =~ ^([0-9]{1,3}\.){3}[0-9]{1,3}$ ]] || { rb_log "not an IPv4 address: $a"; exit 2; }
+	done
+	[[ ${ip2%.*} != "${ip%.*}" ]] || { rb_log "--ip2 $ip2: want a subnet (/24) apart from --ip $ip"; exit 2; }
+	[[ $mac2 =~ ^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$ ]] || { rb_log "not a MAC address: $mac2"; exit 2; }
+	[[ ${mac2,,} != "${mac,,}" ]] || { rb_log "--mac2 $mac2: the same as --mac"; exit 2; }
+elif [[ -n $peer2 ]]; then
+	rb_log "--peer2 is for addresses on the second NIC's network: it needs --net2"
+	exit 2
+fi
 [[ $ndevices =~ ^[1-4]$ ]] || { rb_log "--devices $ndevices: want 1 to 4"; exit 2; }
 [[ -z $net || $ndevices == 1 ]] || { rb_log "--devices is for one VM on dummy netdevs, not --net"; exit 2; }
 
@@ -587,6 +623,12 @@ virtfs=(-virtfs "local,path=/,mount_tag=hostroot,security_model=none,multidevs=r
 	printf 'VM_IP=%s\nVM_PREFIX=24\nVM_MAC=%s\nVM_RXE=rxe0\n' "$ip" "$mac"
 	printf 'VM_NDEVICES=%s\n' "$ndevices"
 	printf 'VM_PEER_IP=%s\nVM_PEER_WAIT=%s\n' "$peer" "$peer_wait"
+	# The second NIC (--net2): eth1 and rxe1, when VM_IP2 is set.
+	if [[ -n $net2 ]]; then
+		printf 'VM_IP2=%s\nVM_MAC2=%s\nVM_PEER_IP2=%s\n' "$ip2" "$mac2" "$peer2"
+	else
+		printf 'VM_IP2=\nVM_MAC2=\nVM_PEER_IP2=\n'
+	fi
 	printf 'VM_NSHARES=%s\n' "${#shares[@]}"
 	i=0
 	for d in "${shares[@]}"; do
@@ -629,9 +671,11 @@ printf '%s\n' "$STAGE2_INIT" >"$x/init.sh"
 	printf 'export RDMABENCH_TEST_DEVICE="${RDMABENCH_TEST_DEVICE:-rxe0}"\n'
 	devs=rxe0
 	for ((d = 1; d < ndevices; d++)); do devs+=,rxe$d; done
+	[[ -z $net2 ]] || devs=rxe0,rxe1
 	# shellcheck disable=SC2016 # expanded in the guest
 	printf 'export RDMABENCH_TEST_DEVICES="${RDMABENCH_TEST_DEVICES:-%s}"\n' "$devs"
 	printf 'export RDMABENCH_IN_VM=1 RDMABENCH_VM_IP=%s\n' "$ip"
+	[[ -z $net2 ]] || printf 'export RDMABENCH_VM_IP2=%s\n' "$ip2"
 	[[ -z $peer ]] || printf 'export RDMABENCH_PEER_IP=%s RDMABENCH_PEER_IPS=%s\n' "${peer%%,*}" "$peer"
 } >"$x/env.sh"
 
@@ -650,6 +694,7 @@ bios=()
 [[ -f /usr/share/qemu/qboot.rom ]] && bios=(-bios /usr/share/qemu/qboot.rom)
 nic=()
 [[ -z $net ]] || nic=(-netdev "$net,id=n0" -device "virtio-net-pci,netdev=n0,mac=$mac")
+[[ -z $net2 ]] || nic+=(-netdev "$net2,id=n1" -device "virtio-net-pci,netdev=n1,mac=$mac2")
 accel=${RDMABENCH_VM_ACCEL:-tcg,thread=multi}
 cpu=qemu64
 [[ $accel == kvm* ]] && cpu=host
