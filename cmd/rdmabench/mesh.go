@@ -32,19 +32,7 @@ var meshNotFlags = map[string]string{
 
 func newMeshCmd(args []string) *cobra.Command {
 	f := &benchFlags{}
-	var (
-		rank, size                  int
-		coordinator, listen, adv    string
-		registerTimeout, linkTimout time.Duration
-		pairsFile                   string
-		rails                       bool
-		sample                      int
-		seed                        uint64
-		outlier                     ratioFlag
-		verbose, blame, duplex      bool
-		hostLevel                   bool
-		blameFlags                  blameFlags
-	)
+	m := &meshFlags{}
 	cmd := &cobra.Command{
 		Use:   "mesh [TEST...] [flags]",
 		Short: "Measure every pair of many hosts or NICs, under Slurm, MPI or k8s",
@@ -104,112 +92,17 @@ register or lose it.`,
     write-lat --limit-p99 20us
   rdmabench mesh --rank 0 --ranks 2 --coordinator node1  # --rank 1 on the other`,
 		RunE: func(cmd *cobra.Command, tests []string) error {
-			fs := cmd.Flags()
-			for name, why := range meshNotFlags {
-				if fs.Changed(name) {
-					return usageError{fmt.Errorf("--%s does not apply to mesh: %s", name, why)}
-				}
-			}
-			if err := meshScheduleFlags(fs, pairsFile, sample); err != nil {
-				return usageError{err}
-			}
-			if len(tests) == 0 {
-				tests = workloads.TestNames(workloads.MeshTests())
-			}
-			var infos []workloads.TestInfo
-			for _, t := range tests {
-				info, ok := workloads.LookupTest(t)
-				if !ok {
-					return usageError{fmt.Errorf("mesh: unknown test %q (want %s)", t, strings.Join(testNames(), ", "))}
-				}
-				infos = append(infos, info)
-			}
-			if err := meshFlagsApply(fs, infos); err != nil {
-				return usageError{err}
-			}
-			if hostLevel {
-				switch {
-				case rails:
-					return usageError{errors.New("mesh: --host-level and --rails are exclusive: --host-level runs one rank per host on all its devices at once, --rails one rank per NIC")}
-				case strings.TrimSpace(f.spec.Device) == "":
-					return usageError{errors.New("mesh: --host-level measures every device of a host at once: list them with -d (-d mlx5_0,mlx5_1,...)")}
-				}
-			}
-			if duplex {
-				if err := mesh.DuplexTests(tests); err != nil {
-					return usageError{err}
-				}
-				if f.spec.Reverse {
-					return usageError{errors.New("mesh: --duplex and --reverse are exclusive: a duplex link runs each bandwidth test both ways at once")}
-				}
-			}
-			if f.all && len(f.spec.Sizes) > 0 {
-				return usageError{errors.New("mesh: -a and -s are exclusive")}
-			}
-			if !slices.Contains(report.MeshFormats, f.output) {
-				return usageError{fmt.Errorf("mesh: -o %s: a mesh document renders as %s", f.output, strings.Join(report.MeshFormats, ", "))}
-			}
-			if f.outFile != "" && !slices.Contains(report.MeshFormats, report.FormatForPath(f.outFile)) {
-				return usageError{fmt.Errorf("mesh: --out %s: a mesh document is written as .json, .txt, .md or .csv", f.outFile)}
-			}
-			for _, name := range blameFlagNames {
-				if fs.Changed(name) && !blame {
-					return usageError{fmt.Errorf("mesh: --%s applies to --blame, which --blame=false turns off", name)}
-				}
-			}
-			blameOptions, err := blameFlags.options("mesh")
+			cfg, err := m.config(cmd.Flags(), f, tests, args)
 			if err != nil {
 				return usageError{err}
-			}
-			if !fs.Changed("rank") {
-				rank = -1
-			}
-			launch, err := mesh.Detect(os.Getenv, rank, size)
-			if err != nil {
-				return usageError{err}
-			}
-			if coordinator == "" {
-				coordinator = os.Getenv(mesh.EnvCoordinator)
-			}
-			coord, err := mesh.CoordinatorAddr(coordinator, launch)
-			if err != nil {
-				return usageError{err}
-			}
-			if sample > launch.Size-1 {
-				return usageError{fmt.Errorf("--sample %d: %d ranks have at most %d peers each; without --sample every pair is measured",
-					sample, launch.Size, launch.Size-1)}
-			}
-			if !fs.Changed("seed") {
-				seed = rand.Uint64() >> 11 // below 2^53: a number every JSON reader keeps exact
-			}
-			req := f.request(tests, true, args)
-			if !fs.Changed("precision") && !fs.Changed("iters") && !fs.Changed("duration") {
-				req.Spec.Precision = suitePrecision
-				if !fs.Changed("precision-cap") {
-					req.Spec.PrecisionCap = suitePrecisionCap
-				}
-			}
-			cfg := mesh.Config{Launch: launch, Coordinator: coord, Token: remote.Token(f.token), Listen: listen, Advertise: adv,
-				Request: req, RegisterTimeout: registerTimeout, LinkTimeout: linkTimout, Limits: f.limits, Outlier: outlier.v, Blame: blame,
-				BlameOptions: blameOptions,
-				Schedule:     mesh.ScheduleOptions{Rails: rails, Sample: sample, Seed: seed}, Duplex: duplex, HostLevel: hostLevel}
-			if d := strings.TrimSpace(f.spec.Device); d != "" {
-				cfg.Devices = strings.Split(d, ",")
-			}
-			if launch.Rank == 0 && pairsFile != "" {
-				links, err := readPairs(pairsFile, launch.Size)
-				if err != nil {
-					return usageError{err}
-				}
-				cfg.Links = links
 			}
 			stderr := cmd.ErrOrStderr()
-			if verbose {
+			if m.verbose {
 				cfg.Log = stderr
-			} else if launch.Rank == 0 {
+			} else if cfg.Launch.Rank == 0 {
 				cfg.Log = &meshLog{w: stderr}
 			}
-			if launch.Rank != 0 {
+			if cfg.Launch.Rank != 0 {
 				_, err := mesh.Run(cmd.Context(), cfg)
 				if errors.Is(err, mesh.ErrUsage) {
 					return usageError{err}
@@ -236,25 +129,138 @@ register or lose it.`,
 			_ = cmd.Flags().MarkHidden(fl.Name)
 		}
 	})
-	fs := cmd.Flags()
-	fs.IntVar(&rank, "rank", -1, "this rank, when no launcher says it (with --ranks)")
-	fs.IntVar(&size, "ranks", 0, "the number of ranks, when the launcher does not say it (PMIx, a Kubernetes Indexed Job); --size is the message size, as in every test")
-	fs.StringVar(&coordinator, "coordinator", "", "rank 0's HOST[:PORT], where the ranks meet (default $"+mesh.EnvCoordinator+"; under Slurm the first node of the step; port 19514)")
-	fs.StringVar(&listen, "listen", ":0", "this rank's test server address: HOST:PORT")
-	fs.StringVar(&adv, "advertise", "", "the host the other ranks dial this rank's server at (default: the address it reaches rank 0 from)")
-	fs.Var(positiveDuration(&registerTimeout), "register-timeout", "how long rank 0 waits for every rank to register, and the others try to reach it (default 60s)")
-	fs.Var(positiveDuration(&linkTimout), "link-timeout", "give up a link after this long (default: a minute, plus half a minute per test and size, plus any -D or --precision-cap)")
-	fs.StringVar(&pairsFile, "pairs", "", "measure only the links in FILE: one per line, FROM TO (ranks), or A <-> B for both directions")
-	fs.BoolVar(&rails, "rails", false, "ranks are NICs: NIC i of each host (its local rank) only against NIC i of the other hosts, every rail of a host pair in the same round, at once")
-	fs.IntVar(&sample, "sample", 0, "a quick check: K rounds of random perfect matchings, every rank (with --rails, every host, on each rail) meeting K distinct peers")
-	fs.Uint64Var(&seed, "seed", 0, "the seed of --sample's matchings, to repeat a sample (default: drawn, and recorded in the document)")
-	fs.BoolVar(&duplex, "duplex", false, "each pair of ranks runs once, both directions at once: a latency test's ping-pong (its figure in both cells of the pair), a bandwidth test bidirectional as with -b (each direction's figure in its own cell); half the links of the schedule. read-lat and atomic-lat are refused (no ping-pong)")
-	fs.BoolVar(&hostLevel, "host-level", false, "ranks are hosts, one per host: every link runs on all the devices of -d at once (paired one by one with the peer's, as it registered them) and records their sum, the host's aggregate, with each device's own figures; every rank lists as many devices")
-	fs.BoolVar(&blame, "blame", true, "once the schedule is done, judge every link's p50 and bandwidth against the fleet's own medians and spread: a rank slow with most of its peers is blamed, not its links; a link slow while neither end is, the link; a round slow as a whole, no one. Suspects are retested in rounds of their own: those that recover are flaky (reported), the others bad (exit 3). --blame=false: no verdicts, no retests")
-	blameFlags.add(fs, "a link")
-	fs.Var(&outlier, "outlier", "exit 3 naming each link whose bandwidth is below this fraction of the median of all links (or p50 latency above the median divided by it), e.g. 0.8")
-	fs.BoolVarP(&verbose, "verbose", "v", false, "log, on every rank, its registration and each test it serves")
+	m.add(cmd.Flags())
 	return cmd
+}
+
+// meshFlags are mesh's own flags; the test flags are benchFlags'.
+type meshFlags struct {
+	rank, size                   int
+	coordinator, listen, adv     string
+	registerTimeout, linkTimeout time.Duration
+	pairsFile                    string
+	rails, duplex, hostLevel     bool
+	sample                       int
+	seed                         uint64
+	outlier                      ratioFlag
+	verbose, blame               bool
+	blameFlags                   blameFlags
+}
+
+// add declares the flags.
+func (m *meshFlags) add(fs *pflag.FlagSet) {
+	fs.IntVar(&m.rank, "rank", -1, "this rank, when no launcher says it (with --ranks)")
+	fs.IntVar(&m.size, "ranks", 0, "the number of ranks, when the launcher does not say it (PMIx, a Kubernetes Indexed Job); --size is the message size, as in every test")
+	fs.StringVar(&m.coordinator, "coordinator", "", "rank 0's HOST[:PORT], where the ranks meet (default $"+mesh.EnvCoordinator+"; under Slurm the first node of the step; port 19514)")
+	fs.StringVar(&m.listen, "listen", ":0", "this rank's test server address: HOST:PORT")
+	fs.StringVar(&m.adv, "advertise", "", "the host the other ranks dial this rank's server at (default: the address it reaches rank 0 from)")
+	fs.Var(positiveDuration(&m.registerTimeout), "register-timeout", "how long rank 0 waits for every rank to register, and the others try to reach it (default 60s)")
+	fs.Var(positiveDuration(&m.linkTimeout), "link-timeout", "give up a link after this long (default: a minute, plus half a minute per test and size, plus any -D or --precision-cap)")
+	fs.StringVar(&m.pairsFile, "pairs", "", "measure only the links in FILE: one per line, FROM TO (ranks), or A <-> B for both directions")
+	fs.BoolVar(&m.rails, "rails", false, "ranks are NICs: NIC i of each host (its local rank) only against NIC i of the other hosts, every rail of a host pair in the same round, at once")
+	fs.IntVar(&m.sample, "sample", 0, "a quick check: K rounds of random perfect matchings, every rank (with --rails, every host, on each rail) meeting K distinct peers")
+	fs.Uint64Var(&m.seed, "seed", 0, "the seed of --sample's matchings, to repeat a sample (default: drawn, and recorded in the document)")
+	fs.BoolVar(&m.duplex, "duplex", false, "each pair of ranks runs once, both directions at once: a latency test's ping-pong (its figure in both cells of the pair), a bandwidth test bidirectional as with -b (each direction's figure in its own cell); half the links of the schedule. read-lat and atomic-lat are refused (no ping-pong)")
+	fs.BoolVar(&m.hostLevel, "host-level", false, "ranks are hosts, one per host: every link runs on all the devices of -d at once (paired one by one with the peer's, as it registered them) and records their sum, the host's aggregate, with each device's own figures; every rank lists as many devices")
+	fs.BoolVar(&m.blame, "blame", true, "once the schedule is done, judge every link's p50 and bandwidth against the fleet's own medians and spread: a rank slow with most of its peers is blamed, not its links; a link slow while neither end is, the link; a round slow as a whole, no one. Suspects are retested in rounds of their own: those that recover are flaky (reported), the others bad (exit 3). --blame=false: no verdicts, no retests")
+	m.blameFlags.add(fs, "a link")
+	fs.Var(&m.outlier, "outlier", "exit 3 naming each link whose bandwidth is below this fraction of the median of all links (or p50 latency above the median divided by it), e.g. 0.8")
+	fs.BoolVarP(&m.verbose, "verbose", "v", false, "log, on every rank, its registration and each test it serves")
+}
+
+// config checks the flags (fs, with f's test flags), the tests and the
+// launcher's environment, and makes the mesh's configuration: every
+// mistake is refused here, by name, before anything listens.
+func (m *meshFlags) config(fs *pflag.FlagSet, f *benchFlags, tests, args []string) (mesh.Config, error) {
+	for name, why := range meshNotFlags {
+		if fs.Changed(name) {
+			return mesh.Config{}, fmt.Errorf("--%s does not apply to mesh: %s", name, why)
+		}
+	}
+	if err := meshScheduleFlags(fs, m.pairsFile, m.sample); err != nil {
+		return mesh.Config{}, err
+	}
+	if len(tests) == 0 {
+		tests = workloads.TestNames(workloads.MeshTests())
+	}
+	var infos []workloads.TestInfo
+	for _, t := range tests {
+		info, ok := workloads.LookupTest(t)
+		if !ok {
+			return mesh.Config{}, fmt.Errorf("mesh: unknown test %q (want %s)", t, strings.Join(testNames(), ", "))
+		}
+		infos = append(infos, info)
+	}
+	if err := meshFlagsApply(fs, infos); err != nil {
+		return mesh.Config{}, err
+	}
+	if f.all && len(f.spec.Sizes) > 0 {
+		return mesh.Config{}, errors.New("mesh: -a and -s are exclusive")
+	}
+	if !slices.Contains(report.MeshFormats, f.output) {
+		return mesh.Config{}, fmt.Errorf("mesh: -o %s: a mesh document renders as %s", f.output, strings.Join(report.MeshFormats, ", "))
+	}
+	if f.outFile != "" && !slices.Contains(report.MeshFormats, report.FormatForPath(f.outFile)) {
+		return mesh.Config{}, fmt.Errorf("mesh: --out %s: a mesh document is written as .json, .txt, .md or .csv", f.outFile)
+	}
+	for _, name := range blameFlagNames {
+		if fs.Changed(name) && !m.blame {
+			return mesh.Config{}, fmt.Errorf("mesh: --%s applies to --blame, which --blame=false turns off", name)
+		}
+	}
+	blame, err := m.blameFlags.options("mesh")
+	if err != nil {
+		return mesh.Config{}, err
+	}
+	rank := m.rank
+	if !fs.Changed("rank") {
+		rank = -1
+	}
+	launch, err := mesh.Detect(os.Getenv, rank, m.size)
+	if err != nil {
+		return mesh.Config{}, err
+	}
+	coordinator := m.coordinator
+	if coordinator == "" {
+		coordinator = os.Getenv(mesh.EnvCoordinator)
+	}
+	coord, err := mesh.CoordinatorAddr(coordinator, launch)
+	if err != nil {
+		return mesh.Config{}, err
+	}
+	if m.sample > launch.Size-1 {
+		return mesh.Config{}, fmt.Errorf("--sample %d: %d ranks have at most %d peers each; without --sample every pair is measured",
+			m.sample, launch.Size, launch.Size-1)
+	}
+	seed := m.seed
+	if !fs.Changed("seed") {
+		seed = rand.Uint64() >> 11 // below 2^53: a number every JSON reader keeps exact
+	}
+	req := f.request(tests, true, args)
+	if !fs.Changed("precision") && !fs.Changed("iters") && !fs.Changed("duration") {
+		req.Spec.Precision = suitePrecision
+		if !fs.Changed("precision-cap") {
+			req.Spec.PrecisionCap = suitePrecisionCap
+		}
+	}
+	cfg := mesh.Config{Launch: launch, Coordinator: coord, Token: remote.Token(f.token), Listen: m.listen, Advertise: m.adv,
+		Request: req, RegisterTimeout: m.registerTimeout, LinkTimeout: m.linkTimeout, Limits: f.limits, Outlier: m.outlier.v,
+		Blame: m.blame, BlameOptions: blame, Schedule: mesh.ScheduleOptions{Rails: m.rails, Sample: m.sample, Seed: seed},
+		Duplex: m.duplex, HostLevel: m.hostLevel}
+	if d := strings.TrimSpace(f.spec.Device); d != "" {
+		cfg.Devices = strings.Split(d, ",")
+	}
+	if err := cfg.Check(); err != nil {
+		return mesh.Config{}, fmt.Errorf("mesh: %w", err)
+	}
+	if launch.Rank == 0 && m.pairsFile != "" {
+		links, err := readPairs(m.pairsFile, launch.Size)
+		if err != nil {
+			return mesh.Config{}, err
+		}
+		cfg.Links = links
+	}
+	return cfg, nil
 }
 
 // meshScheduleFlags refuses schedule flags that conflict, by name.

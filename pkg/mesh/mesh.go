@@ -77,7 +77,7 @@ type Config struct {
 	// Duplex runs each pair of the schedule once, both directions at once
 	// (--duplex): a latency test's ping-pong crosses both ways, a
 	// bandwidth test runs bidirectional. Every test must be one of those
-	// (DuplexTests).
+	// (Check refuses the others).
 	Duplex bool
 	// HostLevel: ranks are hosts, each measuring on every device of
 	// Devices at once (--host-level): each link runs its tests on this
@@ -174,16 +174,8 @@ func Run(ctx context.Context, cfg Config) (*report.Document, error) {
 	if cfg.RegisterTimeout <= 0 {
 		cfg.RegisterTimeout = DefaultRegisterTimeout
 	}
-	if cfg.HostLevel {
-		switch {
-		case len(cfg.Devices) == 0:
-			return nil, usagef("--host-level measures every device of a host at once: list them with -d (-d mlx5_0,mlx5_1,...)")
-		case cfg.Schedule.Rails:
-			return nil, usagef("--host-level and --rails are exclusive: --host-level runs one rank per host on all its devices at once, --rails one rank per NIC")
-		case cfg.Launch.LocalRank > 0:
-			return nil, usagef("--host-level runs one rank per host, on all its devices at once: %s says this rank is local rank %d of its host; start one task per node (srun --ntasks-per-node=1, mpirun --map-by ppr:1:node)",
-				cfg.Launch.Launcher, cfg.Launch.LocalRank)
-		}
+	if err := cfg.Check(); err != nil {
+		return nil, err
 	}
 	dev, err := cfg.device()
 	if err != nil {
@@ -192,12 +184,6 @@ func Run(ctx context.Context, cfg Config) (*report.Document, error) {
 	cfg.Request.Suite = true
 	cfg.Request.Spec.Device = dev
 	if cfg.Duplex {
-		if err := DuplexTests(cfg.Request.Tests); err != nil {
-			return nil, usageErr{err}
-		}
-		if cfg.Request.Spec.Reverse {
-			return nil, usagef("--duplex and --reverse are exclusive: a duplex link runs each bandwidth test both ways at once")
-		}
 		cfg.Request.Spec.Bidirectional = true // the bandwidth tests' (a suite leaves it out of the others)
 	}
 	plan, err := workloads.NewRun(cfg.Request)
@@ -237,10 +223,36 @@ func Run(ctx context.Context, cfg Config) (*report.Document, error) {
 	return coordinate(ctx, &cfg, plan, self)
 }
 
-// DuplexTests refuses, naming it, a test that a duplex link cannot run
+// Check refuses, as a usage error, the schedule's options that do not go
+// together: what Run would refuse before anything listens, for a command
+// to refuse before anything else.
+func (c *Config) Check() error {
+	if c.HostLevel {
+		switch {
+		case c.Schedule.Rails:
+			return usagef("--host-level and --rails are exclusive: --host-level runs one rank per host on all its devices at once, --rails one rank per NIC")
+		case len(c.Devices) == 0:
+			return usagef("--host-level measures every device of a host at once: list them with -d (-d mlx5_0,mlx5_1,...)")
+		case c.Launch.LocalRank > 0:
+			return usagef("--host-level runs one rank per host, on all its devices at once: %s says this rank is local rank %d of its host; start one task per node (srun --ntasks-per-node=1, mpirun --map-by ppr:1:node)",
+				c.Launch.Launcher, c.Launch.LocalRank)
+		}
+	}
+	if c.Duplex {
+		if err := duplexTests(c.Request.Tests); err != nil {
+			return usageErr{err}
+		}
+		if c.Request.Spec.Reverse {
+			return usagef("--duplex and --reverse are exclusive: a duplex link runs each bandwidth test both ways at once")
+		}
+	}
+	return nil
+}
+
+// duplexTests refuses, naming it, a test that a duplex link cannot run
 // both ways at once: a latency test that is no ping-pong (read-lat and
 // atomic-lat time a post to its completion, one rank's operations only).
-func DuplexTests(tests []string) error {
+func duplexTests(tests []string) error {
 	for _, name := range tests {
 		t, ok := workloads.LookupTest(name)
 		if !ok || t.Metric == workloads.Bandwidth || t.Basis == "rtt_half" {
