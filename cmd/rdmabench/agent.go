@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -25,14 +26,7 @@ var agentTestFlags = []string{"ib-dev", "ib-port", "gid-index", "connection", "m
 	"tclass", "dscp", "sl", "flow-label", "hop-limit", "events", "rdma-cm", "size", "iters", "warmup", "idle-timeout", "port", "token"}
 
 func newAgentCmd() *cobra.Command {
-	var f benchFlags
-	var cfg watch.Config
-	var listen, metricsListen, probe, peers string
-	var logTests bool
-	var timeout time.Duration
-	var blameFlags blameFlags
-	var bwShare percentFlag
-	var bwSize int
+	a := &agentFlags{}
 	cmd := &cobra.Command{
 		Use:   "agent --peers FILE|dns:NAME[:PORT]",
 		Short: "Serve tests and probe peers continuously, exporting OpenMetrics for Prometheus",
@@ -55,126 +49,56 @@ peers); and the error and retransmission counters of the device's port. See docs
   rdmabench agent --peers peers.txt --probe tcp-lat --metrics-listen 127.0.0.1:19516`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			info, ok := workloads.LookupTest(probe)
-			if !ok || info.Metric != workloads.Latency {
-				return usageError{fmt.Errorf("--probe %q: want a latency test (write-lat, send-lat, read-lat, atomic-lat or tcp-lat)", probe)}
-			}
-			if cfg.Rate <= 0 || cfg.Rate > 1000 {
-				return usageError{fmt.Errorf("agent: --rate %g: want probes per second above 0, at most 1000", cfg.Rate)}
-			}
-			if peers == "" {
-				return usageError{fmt.Errorf("agent: --peers FILE or --peers dns:NAME[:PORT] is required")}
-			}
-			if name, ok := strings.CutPrefix(peers, watch.PeersDNSPrefix); ok {
-				if name == "" {
-					return usageError{fmt.Errorf("agent: --peers dns: no name (want dns:NAME or dns:NAME:PORT)")}
-				}
-				cfg.PeersDNS = name
-			} else {
-				cfg.PeersFile = peers
-			}
-			blame, err := blameFlags.options("agent")
-			if err != nil {
-				return usageError{err}
-			}
-			cfg.Blame = blame
-			req := f.request([]string{probe}, false, nil)
-			if err := mergeDSCP(&req.Spec, f.dscp); err != nil {
-				return usageError{fmt.Errorf("agent: %w", err)}
-			}
-			if info.IsRDMA() && req.Spec.Device == "" {
-				// The device label names the device: the first, as tests take it.
-				names, err := verbs.DeviceNames()
-				if err != nil || len(names) == 0 {
-					return fmt.Errorf("agent: --probe %s needs an RDMA device and this host has none (%v); --probe tcp-lat needs none", probe, orNoDevice(err))
-				}
-				req.Spec.Device = names[0]
-			}
-			for _, name := range []string{"bw-share", "bw-duration", "bw-size"} {
-				if fs := cmd.Flags(); fs.Changed(name) && cfg.BW.Test == "" {
-					return usageError{fmt.Errorf("agent: --%s applies to --bw-probe, which is off", name)}
-				}
-			}
-			cfg.BW.Share, cfg.BW.Size = bwShare.v, bwSize
-			cfg.Probe, cfg.Token, cfg.DefaultPort = req, remote.Token(f.token), f.ctlPort
-			cfg.Server.Device = req.Spec.Device
-			cfg.Server.MaxMem = f.maxMem
 			log := cmd.ErrOrStderr()
-			cfg.Log = log
-			cfg.ServerOptions = control.ServerOptions{Token: cfg.Token, Timeout: timeout, Log: quietTests{log, logTests},
-				MaxConns: 2*watch.KeepConnsUpTo + 64}
-			// Checked before listening: a mistake costs nothing.
-			if _, err := watch.New(cfg); err != nil {
-				return usageError{fmt.Errorf("agent: %w", err)}
-			}
-			addr := listen
-			if _, _, err := net.SplitHostPort(addr); err != nil {
-				addr = net.JoinHostPort(addr, strconv.Itoa(control.DefaultPort))
-			}
-			logStatsOnSignal(cmd.Context(), log)
-			ln, err := net.Listen("tcp", addr)
+			cfg, err := a.config(cmd.Flags(), log)
 			if err != nil {
-				return fmt.Errorf("listen on %s: %w", addr, err)
+				return err
 			}
-			cfg.Serve = ln
-			var mln net.Listener
-			if metricsListen != "" {
-				if mln, err = net.Listen("tcp", metricsListen); err != nil {
-					ln.Close()
-					return fmt.Errorf("metrics: listen on %s: %w", metricsListen, err)
-				}
-				cfg.Metrics = mln
-			}
-			a, err := watch.New(cfg)
-			if err != nil { // with the listeners
-				ln.Close()
-				if mln != nil {
-					mln.Close()
-				}
-				return usageError{fmt.Errorf("agent: %w", err)}
-			}
-			auth := "none"
-			if cfg.Token != "" {
-				auth = "required"
-			}
-			maddr := "none"
-			if mln != nil {
-				maddr = "http://" + mln.Addr().String() + "/metrics"
-			}
-			bw := ""
-			if b := a.BW(); b.Test != "" {
-				bw = fmt.Sprintf(", bandwidth with %s (%v of %d B messages, %g%% of the time)", b.Test, b.Duration, b.Size, 100*b.Share)
-			}
-			fmt.Fprintf(log, "rdmabench agent: serving tests on %s (device %s, token %s); probing the peers of %s with %s at %g/s%s; metrics %s\n",
-				ln.Addr(), orDefault(cfg.Server.Device, "first"), auth, peers, probe, orRate(cfg.Rate), bw, maddr)
-			return a.Run(cmd.Context())
+			return a.run(cmd.Context(), cfg, log)
 		},
 	}
-	fs := cmd.Flags()
-	fs.StringVar(&listen, "listen", ":"+strconv.Itoa(control.DefaultPort), "address to serve tests on (HOST:PORT, or HOST for the default port)")
-	fs.StringVar(&metricsListen, "metrics-listen", ":19516", "address of the HTTP endpoint serving /metrics (empty: none)")
-	fs.StringVar(&peers, "peers", "", "the peers to probe: a file, one host[:port] a line, # comments, re-read while running; or dns:NAME[:PORT], the addresses of a name (a headless Service's), looked up while running")
-	fs.StringVar(&probe, "probe", "write-lat", "the probe test: a latency test (write-lat, send-lat, read-lat, atomic-lat, tcp-lat)")
-	fs.Float64Var(&cfg.Rate, "rate", watch.DefaultRate, "probes per second, over all peers")
-	fs.StringVar(&cfg.BW.Test, "bw-probe", "", "also probe bandwidth with this test (write-bw, send-bw, read-bw, tcp-bw; default none): one peer at a time, round-robin, --bw-duration each, taking --bw-share of the time; on the probe's device and path")
-	fs.Var(&bwShare, "bw-share", "the share of the time the bandwidth probes take, about the share of the link they load on average (default 1%, at most 50%)")
-	fs.Var(positiveDuration(&cfg.BW.Duration), "bw-duration", "how long each bandwidth probe sends (default 1s)")
-	fs.Var(oneSize(&bwSize), "bw-size", "the bandwidth probe's message size (default 64K)")
-	fs.Var(positiveDuration(&cfg.ProbeTimeout), "probe-timeout", "give up a probe after this long (default 5s)")
-	fs.Var(positiveDuration(&cfg.Reload), "reload", "re-read the peers file, or look the peers' name up, this often (default 5s)")
-	fs.Var(positiveDuration(&cfg.BlameEvery), "blame-every", "judge the peers' recent p50 this often (default 10s)")
-	fs.IntVar(&cfg.BlameProbes, "blame-probes", 16, "blame judges the median p50 of each peer's last this many good probes (3 to 16): fewer react sooner, more are steadier")
-	blameFlags.add(fs, "a peer")
-	fs.Var(positiveInt(&cfg.MaxPeers), "max-peers", "probe at most this many peers, the first of the file or of the name's sorted addresses (default 1024)")
-	fs.Var(positiveInt(&cfg.MaxInflight), "max-inflight", "probes in flight at once at most, so that a silent peer does not stop the others (default 4)")
-	fs.StringVar(&cfg.Host, "host", "", "the host label of every sample (default: this host's name)")
-	fs.Var(byteSize(&f.maxMem), "max-mem", "refuse served tests that would register or allocate more memory than this, e.g. 256M")
-	fs.DurationVar(&timeout, "timeout", control.DefaultTimeout, "drop a client silent for this long")
-	fs.BoolVar(&logTests, "log-tests", false, "log every test served, as serve does (default: only failures and refusals other than busy)")
+	a.add(cmd.Flags())
+	return cmd
+}
+
+// agentFlags are the agent's flags, and its probe's test flags.
+type agentFlags struct {
+	f                                   benchFlags
+	cfg                                 watch.Config
+	listen, metricsListen, probe, peers string
+	logTests                            bool
+	timeout                             time.Duration
+	blame                               blameFlags
+	bwShare                             percentFlag
+	bwSize                              int
+}
+
+// add declares the flags.
+func (a *agentFlags) add(fs *pflag.FlagSet) {
+	fs.StringVar(&a.listen, "listen", ":"+strconv.Itoa(control.DefaultPort), "address to serve tests on (HOST:PORT, or HOST for the default port)")
+	fs.StringVar(&a.metricsListen, "metrics-listen", ":19516", "address of the HTTP endpoint serving /metrics (empty: none)")
+	fs.StringVar(&a.peers, "peers", "", "the peers to probe: a file, one host[:port] a line, # comments, re-read while running; or dns:NAME[:PORT], the addresses of a name (a headless Service's), looked up while running")
+	fs.StringVar(&a.probe, "probe", "write-lat", "the probe test: a latency test (write-lat, send-lat, read-lat, atomic-lat, tcp-lat)")
+	fs.Float64Var(&a.cfg.Rate, "rate", watch.DefaultRate, "probes per second, over all peers")
+	fs.StringVar(&a.cfg.BW.Test, "bw-probe", "", "also probe bandwidth with this test (write-bw, send-bw, read-bw, tcp-bw; default none): one peer at a time, round-robin, --bw-duration each, taking --bw-share of the time; on the probe's device and path")
+	fs.Var(&a.bwShare, "bw-share", "the share of the time the bandwidth probes take, about the share of the link they load on average (default 1%, at most 50%)")
+	fs.Var(positiveDuration(&a.cfg.BW.Duration), "bw-duration", "how long each bandwidth probe sends (default 1s)")
+	fs.Var(oneSize(&a.bwSize), "bw-size", "the bandwidth probe's message size (default 64K)")
+	fs.Var(positiveDuration(&a.cfg.ProbeTimeout), "probe-timeout", "give up a probe after this long (default 5s)")
+	fs.Var(positiveDuration(&a.cfg.Reload), "reload", "re-read the peers file, or look the peers' name up, this often (default 5s)")
+	fs.Var(positiveDuration(&a.cfg.BlameEvery), "blame-every", "judge the peers' recent p50 this often (default 10s)")
+	fs.IntVar(&a.cfg.BlameProbes, "blame-probes", 16, "blame judges the median p50 of each peer's last this many good probes (3 to 16): fewer react sooner, more are steadier")
+	a.blame.add(fs, "a peer")
+	fs.Var(positiveInt(&a.cfg.MaxPeers), "max-peers", "probe at most this many peers, the first of the file or of the name's sorted addresses (default 1024)")
+	fs.Var(positiveInt(&a.cfg.MaxInflight), "max-inflight", "probes in flight at once at most, so that a silent peer does not stop the others (default 4)")
+	fs.StringVar(&a.cfg.Host, "host", "", "the host label of every sample (default: this host's name)")
+	fs.Var(byteSize(&a.f.maxMem), "max-mem", "refuse served tests that would register or allocate more memory than this, e.g. 256M")
+	fs.DurationVar(&a.timeout, "timeout", control.DefaultTimeout, "drop a client silent for this long")
+	fs.BoolVar(&a.logTests, "log-tests", false, "log every test served, as serve does (default: only failures and refusals other than busy)")
 	// The probe's test flags, as the test commands define them.
 	all := pflag.NewFlagSet("tests", pflag.ContinueOnError)
 	for _, d := range testFlags {
-		d.add(all, &f)
+		d.add(all, &a.f)
 	}
 	for _, name := range agentTestFlags {
 		fl := all.Lookup(name)
@@ -194,7 +118,109 @@ peers); and the error and retransmission counters of the device's port. See docs
 		}
 		fs.AddFlag(fl)
 	}
-	return cmd
+}
+
+// config checks the flags (fs) and makes the agent's configuration, its
+// log going to log: a mistake is refused here, by name (a usage error),
+// before anything listens.
+func (a *agentFlags) config(fs *pflag.FlagSet, log io.Writer) (watch.Config, error) {
+	info, known := workloads.LookupTest(a.probe) // watch.New refuses what is no latency test
+	if a.cfg.Rate <= 0 || a.cfg.Rate > 1000 {
+		return watch.Config{}, usageError{fmt.Errorf("agent: --rate %g: want probes per second above 0, at most 1000", a.cfg.Rate)}
+	}
+	if a.peers == "" {
+		return watch.Config{}, usageError{fmt.Errorf("agent: --peers FILE or --peers dns:NAME[:PORT] is required")}
+	}
+	if name, ok := strings.CutPrefix(a.peers, watch.PeersDNSPrefix); ok {
+		if name == "" {
+			return watch.Config{}, usageError{fmt.Errorf("agent: --peers dns: no name (want dns:NAME or dns:NAME:PORT)")}
+		}
+		a.cfg.PeersDNS = name
+	} else {
+		a.cfg.PeersFile = a.peers
+	}
+	blame, err := a.blame.options("agent")
+	if err != nil {
+		return watch.Config{}, usageError{err}
+	}
+	a.cfg.Blame = blame
+	req := a.f.request([]string{a.probe}, false, nil)
+	if err := mergeDSCP(&req.Spec, a.f.dscp); err != nil {
+		return watch.Config{}, usageError{fmt.Errorf("agent: %w", err)}
+	}
+	if known && info.IsRDMA() && req.Spec.Device == "" {
+		// The device label names the device: the first, as tests take it.
+		names, err := verbs.DeviceNames()
+		if err != nil || len(names) == 0 {
+			return watch.Config{}, fmt.Errorf("agent: --probe %s needs an RDMA device and this host has none (%v); --probe tcp-lat needs none", a.probe, orNoDevice(err))
+		}
+		req.Spec.Device = names[0]
+	}
+	for _, name := range []string{"bw-share", "bw-duration", "bw-size"} {
+		if fs.Changed(name) && a.cfg.BW.Test == "" {
+			return watch.Config{}, usageError{fmt.Errorf("agent: --%s applies to --bw-probe, which is off", name)}
+		}
+	}
+	a.cfg.BW.Share, a.cfg.BW.Size = a.bwShare.v, a.bwSize
+	a.cfg.Probe, a.cfg.Token, a.cfg.DefaultPort = req, remote.Token(a.f.token), a.f.ctlPort
+	a.cfg.Server.Device = req.Spec.Device
+	a.cfg.Server.MaxMem = a.f.maxMem
+	a.cfg.Log = log
+	a.cfg.ServerOptions = control.ServerOptions{Token: a.cfg.Token, Timeout: a.timeout, Log: quietTests{log, a.logTests},
+		MaxConns: 2*watch.KeepConnsUpTo + 64}
+	if _, err := watch.New(a.cfg); err != nil {
+		return watch.Config{}, usageError{fmt.Errorf("agent: %w", err)}
+	}
+	return a.cfg, nil
+}
+
+// run listens, then serves and probes until ctx ends.
+func (a *agentFlags) run(ctx context.Context, cfg watch.Config, log io.Writer) error {
+	// Checked before listening: a mistake costs nothing.
+	if _, err := watch.New(cfg); err != nil {
+		return usageError{fmt.Errorf("agent: %w", err)}
+	}
+	addr := a.listen
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		addr = net.JoinHostPort(addr, strconv.Itoa(control.DefaultPort))
+	}
+	logStatsOnSignal(ctx, log)
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	cfg.Serve = ln
+	var mln net.Listener
+	if a.metricsListen != "" {
+		if mln, err = net.Listen("tcp", a.metricsListen); err != nil {
+			ln.Close()
+			return fmt.Errorf("metrics: listen on %s: %w", a.metricsListen, err)
+		}
+		cfg.Metrics = mln
+	}
+	agent, err := watch.New(cfg)
+	if err != nil { // with the listeners
+		ln.Close()
+		if mln != nil {
+			mln.Close()
+		}
+		return usageError{fmt.Errorf("agent: %w", err)}
+	}
+	auth := "none"
+	if cfg.Token != "" {
+		auth = "required"
+	}
+	maddr := "none"
+	if mln != nil {
+		maddr = "http://" + mln.Addr().String() + "/metrics"
+	}
+	bw := ""
+	if b := agent.BW(); b.Test != "" {
+		bw = fmt.Sprintf(", bandwidth with %s (%v of %d B messages, %g%% of the time)", b.Test, b.Duration, b.Size, 100*b.Share)
+	}
+	fmt.Fprintf(log, "rdmabench agent: serving tests on %s (device %s, token %s); probing the peers of %s with %s at %g/s%s; metrics %s\n",
+		ln.Addr(), orDefault(cfg.Server.Device, "first"), auth, a.peers, a.probe, orRate(cfg.Rate), bw, maddr)
+	return agent.Run(ctx)
 }
 
 func orRate(r float64) float64 {

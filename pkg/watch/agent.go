@@ -204,7 +204,7 @@ func New(cfg Config) (*Agent, error) {
 	}
 	info, ok := workloads.LookupTest(cfg.Probe.Tests[0])
 	if !ok || info.Metric != workloads.Latency {
-		return nil, fmt.Errorf("probe %q: want a latency test (write-lat, send-lat, read-lat, atomic-lat or tcp-lat)", cfg.Probe.Tests[0])
+		return nil, fmt.Errorf("--probe %q: want a latency test (write-lat, send-lat, read-lat, atomic-lat or tcp-lat)", cfg.Probe.Tests[0])
 	}
 	if strings.Contains(cfg.Probe.Spec.Device, ",") || cfg.Probe.Spec.Device == "all" {
 		return nil, errors.New("-d: an agent probes from one device (run one agent per NIC)")
