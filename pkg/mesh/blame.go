@@ -233,22 +233,32 @@ func Judge(in BlameInput, opt BlameOptions) Blame {
 	var ls []judged
 	for _, l := range in.Links {
 		if usable(l.Value) && l.From != l.To && l.From >= 0 && l.To >= 0 {
-			ls = append(ls, judged{LinkFigure: l})
+			ls = append(ls, judged{LinkFigure: l, x: b.worse(l.Value)})
 		}
 	}
 	b.Judged = len(ls)
 	if len(ls) == 0 {
 		return b
 	}
+	m, meds := b.fleet(ls)
+	// Against the fleet first, to know the ranks at fault.
 	for i := range ls {
-		ls[i].x = b.worse(ls[i].Value)
+		ls[i].bad = b.isBad(ls[i].x, m)
 	}
+	roundBase := b.slowRounds(ls, m, faults(ls, meds))
+	b.againstRounds(ls, m, roundBase)
+	b.verdicts(ls, faults(ls, meds), roundBase, in.Names)
+	return b
+}
+
+// fleet sets the fleet's median, spread and limit from the links ls, and
+// returns the median's x and the ranks' medians. A rank whose median is
+// worse than the fleet's by a spread is a suspect: the fleet is measured
+// again without its links, when at least 3 ranks are left, so that a slow
+// rank of a few does not widen the spread it is judged by.
+func (b *Blame) fleet(ls []judged) (float64, map[int]float64) {
 	m, spread, meds := fleetOf(ls, nil)
 	b.Spread = b.Options.spread(spread)
-	// A rank whose median is worse than the fleet's by a spread is a
-	// suspect: the fleet is measured again without its links, when at least
-	// 3 ranks are left, so that a slow rank of a few does not widen the
-	// spread it is judged by.
 	suspect := map[int]bool{}
 	for r, x := range meds {
 		if x-m > b.Spread {
@@ -265,25 +275,19 @@ func Judge(in BlameInput, opt BlameOptions) Blame {
 	if !b.HigherIsWorse {
 		b.Limit = 1 / b.Limit
 	}
+	return m, meds
+}
 
-	// Against the fleet first, to know the ranks at fault.
-	for i := range ls {
-		ls[i].bad = b.isBad(ls[i].x, m)
-	}
-	first := faults(ls, meds)
-
-	// Rounds slow as a whole, without the links of ranks at fault.
+// slowRounds finds the rounds slow as a whole (their median bad against
+// the fleet's, m), without the links of the ranks at fault first where
+// enough pairs are left, and returns the x of each one's median.
+func (b *Blame) slowRounds(ls []judged, m float64, first map[int]peerCount) map[int]float64 {
 	byRound := map[int][]int{}
 	for i, l := range ls {
 		byRound[l.Round] = append(byRound[l.Round], i)
 	}
-	rounds := make([]int, 0, len(byRound))
-	for r := range byRound {
-		rounds = append(rounds, r)
-	}
-	slices.Sort(rounds)
-	roundBase := map[int]float64{} // x of the median of a round slow as a whole
-	for _, r := range rounds {
+	roundBase := map[int]float64{}
+	for _, r := range slices.Sorted(maps.Keys(byRound)) {
 		all := byRound[r]
 		var clean []int
 		for _, i := range all {
@@ -310,8 +314,12 @@ func Judge(in BlameInput, opt BlameOptions) Blame {
 				Ratio: med / b.FleetMedian, Links: len(all)})
 		}
 	}
+	return roundBase
+}
 
-	// Each link against its baseline, then the ranks at fault.
+// againstRounds judges each link of a slow round against its round's
+// median instead, counting those it spares.
+func (b *Blame) againstRounds(ls []judged, m float64, roundBase map[int]float64) {
 	for i := range ls {
 		bx, slow := roundBase[ls[i].Round]
 		if !slow {
@@ -326,16 +334,19 @@ func Judge(in BlameInput, opt BlameOptions) Blame {
 			}
 		}
 	}
-	fault := faults(ls, meds)
+}
+
+// verdicts gives each rank at fault its verdict, with its bad links, and
+// each other bad link its own, named by names.
+func (b *Blame) verdicts(ls []judged, fault map[int]peerCount, roundBase map[int]float64, names []RankName) {
 	name := func(r int) RankName {
-		if r < len(in.Names) {
-			return in.Names[r]
+		if r < len(names) {
+			return names[r]
 		}
 		return RankName{}
 	}
-	ranks := slices.Sorted(maps.Keys(fault))
 	at := map[int]int{} // rank -> its verdict
-	for _, r := range ranks {
+	for _, r := range slices.Sorted(maps.Keys(fault)) {
 		at[r] = len(b.Ranks)
 		b.Ranks = append(b.Ranks, RankVerdict{Rank: r, Name: name(r), Kind: VerdictBad, BadPeers: fault[r].badPeers,
 			Peers: fault[r].peers, FleetMedian: b.FleetMedian})
@@ -374,7 +385,6 @@ func Judge(in BlameInput, opt BlameOptions) Blame {
 		b.Ranks[k].Ratio = b.Ranks[k].Value / b.FleetMedian
 	}
 	slices.SortFunc(b.Links, func(x, y LinkVerdict) int { return cmpLink(x.Link, y.Link) })
-	return b
 }
 
 // fleetOf is the fleet of the links ls without those of the ranks in skip:
