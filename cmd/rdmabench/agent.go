@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -18,12 +19,25 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// agentTestFlags are the test flags (testFlags') an agent's probe
-// takes: the device, its path and traffic class, and the probe's size and
-// iterations. Those that do not apply to the probe test are refused by
-// workloads as they are on the test commands.
-var agentTestFlags = []string{"ib-dev", "ib-port", "gid-index", "connection", "mtu", "qp-timeout", "inline-size",
-	"tclass", "dscp", "sl", "flow-label", "hop-limit", "events", "rdma-cm", "size", "iters", "warmup", "idle-timeout", "port", "token"}
+// agentProbeFlags are the test flags (testFlags') of an agent's probe
+// beside the device's and the path's: its connection, size, iterations
+// and how it waits, and the control port and token of its peers.
+var agentProbeFlags = []string{"connection", "inline-size", "events", "dscp", "size", "iters", "warmup", "idle-timeout", "port", "token"}
+
+// agentTestFlags are the test flags an agent takes: agentProbeFlags and
+// every setting of the device and path (the Shared knobs) but
+// --server-dev (a peer's agent serves on its own device). Those that do
+// not apply to the probe test are refused by workloads as they are on
+// the test commands.
+func agentTestFlags() []string {
+	names := slices.Clone(agentProbeFlags)
+	for _, k := range workloads.Knobs {
+		if k.Shared && k.Name != "server-dev" {
+			names = append(names, k.Name)
+		}
+	}
+	return names
+}
 
 func newAgentCmd() *cobra.Command {
 	a := &agentFlags{}
@@ -100,7 +114,7 @@ func (a *agentFlags) add(fs *pflag.FlagSet) {
 	for _, d := range testFlags {
 		d.add(all, &a.f)
 	}
-	for _, name := range agentTestFlags {
+	for _, name := range agentTestFlags() {
 		fl := all.Lookup(name)
 		switch name {
 		case "iters":
