@@ -532,15 +532,6 @@ func (r *Result) Bidirectional() bool { return r.Reverse != nil || r.Total != ni
 // with --reverse.
 func (r *Result) Reversed() bool { return r.Effective != nil && r.Effective.Reverse }
 
-// dir is how tables show a one-way result's direction: "->" the client
-// initiated, "<-" the server.
-func (r *Result) dir() string {
-	if r.Reversed() {
-		return "<-"
-	}
-	return "->"
-}
-
 // Interval is one period of a duration-mode test (normally 1 s).
 type Interval struct {
 	StartS    float64    `json:"start_s"` // since the end of warm-up

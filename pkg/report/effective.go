@@ -137,7 +137,7 @@ func settingsLine(rs []*Result) string {
 			clock = r.Clock
 		}
 		if placed == "" {
-			placed = placementText(r.Placement)
+			placed = r.Placement.Text()
 		}
 		if r.Effective == nil {
 			continue

@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -393,4 +394,54 @@ func writeMeshCSV(w io.Writer, srcs []Source, withSource bool) error {
 		return fmt.Errorf("report: write csv: %w", err)
 	}
 	return nil
+}
+
+// meshDuplexLine is what a duplex mesh's table says of it.
+const meshDuplexLine = "each pair ran once: a ping-pong's figure in both cells of the pair, a bandwidth test bidirectional, each direction in its own cell"
+
+// meshHostLevelLine is what a host-level mesh's table says of it.
+const meshHostLevelLine = "ranks are hosts: each link ran on every device of both at once, paired one by one (the ranks' lanes); a cell is their sum, each device's figures are in the link stream"
+
+// meshCell writes v of f for a matrix cell: a latency in u (the
+// matrix's), µs with two decimals; Gbit/s with two or four decimals.
+func meshCell(f Figure, v *float64, u latencyUnit) string {
+	if v == nil {
+		return "-"
+	}
+	x := *v
+	if f.IsLatency() {
+		if u != unitUs && !math.IsNaN(x) && !math.IsInf(x, 0) {
+			return u.cell(x)
+		}
+		x /= 1e3
+	}
+	switch {
+	case math.IsNaN(x) || math.IsInf(x, 0):
+		return fmt.Sprint(x)
+	case x != 0 && math.Abs(x) < 0.1:
+		return fmt.Sprintf("%.4f", x)
+	}
+	return fmt.Sprintf("%.2f", x)
+}
+
+// meshTableUnit is the unit of a matrix's cells as tables show them: a
+// latency in u.
+func meshTableUnit(f Figure, u latencyUnit) string {
+	if f.IsLatency() {
+		return u.name
+	}
+	return f.Unit()
+}
+
+// matrixUnit is the latency unit of a matrix's table: that of its cells.
+func matrixUnit(mx *Matrix) latencyUnit {
+	var vs []float64
+	for i, row := range mx.Values {
+		for j, v := range row {
+			if v != nil && i != j {
+				vs = append(vs, *v)
+			}
+		}
+	}
+	return latencyUnitOf(vs)
 }

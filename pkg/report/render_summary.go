@@ -61,7 +61,7 @@ func buildSummaryRows(doc *Document, sums []Summary, notes *footnotes) []row {
 			figs = BandwidthFigures
 			kind, lead = "->", []string{"-"}
 			if r := firstMeasured(groups[i].results); r != nil {
-				kind = r.dir()
+				kind = dirArrow(r)
 				notes.bidir = notes.bidir || r.Reversed()
 				if r.Bidirectional() {
 					kind = "<->"

@@ -560,7 +560,7 @@ func bandwidthRows(r *Result, note string) []row {
 	}
 	var rows []row
 	if !r.Bidirectional() {
-		rows = append(rows, row{cells: append(first, bwCells(r.dir(), qps, r.Bandwidth)...), suffix: note})
+		rows = append(rows, row{cells: append(first, bwCells(dirArrow(r), qps, r.Bandwidth)...), suffix: note})
 	} else {
 		// The sum on the result's row, then each direction under it.
 		total := r.Total
@@ -580,7 +580,7 @@ func bandwidthRows(r *Result, note string) []row {
 		if b := iv.Bandwidth; b != nil {
 			cells[colIters] = strconv.FormatUint(b.Messages, 10)
 		}
-		dir := r.dir()
+		dir := dirArrow(r)
 		if r.Bidirectional() {
 			dir = "" // which direction an interval covers is not recorded
 		}
@@ -837,29 +837,11 @@ func precisionNote(p *Precision) string {
 
 // --- helpers ---
 
-// Clean makes s safe for one line of text, a table's or a plot's: control
-// characters become spaces.
-func Clean(s string) string {
-	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return ' '
-		}
-		return r
-	}, s)
-}
-
-// orDefault returns s, or def when s is empty.
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
+// dirArrow is how tables show a one-way result's direction: "->" the client
+// initiated, "<-" the server.
+func dirArrow(r *Result) string {
+	if r.Reversed() {
+		return "<-"
 	}
-	return s
-}
-
-// Num writes v as tables and plots write figures: with at most three
-// decimals and no trailing zeros ("0.5", "98.412", "200").
-func Num(v float64) string {
-	s := strconv.FormatFloat(v, 'f', 3, 64)
-	s = strings.TrimRight(s, "0")
-	return strings.TrimSuffix(s, ".")
+	return "->"
 }
