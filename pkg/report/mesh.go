@@ -834,7 +834,7 @@ func outlierOf(k Key, fig Figure, from, to int, v, med, outlier float64) (LinkFa
 	if !bad {
 		return LinkFailure{}, false
 	}
-	fs := messageFigures(fig, v, bound, med)
+	fs := MessageFigures(fig, v, bound, med)
 	why := fmt.Sprintf("%s × the median %s of all links", Num(outlier), fs[2])
 	if fig.IsLatency() {
 		why = fmt.Sprintf("the median %s of all links ÷ %s", fs[2], Num(outlier))

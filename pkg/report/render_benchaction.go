@@ -91,16 +91,16 @@ func writeBenchAction(w io.Writer, srcs []Source, bandwidth bool) error {
 func benchActionEntries(doc *Document, prefix string, bandwidth bool) []BenchActionEntry {
 	var out []BenchActionEntry
 	device := benchActionDevice(doc)
-	groups := groupResults(doc)
+	groups := GroupResults(doc)
 	for i := range groups {
 		g := &groups[i]
-		sum := summarize(g)
+		sum := SummarizeGroup(g)
 		figs, unit, scale := benchActionLatency, "us", 1e3
 		if bandwidth {
 			figs, unit, scale = benchActionBandwidth, "", 1
 		}
 		name := prefix + sum.Key().String()
-		if slices.ContainsFunc(g.results, (*Result).Bidirectional) {
+		if slices.ContainsFunc(g.Results, (*Result).Bidirectional) {
 			name += " bidirectional"
 		}
 		var extra []string

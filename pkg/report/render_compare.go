@@ -122,7 +122,7 @@ func compareCells(c *Comparison) (rows []row, notes []string) {
 	return rows, notes
 }
 
-func spreadCell(f Figure, s Spread, u latencyUnit) string {
+func spreadCell(f Figure, s Spread, u LatencyUnit) string {
 	if s.N == 0 {
 		return "-"
 	}
@@ -131,7 +131,7 @@ func spreadCell(f Figure, s Spread, u latencyUnit) string {
 
 // compareUnit is the latency unit of a comparison's table: that of the
 // p50 medians of both sides.
-func compareUnit(c *Comparison) latencyUnit {
+func compareUnit(c *Comparison) LatencyUnit {
 	var p50s []float64
 	for _, r := range c.Rows {
 		for _, fc := range r.Figures {
@@ -145,7 +145,7 @@ func compareUnit(c *Comparison) latencyUnit {
 			}
 		}
 	}
-	return latencyUnitOf(p50s)
+	return LatencyUnitOf(p50s)
 }
 
 // compareTrailer returns the lines after the numbered footnotes: the

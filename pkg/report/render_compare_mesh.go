@@ -74,10 +74,10 @@ func WriteMeshComparisonWith(w io.Writer, format string, c *MeshComparison, gate
 		out.Write(append(b, '\n'))
 	case FormatCSV:
 		cw := csv.NewWriter(w)
-		if err := cw.Write(meshCompareCSVHeader); err != nil {
+		if err := cw.Write(MeshCompareCSVHeader); err != nil {
 			return fmt.Errorf("report: write mesh comparison: %w", err)
 		}
-		if err := c.eachCSVRow(cw.Write); err != nil {
+		if err := c.EachCSVRow(cw.Write); err != nil {
 			return fmt.Errorf("report: write mesh comparison: %w", err)
 		}
 		cw.Flush()
@@ -141,7 +141,7 @@ func changeCell(ch *float64) string {
 	return pct(*ch)
 }
 
-func medianCell(f Figure, v *float64, u latencyUnit) string {
+func medianCell(f Figure, v *float64, u LatencyUnit) string {
 	if v == nil {
 		return "-"
 	}
@@ -149,23 +149,23 @@ func medianCell(f Figure, v *float64, u latencyUnit) string {
 }
 
 // figureCell is a matrix's figure with its unit, as tables head it.
-func figureCell(f Figure, u latencyUnit) string {
+func figureCell(f Figure, u LatencyUnit) string {
 	if f.IsLatency() {
-		return f.Label() + " " + u.name
+		return f.Label() + " " + u.Name
 	}
 	return f.Label()
 }
 
 // matrixChangeUnit is the latency unit of a compared matrix's rows: that
 // of its medians on both sides.
-func matrixChangeUnit(mc *MatrixChange) latencyUnit {
+func matrixChangeUnit(mc *MatrixChange) LatencyUnit {
 	var vs []float64
 	for _, v := range []*float64{mc.BaseMedian, mc.NewMedian} {
 		if v != nil {
 			vs = append(vs, *v)
 		}
 	}
-	return latencyUnitOf(vs)
+	return LatencyUnitOf(vs)
 }
 
 // capped returns at most MeshListMax lines of ls, and a last line saying

@@ -58,7 +58,7 @@ func threadRows(ts []Thread, indent string) []row {
 
 // fabricLatencyRows are the rows under a latency result's own: each
 // device's figures, and the load it ran under.
-func fabricLatencyRows(r *Result, u latencyUnit) []row {
+func fabricLatencyRows(r *Result, u LatencyUnit) []row {
 	var rows []row
 	for _, d := range r.Devices {
 		cells := []string{"  " + Clean(d.Device), "", "", "-"}

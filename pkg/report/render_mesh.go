@@ -183,7 +183,7 @@ func blameLine(b *MeshBlame) string {
 			side = "below"
 		}
 		s += fmt.Sprintf("; %s %s: bad %s %s× the fleet median of %s (spread %s)", k, f.Figure.Name(), side,
-			strconv.FormatFloat(f.Limit, 'g', 3, 64), messageFigures(f.Figure, f.FleetMedian)[0], pct(f.Spread))
+			strconv.FormatFloat(f.Limit, 'g', 3, 64), MessageFigures(f.Figure, f.FleetMedian)[0], pct(f.Spread))
 	}
 	return s
 }
@@ -223,7 +223,7 @@ func rankLine(r *MeshRank) string {
 
 // writeMatrixText writes mx as aligned columns, in blocks of columns
 // that each fit width (0: one block).
-func writeMatrixText(b *bytes.Buffer, mx *Matrix, u latencyUnit, width int) {
+func writeMatrixText(b *bytes.Buffer, mx *Matrix, u LatencyUnit, width int) {
 	n := len(mx.Values)
 	cells := make([][]string, n+1)
 	cells[0] = append(cells[0], "from\\to")
@@ -267,7 +267,7 @@ func writeMatrixText(b *bytes.Buffer, mx *Matrix, u latencyUnit, width int) {
 	}
 }
 
-func writeMatrixMarkdown(b *bytes.Buffer, mx *Matrix, u latencyUnit) {
+func writeMatrixMarkdown(b *bytes.Buffer, mx *Matrix, u LatencyUnit) {
 	n := len(mx.Values)
 	b.WriteString("| from \\ to |")
 	for j := range n {
@@ -404,14 +404,14 @@ const meshHostLevelLine = "ranks are hosts: each link ran on every device of bot
 
 // meshCell writes v of f for a matrix cell: a latency in u (the
 // matrix's), µs with two decimals; Gbit/s with two or four decimals.
-func meshCell(f Figure, v *float64, u latencyUnit) string {
+func meshCell(f Figure, v *float64, u LatencyUnit) string {
 	if v == nil {
 		return "-"
 	}
 	x := *v
 	if f.IsLatency() {
-		if u != unitUs && !math.IsNaN(x) && !math.IsInf(x, 0) {
-			return u.cell(x)
+		if u != UnitUs && !math.IsNaN(x) && !math.IsInf(x, 0) {
+			return u.Cell(x)
 		}
 		x /= 1e3
 	}
@@ -426,15 +426,15 @@ func meshCell(f Figure, v *float64, u latencyUnit) string {
 
 // meshTableUnit is the unit of a matrix's cells as tables show them: a
 // latency in u.
-func meshTableUnit(f Figure, u latencyUnit) string {
+func meshTableUnit(f Figure, u LatencyUnit) string {
 	if f.IsLatency() {
-		return u.name
+		return u.Name
 	}
 	return f.Unit()
 }
 
 // matrixUnit is the latency unit of a matrix's table: that of its cells.
-func matrixUnit(mx *Matrix) latencyUnit {
+func matrixUnit(mx *Matrix) LatencyUnit {
 	var vs []float64
 	for i, row := range mx.Values {
 		for j, v := range row {
@@ -443,5 +443,5 @@ func matrixUnit(mx *Matrix) latencyUnit {
 			}
 		}
 	}
-	return latencyUnitOf(vs)
+	return LatencyUnitOf(vs)
 }

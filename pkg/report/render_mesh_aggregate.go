@@ -39,12 +39,8 @@ type meshRankNames struct {
 }
 
 func newMeshRankNames(m *Mesh) meshRankNames {
-	n := max(m.Size, len(m.Ranks))
-	p := placeRanks(m, n)
-	r := meshRankNames{a: m.Aggregate, host: make([]int, n), rail: make([]int, n)}
-	for i := range n {
-		r.host[i], r.rail[i] = int(p.host[i]), int(p.rail[i])
-	}
+	r := meshRankNames{a: m.Aggregate}
+	r.host, r.rail = m.RankPlaces()
 	return r
 }
 
@@ -90,9 +86,9 @@ func writeAggregateText(b *bytes.Buffer, m *Mesh, md bool, width int) {
 		}
 		b.WriteByte('\n')
 		heading(b, head, md)
-		slowWord := fmt.Sprintf("slow (≥ %d× the median)", slowFactor)
+		slowWord := fmt.Sprintf("slow (≥ %d× the median)", SlowFactor)
 		if !fig.IsLatency() {
-			slowWord = fmt.Sprintf("slow (≤ 1/%d of the median)", slowFactor)
+			slowWord = fmt.Sprintf("slow (≤ 1/%d of the median)", SlowFactor)
 		}
 		if len(f.Rails) > 1 || (len(f.Rails) == 1 && a.Rails > 1) {
 			rows := [][]string{{"rail", "links", "median", "tail (1%)", "worst", slowWord, "worst link"}}
@@ -146,7 +142,7 @@ func writeAggregateText(b *bytes.Buffer, m *Mesh, md bool, width int) {
 	}
 }
 
-func worstValue(f Figure, w *WorstLink, u latencyUnit) string {
+func worstValue(f Figure, w *WorstLink, u LatencyUnit) string {
 	if w == nil {
 		return "-"
 	}
@@ -155,7 +151,7 @@ func worstValue(f Figure, w *WorstLink, u latencyUnit) string {
 
 // aggregateUnit is the latency unit of an aggregate figure's tables:
 // that of its NICs' medians.
-func aggregateUnit(f *AggregateFigure) latencyUnit {
+func aggregateUnit(f *AggregateFigure) LatencyUnit {
 	var vs []float64
 	for _, r := range f.NICs {
 		if r.Median != nil {
@@ -165,7 +161,7 @@ func aggregateUnit(f *AggregateFigure) latencyUnit {
 	if len(vs) == 0 && f.Median != nil {
 		vs = append(vs, *f.Median)
 	}
-	return latencyUnitOf(vs)
+	return LatencyUnitOf(vs)
 }
 
 // heading writes a line of a mesh table: bold in Markdown.

@@ -155,8 +155,6 @@ func newMetricFamilies() *metricFamilies {
 	return f
 }
 
-func ptrTo[T any](v T) *T { return &v }
-
 // labelPairs makes name, value pairs of labels.
 func labelPairs(labels []string) []*dto.LabelPair {
 	var l []*dto.LabelPair
@@ -193,20 +191,20 @@ func (f *metricFamilies) add(doc *Document, source string) {
 	if !doc.End.IsZero() {
 		f.gauge(metricEnd, float64(doc.End.UnixNano())/1e9, base()...)
 	}
-	groups := groupResults(doc)
+	groups := GroupResults(doc)
 	for i := range groups {
 		g := &groups[i]
-		sum := summarize(g)
+		sum := SummarizeGroup(g)
 		key := base("test", sum.Test, "connection", sum.Connection, "size", strconv.Itoa(sum.Size))
 		if l := sum.Latency; l != nil {
 			lat := slices.Concat(key, []string{"basis", l.Basis})
-			count, total := g.latencySamples()
+			count, total := latencySamples(g)
 			q := &dto.Summary{SampleCount: ptrTo(count), SampleSum: ptrTo(sig12(total / 1e9))}
 			for _, oq := range openMetricsQuantiles {
 				sp, _ := sum.Spread(oq.fig)
 				q.Quantile = append(q.Quantile, &dto.Quantile{Quantile: ptrTo(oq.q), Value: ptrTo(sig12(sp.Median / 1e9))})
 			}
-			if h := g.latencyHistogram(); h != nil {
+			if h := latencyHistogram(g); h != nil {
 				f.add1(metricLatency, &dto.Metric{Label: labelPairs(lat), Histogram: h})
 			}
 			f.add1(metricLatencyQuantiles, &dto.Metric{Label: labelPairs(lat), Summary: q})
@@ -224,8 +222,8 @@ func (f *metricFamilies) add(doc *Document, source string) {
 
 // latencySamples returns the number of latency samples of g's runs with
 // figures and their sum in ns (each run's count times its mean).
-func (g *group) latencySamples() (count uint64, sumNs float64) {
-	for _, r := range g.results {
+func latencySamples(g *Group) (count uint64, sumNs float64) {
+	for _, r := range g.Results {
 		if r.Error != "" || r.Latency == nil || r.Latency.Count <= 0 {
 			continue
 		}
@@ -239,12 +237,12 @@ func (g *group) latencySamples() (count uint64, sumNs float64) {
 // runs with figures, bucketed by [OpenMetricsLatencyBoundsNs] (in
 // seconds), or nil when one of them has no decodable histogram or its
 // count differs from the run's.
-func (g *group) latencyHistogram() *dto.Histogram {
+func latencyHistogram(g *Group) *dto.Histogram {
 	bounds := OpenMetricsLatencyBoundsNs
 	counts := make([]uint64, len(bounds)+1) // the last: above every bound
 	var total uint64
 	var sumNs float64
-	for _, r := range g.results {
+	for _, r := range g.Results {
 		l := r.Latency
 		if r.Error != "" || l == nil {
 			continue

@@ -1,67 +1,14 @@
 package report
 
-import (
-	"math"
-	"strconv"
-)
-
-// Tables show a rate with the SI prefix that keeps its value at or above
-// 1 (bit/s: k, M, G; msg/s: k, M), with four significant digits, as
-// benchstat prints values: "98.53 Gbit/s", "368.4 Mbit/s", "702.7 msg/s".
-// JSON, CSV and the other machine forms keep their fixed units.
-
-type prefix struct {
-	name   string
-	factor float64
-}
-
-var (
-	bitPrefixes = []prefix{{"G", 1e9}, {"M", 1e6}, {"k", 1e3}, {"", 1}}
-	msgPrefixes = []prefix{{"M", 1e6}, {"k", 1e3}, {"", 1}}
-)
-
-// scaledRate formats v (in the base unit) with the largest prefix of ps
-// that leaves it at least 1, and the unit after it.
-func scaledRate(v float64, unit string, ps []prefix) string {
-	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
-		return strconv.FormatFloat(v, 'f', 0, 64) + " " + unit
-	}
-	p := ps[len(ps)-1]
-	for _, q := range ps {
-		// At least 1 once rounded to four significant digits.
-		if math.Abs(v)/q.factor >= 0.99995 {
-			p = q
-			break
-		}
-	}
-	x := v / p.factor
-	prec := 3
-	switch a := math.Abs(x); {
-	case a >= 99.995:
-		prec = 1
-	case a >= 9.9995:
-		prec = 2
-	case a < 0.99995: // below the smallest prefix
-		prec = 3 + int(math.Ceil(-math.Log10(a)))
-	}
-	return strconv.FormatFloat(x, 'f', prec, 64) + " " + p.name + unit
-}
-
-// gbitCell is a bandwidth in Gbit/s, scaled.
-func gbitCell(gbps float64) string { return scaledRate(gbps*1e9, "bit/s", bitPrefixes) }
-
-// mmsgCell is a message rate in Mmsg/s, scaled.
-func mmsgCell(mmsgps float64) string { return scaledRate(mmsgps*1e6, "msg/s", msgPrefixes) }
-
 // scaledValue formats a figure for the results and comparison tables:
 // latencies in u (the table's), bandwidth and message rate scaled, MiB/s
 // with two decimals.
-func scaledValue(f Figure, v float64, u latencyUnit) string {
+func scaledValue(f Figure, v float64, u LatencyUnit) string {
 	switch f {
 	case FigGbps:
-		return gbitCell(v)
+		return GbitCell(v)
 	case FigMsgRate:
-		return mmsgCell(v)
+		return MmsgCell(v)
 	}
 	return tableValue(f, v, u)
 }
@@ -69,10 +16,10 @@ func scaledValue(f Figure, v float64, u latencyUnit) string {
 // figureLabel names a figure in the comparison table: its unit when every
 // value has it ("p99 µs", "MiB/s"; a latency in u, the table's), else what
 // it is ("bandwidth").
-func figureLabel(f Figure, u latencyUnit) string {
+func figureLabel(f Figure, u LatencyUnit) string {
 	switch {
 	case f.IsLatency():
-		return f.Label() + " " + u.name
+		return f.Label() + " " + u.Name
 	case f == FigGbps:
 		return "bandwidth"
 	case f == FigMsgRate:
@@ -81,109 +28,10 @@ func figureLabel(f Figure, u latencyUnit) string {
 	return f.Label()
 }
 
-// latencyUnit is the unit a table shows its latencies in: one unit for a
-// whole table (a section of the results table, a comparison, a mesh
-// matrix), so that its columns and rows read against each other, never
-// one per cell.
-type latencyUnit struct {
-	name   string
-	ns     float64 // nanoseconds in one unit
-	digits int     // decimals
-}
-
-var (
-	unitNs = latencyUnit{"ns", 1, 0}
-	unitUs = latencyUnit{"µs", 1e3, 2}
-	unitMs = latencyUnit{"ms", 1e6, 3}
-)
-
-// latencyUnitOf picks a table's unit from the p50s (in ns) of what it
-// shows: µs, as perftest prints latencies, unless every p50 is below 1 µs
-// (then ns, no decimals) or at least 1 ms (then ms, three decimals). With
-// no p50, µs.
-func latencyUnitOf(p50s []float64) latencyUnit {
-	ns, ms, any := true, true, false
-	for _, v := range p50s {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			continue
-		}
-		any = true
-		ns = ns && v < 999.5 // still below 1000 once rounded
-		ms = ms && v >= 1e6
-	}
-	switch {
-	case !any:
-		return unitUs
-	case ns:
-		return unitNs
-	case ms:
-		return unitMs
-	}
-	return unitUs
-}
-
-// messageFigures writes vs (values of f, in f's unit) for one message,
-// each with its unit, in the unit formatting f has in tables: a rate
-// scaled as its cell is ("368.4 Mbit/s", "702.7 msg/s"), latencies all in
-// the one unit a table of them would take ("4.021 µs > 1.312 µs", "1.234
-// ms > 900 µs" never), up to three decimals, so that the figures of a
-// message read against each other.
-func messageFigures(f Figure, vs ...float64) []string {
-	out := make([]string, len(vs))
-	u := latencyUnitOf(vs)
-	for i, v := range vs {
-		switch {
-		case f.IsLatency():
-			out[i] = Num(v/u.ns) + " " + u.name
-		case f == FigGbps:
-			out[i] = gbitCell(v)
-		case f == FigMsgRate:
-			out[i] = mmsgCell(v)
-		default:
-			out[i] = f.Format(v)
-		}
-	}
-	return out
-}
-
-// limitFigure writes a limit of f (in f's unit) as a threshold given by
-// a person: with the prefix its figures take in messages and the digits
-// given ("90 Gbit/s", "500 Mbit/s", "1 Mmsg/s"), a latency in u with up
-// to three decimals.
-func limitFigure(f Figure, v float64, u latencyUnit) string {
-	var base float64
-	var unit string
-	var ps []prefix
-	switch {
-	case f.IsLatency():
-		return Num(v/u.ns) + " " + u.name
-	case f == FigGbps:
-		base, unit, ps = v*1e9, "bit/s", bitPrefixes
-	case f == FigMsgRate:
-		base, unit, ps = v*1e6, "msg/s", msgPrefixes
-	default:
-		return strconv.FormatFloat(v, 'f', -1, 64) + " " + f.Unit()
-	}
-	p := ps[len(ps)-1]
-	for _, q := range ps {
-		if math.Abs(base)/q.factor >= 0.99995 {
-			p = q
-			break
-		}
-	}
-	x, _ := strconv.ParseFloat(strconv.FormatFloat(base/p.factor, 'g', 6, 64), 64) // no float noise
-	return strconv.FormatFloat(x, 'f', -1, 64) + " " + p.name + unit
-}
-
 // formatIn is f.Format(v) with a latency in u, up to three decimals.
-func formatIn(f Figure, v float64, u latencyUnit) string {
+func formatIn(f Figure, v float64, u LatencyUnit) string {
 	if f.IsLatency() {
-		return Num(v/u.ns) + " " + u.name
+		return Num(v/u.Ns) + " " + u.Name
 	}
 	return f.Format(v)
-}
-
-// cell formats ns (nanoseconds) in u, without the unit.
-func (u latencyUnit) cell(ns float64) string {
-	return strconv.FormatFloat(ns/u.ns, 'f', u.digits, 64)
 }

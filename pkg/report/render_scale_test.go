@@ -53,7 +53,7 @@ func TestLatencyUnits(t *testing.T) {
 		{[]float64{1e6, 4_210_500}, "ms"},
 		{[]float64{999_000, 4_210_500}, "µs"},
 	} {
-		if got := latencyUnitOf(c.p50s).name; got != c.want {
+		if got := LatencyUnitOf(c.p50s).Name; got != c.want {
 			t.Errorf("latencyUnitOf(%v) = %s, want %s", c.p50s, got, c.want)
 		}
 	}
@@ -131,8 +131,8 @@ func TestMessageFigures(t *testing.T) {
 		{FigMsgRate, []float64{0.000399}, "399.0 msg/s"},
 		{FigMiBps, []float64{24.94}, "24.94 MiB/s"},
 	} {
-		if got := strings.Join(messageFigures(c.f, c.vs...), " "); got != c.want {
-			t.Errorf("messageFigures(%s, %v) = %q, want %q", c.f, c.vs, got, c.want)
+		if got := strings.Join(MessageFigures(c.f, c.vs...), " "); got != c.want {
+			t.Errorf("MessageFigures(%s, %v) = %q, want %q", c.f, c.vs, got, c.want)
 		}
 	}
 	doc := unitsDoc()

@@ -36,10 +36,10 @@ func summarySection(s *Summary) section {
 // only the medians with too few runs for an interval), in sections like
 // buildRows.
 func buildSummaryRows(doc *Document, sums []Summary, notes *footnotes) []row {
-	groups := groupResults(doc) // in the order of sums
+	groups := GroupResults(doc) // in the order of sums
 	var rows []row
 	cur := sectionNone
-	unit := unitUs
+	unit := UnitUs
 	for i := range sums {
 		s := &sums[i]
 		sec := summarySection(s)
@@ -47,7 +47,7 @@ func buildSummaryRows(doc *Document, sums []Summary, notes *footnotes) []row {
 			if sec == sectionLatency {
 				unit = summarySectionUnit(sums[i:])
 			}
-			rows = startSection(rows, cur, sec, fmt.Sprintf(summaryLatencyTitle, unit.name), summaryLatencyLabels, summaryBandwidthTitle, summaryBandwidthLabels)
+			rows = startSection(rows, cur, sec, fmt.Sprintf(summaryLatencyTitle, unit.Name), summaryLatencyLabels, summaryBandwidthTitle, summaryBandwidthLabels)
 			cur = sec
 		}
 		note := notes.refs(i)
@@ -60,7 +60,7 @@ func buildSummaryRows(doc *Document, sums []Summary, notes *footnotes) []row {
 		if sec == sectionBandwidth {
 			figs = BandwidthFigures
 			kind, lead = "->", []string{"-"}
-			if r := firstMeasured(groups[i].results); r != nil {
+			if r := firstMeasured(groups[i].Results); r != nil {
 				kind = dirArrow(r)
 				notes.bidir = notes.bidir || r.Reversed()
 				if r.Bidirectional() {
@@ -102,7 +102,7 @@ func buildSummaryRows(doc *Document, sums []Summary, notes *footnotes) []row {
 
 // summarySectionUnit is the latency unit of the section that starts with
 // the first of sums: that of their medians' p50s.
-func summarySectionUnit(sums []Summary) latencyUnit {
+func summarySectionUnit(sums []Summary) LatencyUnit {
 	var p50s []float64
 	for i := range sums {
 		if summarySection(&sums[i]) != sectionLatency {
@@ -112,15 +112,15 @@ func summarySectionUnit(sums []Summary) latencyUnit {
 			p50s = append(p50s, sp.Median)
 		}
 	}
-	return latencyUnitOf(p50s)
+	return LatencyUnitOf(p50s)
 }
 
 // tableValue formats a figure the way the per-run table does, a latency
 // in u.
-func tableValue(f Figure, v float64, u latencyUnit) string {
+func tableValue(f Figure, v float64, u LatencyUnit) string {
 	switch {
 	case f.IsLatency():
-		return u.cell(v)
+		return u.Cell(v)
 	case f == FigMsgRate:
 		return strconv.FormatFloat(v, 'f', 4, 64)
 	}
@@ -143,7 +143,7 @@ func firstMeasured(rs []*Result) *Result {
 // text once, with the runs it came from) and the errors of its failed runs.
 func newSummaryFootnotes(doc *Document) *footnotes {
 	f := &footnotes{byResult: map[int][]int{}}
-	groups := groupResults(doc)
+	groups := GroupResults(doc)
 	for i := range groups {
 		g := &groups[i]
 		add := func(text string) {
@@ -152,7 +152,7 @@ func newSummaryFootnotes(doc *Document) *footnotes {
 		}
 		var order []string
 		runs := map[string][]int{}
-		for _, r := range g.results {
+		for _, r := range g.Results {
 			for _, w := range r.Warnings {
 				w = Clean(w)
 				if _, ok := runs[w]; !ok {
@@ -162,11 +162,11 @@ func newSummaryFootnotes(doc *Document) *footnotes {
 			}
 		}
 		for _, w := range order {
-			add(fmt.Sprintf("%s %d B: %s (%s)", Clean(g.key.Test), g.key.Size, w, runsLabel(runs[w], len(g.results))))
+			add(fmt.Sprintf("%s %d B: %s (%s)", Clean(g.Key.Test), g.Key.Size, w, runsLabel(runs[w], len(g.Results))))
 		}
-		for _, r := range g.results {
+		for _, r := range g.Results {
 			if r.Error != "" {
-				add(fmt.Sprintf("%s %d B, run %d: error: %s", Clean(g.key.Test), g.key.Size, r.Run, Clean(r.Error)))
+				add(fmt.Sprintf("%s %d B, run %d: error: %s", Clean(g.Key.Test), g.Key.Size, r.Run, Clean(r.Error)))
 			}
 		}
 	}

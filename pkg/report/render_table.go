@@ -218,7 +218,7 @@ func clockLine(c Clock) string {
 }
 
 // settingsLines says, per test and connection in document order, what its
-// results ran with (see [settingsLine]); empty when no result records it.
+// results ran with (see [SettingsLine]); empty when no result records it.
 func settingsLines(doc *Document) []string {
 	type key struct{ test, conn string }
 	var order []key
@@ -236,7 +236,7 @@ func settingsLines(doc *Document) []string {
 	}
 	var lines []string
 	for _, k := range order {
-		if l := settingsLine(groups[k]); l != "" {
+		if l := SettingsLine(groups[k]); l != "" {
 			lines = append(lines, fmt.Sprintf("%s %s: %s", Clean(k.test), Clean(orDefault(k.conn, "-")), Clean(l)))
 		}
 	}
@@ -386,7 +386,7 @@ func resultSection(r *Result) section {
 func buildRows(doc *Document, notes *footnotes) []row {
 	var rows []row
 	cur := sectionNone
-	unit := unitUs
+	unit := UnitUs
 	for i := range doc.Results {
 		r := &doc.Results[i]
 		sec := resultSection(r)
@@ -394,7 +394,7 @@ func buildRows(doc *Document, notes *footnotes) []row {
 			if sec == sectionLatency {
 				unit = sectionUnit(doc.Results[i:])
 			}
-			rows = startSection(rows, cur, sec, fmt.Sprintf(latencyTitle, unit.name), latencyLabels, bandwidthTitle, bandwidthLabels)
+			rows = startSection(rows, cur, sec, fmt.Sprintf(latencyTitle, unit.Name), latencyLabels, bandwidthTitle, bandwidthLabels)
 			cur = sec
 		}
 		note := notes.refs(i)
@@ -409,7 +409,7 @@ func buildRows(doc *Document, notes *footnotes) []row {
 
 // sectionUnit is the latency unit of the section that starts with the
 // first of rs: that of the p50s of its results.
-func sectionUnit(rs []Result) latencyUnit {
+func sectionUnit(rs []Result) LatencyUnit {
 	var p50s []float64
 	for i := range rs {
 		if resultSection(&rs[i]) != sectionLatency {
@@ -419,7 +419,7 @@ func sectionUnit(rs []Result) latencyUnit {
 			p50s = append(p50s, l.P50Ns)
 		}
 	}
-	return latencyUnitOf(p50s)
+	return LatencyUnitOf(p50s)
 }
 
 var cpuLabels = []string{"test", "conn", "bytes", "", "end", "user s", "sys s", "cores"}
@@ -485,7 +485,7 @@ func errorRow(first []string, msg, note string) row {
 	return row{kind: rowError, cells: append(cells, errorMarker), text: "error: " + Clean(msg), suffix: note}
 }
 
-func latencyRows(r *Result, note string, u latencyUnit) []row {
+func latencyRows(r *Result, note string, u LatencyUnit) []row {
 	iters := int64(r.Iterations)
 	if iters == 0 && r.Latency != nil {
 		iters = r.Latency.Count
@@ -514,7 +514,7 @@ func latencyRows(r *Result, note string, u latencyUnit) []row {
 	return rows
 }
 
-func latencyCells(l *Latency, u latencyUnit) []string {
+func latencyCells(l *Latency, u LatencyUnit) []string {
 	cells := []string{basisLabel(l.Basis)}
 	if l.Count == 0 {
 		for range numCols - colFirstMetric {
@@ -523,7 +523,7 @@ func latencyCells(l *Latency, u latencyUnit) []string {
 		return cells
 	}
 	for _, ns := range []float64{l.MinNs, l.P50Ns, l.MeanNs, l.StdevNs, l.P90Ns, l.P99Ns, l.P999Ns, l.P9999Ns, l.MaxNs} {
-		cells = append(cells, u.cell(ns))
+		cells = append(cells, u.Cell(ns))
 	}
 	return cells
 }
@@ -597,9 +597,9 @@ func bwCells(dir, qps string, b *Bandwidth) []string {
 		return []string{dir, qps, "-", "-", "-"}
 	}
 	return []string{dir, qps,
-		gbitCell(b.Gbps),
+		GbitCell(b.Gbps),
 		strconv.FormatFloat(b.MiBps, 'f', 2, 64),
-		mmsgCell(b.Mmsgps),
+		MmsgCell(b.Mmsgps),
 	}
 }
 
