@@ -756,7 +756,7 @@ var MeshCompareCSVHeader = []string{"test", "connection", "size_bytes", "figure"
 	"to_rank", "to_host", "base", "new", "change", "status"}
 
 // EachCSVRow calls fn with the cells of every link of every matrix
-// compared, one row per link and figure (see [WriteMeshComparison]).
+// compared, one row per link and figure (the CSV form of a mesh comparison that pkg/report/render writes).
 func (c *MeshComparison) EachCSVRow(fn func(cells []string) error) error {
 	cells := make([]string, len(MeshCompareCSVHeader))
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }

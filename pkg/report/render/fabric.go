@@ -1,8 +1,10 @@
-package report
+package render
 
 import (
 	"fmt"
 	"strconv"
+
+	"github.com/rdmabench/rdmabench/pkg/report"
 )
 
 // The table's rows for a result spread over loop threads (--threads),
@@ -11,12 +13,12 @@ import (
 
 // fabricBandwidthRows are the rows under a bandwidth result's own: each
 // device's figures (and its threads), or each thread's.
-func fabricBandwidthRows(r *Result) []row {
+func fabricBandwidthRows(r *report.Result) []row {
 	var rows []row
 	for _, d := range r.Devices {
-		label := "  " + Clean(d.Device)
+		label := "  " + report.Clean(d.Device)
 		if d.ServerDevice != "" && d.ServerDevice != d.Device {
-			label += " / " + Clean(d.ServerDevice)
+			label += " / " + report.Clean(d.ServerDevice)
 		}
 		cells := []string{label, "", "", "-"}
 		if d.Iterations > 0 {
@@ -40,7 +42,7 @@ func fabricBandwidthRows(r *Result) []row {
 }
 
 // threadRows are a row per sending thread: its QPs and what it sent.
-func threadRows(ts []Thread, indent string) []row {
+func threadRows(ts []report.Thread, indent string) []row {
 	var rows []row
 	for _, t := range ts {
 		dir := "->"
@@ -58,10 +60,10 @@ func threadRows(ts []Thread, indent string) []row {
 
 // fabricLatencyRows are the rows under a latency result's own: each
 // device's figures, and the load it ran under.
-func fabricLatencyRows(r *Result, u LatencyUnit) []row {
+func fabricLatencyRows(r *report.Result, u report.LatencyUnit) []row {
 	var rows []row
 	for _, d := range r.Devices {
-		cells := []string{"  " + Clean(d.Device), "", "", "-"}
+		cells := []string{"  " + report.Clean(d.Device), "", "", "-"}
 		if d.Latency == nil {
 			rows = append(rows, errorRow(cells, orDefault(d.Error, "no latency"), ""))
 			continue
@@ -79,8 +81,8 @@ func fabricLatencyRows(r *Result, u LatencyUnit) []row {
 }
 
 // loadText says what a load moved while a size's latency was measured.
-func loadText(l *Load) string {
-	s := fmt.Sprintf("under load: %s, %d QPs of %d B", Clean(l.Test), l.QPs, l.Size)
+func loadText(l *report.Load) string {
+	s := fmt.Sprintf("under load: %s, %d QPs of %d B", report.Clean(l.Test), l.QPs, l.Size)
 	if b := l.Bandwidth; b != nil {
 		s += fmt.Sprintf(", %.3f Gbit/s (%.4f Mmsg/s) during the samples", b.Gbps, b.Mmsgps)
 	}

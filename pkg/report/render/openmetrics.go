@@ -1,4 +1,4 @@
-package report
+package render
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"math"
 	"slices"
 	"strconv"
+
+	"github.com/rdmabench/rdmabench/pkg/report"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -53,8 +55,8 @@ var OpenMetricsLatencyBoundsNs = func() []int64 {
 // minimum and 1 the maximum, as Prometheus's own summaries say them.
 var openMetricsQuantiles = []struct {
 	q   float64
-	fig Figure
-}{{0, FigMin}, {0.5, FigP50}, {0.9, FigP90}, {0.99, FigP99}, {0.999, FigP999}, {0.9999, FigP9999}, {1, FigMax}}
+	fig report.Figure
+}{{0, report.FigMin}, {0.5, report.FigP50}, {0.9, report.FigP90}, {0.99, report.FigP99}, {0.999, report.FigP999}, {0.9999, report.FigP9999}, {1, report.FigMax}}
 
 // WriteOpenMetrics writes doc as OpenMetrics 1.0 text (which the
 // Prometheus text parser of node_exporter's textfile collector also
@@ -82,18 +84,18 @@ var openMetricsQuantiles = []struct {
 // records has one). _sum and _count, in both the histogram and the
 // summary, are those of all the samples of those runs. In a document of
 // repeated runs every other figure (the quantiles, gauges) is the median
-// over the runs (failed runs left out), as [Summarize] computes it.
+// over the runs (failed runs left out), as [report.Summarize] computes it.
 // Figures are in base units (seconds, bytes/s), as Prometheus names them.
-func WriteOpenMetrics(w io.Writer, doc *Document) error {
+func WriteOpenMetrics(w io.Writer, doc *report.Document) error {
 	if doc == nil {
 		return errors.New("report: write openmetrics: nil document")
 	}
-	return writeOpenMetrics(w, []Source{{Doc: doc}})
+	return writeOpenMetrics(w, []report.Source{{Doc: doc}})
 }
 
 // writeOpenMetrics writes every source in one exposition, with a label
 // source (its name) on every sample when there are several.
-func writeOpenMetrics(w io.Writer, srcs []Source) error {
+func writeOpenMetrics(w io.Writer, srcs []report.Source) error {
 	fams := newMetricFamilies()
 	names := uniqueNames(srcs)
 	for i, s := range srcs {
@@ -175,7 +177,7 @@ func (f *metricFamilies) add1(name string, m *dto.Metric) {
 }
 
 // add adds the figures of doc, labelled with source when it is not empty.
-func (f *metricFamilies) add(doc *Document, source string) {
+func (f *metricFamilies) add(doc *report.Document, source string) {
 	device := ""
 	if d := doc.Hosts.Local.Device; d != nil {
 		device = d.Name
@@ -191,10 +193,10 @@ func (f *metricFamilies) add(doc *Document, source string) {
 	if !doc.End.IsZero() {
 		f.gauge(metricEnd, float64(doc.End.UnixNano())/1e9, base()...)
 	}
-	groups := GroupResults(doc)
+	groups := report.GroupResults(doc)
 	for i := range groups {
 		g := &groups[i]
-		sum := SummarizeGroup(g)
+		sum := report.SummarizeGroup(g)
 		key := base("test", sum.Test, "connection", sum.Connection, "size", strconv.Itoa(sum.Size))
 		if l := sum.Latency; l != nil {
 			lat := slices.Concat(key, []string{"basis", l.Basis})
@@ -222,7 +224,7 @@ func (f *metricFamilies) add(doc *Document, source string) {
 
 // latencySamples returns the number of latency samples of g's runs with
 // figures and their sum in ns (each run's count times its mean).
-func latencySamples(g *Group) (count uint64, sumNs float64) {
+func latencySamples(g *report.Group) (count uint64, sumNs float64) {
 	for _, r := range g.Results {
 		if r.Error != "" || r.Latency == nil || r.Latency.Count <= 0 {
 			continue
@@ -237,7 +239,7 @@ func latencySamples(g *Group) (count uint64, sumNs float64) {
 // runs with figures, bucketed by [OpenMetricsLatencyBoundsNs] (in
 // seconds), or nil when one of them has no decodable histogram or its
 // count differs from the run's.
-func latencyHistogram(g *Group) *dto.Histogram {
+func latencyHistogram(g *report.Group) *dto.Histogram {
 	bounds := OpenMetricsLatencyBoundsNs
 	counts := make([]uint64, len(bounds)+1) // the last: above every bound
 	var total uint64
@@ -250,7 +252,7 @@ func latencyHistogram(g *Group) *dto.Histogram {
 		if l.Histogram == "" {
 			return nil
 		}
-		h, err := DecodeHistogram(l.Histogram)
+		h, err := report.DecodeHistogram(l.Histogram)
 		if err != nil || h.TotalCount() != l.Count {
 			return nil
 		}
