@@ -13,6 +13,7 @@ import (
 	"github.com/rdmabench/rdmabench/pkg/control"
 	"github.com/rdmabench/rdmabench/pkg/remote"
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/render"
 	"github.com/rdmabench/rdmabench/pkg/workloads"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -119,7 +120,7 @@ var benchFlagDefs = []benchFlag{
 		fs.BoolVar(&f.loopback, "loopback", false, "run both ends in this process on the local device (the default when no HOST is given)")
 		fs.IntVarP(&f.ctlPort, "port", "p", control.DefaultPort, "the server's control port (with HOST)")
 		fs.StringVar(&f.token, "token", "", "token the server requires (default $"+EnvToken+")")
-		fs.VarP(outputFormat(&f.output), "output", "o", "output format: "+strings.Join(report.Formats, ", "))
+		fs.VarP(outputFormat(&f.output), "output", "o", "output format: "+strings.Join(render.Formats, ", "))
 		fs.StringVar(&f.outFile, "out", "", "also write the results document to FILE, atomically, after each measurement (format by extension: .txt table, .csv, .md, .bench gobench, .prom openmetrics, else JSON)")
 		fs.BoolVar(&f.stream, "json-stream", false, "print newline-delimited JSON events as the run goes (start, test, interval, result, end) instead of -o")
 		fs.Var(positiveInt(&f.repeat), "repeat", "run everything N times, in one document with the median and spread of each figure (default 1)")
@@ -139,7 +140,7 @@ var benchFlagDefs = []benchFlag{
 
 // register adds to fs the flags of a command running tests.
 func (f *benchFlags) register(fs *pflag.FlagSet, tests []workloads.TestInfo) {
-	f.output = report.FormatTable
+	f.output = render.FormatTable
 	for _, d := range testFlags {
 		if d.appliesToAny(tests) {
 			d.add(fs, f)
@@ -324,7 +325,7 @@ func (f *benchFlags) run(cmd *cobra.Command, req workloads.Request, hosts []stri
 	if doc == nil {
 		return usageError{fmt.Errorf("%s: %w", cmd.Name(), runErr)} // refused before it ran
 	}
-	if runErr != nil && events == nil && f.output == report.FormatTable && !measuredAny(doc) {
+	if runErr != nil && events == nil && f.output == render.FormatTable && !measuredAny(doc) {
 		// Nothing was measured: the table would only say the error again
 		// (its row and its footer); it is said once, on stderr. --out
 		// still keeps the document with the error.
@@ -341,7 +342,7 @@ func (f *benchFlags) run(cmd *cobra.Command, req workloads.Request, hosts []stri
 	if events != nil {
 		err = events.write(report.Event{Event: report.EventEnd, Document: doc})
 	} else {
-		err = report.WriteWith(cmd.OutOrStdout(), f.output, doc, tableOptions(cmd))
+		err = render.WriteWith(cmd.OutOrStdout(), f.output, doc, tableOptions(cmd))
 	}
 	if err != nil {
 		return err
@@ -386,8 +387,8 @@ func (f *benchFlags) dial(ctx context.Context, hostArg string) (*remote.Client, 
 // writeFile writes doc to --out, atomically, in the format its extension
 // names.
 func (f *benchFlags) writeFile(doc *report.Document) error {
-	format := report.FormatForPath(f.outFile)
-	if err := report.WriteFileAtomic(f.outFile, func(w io.Writer) error { return report.Write(w, format, doc) }); err != nil {
+	format := render.FormatForPath(f.outFile)
+	if err := report.WriteFileAtomic(f.outFile, func(w io.Writer) error { return render.Write(w, format, doc) }); err != nil {
 		return fmt.Errorf("write %s: %w", f.outFile, err)
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/render"
 	"github.com/spf13/cobra"
 )
 
@@ -67,9 +68,9 @@ the exit status is 0.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var gates report.Gates
-			if !slices.Contains(report.CompareFormats, output) && !slices.Contains(report.MeshCompareFormats, output) {
+			if !slices.Contains(render.CompareFormats, output) && !slices.Contains(render.MeshCompareFormats, output) {
 				return usageError{fmt.Errorf("compare: unknown output format %q (want %s; %s for two meshes)", output,
-					strings.Join(report.CompareFormats, ", "), strings.Join(report.MeshCompareFormats, ", "))}
+					strings.Join(render.CompareFormats, ", "), strings.Join(render.MeshCompareFormats, ", "))}
 			}
 			if top < 0 {
 				return usageError{fmt.Errorf("compare: --top %d: want 0 or more links", top)}
@@ -103,8 +104,8 @@ the exit status is 0.`,
 			if cmd.Flags().Changed("top") {
 				return usageError{errors.New("compare: --top applies to two mesh documents, not to single runs")}
 			}
-			if !slices.Contains(report.CompareFormats, output) {
-				return usageError{fmt.Errorf("compare: -o %s applies to two mesh documents; for single runs want %s", output, strings.Join(report.CompareFormats, ", "))}
+			if !slices.Contains(render.CompareFormats, output) {
+				return usageError{fmt.Errorf("compare: -o %s applies to two mesh documents; for single runs want %s", output, strings.Join(render.CompareFormats, ", "))}
 			}
 			c := report.Compare(docs[0], docs[1], report.CompareOptions{BaseName: args[0], NewName: args[1], Alpha: alpha})
 
@@ -114,7 +115,7 @@ the exit status is 0.`,
 				bw := bwLimit{&limits}
 				verdict.AddLimits("--limit-bw "+bw.String(), docs[1], limits)
 			}
-			if err := report.WriteComparisonWith(cmd.OutOrStdout(), output, c, verdict, tableOptions(cmd)); err != nil {
+			if err := render.WriteComparisonWith(cmd.OutOrStdout(), output, c, verdict, tableOptions(cmd)); err != nil {
 				return err
 			}
 			if verdict.Failed() {
@@ -131,7 +132,7 @@ the exit status is 0.`,
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVarP(&output, "output", "o", report.FormatTable, "output format: "+strings.Join(report.CompareFormats, ", ")+
+	fs.StringVarP(&output, "output", "o", render.FormatTable, "output format: "+strings.Join(render.CompareFormats, ", ")+
 		"; for two meshes also csv (one row per link and figure)")
 	fs.Float64Var(&alpha, "alpha", report.Alpha, "significance level of the Mann-Whitney U test (single runs)")
 	fs.IntVar(&top, "top", report.DefaultMeshTop, "two meshes: how many of each matrix's most changed links to list (0: none)")
@@ -173,7 +174,7 @@ func compareMeshes(cmd *cobra.Command, args []string, docs [2]*report.Document, 
 		bw := bwLimit{&limits}
 		c.AddLimits(verdict, "--limit-bw "+bw.String(), limits)
 	}
-	if err := report.WriteMeshComparisonWith(cmd.OutOrStdout(), output, c, verdict, tableOptions(cmd)); err != nil {
+	if err := render.WriteMeshComparisonWith(cmd.OutOrStdout(), output, c, verdict, tableOptions(cmd)); err != nil {
 		return err
 	}
 	var lines []string

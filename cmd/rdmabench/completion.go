@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/render"
 	"github.com/rdmabench/rdmabench/pkg/verbs"
 	"github.com/rdmabench/rdmabench/pkg/workloads"
 	"github.com/spf13/cobra"
@@ -103,9 +103,9 @@ func completeFlags(c *cobra.Command) {
 	test, isTest := workloads.LookupTest(c.Name())
 	switch c.Name() {
 	case "compare":
-		add("output", fixed(report.CompareFormats...))
+		add("output", fixed(render.CompareFormats...))
 	case "mesh":
-		add("output", fixed(report.MeshFormats...))
+		add("output", fixed(render.MeshFormats...))
 		c.ValidArgsFunction = func(_ *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 			var out []string
 			for _, n := range testNames() {
@@ -119,7 +119,7 @@ func completeFlags(c *cobra.Command) {
 		add("output", fixed("table", "json"))
 	case "plot": // -o is a file name
 	default:
-		add("output", fixed(report.Formats...))
+		add("output", fixed(render.Formats...))
 	}
 	connections := []string{"RC", "UC", "UD"}
 	if isTest {

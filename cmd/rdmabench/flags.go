@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/render"
 	"github.com/rdmabench/rdmabench/pkg/workloads"
 )
 
@@ -156,9 +157,9 @@ func fraction(p *float64) valueFlag[float64] {
 	}}
 }
 
-// outputFormat is -o: one of report.Formats.
+// outputFormat is -o: one of render.Formats.
 func outputFormat(p *string) valueFlag[string] {
-	return valueFlag[string]{p, "", "format", func(s string) (string, error) { return s, report.CheckFormat(s) }}
+	return valueFlag[string]{p, "", "format", func(s string) (string, error) { return s, render.CheckFormat(s) }}
 }
 
 // latencyLimit is --limit-p99 20us and its kind.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/render"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
@@ -15,7 +15,7 @@ import (
 
 // Help fits the terminal: at the width that COLUMNS says, or else the
 // terminal's, the flags' descriptions wrap in their column and any other
-// line longer than that wraps as the tables' lines do (report.FitLines).
+// line longer than that wraps as the tables' lines do (render.FitLines).
 // Into a pipe, with no COLUMNS, the layout is the same every time: one
 // line per flag.
 
@@ -45,8 +45,8 @@ func helpWidth(cmd *cobra.Command) int {
 
 // tableOptions lay tables out for cmd's output: at the width help wraps
 // to (COLUMNS, or the terminal's), or unlimited into a pipe.
-func tableOptions(cmd *cobra.Command) report.Options {
-	return report.Options{Width: helpWidth(cmd)}
+func tableOptions(cmd *cobra.Command) render.Options {
+	return render.Options{Width: helpWidth(cmd)}
 }
 
 // useWrappedHelp makes the help of root and its commands fit helpWidth.
@@ -77,6 +77,6 @@ func useWrappedHelp(root *cobra.Command) {
 		help(c, args)
 		helpColumns.Store(0)
 		c.SetOut(out)
-		out.Write(report.FitLines(b.Bytes(), w))
+		out.Write(render.FitLines(b.Bytes(), w))
 	})
 }

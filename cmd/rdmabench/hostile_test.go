@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/render"
 )
 
 // hostileFiles writes, in dir, files that are not results documents or are
@@ -119,12 +120,12 @@ func TestHugeValues(t *testing.T) {
 	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, format := range report.Formats {
+	for _, format := range render.Formats {
 		if _, stderr, code := cli(t, "report", path, "-o", format); code != 0 {
 			t.Errorf("report -o %s: exit %d: %s", format, code, stderr)
 		}
 	}
-	for _, format := range report.CompareFormats {
+	for _, format := range render.CompareFormats {
 		if _, stderr, code := cli(t, "compare", path, path, "-o", format, "--max-regression", "1%"); code != 0 {
 			t.Errorf("compare -o %s: exit %d: %s", format, code, stderr)
 		}

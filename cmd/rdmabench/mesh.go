@@ -15,6 +15,7 @@ import (
 	"github.com/rdmabench/rdmabench/pkg/mesh"
 	"github.com/rdmabench/rdmabench/pkg/remote"
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/render"
 	"github.com/rdmabench/rdmabench/pkg/workloads"
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
@@ -120,7 +121,7 @@ register or lose it.`,
 		case "ib-dev":
 			fl.Usage = "RDMA device; a list (mlx5_0,mlx5_1,...) gives each rank of a host the one at its local rank, or with --host-level every one at once (default: the first device)"
 		case "output":
-			fl.Usage = "rank 0's output format: " + strings.Join(report.MeshFormats, ", ")
+			fl.Usage = "rank 0's output format: " + strings.Join(render.MeshFormats, ", ")
 		case "out":
 			fl.Usage = "rank 0 also writes the summary to FILE at the end (.txt table, .md, .csv, else JSON), and every link's full results as it ends to the link stream beside it, FILE.links.ndjson (never rewritten: a rank 0 killed leaves every finished link there; 'rdmabench report' reads it)"
 		}
@@ -197,10 +198,10 @@ func (m *meshFlags) config(fs *pflag.FlagSet, f *benchFlags, tests, args []strin
 	if f.all && len(f.spec.Sizes) > 0 {
 		return mesh.Config{}, errors.New("mesh: -a and -s are exclusive")
 	}
-	if !slices.Contains(report.MeshFormats, f.output) {
-		return mesh.Config{}, fmt.Errorf("mesh: -o %s: a mesh document renders as %s", f.output, strings.Join(report.MeshFormats, ", "))
+	if !slices.Contains(render.MeshFormats, f.output) {
+		return mesh.Config{}, fmt.Errorf("mesh: -o %s: a mesh document renders as %s", f.output, strings.Join(render.MeshFormats, ", "))
 	}
-	if f.outFile != "" && !slices.Contains(report.MeshFormats, report.FormatForPath(f.outFile)) {
+	if f.outFile != "" && !slices.Contains(render.MeshFormats, render.FormatForPath(f.outFile)) {
 		return mesh.Config{}, fmt.Errorf("mesh: --out %s: a mesh document is written as .json, .txt, .md or .csv", f.outFile)
 	}
 	for _, name := range blameFlagNames {
@@ -360,7 +361,7 @@ func runMeshRank0(cmd *cobra.Command, f *benchFlags, cfg mesh.Config) error {
 		}
 		doc.Mesh.LinksFile = filepath.Base(links.Name())
 	}
-	if err := report.WriteWith(cmd.OutOrStdout(), f.output, doc, tableOptions(cmd)); err != nil {
+	if err := render.WriteWith(cmd.OutOrStdout(), f.output, doc, tableOptions(cmd)); err != nil {
 		return err
 	}
 	if f.outFile != "" {
@@ -427,7 +428,7 @@ func newMeshProgress(stderr io.Writer, f *benchFlags) *meshProgress {
 	if !ok || !term.IsTerminal(int(file.Fd())) {
 		return &meshProgress{}
 	}
-	if f.output != report.FormatTable && f.output != report.FormatMarkdown && f.outFile == "" {
+	if f.output != render.FormatTable && f.output != render.FormatMarkdown && f.outFile == "" {
 		return &meshProgress{}
 	}
 	return &meshProgress{w: stderr}

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/render"
 	"github.com/rdmabench/rdmabench/pkg/workloads"
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
@@ -28,7 +29,7 @@ func newProgress(stderr io.Writer, f *benchFlags) *progress {
 	if !ok || !term.IsTerminal(int(file.Fd())) {
 		return nil
 	}
-	if f.output != report.FormatTable && f.output != report.FormatMarkdown && f.outFile == "" {
+	if f.output != render.FormatTable && f.output != render.FormatMarkdown && f.outFile == "" {
 		return nil
 	}
 	return &progress{w: stderr}

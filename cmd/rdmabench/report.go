@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/render"
 	"github.com/spf13/cobra"
 )
 
@@ -38,7 +39,7 @@ error naming the file and what is wrong with it (exit status 1).`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := report.CheckFormat(output); err != nil {
+			if err := render.CheckFormat(output); err != nil {
 				return usageError{fmt.Errorf("report: %w", err)}
 			}
 			srcs := make([]report.Source, 0, len(args))
@@ -52,10 +53,10 @@ error naming the file and what is wrong with it (exit status 1).`,
 				}
 				srcs = append(srcs, report.Source{Name: path, Doc: doc})
 			}
-			return report.WriteSourcesWith(cmd.OutOrStdout(), output, srcs, tableOptions(cmd))
+			return render.WriteSourcesWith(cmd.OutOrStdout(), output, srcs, tableOptions(cmd))
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", report.FormatTable, "output format: "+strings.Join(report.Formats, ", "))
+	cmd.Flags().StringVarP(&output, "output", "o", render.FormatTable, "output format: "+strings.Join(render.Formats, ", "))
 	return cmd
 }
 

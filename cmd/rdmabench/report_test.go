@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/render"
 )
 
 // runsDoc is a loopback document on device dev with one run per value of
@@ -64,7 +65,7 @@ func TestReport(t *testing.T) {
 		t.Fatalf("report: exit %d, %q\n%s", code, stderr, out)
 	}
 	var want bytes.Buffer
-	if err := report.WriteTable(&want, one); err != nil {
+	if err := render.WriteTable(&want, one); err != nil {
 		t.Fatal(err)
 	}
 	if out != want.String() {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/internal/testutil"
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/render"
 	"github.com/rdmabench/rdmabench/pkg/report/schema"
 	"github.com/rdmabench/rdmabench/pkg/workloads"
 )
@@ -230,7 +231,7 @@ func TestMeshAllPairs(t *testing.T) {
 		t.Errorf("params %+v partial %v", doc.Params, doc.Partial)
 	}
 	var tb bytes.Buffer
-	if err := report.Write(&tb, report.FormatTable, doc); err != nil {
+	if err := render.Write(&tb, render.FormatTable, doc); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("\n%s", tb.String())

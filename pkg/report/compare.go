@@ -161,25 +161,25 @@ func Compare(base, new *Document, opt CompareOptions) *Comparison {
 		Confidence: Confidence,
 		Rows:       []CompareRow{},
 	}
-	bg, ng := groupResults(base), groupResults(new)
-	inNew := map[Key]*group{}
+	bg, ng := GroupResults(base), GroupResults(new)
+	inNew := map[Key]*Group{}
 	for i := range ng {
-		inNew[ng[i].key] = &ng[i]
+		inNew[ng[i].Key] = &ng[i]
 	}
 	seen := map[Key]bool{}
 	for i := range bg {
 		b := &bg[i]
-		n, ok := inNew[b.key]
+		n, ok := inNew[b.Key]
 		if !ok {
-			c.OnlyBase = append(c.OnlyBase, b.key)
+			c.OnlyBase = append(c.OnlyBase, b.Key)
 			continue
 		}
-		seen[b.key] = true
+		seen[b.Key] = true
 		c.Rows = append(c.Rows, compareRow(b, n, alpha))
 	}
 	for i := range ng {
-		if !seen[ng[i].key] {
-			c.OnlyNew = append(c.OnlyNew, ng[i].key)
+		if !seen[ng[i].Key] {
+			c.OnlyNew = append(c.OnlyNew, ng[i].Key)
 		}
 	}
 	c.Warnings = envDiff(base, new)
@@ -198,17 +198,17 @@ func side(name string, doc *Document) Side {
 	return Side{Name: name, Tool: doc.Tool, Command: doc.Command, Start: doc.Start, Runs: doc.Runs(), Hosts: doc.Hosts}
 }
 
-func compareRow(b, n *group, alpha float64) CompareRow {
-	row := CompareRow{Key: b.key, Kind: "latency"}
+func compareRow(b, n *Group, alpha float64) CompareRow {
+	row := CompareRow{Key: b.Key, Kind: "latency"}
 	figs := compareLatency
 	isBW := len(b.values(FigGbps)) > 0 || len(n.values(FigGbps)) > 0
 	if !isBW && len(b.values(FigP50)) == 0 && len(n.values(FigP50)) == 0 {
-		isBW = strings.HasSuffix(b.key.Test, "-bw")
+		isBW = strings.HasSuffix(b.Key.Test, "-bw")
 	}
 	if isBW {
 		row.Kind, figs = "bandwidth", compareBandwidth
 	}
-	for _, r := range slices.Concat(b.results, n.results) {
+	for _, r := range slices.Concat(b.Results, n.Results) {
 		if r.Latency != nil && r.Error == "" {
 			row.Basis = r.Latency.Basis
 			break
@@ -219,26 +219,26 @@ func compareRow(b, n *group, alpha float64) CompareRow {
 	}
 	for _, s := range []struct {
 		name string
-		g    *group
+		g    *Group
 	}{{"base", b}, {"new", n}} {
 		failed := 0
-		for _, r := range s.g.results {
+		for _, r := range s.g.Results {
 			if r.Error != "" {
 				failed++
 			}
 		}
 		switch {
 		case failed == 0:
-		case len(s.g.results) == 1:
-			row.Notes = append(row.Notes, fmt.Sprintf("%s: the test failed: %s", s.name, Clean(firstError(s.g.results))))
+		case len(s.g.Results) == 1:
+			row.Notes = append(row.Notes, fmt.Sprintf("%s: the test failed: %s", s.name, Clean(firstError(s.g.Results))))
 		default:
-			row.Notes = append(row.Notes, fmt.Sprintf("%s: %d of %d runs failed and are left out (%s)", s.name, failed, len(s.g.results), Clean(firstError(s.g.results))))
+			row.Notes = append(row.Notes, fmt.Sprintf("%s: %d of %d runs failed and are left out (%s)", s.name, failed, len(s.g.Results), Clean(firstError(s.g.Results))))
 		}
 	}
 	if bq, nq := qpsOf(b), qpsOf(n); bq != nq {
 		row.Notes = append(row.Notes, fmt.Sprintf("QPs differ: base %s, new %s", bq, nq))
 	}
-	if be, ne := firstEffective(b.results), firstEffective(n.results); be != nil && ne != nil {
+	if be, ne := firstEffective(b.Results), firstEffective(n.Results); be != nil && ne != nil {
 		if d := settingsDiff(be, ne); len(d) > 0 {
 			row.Notes = append(row.Notes, "ran with different settings: "+strings.Join(d, "; "))
 		}
@@ -264,9 +264,9 @@ func firstError(rs []*Result) string {
 	return ""
 }
 
-func qpsOf(g *group) string {
+func qpsOf(g *Group) string {
 	var qs []string
-	for _, r := range g.results {
+	for _, r := range g.Results {
 		q := strconv.Itoa(r.QPs)
 		if !slices.Contains(qs, q) {
 			qs = append(qs, q)

@@ -751,14 +751,14 @@ func (c *MeshComparison) AddLimits(g *MeshGateResult, name string, l Limits) {
 
 // --- CSV ---
 
-// meshCompareCSVHeader are the columns of a mesh comparison as CSV.
-var meshCompareCSVHeader = []string{"test", "connection", "size_bytes", "figure", "unit", "from_rank", "from_host",
+// MeshCompareCSVHeader are the columns of a mesh comparison as CSV.
+var MeshCompareCSVHeader = []string{"test", "connection", "size_bytes", "figure", "unit", "from_rank", "from_host",
 	"to_rank", "to_host", "base", "new", "change", "status"}
 
-// eachCSVRow calls fn with the cells of every link of every matrix
-// compared, one row per link and figure (see [WriteMeshComparison]).
-func (c *MeshComparison) eachCSVRow(fn func(cells []string) error) error {
-	cells := make([]string, len(meshCompareCSVHeader))
+// EachCSVRow calls fn with the cells of every link of every matrix
+// compared, one row per link and figure (the CSV form of a mesh comparison that pkg/report/render writes).
+func (c *MeshComparison) EachCSVRow(fn func(cells []string) error) error {
+	cells := make([]string, len(MeshCompareCSVHeader))
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	var err error
 	for i, pr := range c.pairs {

@@ -1,15 +1,18 @@
 // Package report holds the results model of rdmabench (schema
 // "rdmabench/result/v1"), the latency recorder and bandwidth figures that
-// fill it, the renderers that print it (table, JSON, CSV, Markdown, Go
-// benchmark format), the statistics over repeated runs ([Summarize]), the
-// comparison of two documents with its gates ([Compare]) and the absolute
-// limits of a run ([CheckLimits]).
+// fill it, its reading and writing as JSON ([ReadJSON], [ReadFile],
+// [WriteJSON], the link and run streams) with the limits of what it reads,
+// the statistics over repeated runs ([Summarize]), the comparison of two
+// documents with its gates ([Compare]) and the absolute limits of a run
+// ([CheckLimits]).
 //
 // A run produces one self-describing [Document], whatever the number of tests,
 // message sizes and repeated runs; `rdmabench report` renders any saved one
-// offline and `rdmabench compare` compares two; `rdmabench plot` draws them
-// with pkg/report/plot, which imports this package. The package is pure Go:
-// it does not import pkg/verbs and builds with CGO_ENABLED=0.
+// offline and `rdmabench compare` compares two, with pkg/report/render (the
+// table, CSV, Markdown, Go benchmark and OpenMetrics formats);
+// `rdmabench plot` draws them with pkg/report/plot. Both import this
+// package, which imports neither. The package is pure Go: it does not
+// import pkg/verbs and builds with CGO_ENABLED=0.
 //
 // Conventions:
 //   - Latencies are nanoseconds in JSON (`_ns` fields) and microseconds with
@@ -531,15 +534,6 @@ func (r *Result) Bidirectional() bool { return r.Reverse != nil || r.Total != ni
 // Reversed reports whether the server initiated r, a bandwidth test run
 // with --reverse.
 func (r *Result) Reversed() bool { return r.Effective != nil && r.Effective.Reverse }
-
-// dir is how tables show a one-way result's direction: "->" the client
-// initiated, "<-" the server.
-func (r *Result) dir() string {
-	if r.Reversed() {
-		return "<-"
-	}
-	return "->"
-}
 
 // Interval is one period of a duration-mode test (normally 1 s).
 type Interval struct {

@@ -18,7 +18,7 @@ func (s setting) String() string {
 
 // settings lists e's values in a fixed order, leaving out those it does not
 // have. Inline (whether one size went inline) is left out: it differs by
-// size, and [settingsLine] says it once for a test.
+// size, and [SettingsLine] says it once for a test.
 func (e *Effective) settings() []setting {
 	if e == nil {
 		return nil
@@ -120,10 +120,10 @@ func settingsDiff(base, new *Effective) []string {
 	return out
 }
 
-// settingsLine describes what the results of one test (connection and run)
+// SettingsLine describes what the results of one test (connection and run)
 // ran with: each setting once, or per size where sizes differ (cq-mod 100
 // up to 8 KiB, 1 above), the sizes that went inline, and the clock.
-func settingsLine(rs []*Result) string {
+func SettingsLine(rs []*Result) string {
 	type valued struct {
 		value string
 		sizes []int
@@ -137,7 +137,7 @@ func settingsLine(rs []*Result) string {
 			clock = r.Clock
 		}
 		if placed == "" {
-			placed = placementText(r.Placement)
+			placed = r.Placement.Text()
 		}
 		if r.Effective == nil {
 			continue

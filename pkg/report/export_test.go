@@ -10,3 +10,11 @@ var (
 	OneHostMesh       = oneHostMesh
 	CheckText         = checkText
 )
+
+// The inputs and checks of the tests of package report_test that render
+// this package's test documents with pkg/report/render.
+var (
+	HostileHead = hostileHead
+	StreamStart = streamStart
+	TryRender   = tryRender
+)

@@ -3,6 +3,9 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
+	"strconv"
+	"strings"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
@@ -155,4 +158,72 @@ func MergeLatency(ls ...*Latency) (*Latency, error) {
 	pct := func(p float64) float64 { return min(max(float64(hist.ValueAtPercentile(p)), out.MinNs), out.MaxNs) }
 	out.P50Ns, out.P90Ns, out.P99Ns, out.P999Ns, out.P9999Ns = pct(50), pct(90), pct(99), pct(99.9), pct(99.99)
 	return out, nil
+}
+
+// listText writes indexes as ranges: "0-3", "0,2".
+func listText(v []int) string {
+	if len(v) == 0 {
+		return "-"
+	}
+	return strings.Join(IntRanges(v), ",")
+}
+
+// IntRanges writes a set of integers (cores, runs, indexes) as sorted
+// runs of consecutive values: [8 0 1 2 5] is "0-2", "5", "8".
+func IntRanges(v []int) []string {
+	c := slices.Compact(slices.Sorted(slices.Values(v)))
+	var parts []string
+	for i := 0; i < len(c); {
+		j := i
+		for j+1 < len(c) && c[j+1] == c[j]+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, fmt.Sprintf("%d-%d", c[i], c[j]))
+		} else {
+			parts = append(parts, strconv.Itoa(c[i]))
+		}
+		i = j + 1
+	}
+	return parts
+}
+
+// Text says where each end's loop threads ran: "loop threads: client
+// pinned to cores 0-3; server not pinned"; empty for a nil p.
+func (p *Placement) Text() string {
+	if p == nil {
+		return ""
+	}
+	end := func(name string, e *EndPlacement) string {
+		if e == nil {
+			return ""
+		}
+		var s string
+		switch e.Policy {
+		case PlaceCPUList:
+			s = name + " pinned to cores " + listText(e.CPUs)
+		case PlaceNUMA:
+			node := "?"
+			if e.NUMANode != nil {
+				node = strconv.Itoa(*e.NUMANode)
+			}
+			s = fmt.Sprintf("%s on NUMA node %s (cores %s)", name, node, listText(e.CPUs))
+		default:
+			s = name + " not pinned"
+		}
+		if len(e.Used) > 0 {
+			s += ", ran on " + listText(e.Used)
+		}
+		return s
+	}
+	var parts []string
+	for _, s := range []string{end("client", p.Client), end("server", p.Server)} {
+		if s != "" {
+			parts = append(parts, s)
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "loop threads: " + strings.Join(parts, "; ")
 }

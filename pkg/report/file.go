@@ -118,3 +118,9 @@ func readDocument(r io.Reader, what string, size int64) (*Document, error) {
 	}
 	return readJSON(br, what, size)
 }
+
+// Source is a document with the name it is known by (its file name).
+type Source struct {
+	Name string
+	Doc  *Document
+}

@@ -115,10 +115,6 @@ func singleBase() *Document {
 	return runsDoc("mlx5_0", baseTime, []float64{1.04}, []float64{1.31}, []float64{98.5})
 }
 
-func singleNew() *Document {
-	return runsDoc("mlx5_0", newTime, []float64{1.05}, []float64{1.97}, []float64{88.6})
-}
-
 // The noise on another device, firmware, MTU, with another tool and
 // tx-depth, and with a test the base does not have.
 func otherDeviceRuns() *Document {

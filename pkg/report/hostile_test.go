@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // Hostile or broken files: each is refused with an error that names the
@@ -336,91 +335,4 @@ func checkText(t *testing.T, what string, f func(w io.Writer) error) {
 		}
 		return nil
 	})
-}
-
-// renderAll runs every renderer, compare and gate on doc (against other
-// too), and returns what failed; a panic fails the test, naming the
-// renderer. (The plot of doc: TestPlotHostileDocuments.)
-func renderAll(t *testing.T, doc, other *Document) {
-	t.Helper()
-	try := func(what string, f func() error) {
-		t.Helper()
-		tryRender(t, what, f)
-	}
-	jsonOut := func(what string, f func(w io.Writer) error) {
-		t.Helper()
-		try(what, func() error {
-			var b bytes.Buffer
-			if err := f(&b); err != nil {
-				return err
-			}
-			if !json.Valid(b.Bytes()) {
-				t.Errorf("%s wrote invalid JSON:\n%s", what, b.Bytes())
-			}
-			return nil
-		})
-	}
-	textOut := func(what string, f func(w io.Writer) error) {
-		t.Helper()
-		checkText(t, what, f)
-	}
-	for _, format := range Formats {
-		w := func(w io.Writer) error { return Write(w, format, doc) }
-		two := func(w io.Writer) error {
-			return WriteSources(w, format, []Source{{Name: "a.json", Doc: doc}, {Name: "b.json", Doc: other}})
-		}
-		switch format {
-		case FormatJSON, FormatBenchActionLatency, FormatBenchActionBandwidth:
-			jsonOut(format, w)
-			jsonOut(format+" of two", two)
-		case FormatTable, FormatMarkdown, FormatGobench:
-			textOut(format, w)
-			textOut(format+" of two", two)
-		default:
-			try(format, func() error { return w(io.Discard) })
-			try(format+" of two", func() error { return two(io.Discard) })
-		}
-	}
-	try("summarize", func() error { Summarize(doc); return nil })
-	try("limits", func() error {
-		CheckLimits(doc, Limits{P50: time.Microsecond, P99: time.Millisecond, Max: time.Second, MinGbps: 1, MinMsgRate: 1})
-		return nil
-	})
-	gates := Gates{MaxRegressionGate("any", 0.05), MaxRegressionGate("p99", 0.1, FigP99), MinRatioGate("bw", 0.95, FigGbps)}
-	for _, pair := range [][2]*Document{{doc, doc}, {doc, other}, {other, doc}} {
-		var c *Comparison
-		try("compare", func() error { c = Compare(pair[0], pair[1], CompareOptions{}); return nil })
-		if c == nil {
-			continue
-		}
-		var verdict *GateResult
-		try("gates", func() error { verdict = c.CheckGates(gates); return nil })
-		for _, format := range CompareFormats {
-			f := func(w io.Writer) error { return WriteComparison(w, format, c, verdict) }
-			if format == FormatJSON {
-				jsonOut("compare "+format, f)
-			} else {
-				textOut("compare "+format, f)
-			}
-		}
-	}
-}
-
-func TestRenderHostileDocuments(t *testing.T) {
-	docs := hostileDocs()
-	for name, doc := range docs {
-		t.Run(name, func(t *testing.T) {
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				renderAll(t, doc, suiteDoc())
-				renderAll(t, doc, docs["huge values"])
-			}()
-			select {
-			case <-done:
-			case <-time.After(2 * time.Minute): // a hang guard, not a timing
-				t.Fatal("rendering never finished")
-			}
-		})
-	}
 }

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"math"
 	"math/big"
-	"math/rand/v2"
 	"reflect"
 	"slices"
 	"strings"
@@ -21,37 +20,6 @@ var percentiles = []float64{50, 90, 99, 99.9, 99.99}
 
 func pctOf(l *Latency) []float64 {
 	return []float64{l.P50Ns, l.P90Ns, l.P99Ns, l.P999Ns, l.P9999Ns}
-}
-
-// distributions of raw samples (ns) the recorder must get right.
-func distributions() map[string]func(r *rand.Rand) uint64 {
-	return map[string]func(r *rand.Rand) uint64{
-		// A narrow RDMA-like peak with a long tail.
-		"rdma": func(r *rand.Rand) uint64 {
-			if r.IntN(1000) == 0 {
-				return 2000 + uint64(r.ExpFloat64()*50000)
-			}
-			return 1800 + uint64(r.NormFloat64()*40+40)
-		},
-		// Log-uniform over 1 ns .. 60 s: every histogram bucket.
-		"wide": func(r *rand.Rand) uint64 {
-			return uint64(math.Exp(r.Float64() * math.Log(HistHighestNs)))
-		},
-		// A large offset and a small spread: naive sum-of-squares variance
-		// loses everything here.
-		"offset": func(r *rand.Rand) uint64 { return 50_000_000_000 + uint64(r.IntN(1000)) },
-		// Tiny values including 0 and odd values (rtt/2 rounding).
-		"tiny": func(r *rand.Rand) uint64 { return uint64(r.IntN(8)) },
-	}
-}
-
-func samples(gen func(*rand.Rand) uint64, n int, seed uint64) []uint64 {
-	r := rand.New(rand.NewPCG(seed, 42))
-	s := make([]uint64, n)
-	for i := range s {
-		s[i] = gen(r)
-	}
-	return s
 }
 
 // refStats is the slow reference: exact mean through big integers, two-pass

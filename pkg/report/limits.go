@@ -205,12 +205,12 @@ func CheckLimits(doc *Document, l Limits) []LimitFailure {
 }
 
 // limitFigures write a figure v that misses lim and lim for one message,
-// in the unit formatting of lim's figure (see [messageFigures]).
+// in the unit formatting of lim's figure (see [MessageFigures]).
 func limitFigures(lim limit, v, linkGbps float64) (val, limText string) {
 	if lim.link > 0 {
-		return messageFigures(lim.fig, v)[0], formatLimit(lim, linkGbps)
+		return MessageFigures(lim.fig, v)[0], formatLimit(lim, linkGbps)
 	}
-	return messageFigures(lim.fig, v, lim.value)[0], limitFigure(lim.fig, lim.value, latencyUnitOf([]float64{v, lim.value}))
+	return MessageFigures(lim.fig, v, lim.value)[0], limitFigure(lim.fig, lim.value, LatencyUnitOf([]float64{v, lim.value}))
 }
 
 // formatLimit writes lim for a message, in the unit formatting of its
@@ -224,5 +224,5 @@ func formatLimit(lim limit, linkGbps float64) string {
 		}
 		return s
 	}
-	return limitFigure(lim.fig, lim.value, latencyUnitOf([]float64{lim.value}))
+	return limitFigure(lim.fig, lim.value, LatencyUnitOf([]float64{lim.value}))
 }

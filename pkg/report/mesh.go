@@ -3,7 +3,6 @@ package report
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -285,12 +284,6 @@ type Matrix struct {
 	// DuplexBidirectional.
 	Duplex string `json:"duplex,omitempty"`
 }
-
-// meshDuplexLine is what a duplex mesh's table says of it.
-const meshDuplexLine = "each pair ran once: a ping-pong's figure in both cells of the pair, a bandwidth test bidirectional, each direction in its own cell"
-
-// meshHostLevelLine is what a host-level mesh's table says of it.
-const meshHostLevelLine = "ranks are hosts: each link ran on every device of both at once, paired one by one (the ranks' lanes); a cell is their sum, each device's figures are in the link stream"
 
 // Between says, for tables, what a cell of mx holds: the row's rank to the
 // column's, or in a duplex mesh the pair's ping-pong or one direction of
@@ -841,7 +834,7 @@ func outlierOf(k Key, fig Figure, from, to int, v, med, outlier float64) (LinkFa
 	if !bad {
 		return LinkFailure{}, false
 	}
-	fs := messageFigures(fig, v, bound, med)
+	fs := MessageFigures(fig, v, bound, med)
 	why := fmt.Sprintf("%s × the median %s of all links", Num(outlier), fs[2])
 	if fig.IsLatency() {
 		why = fmt.Sprintf("the median %s of all links ÷ %s", fs[2], Num(outlier))
@@ -886,48 +879,4 @@ func (c checker) mesh(m *Mesh) {
 			}
 		}
 	}
-}
-
-// meshCell writes v of f for a matrix cell: a latency in u (the
-// matrix's), µs with two decimals; Gbit/s with two or four decimals.
-func meshCell(f Figure, v *float64, u latencyUnit) string {
-	if v == nil {
-		return "-"
-	}
-	x := *v
-	if f.IsLatency() {
-		if u != unitUs && !math.IsNaN(x) && !math.IsInf(x, 0) {
-			return u.cell(x)
-		}
-		x /= 1e3
-	}
-	switch {
-	case math.IsNaN(x) || math.IsInf(x, 0):
-		return fmt.Sprint(x)
-	case x != 0 && math.Abs(x) < 0.1:
-		return fmt.Sprintf("%.4f", x)
-	}
-	return fmt.Sprintf("%.2f", x)
-}
-
-// meshTableUnit is the unit of a matrix's cells as tables show them: a
-// latency in u.
-func meshTableUnit(f Figure, u latencyUnit) string {
-	if f.IsLatency() {
-		return u.name
-	}
-	return f.Unit()
-}
-
-// matrixUnit is the latency unit of a matrix's table: that of its cells.
-func matrixUnit(mx *Matrix) latencyUnit {
-	var vs []float64
-	for i, row := range mx.Values {
-		for j, v := range row {
-			if v != nil && i != j {
-				vs = append(vs, *v)
-			}
-		}
-	}
-	return latencyUnitOf(vs)
 }

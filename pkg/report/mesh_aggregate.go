@@ -23,9 +23,9 @@ const MeshRankMatrixRanks = 512
 // lists, and a plot under its NIC grid (or its hosts under a host matrix).
 const MeshWorstNICs = 10
 
-// slowFactor marks a link of an aggregate as slow: a latency at least
+// SlowFactor marks a link of an aggregate as slow: a latency at least
 // twice the median of all links, or a bandwidth at most half of it.
-const slowFactor = 2
+const SlowFactor = 2
 
 // MeshAggregate is the mesh seen per host and per rail (a NIC's local
 // rank), for meshes too large to read rank by rank: in the summary of a
@@ -139,9 +139,9 @@ func slowLink(f Figure, v, med float64) bool {
 		return false
 	}
 	if f.IsLatency() {
-		return v >= slowFactor*med
+		return v >= SlowFactor*med
 	}
-	return v <= med/slowFactor
+	return v <= med/SlowFactor
 }
 
 // rankPlaces are the host index and rail of every rank of a mesh, and the
@@ -151,6 +151,19 @@ type rankPlaces struct {
 	rail  []int32 // rank -> local rank
 	hosts []string
 	rails int
+}
+
+// RankPlaces returns each rank's host, an index of the aggregate's
+// [MeshAggregate.Hosts], and rail (its local rank), as the aggregate
+// places them: by host name, a rank without one a host of its own.
+func (m *Mesh) RankPlaces() (host, rail []int) {
+	n := max(m.Size, len(m.Ranks))
+	p := placeRanks(m, n)
+	host, rail = make([]int, n), make([]int, n)
+	for i := range n {
+		host[i], rail[i] = int(p.host[i]), int(p.rail[i])
+	}
+	return host, rail
 }
 
 // placeRanks groups the n ranks of m by host name (a rank without one: a
@@ -491,3 +504,5 @@ func (c checker) aggregate(a *MeshAggregate) {
 		rows("rails", f.Rails)
 	}
 }
+
+func ptrTo[T any](v T) *T { return &v }

@@ -186,16 +186,16 @@ func (doc *Document) Runs() int {
 	return n
 }
 
-// group is the results of one key, in document order.
-type group struct {
-	key     Key
-	results []*Result
+// Group is the results of one key, in document order.
+type Group struct {
+	Key     Key
+	Results []*Result
 }
 
-// groupResults gathers doc's results by key, in the order of each key's
+// GroupResults gathers doc's results by key, in the order of each key's
 // first result.
-func groupResults(doc *Document) []group {
-	var groups []group
+func GroupResults(doc *Document) []Group {
+	var groups []Group
 	at := map[Key]int{}
 	for i := range doc.Results {
 		r := &doc.Results[i]
@@ -204,18 +204,18 @@ func groupResults(doc *Document) []group {
 		if !ok {
 			j = len(groups)
 			at[k] = j
-			groups = append(groups, group{key: k})
+			groups = append(groups, Group{Key: k})
 		}
-		groups[j].results = append(groups[j].results, r)
+		groups[j].Results = append(groups[j].Results, r)
 	}
 	return groups
 }
 
 // values returns f's value in each result of g that measured it without
 // an error, in run order.
-func (g *group) values(f Figure) []float64 {
+func (g *Group) values(f Figure) []float64 {
 	var v []float64
-	for _, r := range g.results {
+	for _, r := range g.Results {
 		if r.Error != "" {
 			continue
 		}
@@ -235,18 +235,20 @@ func Summarize(doc *Document) []Summary {
 	if doc == nil {
 		return nil
 	}
-	groups := groupResults(doc)
+	groups := GroupResults(doc)
 	sums := make([]Summary, 0, len(groups))
 	for i := range groups {
-		sums = append(sums, summarize(&groups[i]))
+		sums = append(sums, SummarizeGroup(&groups[i]))
 	}
 	return sums
 }
 
-func summarize(g *group) Summary {
-	s := Summary{Test: g.key.Test, Connection: g.key.Connection, Size: g.key.Size, Runs: len(g.results)}
+// SummarizeGroup is the [Summary] of one group of [GroupResults], as
+// [Summarize] makes it.
+func SummarizeGroup(g *Group) Summary {
+	s := Summary{Test: g.Key.Test, Connection: g.Key.Connection, Size: g.Key.Size, Runs: len(g.Results)}
 	basis := ""
-	for _, r := range g.results {
+	for _, r := range g.Results {
 		if r.Error != "" {
 			s.Failed++
 		}

@@ -13,6 +13,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/render"
 )
 
 // The metric families the agent exports (docs/agent.md is their reference).
@@ -74,7 +75,7 @@ const recentProbes = 16
 type peerStats struct {
 	addr string
 	// buckets counts the samples of every good probe by the bounds of
-	// report.OpenMetricsLatencyBoundsNs, the last above them all (not
+	// render.OpenMetricsLatencyBoundsNs, the last above them all (not
 	// cumulative).
 	buckets [26]uint64
 	count   uint64
@@ -96,7 +97,7 @@ type peerStats struct {
 }
 
 func init() {
-	if len(report.OpenMetricsLatencyBoundsNs)+1 != len(peerStats{}.buckets) || len(results) != len(peerStats{}.probes) {
+	if len(render.OpenMetricsLatencyBoundsNs)+1 != len(peerStats{}.buckets) || len(results) != len(peerStats{}.probes) {
 		panic("watch: peerStats sizes out of date")
 	}
 }
@@ -108,7 +109,7 @@ func (p *peerStats) addSamples(l *report.Latency) error {
 	if err != nil {
 		return err
 	}
-	bounds := report.OpenMetricsLatencyBoundsNs
+	bounds := render.OpenMetricsLatencyBoundsNs
 	for _, bar := range h.Distribution() {
 		if bar.Count == 0 {
 			continue
@@ -245,7 +246,7 @@ func metricFamilies(s *state, pc *portReading) []*dto.MetricFamily {
 	peersErr := fam(metricPeersErrors, "", counter, "Times the peers' source could not be used, by kind: the file's read or parse, the DNS name's not_found or resolve (the last good set is kept); too_many (the first peers are kept).")
 	peersOK := fam(metricPeersOK, "", gauge, "1 when the last read of the peers file or lookup of the peers' name was used whole, else 0.")
 
-	bounds := report.OpenMetricsLatencyBoundsNs
+	bounds := render.OpenMetricsLatencyBoundsNs
 	for _, p := range s.peers {
 		h := &dto.Histogram{SampleCount: ptrTo(p.count), SampleSum: ptrTo(p.sumNs / 1e9)}
 		var cum uint64

@@ -1,4 +1,4 @@
-package report
+package render
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/rdmabench/rdmabench/pkg/report"
 )
 
 // benchActionInput is github-action-benchmark's input for its custom
@@ -64,7 +66,7 @@ func readBenchAction(t *testing.T, out []byte) []benchActionInput {
 // median over runs, with its confidence interval as range, when repeated),
 // and extra names the device and firmware.
 func TestBenchActionReadsBack(t *testing.T) {
-	docs := map[string]*Document{"suite": suiteDoc(), "duration": durationDoc(), "repeat": repeatDoc(), "sweep": sweepDoc(false), "empty": NewDocument()}
+	docs := map[string]*report.Document{"suite": suiteDoc(), "duration": durationDoc(), "repeat": repeatDoc(), "sweep": sweepDoc(false), "empty": report.NewDocument()}
 	for name, doc := range docs {
 		for _, bandwidth := range []bool{false, true} {
 			format := FormatBenchActionLatency
@@ -79,14 +81,14 @@ func TestBenchActionReadsBack(t *testing.T) {
 			}
 			wants := map[string]want{}
 			var order []string
-			for _, s := range Summarize(doc) {
-				figs := []Figure{FigP50, FigP99, FigP999}
+			for _, s := range report.Summarize(doc) {
+				figs := []report.Figure{report.FigP50, report.FigP99, report.FigP999}
 				if bandwidth {
-					figs = []Figure{FigGbps, FigMsgRate}
+					figs = []report.Figure{report.FigGbps, report.FigMsgRate}
 				}
 				bidir := false
 				for _, r := range doc.Results {
-					if KeyOf(&r) == s.Key() && r.Bidirectional() {
+					if report.KeyOf(&r) == s.Key() && r.Bidirectional() {
 						bidir = true
 					}
 				}
@@ -134,7 +136,7 @@ func TestBenchActionReadsBack(t *testing.T) {
 // starting with its source's; a source named twice gets a number.
 func TestBenchActionSources(t *testing.T) {
 	var buf bytes.Buffer
-	srcs := []Source{{"base.json", baseRuns()}, {"new.json", regressedRuns()}, {"new.json", noiseRuns()}}
+	srcs := []report.Source{{Name: "base.json", Doc: baseRuns()}, {Name: "new.json", Doc: regressedRuns()}, {Name: "new.json", Doc: noiseRuns()}}
 	if err := WriteSources(&buf, FormatBenchActionLatency, srcs); err != nil {
 		t.Fatal(err)
 	}

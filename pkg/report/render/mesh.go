@@ -1,13 +1,16 @@
-package report
+package render
 
 import (
 	"bytes"
 	"encoding/csv"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/rdmabench/rdmabench/pkg/report"
 )
 
 // MeshFormats are the formats a mesh document renders in.
@@ -19,21 +22,21 @@ func errMeshFormat(format string) error {
 }
 
 // writeMesh writes a mesh document in format.
-func writeMesh(w io.Writer, format string, doc *Document) error {
+func writeMesh(w io.Writer, format string, doc *report.Document) error {
 	return writeMeshWith(w, format, doc, Options{})
 }
 
 // writeMeshWith is writeMesh with the table laid out as opts say.
-func writeMeshWith(w io.Writer, format string, doc *Document, opts Options) error {
+func writeMeshWith(w io.Writer, format string, doc *report.Document, opts Options) error {
 	switch format {
 	case FormatTable:
 		return writeMeshText(w, doc, false, opts)
 	case FormatMarkdown:
 		return writeMeshText(w, doc, true, Options{})
 	case FormatCSV:
-		return writeMeshCSV(w, []Source{{Doc: doc}}, false)
+		return writeMeshCSV(w, []report.Source{{Doc: doc}}, false)
 	case FormatJSON:
-		return WriteJSON(w, doc)
+		return report.WriteJSON(w, doc)
 	}
 	return errMeshFormat(format)
 }
@@ -46,7 +49,7 @@ func writeMeshWith(w io.Writer, format string, doc *Document, opts Options) erro
 // At a width (opts.Width) a matrix or a table too wide for it is split
 // into blocks of columns, each repeating the first column (the row's
 // rank or host), and text lines wrap.
-func writeMeshText(w io.Writer, doc *Document, md bool, opts Options) error {
+func writeMeshText(w io.Writer, doc *report.Document, md bool, opts Options) error {
 	m := doc.Mesh
 	var b bytes.Buffer
 	at := opts.wrapAt(headerWrap)
@@ -62,7 +65,7 @@ func writeMeshText(w io.Writer, doc *Document, md bool, opts Options) error {
 	if md {
 		fmt.Fprintf(&b, "### %s\n\n", mdEscape(title))
 	} else {
-		b.WriteString(Clean(title) + "\n")
+		b.WriteString(report.Clean(title) + "\n")
 	}
 	if len(doc.Command) > 0 {
 		line("command", strings.Join(doc.Command, " "))
@@ -97,7 +100,7 @@ func writeMeshText(w io.Writer, doc *Document, md bool, opts Options) error {
 		line("ranks", aggregateRanksLine(m))
 	}
 	for _, r := range m.Ranks {
-		if !agg || r.State != RankOK {
+		if !agg || r.State != report.RankOK {
 			line(fmt.Sprintf("rank %d", r.Rank), rankLine(&r))
 		}
 	}
@@ -122,7 +125,7 @@ func writeMeshText(w io.Writer, doc *Document, md bool, opts Options) error {
 			fmt.Fprintf(&b, "**%s**\n\n", mdEscape(head))
 			writeMatrixMarkdown(&b, &mx, u)
 		} else {
-			b.WriteString(Clean(head) + "\n")
+			b.WriteString(report.Clean(head) + "\n")
 			writeMatrixText(&b, &mx, u, opts.Width)
 		}
 	}
@@ -154,7 +157,7 @@ func writeMeshText(w io.Writer, doc *Document, md bool, opts Options) error {
 			if md {
 				fmt.Fprintf(&b, "- %s\n", mdEscape(n))
 			} else {
-				b.WriteString(Clean(n) + "\n")
+				b.WriteString(report.Clean(n) + "\n")
 			}
 		}
 	}
@@ -166,7 +169,7 @@ func writeMeshText(w io.Writer, doc *Document, md bool, opts Options) error {
 
 // blameLine says what blame judged a mesh by: its multiplier and spread,
 // and per figure the ratio to the fleet median past which a link was bad.
-func blameLine(b *MeshBlame) string {
+func blameLine(b *report.MeshBlame) string {
 	pct := func(v float64) string { return strconv.FormatFloat(100*v, 'g', 4, 64) + "%" }
 	s := "multiplier " + strconv.FormatFloat(b.Multiplier, 'g', -1, 64) + ", spread at least " + pct(b.MinSpread)
 	if b.MaxSpread > 0 {
@@ -176,19 +179,19 @@ func blameLine(b *MeshBlame) string {
 		if f.Links == 0 {
 			continue
 		}
-		k := Key{Test: f.Test, Connection: f.Connection, Size: f.Size}
+		k := report.Key{Test: f.Test, Connection: f.Connection, Size: f.Size}
 		side := "above"
 		if !f.Figure.IsLatency() {
 			side = "below"
 		}
 		s += fmt.Sprintf("; %s %s: bad %s %s× the fleet median of %s (spread %s)", k, f.Figure.Name(), side,
-			strconv.FormatFloat(f.Limit, 'g', 3, 64), messageFigures(f.Figure, f.FleetMedian)[0], pct(f.Spread))
+			strconv.FormatFloat(f.Limit, 'g', 3, 64), report.MessageFigures(f.Figure, f.FleetMedian)[0], pct(f.Spread))
 	}
 	return s
 }
 
 // rankLine describes a rank: its host, server address, device and GID.
-func rankLine(r *MeshRank) string {
+func rankLine(r *report.MeshRank) string {
 	var parts []string
 	if r.Host != nil && r.Host.Hostname != "" {
 		parts = append(parts, r.Host.Hostname)
@@ -211,7 +214,7 @@ func rankLine(r *MeshRank) string {
 		parts = append(parts, "devices "+strings.Join(names, ","))
 	}
 	s := strings.Join(parts, ", ")
-	if r.State != RankOK {
+	if r.State != report.RankOK {
 		s = strings.TrimPrefix(s+"; "+r.State, "; ")
 		if r.Error != "" {
 			s += ": " + r.Error
@@ -222,7 +225,7 @@ func rankLine(r *MeshRank) string {
 
 // writeMatrixText writes mx as aligned columns, in blocks of columns
 // that each fit width (0: one block).
-func writeMatrixText(b *bytes.Buffer, mx *Matrix, u latencyUnit, width int) {
+func writeMatrixText(b *bytes.Buffer, mx *report.Matrix, u report.LatencyUnit, width int) {
 	n := len(mx.Values)
 	cells := make([][]string, n+1)
 	cells[0] = append(cells[0], "from\\to")
@@ -266,7 +269,7 @@ func writeMatrixText(b *bytes.Buffer, mx *Matrix, u latencyUnit, width int) {
 	}
 }
 
-func writeMatrixMarkdown(b *bytes.Buffer, mx *Matrix, u latencyUnit) {
+func writeMatrixMarkdown(b *bytes.Buffer, mx *report.Matrix, u report.LatencyUnit) {
 	n := len(mx.Values)
 	b.WriteString("| from \\ to |")
 	for j := range n {
@@ -303,7 +306,7 @@ var MeshCSVHeader = []string{"test", "connection", "size_bytes", "figure", "unit
 // writeMeshCSV writes the matrices of mesh documents in long form: one row
 // per matrix cell off the diagonal (a link that failed has an empty value
 // and its error), with a first column "source" when withSource.
-func writeMeshCSV(w io.Writer, srcs []Source, withSource bool) error {
+func writeMeshCSV(w io.Writer, srcs []report.Source, withSource bool) error {
 	cw := csv.NewWriter(w)
 	header := MeshCSVHeader
 	if withSource {
@@ -318,7 +321,7 @@ func writeMeshCSV(w io.Writer, srcs []Source, withSource bool) error {
 			}
 			return ""
 		}
-		links := map[[2]int]*MeshLink{}
+		links := map[[2]int]*report.MeshLink{}
 		for i := range m.Links {
 			l := &m.Links[i]
 			links[[2]int{l.From, l.To}] = l
@@ -393,4 +396,54 @@ func writeMeshCSV(w io.Writer, srcs []Source, withSource bool) error {
 		return fmt.Errorf("report: write csv: %w", err)
 	}
 	return nil
+}
+
+// meshDuplexLine is what a duplex mesh's table says of it.
+const meshDuplexLine = "each pair ran once: a ping-pong's figure in both cells of the pair, a bandwidth test bidirectional, each direction in its own cell"
+
+// meshHostLevelLine is what a host-level mesh's table says of it.
+const meshHostLevelLine = "ranks are hosts: each link ran on every device of both at once, paired one by one (the ranks' lanes); a cell is their sum, each device's figures are in the link stream"
+
+// meshCell writes v of f for a matrix cell: a latency in u (the
+// matrix's), µs with two decimals; Gbit/s with two or four decimals.
+func meshCell(f report.Figure, v *float64, u report.LatencyUnit) string {
+	if v == nil {
+		return "-"
+	}
+	x := *v
+	if f.IsLatency() {
+		if u != report.UnitUs && !math.IsNaN(x) && !math.IsInf(x, 0) {
+			return u.Cell(x)
+		}
+		x /= 1e3
+	}
+	switch {
+	case math.IsNaN(x) || math.IsInf(x, 0):
+		return fmt.Sprint(x)
+	case x != 0 && math.Abs(x) < 0.1:
+		return fmt.Sprintf("%.4f", x)
+	}
+	return fmt.Sprintf("%.2f", x)
+}
+
+// meshTableUnit is the unit of a matrix's cells as tables show them: a
+// latency in u.
+func meshTableUnit(f report.Figure, u report.LatencyUnit) string {
+	if f.IsLatency() {
+		return u.Name
+	}
+	return f.Unit()
+}
+
+// matrixUnit is the latency unit of a matrix's table: that of its cells.
+func matrixUnit(mx *report.Matrix) report.LatencyUnit {
+	var vs []float64
+	for i, row := range mx.Values {
+		for j, v := range row {
+			if v != nil && i != j {
+				vs = append(vs, *v)
+			}
+		}
+	}
+	return report.LatencyUnitOf(vs)
 }

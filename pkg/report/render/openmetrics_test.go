@@ -1,4 +1,4 @@
-package report
+package render
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/rdmabench/rdmabench/pkg/report"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -130,7 +132,7 @@ func labelKey(m *dto.Metric) string {
 // and nothing else; the latency histogram is checked by
 // checkLatencyHistograms.
 func TestOpenMetricsReadsBack(t *testing.T) {
-	docs := map[string]*Document{"suite": suiteDoc(), "duration": durationDoc(), "repeat": repeatDoc(), "sweep": sweepDoc(true), "empty": NewDocument()}
+	docs := map[string]*report.Document{"suite": suiteDoc(), "duration": durationDoc(), "repeat": repeatDoc(), "sweep": sweepDoc(true), "empty": report.NewDocument()}
 	for name, doc := range docs {
 		got := parseOpenMetrics(t, render(t, FormatOpenMetrics, doc))
 		checkLatencyHistograms(t, name, doc, got)
@@ -154,17 +156,17 @@ func TestOpenMetricsReadsBack(t *testing.T) {
 		if !doc.End.IsZero() {
 			put("rdmabench_end_timestamp_seconds", "", float64(doc.End.Unix()), "device", dev, "host", host)
 		}
-		for _, s := range Summarize(doc) {
+		for _, s := range report.Summarize(doc) {
 			key := []string{"device", dev, "host", host, "test", s.Test, "connection", s.Connection, "size", strconv.Itoa(s.Size)}
 			if s.Latency != nil {
 				lat := append(key[:len(key):len(key)], "basis", s.Latency.Basis)
-				for q, f := range map[string]Figure{"0": FigMin, "0.5": FigP50, "0.9": FigP90, "0.99": FigP99, "0.999": FigP999, "0.9999": FigP9999, "1": FigMax} {
+				for q, f := range map[string]report.Figure{"0": report.FigMin, "0.5": report.FigP50, "0.9": report.FigP90, "0.99": report.FigP99, "0.999": report.FigP999, "0.9999": report.FigP9999, "1": report.FigMax} {
 					sp, _ := s.Spread(f)
 					put("rdmabench_latency_quantiles_seconds", "", sp.Median/1e9, append(lat[:len(lat):len(lat)], "quantile", q)...)
 				}
 				var n, sum float64
 				for _, r := range doc.Results {
-					if KeyOf(&r) == s.Key() && r.Error == "" && r.Latency != nil {
+					if report.KeyOf(&r) == s.Key() && r.Error == "" && r.Latency != nil {
 						n += float64(r.Latency.Count)
 						sum += float64(r.Latency.Count) * r.Latency.MeanNs / 1e9
 					}
@@ -213,16 +215,16 @@ func TestOpenMetricsReadsBack(t *testing.T) {
 // has the same bounds, [OpenMetricsLatencyBoundsNs] then +Inf, its
 // cumulative counts never decrease, and its +Inf bucket, _count and _sum
 // are the summary's.
-func checkLatencyHistograms(t *testing.T, name string, doc *Document, fams map[string]*dto.MetricFamily) {
+func checkLatencyHistograms(t *testing.T, name string, doc *report.Document, fams map[string]*dto.MetricFamily) {
 	t.Helper()
 	withHist := 0
-	for _, s := range Summarize(doc) {
+	for _, s := range report.Summarize(doc) {
 		if s.Latency == nil {
 			continue
 		}
 		all := true
 		for _, r := range doc.Results {
-			if KeyOf(&r) == s.Key() && r.Error == "" && r.Latency != nil && r.Latency.Histogram == "" {
+			if report.KeyOf(&r) == s.Key() && r.Error == "" && r.Latency != nil && r.Latency.Histogram == "" {
 				all = false
 			}
 		}
@@ -272,17 +274,17 @@ func checkLatencyHistograms(t *testing.T, name string, doc *Document, fams map[s
 // equivalent value is at most b), over every run with figures: a failed
 // run is left out, two runs add up.
 func TestOpenMetricsHistogramBuckets(t *testing.T) {
-	run := func(n int, values ...uint64) Result {
-		rec := NewLatencyRecorder(BasisRTT) // values as recorded, not halved
+	run := func(n int, values ...uint64) report.Result {
+		rec := report.NewLatencyRecorder(report.BasisRTT) // values as recorded, not halved
 		for _, v := range values {
 			rec.Record(v)
 		}
-		return Result{Test: "read-lat", Connection: "RC", Size: 2, Run: n, Latency: rec.Snapshot()}
+		return report.Result{Test: "read-lat", Connection: "RC", Size: 2, Run: n, Latency: rec.Snapshot()}
 	}
-	doc := NewDocument()
+	doc := report.NewDocument()
 	failed := run(3, 1, 1, 1)
 	failed.Error = "lost"
-	doc.Results = []Result{
+	doc.Results = []report.Result{
 		// 4999 and 5003 are recorded as 4996 and 5000 (in units of 4 ns
 		// from 4096 to 8191), so both count at le=5 µs; 5004 does not.
 		run(1, 150, 150, 150, 1000, 1000, 1000, 4999, 5003, 5004),
@@ -307,7 +309,7 @@ func TestOpenMetricsHistogramBuckets(t *testing.T) {
 // by a label source; the parsers read it, with no sample twice.
 func TestOpenMetricsSources(t *testing.T) {
 	var buf bytes.Buffer
-	srcs := []Source{{"base.json", baseRuns()}, {"new.json", regressedRuns()}, {"new.json", noiseRuns()}}
+	srcs := []report.Source{{Name: "base.json", Doc: baseRuns()}, {Name: "new.json", Doc: regressedRuns()}, {Name: "new.json", Doc: noiseRuns()}}
 	if err := WriteSources(&buf, FormatOpenMetrics, srcs); err != nil {
 		t.Fatal(err)
 	}

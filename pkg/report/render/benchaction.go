@@ -1,4 +1,4 @@
-package report
+package render
 
 import (
 	"encoding/json"
@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/rdmabench/rdmabench/pkg/report"
 )
 
 // Output formats for github-action-benchmark
@@ -45,8 +47,8 @@ type BenchActionEntry struct {
 
 // The figures of each kind, in output order.
 var (
-	benchActionLatency   = []Figure{FigP50, FigP99, FigP999}
-	benchActionBandwidth = []Figure{FigGbps, FigMsgRate}
+	benchActionLatency   = []report.Figure{report.FigP50, report.FigP99, report.FigP999}
+	benchActionBandwidth = []report.Figure{report.FigGbps, report.FigMsgRate}
 )
 
 // WriteBenchAction writes doc as github-action-benchmark's custom JSON:
@@ -56,19 +58,19 @@ var (
 // size and figure, named "write-lat RC 2 B p50" ("... bidirectional" for
 // a bidirectional test); in a document of repeated runs the value is the
 // median over the runs (failed runs left out) and Range its confidence
-// interval, as [Summarize] computes them. Results that measured nothing of
+// interval, as [report.Summarize] computes them. Results that measured nothing of
 // the kind are left out: a document with none gives "[]", which the action
 // refuses ("No benchmark result was found").
-func WriteBenchAction(w io.Writer, doc *Document, bandwidth bool) error {
+func WriteBenchAction(w io.Writer, doc *report.Document, bandwidth bool) error {
 	if doc == nil {
 		return errors.New("report: write github-action-benchmark: nil document")
 	}
-	return writeBenchAction(w, []Source{{Doc: doc}}, bandwidth)
+	return writeBenchAction(w, []report.Source{{Doc: doc}}, bandwidth)
 }
 
 // writeBenchAction writes the entries of every source in one array; with
 // several sources each name starts with its source's name.
-func writeBenchAction(w io.Writer, srcs []Source, bandwidth bool) error {
+func writeBenchAction(w io.Writer, srcs []report.Source, bandwidth bool) error {
 	entries := []BenchActionEntry{}
 	names := uniqueNames(srcs)
 	for i, s := range srcs {
@@ -88,19 +90,19 @@ func writeBenchAction(w io.Writer, srcs []Source, bandwidth bool) error {
 	return nil
 }
 
-func benchActionEntries(doc *Document, prefix string, bandwidth bool) []BenchActionEntry {
+func benchActionEntries(doc *report.Document, prefix string, bandwidth bool) []BenchActionEntry {
 	var out []BenchActionEntry
 	device := benchActionDevice(doc)
-	groups := groupResults(doc)
+	groups := report.GroupResults(doc)
 	for i := range groups {
 		g := &groups[i]
-		sum := summarize(g)
+		sum := report.SummarizeGroup(g)
 		figs, unit, scale := benchActionLatency, "us", 1e3
 		if bandwidth {
 			figs, unit, scale = benchActionBandwidth, "", 1
 		}
 		name := prefix + sum.Key().String()
-		if slices.ContainsFunc(g.results, (*Result).Bidirectional) {
+		if slices.ContainsFunc(g.Results, (*report.Result).Bidirectional) {
 			name += " bidirectional"
 		}
 		var extra []string
@@ -144,19 +146,19 @@ func benchActionEntries(doc *Document, prefix string, bandwidth bool) []BenchAct
 
 // benchActionDevice is the device line of extra: "device: mlx5_0,
 // firmware 20.39.1002, RoCE v2, MTU 4096".
-func benchActionDevice(doc *Document) string {
+func benchActionDevice(doc *report.Document) string {
 	d := doc.Hosts.Local.Device
 	if d == nil {
 		return ""
 	}
-	parts := []string{Clean(d.Name)}
+	parts := []string{report.Clean(d.Name)}
 	if d.Firmware != "" {
-		parts = append(parts, "firmware "+Clean(d.Firmware))
+		parts = append(parts, "firmware "+report.Clean(d.Firmware))
 	}
 	if d.GIDType != "" {
-		parts = append(parts, Clean(d.GIDType))
+		parts = append(parts, report.Clean(d.GIDType))
 	} else if d.LinkLayer != "" {
-		parts = append(parts, Clean(d.LinkLayer))
+		parts = append(parts, report.Clean(d.LinkLayer))
 	}
 	if d.ActiveMTU > 0 {
 		parts = append(parts, "MTU "+strconv.Itoa(d.ActiveMTU))
@@ -165,20 +167,20 @@ func benchActionDevice(doc *Document) string {
 }
 
 // benchActionHosts is "node-a", "node-a to node-b" or "node-a (loopback)".
-func benchActionHosts(doc *Document) string {
-	h := Clean(doc.Hosts.Local.Hostname)
+func benchActionHosts(doc *report.Document) string {
+	h := report.Clean(doc.Hosts.Local.Hostname)
 	switch {
 	case h == "":
 		return ""
 	case doc.Hosts.Remote != nil:
-		return h + " to " + Clean(doc.Hosts.Remote.Hostname)
+		return h + " to " + report.Clean(doc.Hosts.Remote.Hostname)
 	}
 	return h + " (loopback)"
 }
 
 // uniqueNames returns the sources' names, with " (2)", " (3)", ... added
 // to repeated ones, so that the entries of two sources never collide.
-func uniqueNames(srcs []Source) []string {
+func uniqueNames(srcs []report.Source) []string {
 	names := make([]string, len(srcs))
 	seen := map[string]int{}
 	for i, s := range srcs {
@@ -195,9 +197,9 @@ func uniqueNames(srcs []Source) []string {
 // basisWords says what a latency is: "one-way latency (rtt/2)".
 func basisWords(basis string) string {
 	switch basis {
-	case BasisRTTHalf:
+	case report.BasisRTTHalf:
 		return "one-way latency (rtt/2)"
-	case BasisRTT:
+	case report.BasisRTT:
 		return "round-trip latency"
 	}
 	return "latency basis " + basisLabel(basis)

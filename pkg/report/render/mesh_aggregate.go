@@ -1,10 +1,12 @@
-package report
+package render
 
 import (
 	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/rdmabench/rdmabench/pkg/report"
 )
 
 // meshTableHosts is the most hosts whose host matrix a table prints; a
@@ -13,14 +15,14 @@ const meshTableHosts = 16
 
 // aggregateRanksLine counts the ranks, their hosts and rails, and their
 // states.
-func aggregateRanksLine(m *Mesh) string {
+func aggregateRanksLine(m *report.Mesh) string {
 	states := map[string]int{}
 	for i := range m.Ranks {
 		states[m.Ranks[i].State]++
 	}
 	s := fmt.Sprintf("%d on %d hosts, %d rails", max(m.Size, len(m.Ranks)), len(m.Aggregate.Hosts), m.Aggregate.Rails)
 	var parts []string
-	for _, st := range []string{RankOK, RankLost, RankUnregistered} {
+	for _, st := range []string{report.RankOK, report.RankLost, report.RankUnregistered} {
 		if states[st] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", states[st], st))
 		}
@@ -33,18 +35,14 @@ func aggregateRanksLine(m *Mesh) string {
 
 // meshRankNames names ranks in an aggregate's text: "12 (node7 rail 3)".
 type meshRankNames struct {
-	a    *MeshAggregate
+	a    *report.MeshAggregate
 	host []int
 	rail []int
 }
 
-func newMeshRankNames(m *Mesh) meshRankNames {
-	n := max(m.Size, len(m.Ranks))
-	p := placeRanks(m, n)
-	r := meshRankNames{a: m.Aggregate, host: make([]int, n), rail: make([]int, n)}
-	for i := range n {
-		r.host[i], r.rail[i] = int(p.host[i]), int(p.rail[i])
-	}
+func newMeshRankNames(m *report.Mesh) meshRankNames {
+	r := meshRankNames{a: m.Aggregate}
+	r.host, r.rail = m.RankPlaces()
 	return r
 }
 
@@ -62,7 +60,7 @@ func (r meshRankNames) rank(k int) string {
 	return fmt.Sprintf("%d (%s rail %d)", k, r.hostName(r.host[k]), r.rail[k])
 }
 
-func (r meshRankNames) link(w *WorstLink) string {
+func (r meshRankNames) link(w *report.WorstLink) string {
 	if w == nil {
 		return "-"
 	}
@@ -72,7 +70,7 @@ func (r meshRankNames) link(w *WorstLink) string {
 // writeAggregateText writes a mesh's aggregate: per figure its rails,
 // its host matrix (or, past meshTableHosts hosts, a row per host) and its
 // worst NICs.
-func writeAggregateText(b *bytes.Buffer, m *Mesh, md bool, width int) {
+func writeAggregateText(b *bytes.Buffer, m *report.Mesh, md bool, width int) {
 	a := m.Aggregate
 	names := newMeshRankNames(m)
 	for i := range a.Figures {
@@ -90,9 +88,9 @@ func writeAggregateText(b *bytes.Buffer, m *Mesh, md bool, width int) {
 		}
 		b.WriteByte('\n')
 		heading(b, head, md)
-		slowWord := fmt.Sprintf("slow (≥ %d× the median)", slowFactor)
+		slowWord := fmt.Sprintf("slow (≥ %d× the median)", report.SlowFactor)
 		if !fig.IsLatency() {
-			slowWord = fmt.Sprintf("slow (≤ 1/%d of the median)", slowFactor)
+			slowWord = fmt.Sprintf("slow (≤ 1/%d of the median)", report.SlowFactor)
 		}
 		if len(f.Rails) > 1 || (len(f.Rails) == 1 && a.Rails > 1) {
 			rows := [][]string{{"rail", "links", "median", "tail (1%)", "worst", slowWord, "worst link"}}
@@ -129,7 +127,7 @@ func writeAggregateText(b *bytes.Buffer, m *Mesh, md bool, width int) {
 			}
 			writeRows(b, rows, md, width)
 		}
-		if nics := f.WorstNICs(MeshWorstNICs); len(nics) > 0 {
+		if nics := f.WorstNICs(report.MeshWorstNICs); len(nics) > 0 {
 			what := "NICs"
 			if a.Rails <= 1 {
 				what = "ranks"
@@ -146,7 +144,7 @@ func writeAggregateText(b *bytes.Buffer, m *Mesh, md bool, width int) {
 	}
 }
 
-func worstValue(f Figure, w *WorstLink, u latencyUnit) string {
+func worstValue(f report.Figure, w *report.WorstLink, u report.LatencyUnit) string {
 	if w == nil {
 		return "-"
 	}
@@ -155,7 +153,7 @@ func worstValue(f Figure, w *WorstLink, u latencyUnit) string {
 
 // aggregateUnit is the latency unit of an aggregate figure's tables:
 // that of its NICs' medians.
-func aggregateUnit(f *AggregateFigure) latencyUnit {
+func aggregateUnit(f *report.AggregateFigure) report.LatencyUnit {
 	var vs []float64
 	for _, r := range f.NICs {
 		if r.Median != nil {
@@ -165,7 +163,7 @@ func aggregateUnit(f *AggregateFigure) latencyUnit {
 	if len(vs) == 0 && f.Median != nil {
 		vs = append(vs, *f.Median)
 	}
-	return latencyUnitOf(vs)
+	return report.LatencyUnitOf(vs)
 }
 
 // heading writes a line of a mesh table: bold in Markdown.
@@ -174,7 +172,7 @@ func heading(b *bytes.Buffer, s string, md bool) {
 		fmt.Fprintf(b, "**%s**\n\n", mdEscape(s))
 		return
 	}
-	b.WriteString(Clean(s) + "\n")
+	b.WriteString(report.Clean(s) + "\n")
 }
 
 // writeRows writes rows (the first the header) as aligned columns, the
@@ -229,7 +227,7 @@ func writeRows(b *bytes.Buffer, rows [][]string, md bool, width int) {
 					line.WriteString("  " + pad + c)
 				}
 			}
-			b.WriteString(Clean(strings.TrimRight(line.String(), " ")) + "\n")
+			b.WriteString(report.Clean(strings.TrimRight(line.String(), " ")) + "\n")
 		}
 	}
 }

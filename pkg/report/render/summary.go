@@ -1,9 +1,11 @@
-package report
+package render
 
 import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/rdmabench/rdmabench/pkg/report"
 )
 
 // The table of a document of repeated runs: one row per test, connection
@@ -20,7 +22,7 @@ var (
 	summaryBandwidthLabels = []string{"test", "conn", "bytes", "runs", "dir", "QPs", "bandwidth", "MiB/s", "msg rate"}
 )
 
-func summarySection(s *Summary) section {
+func summarySection(s *report.Summary) section {
 	switch {
 	case s.Latency != nil:
 		return sectionLatency
@@ -35,11 +37,11 @@ func summarySection(s *Summary) section {
 // buildSummaryRows makes two rows per summary (medians, then intervals;
 // only the medians with too few runs for an interval), in sections like
 // buildRows.
-func buildSummaryRows(doc *Document, sums []Summary, notes *footnotes) []row {
-	groups := groupResults(doc) // in the order of sums
+func buildSummaryRows(doc *report.Document, sums []report.Summary, notes *footnotes) []row {
+	groups := report.GroupResults(doc) // in the order of sums
 	var rows []row
 	cur := sectionNone
-	unit := unitUs
+	unit := report.UnitUs
 	for i := range sums {
 		s := &sums[i]
 		sec := summarySection(s)
@@ -47,21 +49,21 @@ func buildSummaryRows(doc *Document, sums []Summary, notes *footnotes) []row {
 			if sec == sectionLatency {
 				unit = summarySectionUnit(sums[i:])
 			}
-			rows = startSection(rows, cur, sec, fmt.Sprintf(summaryLatencyTitle, unit.name), summaryLatencyLabels, summaryBandwidthTitle, summaryBandwidthLabels)
+			rows = startSection(rows, cur, sec, fmt.Sprintf(summaryLatencyTitle, unit.Name), summaryLatencyLabels, summaryBandwidthTitle, summaryBandwidthLabels)
 			cur = sec
 		}
 		note := notes.refs(i)
-		first := []string{Clean(s.Test), orDefault(Clean(s.Connection), "-"), strconv.Itoa(s.Size), strconv.Itoa(s.Runs - s.Failed)}
-		figs, kind := LatencyFigures, ""
+		first := []string{report.Clean(s.Test), orDefault(report.Clean(s.Connection), "-"), strconv.Itoa(s.Size), strconv.Itoa(s.Runs - s.Failed)}
+		figs, kind := report.LatencyFigures, ""
 		if sec == sectionLatency && s.Latency != nil {
 			kind = basisLabel(s.Latency.Basis)
 		}
 		var lead []string
 		if sec == sectionBandwidth {
-			figs = BandwidthFigures
+			figs = report.BandwidthFigures
 			kind, lead = "->", []string{"-"}
-			if r := firstMeasured(groups[i].results); r != nil {
-				kind = r.dir()
+			if r := firstMeasured(groups[i].Results); r != nil {
+				kind = dirArrow(r)
 				notes.bidir = notes.bidir || r.Reversed()
 				if r.Bidirectional() {
 					kind = "<->"
@@ -102,32 +104,32 @@ func buildSummaryRows(doc *Document, sums []Summary, notes *footnotes) []row {
 
 // summarySectionUnit is the latency unit of the section that starts with
 // the first of sums: that of their medians' p50s.
-func summarySectionUnit(sums []Summary) latencyUnit {
+func summarySectionUnit(sums []report.Summary) report.LatencyUnit {
 	var p50s []float64
 	for i := range sums {
 		if summarySection(&sums[i]) != sectionLatency {
 			break
 		}
-		if sp, ok := sums[i].Spread(FigP50); ok && sp.N > 0 {
+		if sp, ok := sums[i].Spread(report.FigP50); ok && sp.N > 0 {
 			p50s = append(p50s, sp.Median)
 		}
 	}
-	return latencyUnitOf(p50s)
+	return report.LatencyUnitOf(p50s)
 }
 
 // tableValue formats a figure the way the per-run table does, a latency
 // in u.
-func tableValue(f Figure, v float64, u latencyUnit) string {
+func tableValue(f report.Figure, v float64, u report.LatencyUnit) string {
 	switch {
 	case f.IsLatency():
-		return u.cell(v)
-	case f == FigMsgRate:
+		return u.Cell(v)
+	case f == report.FigMsgRate:
 		return strconv.FormatFloat(v, 'f', 4, 64)
 	}
 	return strconv.FormatFloat(v, 'f', 2, 64)
 }
 
-func firstMeasured(rs []*Result) *Result {
+func firstMeasured(rs []*report.Result) *report.Result {
 	for _, r := range rs {
 		if r.Error == "" {
 			return r
@@ -141,9 +143,9 @@ func firstMeasured(rs []*Result) *Result {
 
 // newSummaryFootnotes numbers, per summary, the warnings of its runs (each
 // text once, with the runs it came from) and the errors of its failed runs.
-func newSummaryFootnotes(doc *Document) *footnotes {
+func newSummaryFootnotes(doc *report.Document) *footnotes {
 	f := &footnotes{byResult: map[int][]int{}}
-	groups := groupResults(doc)
+	groups := report.GroupResults(doc)
 	for i := range groups {
 		g := &groups[i]
 		add := func(text string) {
@@ -152,9 +154,9 @@ func newSummaryFootnotes(doc *Document) *footnotes {
 		}
 		var order []string
 		runs := map[string][]int{}
-		for _, r := range g.results {
+		for _, r := range g.Results {
 			for _, w := range r.Warnings {
-				w = Clean(w)
+				w = report.Clean(w)
 				if _, ok := runs[w]; !ok {
 					order = append(order, w)
 				}
@@ -162,11 +164,11 @@ func newSummaryFootnotes(doc *Document) *footnotes {
 			}
 		}
 		for _, w := range order {
-			add(fmt.Sprintf("%s %d B: %s (%s)", Clean(g.key.Test), g.key.Size, w, runsLabel(runs[w], len(g.results))))
+			add(fmt.Sprintf("%s %d B: %s (%s)", report.Clean(g.Key.Test), g.Key.Size, w, runsLabel(runs[w], len(g.Results))))
 		}
-		for _, r := range g.results {
+		for _, r := range g.Results {
 			if r.Error != "" {
-				add(fmt.Sprintf("%s %d B, run %d: error: %s", Clean(g.key.Test), g.key.Size, r.Run, Clean(r.Error)))
+				add(fmt.Sprintf("%s %d B, run %d: error: %s", report.Clean(g.Key.Test), g.Key.Size, r.Run, report.Clean(r.Error)))
 			}
 		}
 	}
@@ -179,7 +181,7 @@ func runsLabel(runs []int, total int) string {
 	if len(runs) == total && total > 1 {
 		return "every run"
 	}
-	parts := IntRanges(runs)
+	parts := report.IntRanges(runs)
 	if len(runs) == 1 {
 		return "run " + parts[0]
 	}

@@ -11,7 +11,7 @@ import (
 // JSON, CSV and the other machine forms keep their fixed units.
 
 type prefix struct {
-	name   string
+	Name   string
 	factor float64
 }
 
@@ -44,101 +44,73 @@ func scaledRate(v float64, unit string, ps []prefix) string {
 	case a < 0.99995: // below the smallest prefix
 		prec = 3 + int(math.Ceil(-math.Log10(a)))
 	}
-	return strconv.FormatFloat(x, 'f', prec, 64) + " " + p.name + unit
+	return strconv.FormatFloat(x, 'f', prec, 64) + " " + p.Name + unit
 }
 
-// gbitCell is a bandwidth in Gbit/s, scaled.
-func gbitCell(gbps float64) string { return scaledRate(gbps*1e9, "bit/s", bitPrefixes) }
+// GbitCell is a bandwidth in Gbit/s, scaled.
+func GbitCell(gbps float64) string { return scaledRate(gbps*1e9, "bit/s", bitPrefixes) }
 
-// mmsgCell is a message rate in Mmsg/s, scaled.
-func mmsgCell(mmsgps float64) string { return scaledRate(mmsgps*1e6, "msg/s", msgPrefixes) }
+// MmsgCell is a message rate in Mmsg/s, scaled.
+func MmsgCell(mmsgps float64) string { return scaledRate(mmsgps*1e6, "msg/s", msgPrefixes) }
 
-// scaledValue formats a figure for the results and comparison tables:
-// latencies in u (the table's), bandwidth and message rate scaled, MiB/s
-// with two decimals.
-func scaledValue(f Figure, v float64, u latencyUnit) string {
-	switch f {
-	case FigGbps:
-		return gbitCell(v)
-	case FigMsgRate:
-		return mmsgCell(v)
-	}
-	return tableValue(f, v, u)
-}
-
-// figureLabel names a figure in the comparison table: its unit when every
-// value has it ("p99 µs", "MiB/s"; a latency in u, the table's), else what
-// it is ("bandwidth").
-func figureLabel(f Figure, u latencyUnit) string {
-	switch {
-	case f.IsLatency():
-		return f.Label() + " " + u.name
-	case f == FigGbps:
-		return "bandwidth"
-	case f == FigMsgRate:
-		return "msg rate"
-	}
-	return f.Label()
-}
-
-// latencyUnit is the unit a table shows its latencies in: one unit for a
+// LatencyUnit is the unit a table shows its latencies in: one unit for a
 // whole table (a section of the results table, a comparison, a mesh
 // matrix), so that its columns and rows read against each other, never
 // one per cell.
-type latencyUnit struct {
-	name   string
-	ns     float64 // nanoseconds in one unit
-	digits int     // decimals
+type LatencyUnit struct {
+	Name   string
+	Ns     float64 // nanoseconds in one unit
+	Digits int     // decimals
 }
 
 var (
-	unitNs = latencyUnit{"ns", 1, 0}
-	unitUs = latencyUnit{"µs", 1e3, 2}
-	unitMs = latencyUnit{"ms", 1e6, 3}
+	UnitNs = LatencyUnit{"ns", 1, 0}
+	UnitUs = LatencyUnit{"µs", 1e3, 2}
+	UnitMs = LatencyUnit{"ms", 1e6, 3}
 )
 
-// latencyUnitOf picks a table's unit from the p50s (in ns) of what it
+// LatencyUnitOf picks a table's unit from the p50s (in ns) of what it
 // shows: µs, as perftest prints latencies, unless every p50 is below 1 µs
 // (then ns, no decimals) or at least 1 ms (then ms, three decimals). With
 // no p50, µs.
-func latencyUnitOf(p50s []float64) latencyUnit {
-	ns, ms, any := true, true, false
+func LatencyUnitOf(p50s []float64) LatencyUnit {
+	Ns, ms, any := true, true, false
 	for _, v := range p50s {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			continue
 		}
 		any = true
-		ns = ns && v < 999.5 // still below 1000 once rounded
+		Ns = Ns && v < 999.5 // still below 1000 once rounded
 		ms = ms && v >= 1e6
 	}
 	switch {
 	case !any:
-		return unitUs
-	case ns:
-		return unitNs
+		return UnitUs
+	case Ns:
+		return UnitNs
 	case ms:
-		return unitMs
+		return UnitMs
 	}
-	return unitUs
+	return UnitUs
 }
 
-// messageFigures writes vs (values of f, in f's unit) for one message,
+// MessageFigures writes vs (values of f, in f's unit) for one message,
 // each with its unit, in the unit formatting f has in tables: a rate
 // scaled as its cell is ("368.4 Mbit/s", "702.7 msg/s"), latencies all in
 // the one unit a table of them would take ("4.021 µs > 1.312 µs", "1.234
 // ms > 900 µs" never), up to three decimals, so that the figures of a
 // message read against each other.
-func messageFigures(f Figure, vs ...float64) []string {
+func MessageFigures(f Figure, vs ...float64) []string {
 	out := make([]string, len(vs))
-	u := latencyUnitOf(vs)
+	u := LatencyUnitOf(vs)
 	for i, v := range vs {
 		switch {
 		case f.IsLatency():
-			out[i] = Num(v/u.ns) + " " + u.name
+			out[i] = Num(v/u.Ns) + " " + u.Name
 		case f == FigGbps:
-			out[i] = gbitCell(v)
+			out[i] = GbitCell(v)
 		case f == FigMsgRate:
-			out[i] = mmsgCell(v)
+			out[i] = MmsgCell(v)
 		default:
 			out[i] = f.Format(v)
 		}
@@ -150,13 +122,13 @@ func messageFigures(f Figure, vs ...float64) []string {
 // a person: with the prefix its figures take in messages and the digits
 // given ("90 Gbit/s", "500 Mbit/s", "1 Mmsg/s"), a latency in u with up
 // to three decimals.
-func limitFigure(f Figure, v float64, u latencyUnit) string {
+func limitFigure(f Figure, v float64, u LatencyUnit) string {
 	var base float64
 	var unit string
 	var ps []prefix
 	switch {
 	case f.IsLatency():
-		return Num(v/u.ns) + " " + u.name
+		return Num(v/u.Ns) + " " + u.Name
 	case f == FigGbps:
 		base, unit, ps = v*1e9, "bit/s", bitPrefixes
 	case f == FigMsgRate:
@@ -172,18 +144,10 @@ func limitFigure(f Figure, v float64, u latencyUnit) string {
 		}
 	}
 	x, _ := strconv.ParseFloat(strconv.FormatFloat(base/p.factor, 'g', 6, 64), 64) // no float noise
-	return strconv.FormatFloat(x, 'f', -1, 64) + " " + p.name + unit
+	return strconv.FormatFloat(x, 'f', -1, 64) + " " + p.Name + unit
 }
 
-// formatIn is f.Format(v) with a latency in u, up to three decimals.
-func formatIn(f Figure, v float64, u latencyUnit) string {
-	if f.IsLatency() {
-		return Num(v/u.ns) + " " + u.name
-	}
-	return f.Format(v)
-}
-
-// cell formats ns (nanoseconds) in u, without the unit.
-func (u latencyUnit) cell(ns float64) string {
-	return strconv.FormatFloat(ns/u.ns, 'f', u.digits, 64)
+// Cell formats ns (nanoseconds) in u, without the unit.
+func (u LatencyUnit) Cell(Ns float64) string {
+	return strconv.FormatFloat(Ns/u.Ns, 'f', u.Digits, 64)
 }

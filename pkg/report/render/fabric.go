@@ -1,10 +1,10 @@
-package report
+package render
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
-	"strings"
+
+	"github.com/rdmabench/rdmabench/pkg/report"
 )
 
 // The table's rows for a result spread over loop threads (--threads),
@@ -13,12 +13,12 @@ import (
 
 // fabricBandwidthRows are the rows under a bandwidth result's own: each
 // device's figures (and its threads), or each thread's.
-func fabricBandwidthRows(r *Result) []row {
+func fabricBandwidthRows(r *report.Result) []row {
 	var rows []row
 	for _, d := range r.Devices {
-		label := "  " + Clean(d.Device)
+		label := "  " + report.Clean(d.Device)
 		if d.ServerDevice != "" && d.ServerDevice != d.Device {
-			label += " / " + Clean(d.ServerDevice)
+			label += " / " + report.Clean(d.ServerDevice)
 		}
 		cells := []string{label, "", "", "-"}
 		if d.Iterations > 0 {
@@ -42,7 +42,7 @@ func fabricBandwidthRows(r *Result) []row {
 }
 
 // threadRows are a row per sending thread: its QPs and what it sent.
-func threadRows(ts []Thread, indent string) []row {
+func threadRows(ts []report.Thread, indent string) []row {
 	var rows []row
 	for _, t := range ts {
 		dir := "->"
@@ -60,10 +60,10 @@ func threadRows(ts []Thread, indent string) []row {
 
 // fabricLatencyRows are the rows under a latency result's own: each
 // device's figures, and the load it ran under.
-func fabricLatencyRows(r *Result, u latencyUnit) []row {
+func fabricLatencyRows(r *report.Result, u report.LatencyUnit) []row {
 	var rows []row
 	for _, d := range r.Devices {
-		cells := []string{"  " + Clean(d.Device), "", "", "-"}
+		cells := []string{"  " + report.Clean(d.Device), "", "", "-"}
 		if d.Latency == nil {
 			rows = append(rows, errorRow(cells, orDefault(d.Error, "no latency"), ""))
 			continue
@@ -81,77 +81,10 @@ func fabricLatencyRows(r *Result, u latencyUnit) []row {
 }
 
 // loadText says what a load moved while a size's latency was measured.
-func loadText(l *Load) string {
-	s := fmt.Sprintf("under load: %s, %d QPs of %d B", Clean(l.Test), l.QPs, l.Size)
+func loadText(l *report.Load) string {
+	s := fmt.Sprintf("under load: %s, %d QPs of %d B", report.Clean(l.Test), l.QPs, l.Size)
 	if b := l.Bandwidth; b != nil {
 		s += fmt.Sprintf(", %.3f Gbit/s (%.4f Mmsg/s) during the samples", b.Gbps, b.Mmsgps)
 	}
 	return s
-}
-
-// listText writes indexes as ranges: "0-3", "0,2".
-func listText(v []int) string {
-	if len(v) == 0 {
-		return "-"
-	}
-	return strings.Join(IntRanges(v), ",")
-}
-
-// IntRanges writes a set of integers (cores, runs, indexes) as sorted
-// runs of consecutive values: [8 0 1 2 5] is "0-2", "5", "8".
-func IntRanges(v []int) []string {
-	c := slices.Compact(slices.Sorted(slices.Values(v)))
-	var parts []string
-	for i := 0; i < len(c); {
-		j := i
-		for j+1 < len(c) && c[j+1] == c[j]+1 {
-			j++
-		}
-		if j > i {
-			parts = append(parts, fmt.Sprintf("%d-%d", c[i], c[j]))
-		} else {
-			parts = append(parts, strconv.Itoa(c[i]))
-		}
-		i = j + 1
-	}
-	return parts
-}
-
-// placementText says where each end's loop threads ran.
-func placementText(p *Placement) string {
-	if p == nil {
-		return ""
-	}
-	end := func(name string, e *EndPlacement) string {
-		if e == nil {
-			return ""
-		}
-		var s string
-		switch e.Policy {
-		case PlaceCPUList:
-			s = name + " pinned to cores " + listText(e.CPUs)
-		case PlaceNUMA:
-			node := "?"
-			if e.NUMANode != nil {
-				node = strconv.Itoa(*e.NUMANode)
-			}
-			s = fmt.Sprintf("%s on NUMA node %s (cores %s)", name, node, listText(e.CPUs))
-		default:
-			s = name + " not pinned"
-		}
-		if len(e.Used) > 0 {
-			s += ", ran on " + listText(e.Used)
-		}
-		return s
-	}
-	var parts []string
-	for _, s := range []string{end("client", p.Client), end("server", p.Server)} {
-		if s != "" {
-			parts = append(parts, s)
-		}
-	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return "loop threads: " + strings.Join(parts, "; ")
 }

@@ -1,4 +1,4 @@
-package report
+package render
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/rdmabench/rdmabench/pkg/report"
 )
 
 // Units of the Go benchmark format output, each in its base unit, with no
@@ -64,10 +66,10 @@ var gobenchUnits = []struct{ unit, better string }{
 // p90, p99 and p99.9 in ns, on the test's basis: a "basis" configuration
 // line (rtt_half or rtt) precedes latency results and an empty one removes
 // it before bandwidth results, so benchstat shows one-way latencies, round
-// trips and bandwidth in separate tables. Bandwidth is [Result.Headline] in
+// trips and bandwidth in separate tables. Bandwidth is [report.Result.Headline] in
 // bit/s (payload) and msg/s, which benchstat scales itself (k, M, G: powers
 // of 1000). Values have six significant digits. Results with errors are left out (the other forms keep them).
-func WriteGobench(w io.Writer, doc *Document) error {
+func WriteGobench(w io.Writer, doc *report.Document) error {
 	if doc == nil {
 		return errors.New("report: write gobench: nil document")
 	}
@@ -134,7 +136,7 @@ func WriteGobench(w io.Writer, doc *Document) error {
 
 // GobenchName is r's benchmark name in the Go benchmark format:
 // "BenchmarkWriteLat/conn=RC/size=2".
-func GobenchName(r *Result) string {
+func GobenchName(r *report.Result) string {
 	var b strings.Builder
 	b.WriteString("Benchmark")
 	for _, part := range strings.FieldsFunc(r.Test, func(c rune) bool { return !unicode.IsLetter(c) && !unicode.IsDigit(c) }) {
@@ -164,7 +166,7 @@ func GobenchName(r *Result) string {
 // environment that stay the same between runs meant to be compared (not
 // the time, tool version or host name, which would make benchstat split
 // them into different tables).
-func gobenchConfig(doc *Document) [][2]string {
+func gobenchConfig(doc *report.Document) [][2]string {
 	var kv [][2]string
 	add := func(k, v string) {
 		if v = gobenchClean(v); v != "" {
@@ -192,7 +194,7 @@ func gobenchConfig(doc *Document) [][2]string {
 }
 
 // gobenchClean makes s safe for one line of the format.
-func gobenchClean(s string) string { return strings.TrimSpace(Clean(s)) }
+func gobenchClean(s string) string { return strings.TrimSpace(report.Clean(s)) }
 
 // sig6 formats v with six significant digits, without an exponent.
 func sig6(v float64) string {

@@ -1,4 +1,4 @@
-package report
+package render
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/rdmabench/rdmabench/pkg/report"
 )
 
 // Output formats of a results document.
@@ -57,15 +59,15 @@ func FormatForPath(path string) string {
 
 // Write writes doc in format, one of [Formats].
 //
-// A mesh document ([Document.Mesh]) renders as its matrices in table,
+// A mesh document ([report.Document.Mesh]) renders as its matrices in table,
 // markdown and csv (long form), and as itself in json; the other formats
 // are refused.
-func Write(w io.Writer, format string, doc *Document) error {
+func Write(w io.Writer, format string, doc *report.Document) error {
 	return WriteWith(w, format, doc, Options{})
 }
 
 // WriteWith is [Write] with the table laid out as opts say.
-func WriteWith(w io.Writer, format string, doc *Document, opts Options) error {
+func WriteWith(w io.Writer, format string, doc *report.Document, opts Options) error {
 	if doc != nil && doc.Mesh != nil {
 		return writeMeshWith(w, format, doc, opts)
 	}
@@ -73,7 +75,7 @@ func WriteWith(w io.Writer, format string, doc *Document, opts Options) error {
 	case FormatTable:
 		return WriteTableWith(w, doc, opts)
 	case FormatJSON:
-		return WriteJSON(w, doc)
+		return report.WriteJSON(w, doc)
 	case FormatCSV:
 		return WriteCSV(w, doc)
 	case FormatMarkdown:
@@ -86,12 +88,6 @@ func WriteWith(w io.Writer, format string, doc *Document, opts Options) error {
 		return WriteOpenMetrics(w, doc)
 	}
 	return fmt.Errorf("report: %w", CheckFormat(format))
-}
-
-// Source is a document with the name it is known by (its file name).
-type Source struct {
-	Name string
-	Doc  *Document
 }
 
 // WriteSources writes several documents together in format, as `rdmabench
@@ -113,12 +109,12 @@ type Source struct {
 //     starting with its source's name;
 //   - openmetrics: one exposition, each sample with a label source naming
 //     its source.
-func WriteSources(w io.Writer, format string, srcs []Source) error {
+func WriteSources(w io.Writer, format string, srcs []report.Source) error {
 	return WriteSourcesWith(w, format, srcs, Options{})
 }
 
 // WriteSourcesWith is [WriteSources] with tables laid out as opts say.
-func WriteSourcesWith(w io.Writer, format string, srcs []Source, opts Options) error {
+func WriteSourcesWith(w io.Writer, format string, srcs []report.Source, opts Options) error {
 	if err := CheckFormat(format); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
@@ -163,7 +159,7 @@ func WriteSourcesWith(w io.Writer, format string, srcs []Source, opts Options) e
 			if i > 0 {
 				out.WriteByte('\n')
 			}
-			fmt.Fprintf(&out, "%s\n", FitLines([]byte("==> "+Clean(s.Name)+" <=="), opts.Width))
+			fmt.Fprintf(&out, "%s\n", FitLines([]byte("==> "+report.Clean(s.Name)+" <=="), opts.Width))
 		case FormatMarkdown:
 			if i > 0 {
 				out.WriteByte('\n')
@@ -173,7 +169,7 @@ func WriteSourcesWith(w io.Writer, format string, srcs []Source, opts Options) e
 			if i > 0 {
 				out.WriteByte('\n')
 			}
-			fmt.Fprintf(&out, "# source: %s\n", Clean(s.Name))
+			fmt.Fprintf(&out, "# source: %s\n", report.Clean(s.Name))
 		}
 		if err := WriteWith(&out, format, s.Doc, opts); err != nil {
 			return fmt.Errorf("%s: %w", s.Name, err)
@@ -186,12 +182,12 @@ func WriteSourcesWith(w io.Writer, format string, srcs []Source, opts Options) e
 }
 
 // writeJSONArray writes the documents as one indented JSON array.
-func writeJSONArray(w io.Writer, srcs []Source) error {
+func writeJSONArray(w io.Writer, srcs []report.Source) error {
 	var out bytes.Buffer
 	out.WriteString("[\n")
 	for i, s := range srcs {
 		var one bytes.Buffer
-		if err := WriteJSON(&one, s.Doc); err != nil {
+		if err := report.WriteJSON(&one, s.Doc); err != nil {
 			return fmt.Errorf("%s: %w", s.Name, err)
 		}
 		// Indent the document one level inside the array.

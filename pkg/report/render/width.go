@@ -1,4 +1,4 @@
-package report
+package render
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/olekukonko/tablewriter/tw"
+	"github.com/rdmabench/rdmabench/pkg/report"
 )
 
 // Options say how the table forms are laid out.
@@ -31,7 +32,7 @@ func (o Options) wrapAt(def int) int {
 
 // kvAt is kv wrapped at width instead of headerWrap.
 func kvAt(b *bytes.Buffer, k, v string, width int) {
-	for i, l := range wrap(Clean(v), width-keyWidth) {
+	for i, l := range wrap(report.Clean(v), width-keyWidth) {
 		if i > 0 {
 			k = ""
 		}

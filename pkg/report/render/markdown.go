@@ -1,4 +1,4 @@
-package report
+package render
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/rdmabench/rdmabench/pkg/report"
 )
 
 // WriteMarkdown writes doc as GitHub-flavoured Markdown, for a pull-request
@@ -15,7 +17,7 @@ import (
 // latency and a bandwidth table wherever the kind of result changes; for
 // repeated runs, medians with their confidence intervals under them), then
 // the footnotes. Cells are escaped so that no value breaks the table.
-func WriteMarkdown(w io.Writer, doc *Document) error {
+func WriteMarkdown(w io.Writer, doc *report.Document) error {
 	if doc == nil {
 		return errors.New("report: write markdown: nil document")
 	}
@@ -26,7 +28,7 @@ func WriteMarkdown(w io.Writer, doc *Document) error {
 	var rows []row
 	if doc.Repeated() {
 		notes = newSummaryFootnotes(doc)
-		rows = buildSummaryRows(doc, Summarize(doc), notes)
+		rows = buildSummaryRows(doc, report.Summarize(doc), notes)
 	} else {
 		notes = newFootnotes(doc)
 		rows = buildRows(doc, notes)
@@ -57,7 +59,7 @@ func WriteMarkdown(w io.Writer, doc *Document) error {
 }
 
 // mdHeader writes the facts of the run as a list.
-func mdHeader(b *bytes.Buffer, doc *Document) {
+func mdHeader(b *bytes.Buffer, doc *report.Document) {
 	t := doc.Tool
 	title := "**" + mdEscape(orDefault(t.Name, "rdmabench")+" "+orDefault(t.Version, "devel")) + "**"
 	if t.Commit != "" {
@@ -74,7 +76,7 @@ func mdHeader(b *bytes.Buffer, doc *Document) {
 	if len(doc.Command) > 0 {
 		item("command", mdCode(strings.Join(doc.Command, " ")))
 	}
-	host := func(key string, h *Host) {
+	host := func(key string, h *report.Host) {
 		s := mdEscape(orDefault(h.Hostname, "(unknown host)"))
 		if d := h.Device; d != nil {
 			dev, gid := deviceLines(d)
@@ -149,13 +151,13 @@ func mdLine(cells []string) string {
 // are escaped.
 func mdEscape(s string) string {
 	r := strings.NewReplacer(`\`, `\\`, "|", `\|`, "*", `\*`, "_", `\_`, "<", "&lt;", ">", "&gt;", "`", "\\`")
-	return r.Replace(Clean(s))
+	return r.Replace(report.Clean(s))
 }
 
 // mdCode writes s as inline code, with a fence longer than any run of
 // backticks in it.
 func mdCode(s string) string {
-	s = strings.ReplaceAll(Clean(s), "|", `\|`)
+	s = strings.ReplaceAll(report.Clean(s), "|", `\|`)
 	fence := "`"
 	for strings.Contains(s, fence) {
 		fence += "`"

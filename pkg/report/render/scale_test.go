@@ -1,37 +1,39 @@
-package report
+package render
 
 import (
 	"bytes"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rdmabench/rdmabench/pkg/report"
 )
 
 // unitsDoc is a run whose latency tables need other units than µs: a
 // fast NIC's write-lat and send-lat below 1 µs (ns), then write-bw, then
 // tcp-lat of 8 MiB messages over an emulated link, milliseconds each (ms).
-func unitsDoc() *Document {
+func unitsDoc() *report.Document {
 	start := time.Date(2025, 3, 3, 9, 0, 0, 0, time.UTC)
-	return &Document{
-		Schema:  Schema,
-		Tool:    Tool{Name: "rdmabench", Version: "0.1.0", Commit: "3f2a9c1", GoVersion: "go1.26.8", Verbs: true},
+	return &report.Document{
+		Schema:  report.Schema,
+		Tool:    report.Tool{Name: "rdmabench", Version: "0.1.0", Commit: "3f2a9c1", GoVersion: "go1.26.8", Verbs: true},
 		Command: []string{"rdmabench", "suite", "node-b", "-d", "mlx5_0", "-n", "10000"},
 		Start:   start,
 		End:     start.Add(12 * time.Second),
-		Hosts: Hosts{
-			Local:  Host{Hostname: "node-a", Kernel: "6.8.0-45-generic", CPUs: 64},
-			Remote: &Host{Hostname: "node-b", Kernel: "6.8.0-45-generic", CPUs: 64},
+		Hosts: report.Hosts{
+			Local:  report.Host{Hostname: "node-a", Kernel: "6.8.0-45-generic", CPUs: 64},
+			Remote: &report.Host{Hostname: "node-b", Kernel: "6.8.0-45-generic", CPUs: 64},
 		},
-		Params: Params{Server: "node-b", Device: "mlx5_0", GIDIndex: -1, Iterations: 10000},
-		Results: []Result{
+		Params: report.Params{Server: "node-b", Device: "mlx5_0", GIDIndex: -1, Iterations: 10000},
+		Results: []report.Result{
 			{Test: "write-lat", Connection: "RC", Size: 2, Iterations: 10000, QPs: 1,
-				Latency: lat(BasisRTTHalf, 10000, 0.481, 0.523, 0.5314, 0.0421, 0.552, 0.613, 1.204, 3.41, 3.41)},
+				Latency: lat(report.BasisRTTHalf, 10000, 0.481, 0.523, 0.5314, 0.0421, 0.552, 0.613, 1.204, 3.41, 3.41)},
 			{Test: "send-lat", Connection: "RC", Size: 2, Iterations: 10000, QPs: 1,
-				Latency: lat(BasisRTTHalf, 10000, 0.532, 0.581, 0.5902, 0.0388, 0.611, 0.702, 1.398, 4.022, 4.022)},
+				Latency: lat(report.BasisRTTHalf, 10000, 0.532, 0.581, 0.5902, 0.0388, 0.611, 0.702, 1.398, 4.022, 4.022)},
 			{Test: "write-bw", Connection: "RC", Size: 65536, Iterations: 10000, QPs: 1,
 				Bandwidth: bw(655360000, 10000, 53_210_000*time.Nanosecond)},
 			{Test: "tcp-lat", Connection: "TCP", Size: 8388608, Iterations: 100,
-				Latency: lat(BasisRTTHalf, 100, 3901.2, 4210.5, 4302.25, 210.71, 4603.9, 5207.3, 8109.6, 9112.4, 9112.4)},
+				Latency: lat(report.BasisRTTHalf, 100, 3901.2, 4210.5, 4302.25, 210.71, 4603.9, 5207.3, 8109.6, 9112.4, 9112.4)},
 		},
 	}
 }
@@ -53,7 +55,7 @@ func TestLatencyUnits(t *testing.T) {
 		{[]float64{1e6, 4_210_500}, "ms"},
 		{[]float64{999_000, 4_210_500}, "µs"},
 	} {
-		if got := latencyUnitOf(c.p50s).name; got != c.want {
+		if got := report.LatencyUnitOf(c.p50s).Name; got != c.want {
 			t.Errorf("latencyUnitOf(%v) = %s, want %s", c.p50s, got, c.want)
 		}
 	}
@@ -82,11 +84,11 @@ func TestLatencyUnits(t *testing.T) {
 // The repeated-runs table, the comparison and a mesh matrix pick their
 // unit likewise.
 func TestLatencyUnitsElsewhere(t *testing.T) {
-	fast := func(run int, p50us float64) Result {
-		return Result{Test: "write-lat", Connection: "RC", Size: 2, Iterations: 1000, Run: run,
-			Latency: lat(BasisRTTHalf, 1000, p50us-0.05, p50us, p50us+0.01, 0.04, p50us+0.03, p50us+0.1, p50us+0.6, p50us+2, p50us+2)}
+	fast := func(run int, p50us float64) report.Result {
+		return report.Result{Test: "write-lat", Connection: "RC", Size: 2, Iterations: 1000, Run: run,
+			Latency: lat(report.BasisRTTHalf, 1000, p50us-0.05, p50us, p50us+0.01, 0.04, p50us+0.03, p50us+0.1, p50us+0.6, p50us+2, p50us+2)}
 	}
-	base, next := NewDocument(), NewDocument()
+	base, next := report.NewDocument(), report.NewDocument()
 	base.Params.Repeat, next.Params.Repeat = 3, 3
 	for run := 1; run <= 3; run++ {
 		base.Results = append(base.Results, fast(run, 0.52+0.001*float64(run)))
@@ -96,7 +98,7 @@ func TestLatencyUnitsElsewhere(t *testing.T) {
 		t.Errorf("repeated runs below 1 µs are not in ns:\n%s", table)
 	}
 	var cmp bytes.Buffer
-	if err := WriteComparison(&cmp, FormatTable, Compare(base, next, CompareOptions{}), nil); err != nil {
+	if err := WriteComparison(&cmp, FormatTable, report.Compare(base, next, report.CompareOptions{}), nil); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(cmp.String(), "p50 ns") || !strings.Contains(cmp.String(), "522 ±∞") {
@@ -119,24 +121,24 @@ func TestLatencyUnitsElsewhere(t *testing.T) {
 // given.
 func TestMessageFigures(t *testing.T) {
 	for _, c := range []struct {
-		f    Figure
+		f    report.Figure
 		vs   []float64
 		want string
 	}{
-		{FigP50, []float64{4021, 1312.5, 1050}, "4.021 µs 1.312 µs 1.05 µs"},
-		{FigP50, []float64{523, 900}, "523 ns 900 ns"},
-		{FigP99, []float64{1_234_000, 1_000_000}, "1.234 ms 1 ms"},
-		{FigP99, []float64{1_234_000, 900_000}, "1234 µs 900 µs"},
-		{FigGbps, []float64{0.2092, 23.1}, "209.2 Mbit/s 23.10 Gbit/s"},
-		{FigMsgRate, []float64{0.000399}, "399.0 msg/s"},
-		{FigMiBps, []float64{24.94}, "24.94 MiB/s"},
+		{report.FigP50, []float64{4021, 1312.5, 1050}, "4.021 µs 1.312 µs 1.05 µs"},
+		{report.FigP50, []float64{523, 900}, "523 ns 900 ns"},
+		{report.FigP99, []float64{1_234_000, 1_000_000}, "1.234 ms 1 ms"},
+		{report.FigP99, []float64{1_234_000, 900_000}, "1234 µs 900 µs"},
+		{report.FigGbps, []float64{0.2092, 23.1}, "209.2 Mbit/s 23.10 Gbit/s"},
+		{report.FigMsgRate, []float64{0.000399}, "399.0 msg/s"},
+		{report.FigMiBps, []float64{24.94}, "24.94 MiB/s"},
 	} {
-		if got := strings.Join(messageFigures(c.f, c.vs...), " "); got != c.want {
-			t.Errorf("messageFigures(%s, %v) = %q, want %q", c.f, c.vs, got, c.want)
+		if got := strings.Join(report.MessageFigures(c.f, c.vs...), " "); got != c.want {
+			t.Errorf("MessageFigures(%s, %v) = %q, want %q", c.f, c.vs, got, c.want)
 		}
 	}
 	doc := unitsDoc()
-	fails := CheckLimits(doc, Limits{P99: 5 * time.Millisecond, MinGbps: 100, MinMsgRate: 500_000})
+	fails := report.CheckLimits(doc, report.Limits{P99: 5 * time.Millisecond, MinGbps: 100, MinMsgRate: 500_000})
 	var got []string
 	for _, f := range fails {
 		got = append(got, f.Message)

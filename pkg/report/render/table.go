@@ -1,4 +1,4 @@
-package report
+package render
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
+	"github.com/rdmabench/rdmabench/pkg/report"
 )
 
 // WriteTable writes doc for a terminal: a header block (tool, command, time,
@@ -30,21 +31,21 @@ import (
 // error in its row; a duration-mode result is followed by one row per
 // interval; a bidirectional result by one row per direction.
 //
-// A document of repeated runs ([Document.Repeated]) shows one row per test,
+// A document of repeated runs ([report.Document.Repeated]) shows one row per test,
 // connection and size instead of one per run: the median of each figure
 // over the runs (the runs column counts those without an error), and
 // under it the 95% confidence interval of that median ("±2%", as benchstat
-// prints it; with fewer than [MinRunsForInterval] runs there is none, and
+// prints it; with fewer than [report.MinRunsForInterval] runs there is none, and
 // the median stands alone). Each run's figures are in the JSON and CSV
 // forms; warnings and errors of the runs are footnoted once, with the runs
 // they come from.
-func WriteTable(w io.Writer, doc *Document) error {
+func WriteTable(w io.Writer, doc *report.Document) error {
 	return WriteTableWith(w, doc, Options{})
 }
 
 // WriteTableWith is [WriteTable] laid out as opts say: at a width, each
 // line fits it.
-func WriteTableWith(w io.Writer, doc *Document, opts Options) error {
+func WriteTableWith(w io.Writer, doc *report.Document, opts Options) error {
 	if doc == nil {
 		return errors.New("report: write table: nil document")
 	}
@@ -56,7 +57,7 @@ func WriteTableWith(w io.Writer, doc *Document, opts Options) error {
 	var notes *footnotes
 	var rows []row
 	if doc.Repeated() {
-		sums := Summarize(doc)
+		sums := report.Summarize(doc)
 		notes = newSummaryFootnotes(doc)
 		rows = buildSummaryRows(doc, sums, notes)
 	} else {
@@ -85,7 +86,7 @@ func WriteTableWith(w io.Writer, doc *Document, opts Options) error {
 
 // --- header block ---
 
-func writeHeaderBlock(b *bytes.Buffer, doc *Document, at int) {
+func writeHeaderBlock(b *bytes.Buffer, doc *report.Document, at int) {
 	kv := func(b *bytes.Buffer, k, v string) { kvAt(b, k, v, at) }
 	t := doc.Tool
 	name := orDefault(t.Name, "rdmabench")
@@ -101,9 +102,9 @@ func writeHeaderBlock(b *bytes.Buffer, doc *Document, at int) {
 	} else {
 		meta = append(meta, "without libibverbs")
 	}
-	fmt.Fprintf(b, "%s %s (%s)\n", Clean(name), Clean(orDefault(t.Version, "devel")), Clean(strings.Join(meta, ", ")))
+	fmt.Fprintf(b, "%s %s (%s)\n", report.Clean(name), report.Clean(orDefault(t.Version, "devel")), report.Clean(strings.Join(meta, ", ")))
 	if len(doc.Command) > 0 {
-		kv(b, "command", Clean(strings.Join(doc.Command, " ")))
+		kv(b, "command", report.Clean(strings.Join(doc.Command, " ")))
 	}
 	if !doc.Start.IsZero() {
 		s := doc.Start.UTC().Format(time.RFC3339)
@@ -139,7 +140,7 @@ func kv(b *bytes.Buffer, k, v string) {
 	kvAt(b, k, v, headerWrap)
 }
 
-func hostLines(b *bytes.Buffer, key string, h *Host, at int) {
+func hostLines(b *bytes.Buffer, key string, h *report.Host, at int) {
 	kv := func(b *bytes.Buffer, k, v string) { kvAt(b, k, v, at) }
 	var parts []string
 	for _, s := range []string{h.OS, h.Kernel} {
@@ -171,7 +172,7 @@ func hostLines(b *bytes.Buffer, key string, h *Host, at int) {
 }
 
 // deviceLines describes a device and port, then the GID in use.
-func deviceLines(d *Device) (dev, gid string) {
+func deviceLines(d *report.Device) (dev, gid string) {
 	dev = fmt.Sprintf("%s port %d", orDefault(d.Name, "(unknown device)"), d.Port)
 	if d.PortState != "" {
 		dev += " " + d.PortState
@@ -206,23 +207,23 @@ func deviceLines(d *Device) (dev, gid string) {
 	return dev, gid
 }
 
-func clockLine(c Clock) string {
-	s := fmt.Sprintf("%s, resolution %s ns", orDefault(c.Source, "unknown source"), Num(c.ResolutionNs))
+func clockLine(c report.Clock) string {
+	s := fmt.Sprintf("%s, resolution %s ns", orDefault(c.Source, "unknown source"), report.Num(c.ResolutionNs))
 	if c.ReportedResolutionNs > 0 {
-		s += fmt.Sprintf(" (reported %s ns)", Num(c.ReportedResolutionNs))
+		s += fmt.Sprintf(" (reported %s ns)", report.Num(c.ReportedResolutionNs))
 	}
 	if c.ReadCostNs > 0 {
-		s += fmt.Sprintf(", read cost %s ns", Num(c.ReadCostNs))
+		s += fmt.Sprintf(", read cost %s ns", report.Num(c.ReadCostNs))
 	}
 	return s
 }
 
 // settingsLines says, per test and connection in document order, what its
-// results ran with (see [settingsLine]); empty when no result records it.
-func settingsLines(doc *Document) []string {
+// results ran with (see [report.SettingsLine]); empty when no result records it.
+func settingsLines(doc *report.Document) []string {
 	type key struct{ test, conn string }
 	var order []key
-	groups := map[key][]*Result{}
+	groups := map[key][]*report.Result{}
 	for i := range doc.Results {
 		r := &doc.Results[i]
 		if r.Run > 1 {
@@ -236,8 +237,8 @@ func settingsLines(doc *Document) []string {
 	}
 	var lines []string
 	for _, k := range order {
-		if l := settingsLine(groups[k]); l != "" {
-			lines = append(lines, fmt.Sprintf("%s %s: %s", Clean(k.test), Clean(orDefault(k.conn, "-")), Clean(l)))
+		if l := report.SettingsLine(groups[k]); l != "" {
+			lines = append(lines, fmt.Sprintf("%s %s: %s", report.Clean(k.test), report.Clean(orDefault(k.conn, "-")), report.Clean(l)))
 		}
 	}
 	return lines
@@ -245,7 +246,7 @@ func settingsLines(doc *Document) []string {
 
 // writeSettings writes the settings block of a table: a heading, then one
 // wrapped line per test.
-func writeSettings(b *bytes.Buffer, doc *Document, at int) {
+func writeSettings(b *bytes.Buffer, doc *report.Document, at int) {
 	lines := settingsLines(doc)
 	if len(lines) == 0 {
 		return
@@ -266,7 +267,7 @@ func writeSettings(b *bytes.Buffer, doc *Document, at int) {
 	}
 }
 
-func paramsLine(p *Params) string {
+func paramsLine(p *report.Params) string {
 	var parts []string
 	add := func(k string, v int) {
 		if v != 0 {
@@ -302,10 +303,10 @@ func paramsLine(p *Params) string {
 	}
 	add("iterations", p.Iterations)
 	if p.DurationS > 0 {
-		parts = append(parts, "duration "+Num(p.DurationS)+" s")
+		parts = append(parts, "duration "+report.Num(p.DurationS)+" s")
 	}
 	if p.PrecisionPct > 0 {
-		parts = append(parts, fmt.Sprintf("precision %s%% within %s s", Num(p.PrecisionPct), Num(p.PrecisionCapS)))
+		parts = append(parts, fmt.Sprintf("precision %s%% within %s s", report.Num(p.PrecisionPct), report.Num(p.PrecisionCapS)))
 	}
 	if p.Warmup != nil {
 		parts = append(parts, fmt.Sprintf("warm-up %d", *p.Warmup))
@@ -371,7 +372,7 @@ const (
 	sectionBandwidth
 )
 
-func resultSection(r *Result) section {
+func resultSection(r *report.Result) section {
 	switch {
 	case r.Latency != nil:
 		return sectionLatency
@@ -383,10 +384,10 @@ func resultSection(r *Result) section {
 	return sectionLatency
 }
 
-func buildRows(doc *Document, notes *footnotes) []row {
+func buildRows(doc *report.Document, notes *footnotes) []row {
 	var rows []row
 	cur := sectionNone
-	unit := unitUs
+	unit := report.UnitUs
 	for i := range doc.Results {
 		r := &doc.Results[i]
 		sec := resultSection(r)
@@ -394,7 +395,7 @@ func buildRows(doc *Document, notes *footnotes) []row {
 			if sec == sectionLatency {
 				unit = sectionUnit(doc.Results[i:])
 			}
-			rows = startSection(rows, cur, sec, fmt.Sprintf(latencyTitle, unit.name), latencyLabels, bandwidthTitle, bandwidthLabels)
+			rows = startSection(rows, cur, sec, fmt.Sprintf(latencyTitle, unit.Name), latencyLabels, bandwidthTitle, bandwidthLabels)
 			cur = sec
 		}
 		note := notes.refs(i)
@@ -409,7 +410,7 @@ func buildRows(doc *Document, notes *footnotes) []row {
 
 // sectionUnit is the latency unit of the section that starts with the
 // first of rs: that of the p50s of its results.
-func sectionUnit(rs []Result) latencyUnit {
+func sectionUnit(rs []report.Result) report.LatencyUnit {
 	var p50s []float64
 	for i := range rs {
 		if resultSection(&rs[i]) != sectionLatency {
@@ -419,7 +420,7 @@ func sectionUnit(rs []Result) latencyUnit {
 			p50s = append(p50s, l.P50Ns)
 		}
 	}
-	return latencyUnitOf(p50s)
+	return report.LatencyUnitOf(p50s)
 }
 
 var cpuLabels = []string{"test", "conn", "bytes", "", "end", "user s", "sys s", "cores"}
@@ -428,7 +429,7 @@ const cpuTitle = "CPU of each end's loops, warm-up included (cores: CPU time ove
 
 // cpuRows is the CPU section: a row per end of each result that recorded
 // its CPU (--cpu-util).
-func cpuRows(doc *Document) []row {
+func cpuRows(doc *report.Document) []row {
 	var rows []row
 	for i := range doc.Results {
 		r := &doc.Results[i]
@@ -442,7 +443,7 @@ func cpuRows(doc *Document) []row {
 		first[colIters] = ""
 		for _, side := range []struct {
 			name string
-			c    *CPUSide
+			c    *report.CPUSide
 		}{{"client", r.CPU.Client}, {"server", r.CPU.Server}} {
 			if side.c == nil {
 				continue
@@ -471,21 +472,21 @@ func startSection(rows []row, prev, sec section, latTitle string, latLabels []st
 }
 
 // lead returns the first four cells of a result's main row.
-func lead(r *Result, iters int64) []string {
+func lead(r *report.Result, iters int64) []string {
 	it := "-"
 	if iters > 0 {
 		it = strconv.FormatInt(iters, 10)
 	}
-	return []string{Clean(r.Test), orDefault(Clean(r.Connection), "-"), strconv.Itoa(r.Size), it}
+	return []string{report.Clean(r.Test), orDefault(report.Clean(r.Connection), "-"), strconv.Itoa(r.Size), it}
 }
 
 func errorRow(first []string, msg, note string) row {
 	cells := make([]string, colKind, colKind+1)
 	copy(cells, first)
-	return row{kind: rowError, cells: append(cells, errorMarker), text: "error: " + Clean(msg), suffix: note}
+	return row{kind: rowError, cells: append(cells, errorMarker), text: "error: " + report.Clean(msg), suffix: note}
 }
 
-func latencyRows(r *Result, note string, u latencyUnit) []row {
+func latencyRows(r *report.Result, note string, u report.LatencyUnit) []row {
 	iters := int64(r.Iterations)
 	if iters == 0 && r.Latency != nil {
 		iters = r.Latency.Count
@@ -514,7 +515,7 @@ func latencyRows(r *Result, note string, u latencyUnit) []row {
 	return rows
 }
 
-func latencyCells(l *Latency, u latencyUnit) []string {
+func latencyCells(l *report.Latency, u report.LatencyUnit) []string {
 	cells := []string{basisLabel(l.Basis)}
 	if l.Count == 0 {
 		for range numCols - colFirstMetric {
@@ -523,22 +524,22 @@ func latencyCells(l *Latency, u latencyUnit) []string {
 		return cells
 	}
 	for _, ns := range []float64{l.MinNs, l.P50Ns, l.MeanNs, l.StdevNs, l.P90Ns, l.P99Ns, l.P999Ns, l.P9999Ns, l.MaxNs} {
-		cells = append(cells, u.cell(ns))
+		cells = append(cells, u.Cell(ns))
 	}
 	return cells
 }
 
 func basisLabel(b string) string {
 	switch b {
-	case BasisRTTHalf:
+	case report.BasisRTTHalf:
 		return "rtt/2"
-	case BasisRTT:
+	case report.BasisRTT:
 		return "rtt"
 	}
-	return orDefault(Clean(b), "?")
+	return orDefault(report.Clean(b), "?")
 }
 
-func bandwidthRows(r *Result, note string) []row {
+func bandwidthRows(r *report.Result, note string) []row {
 	msgs := uint64(0)
 	if r.Bandwidth != nil {
 		msgs = r.Bandwidth.Messages
@@ -560,12 +561,12 @@ func bandwidthRows(r *Result, note string) []row {
 	}
 	var rows []row
 	if !r.Bidirectional() {
-		rows = append(rows, row{cells: append(first, bwCells(r.dir(), qps, r.Bandwidth)...), suffix: note})
+		rows = append(rows, row{cells: append(first, bwCells(dirArrow(r), qps, r.Bandwidth)...), suffix: note})
 	} else {
 		// The sum on the result's row, then each direction under it.
 		total := r.Total
 		if total == nil {
-			total = Sum(r.Bandwidth, r.Reverse)
+			total = report.Sum(r.Bandwidth, r.Reverse)
 		}
 		blank := []string{"", "", "", ""}
 		rows = append(rows,
@@ -580,7 +581,7 @@ func bandwidthRows(r *Result, note string) []row {
 		if b := iv.Bandwidth; b != nil {
 			cells[colIters] = strconv.FormatUint(b.Messages, 10)
 		}
-		dir := r.dir()
+		dir := dirArrow(r)
 		if r.Bidirectional() {
 			dir = "" // which direction an interval covers is not recorded
 		}
@@ -592,19 +593,19 @@ func bandwidthRows(r *Result, note string) []row {
 	return rows
 }
 
-func bwCells(dir, qps string, b *Bandwidth) []string {
+func bwCells(dir, qps string, b *report.Bandwidth) []string {
 	if b == nil {
 		return []string{dir, qps, "-", "-", "-"}
 	}
 	return []string{dir, qps,
-		gbitCell(b.Gbps),
+		report.GbitCell(b.Gbps),
 		strconv.FormatFloat(b.MiBps, 'f', 2, 64),
-		mmsgCell(b.Mmsgps),
+		report.MmsgCell(b.Mmsgps),
 	}
 }
 
-func intervalLabel(iv Interval) string {
-	return "  " + Num(iv.StartS) + "-" + Num(iv.StartS+iv.DurationS) + " s"
+func intervalLabel(iv report.Interval) string {
+	return "  " + report.Num(iv.StartS) + "-" + report.Num(iv.StartS+iv.DurationS) + " s"
 }
 
 // minWrap is the width error texts wrap at when the table is narrower.
@@ -758,7 +759,7 @@ type footnotes struct {
 	unbounded bool
 }
 
-func newFootnotes(doc *Document) *footnotes {
+func newFootnotes(doc *report.Document) *footnotes {
 	f := &footnotes{byResult: map[int][]int{}}
 	for i := range doc.Results {
 		r := &doc.Results[i]
@@ -770,7 +771,7 @@ func newFootnotes(doc *Document) *footnotes {
 			notes = append([]string{precisionNote(r.Precision)}, notes...)
 		}
 		for _, w := range notes {
-			f.texts = append(f.texts, fmt.Sprintf("%s %d B: %s", Clean(r.Test), r.Size, Clean(w)))
+			f.texts = append(f.texts, fmt.Sprintf("%s %d B: %s", report.Clean(r.Test), r.Size, report.Clean(w)))
 			f.byResult[i] = append(f.byResult[i], len(f.texts))
 		}
 	}
@@ -789,7 +790,7 @@ func (f *footnotes) refs(i int) string {
 	return strings.Join(s, "")
 }
 
-func (f *footnotes) write(b *bytes.Buffer, doc *Document) {
+func (f *footnotes) write(b *bytes.Buffer, doc *report.Document) {
 	if len(f.texts) == 0 && !f.bidir && !f.unbounded && len(doc.Warnings) == 0 && doc.Error == "" {
 		return
 	}
@@ -801,19 +802,19 @@ func (f *footnotes) write(b *bytes.Buffer, doc *Document) {
 		fmt.Fprintf(b, "[%d] %s\n", i+1, t)
 	}
 	if f.unbounded {
-		fmt.Fprintf(b, "a %g%% confidence interval of the median needs at least %d runs: rows of fewer show the median alone\n", 100*Confidence, MinRunsForInterval)
+		fmt.Fprintf(b, "a %g%% confidence interval of the median needs at least %d runs: rows of fewer show the median alone\n", 100*report.Confidence, report.MinRunsForInterval)
 	}
 	for _, w := range doc.Warnings {
-		fmt.Fprintf(b, "warning: %s\n", Clean(w))
+		fmt.Fprintf(b, "warning: %s\n", report.Clean(w))
 	}
 	if doc.Error != "" {
-		fmt.Fprintf(b, "error: %s (the run stopped; results before it are kept)\n", Clean(doc.Error))
+		fmt.Fprintf(b, "error: %s (the run stopped; results before it are kept)\n", report.Clean(doc.Error))
 	}
 }
 
 // shownIntervals are the intervals a table shows: a duration's; the rounds
 // of precision mode stay in the JSON.
-func shownIntervals(r *Result) []Interval {
+func shownIntervals(r *report.Result) []report.Interval {
 	if r.Precision != nil {
 		return nil
 	}
@@ -821,45 +822,27 @@ func shownIntervals(r *Result) []Interval {
 }
 
 // precisionNote says how well a result's headline figure is known.
-func precisionNote(p *Precision) string {
+func precisionNote(p *report.Precision) string {
 	what := "p50"
 	if p.Figure == "bw_gbps" {
 		what = "bandwidth"
 	}
 	switch {
 	case p.HalfWidthPct == nil:
-		return fmt.Sprintf("%s not bounded: %d rounds are too few for a 95%% confidence interval (target ±%s%%)", what, p.Rounds, Num(p.TargetPct))
+		return fmt.Sprintf("%s not bounded: %d rounds are too few for a 95%% confidence interval (target ±%s%%)", what, p.Rounds, report.Num(p.TargetPct))
 	case p.Met:
 		return fmt.Sprintf("%s known to ±%.1f%% (95%% confidence, %d rounds)", what, *p.HalfWidthPct, p.Rounds)
 	}
-	return fmt.Sprintf("%s known to ±%.1f%% only (target ±%s%%; 95%% confidence, %d rounds until the cap)", what, *p.HalfWidthPct, Num(p.TargetPct), p.Rounds)
+	return fmt.Sprintf("%s known to ±%.1f%% only (target ±%s%%; 95%% confidence, %d rounds until the cap)", what, *p.HalfWidthPct, report.Num(p.TargetPct), p.Rounds)
 }
 
 // --- helpers ---
 
-// Clean makes s safe for one line of text, a table's or a plot's: control
-// characters become spaces.
-func Clean(s string) string {
-	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return ' '
-		}
-		return r
-	}, s)
-}
-
-// orDefault returns s, or def when s is empty.
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
+// dirArrow is how tables show a one-way result's direction: "->" the client
+// initiated, "<-" the server.
+func dirArrow(r *report.Result) string {
+	if r.Reversed() {
+		return "<-"
 	}
-	return s
-}
-
-// Num writes v as tables and plots write figures: with at most three
-// decimals and no trailing zeros ("0.5", "98.412", "200").
-func Num(v float64) string {
-	s := strconv.FormatFloat(v, 'f', 3, 64)
-	s = strings.TrimRight(s, "0")
-	return strings.TrimSuffix(s, ".")
+	return "->"
 }

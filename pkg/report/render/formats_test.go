@@ -1,4 +1,4 @@
-package report
+package render
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdmabench/rdmabench/pkg/report"
 	"golang.org/x/perf/benchfmt"
 )
 
@@ -17,7 +18,7 @@ var formatExt = map[string]string{
 	FormatOpenMetrics: "prom",
 }
 
-func render(t *testing.T, format string, doc *Document) []byte {
+func render(t *testing.T, format string, doc *report.Document) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := Write(&buf, format, doc); err != nil {
@@ -31,13 +32,13 @@ func render(t *testing.T, format string, doc *Document) []byte {
 func TestFormatsGolden(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		doc  *Document
+		doc  *report.Document
 	}{
 		{"suite", suiteDoc()},
 		{"duration", durationDoc()},
 		{"repeat", repeatDoc()},
 		{"units", unitsDoc()},
-		{"empty", NewDocument()},
+		{"empty", report.NewDocument()},
 	} {
 		for _, f := range Formats {
 			if f == FormatTable && tc.name != "repeat" {
@@ -75,7 +76,7 @@ func TestFormatForPath(t *testing.T) {
 // TestCSVReadsBack: encoding/csv reads the output, one row per result,
 // with every figure exactly as in the document.
 func TestCSVReadsBack(t *testing.T) {
-	for name, doc := range map[string]*Document{"suite": suiteDoc(), "duration": durationDoc(), "repeat": repeatDoc(), "full": fullDoc()} {
+	for name, doc := range map[string]*report.Document{"suite": suiteDoc(), "duration": durationDoc(), "repeat": repeatDoc(), "full": fullDoc()} {
 		recs, err := csv.NewReader(bytes.NewReader(render(t, FormatCSV, doc))).ReadAll()
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -99,9 +100,9 @@ func TestCSVReadsBack(t *testing.T) {
 			}
 			for _, fc := range []struct {
 				col string
-				fig Figure
-			}{{"min_ns", FigMin}, {"p50_ns", FigP50}, {"mean_ns", FigMean}, {"p99_ns", FigP99}, {"p99_99_ns", FigP9999},
-				{"max_ns", FigMax}, {"bw_gbps", FigGbps}, {"bw_mibps", FigMiBps}, {"msg_rate_mpps", FigMsgRate}} {
+				fig report.Figure
+			}{{"min_ns", report.FigMin}, {"p50_ns", report.FigP50}, {"mean_ns", report.FigMean}, {"p99_ns", report.FigP99}, {"p99_99_ns", report.FigP9999},
+				{"max_ns", report.FigMax}, {"bw_gbps", report.FigGbps}, {"bw_mibps", report.FigMiBps}, {"msg_rate_mpps", report.FigMsgRate}} {
 				want, ok := fc.fig.Of(r)
 				cell := get(fc.col)
 				if !ok {
@@ -123,7 +124,7 @@ func TestCSVReadsBack(t *testing.T) {
 // with their direction, the configuration, one result per result without
 // an error, with its iteration count and values.
 func TestGobenchReadsBack(t *testing.T) {
-	for name, doc := range map[string]*Document{"suite": suiteDoc(), "repeat": repeatDoc(), "duration": durationDoc()} {
+	for name, doc := range map[string]*report.Document{"suite": suiteDoc(), "repeat": repeatDoc(), "duration": durationDoc()} {
 		r := benchfmt.NewReader(bytes.NewReader(render(t, FormatGobench, doc)), name+".bench")
 		var got []*benchfmt.Result
 		for r.Scan() {
@@ -143,7 +144,7 @@ func TestGobenchReadsBack(t *testing.T) {
 				t.Errorf("%s: unit %s better=%d, want %d", name, unit, b, better)
 			}
 		}
-		var want []*Result
+		var want []*report.Result
 		for i := range doc.Results {
 			if res := &doc.Results[i]; res.Error == "" && (res.Latency != nil || res.Headline() != nil) {
 				want = append(want, res)
@@ -198,13 +199,13 @@ func TestGobenchReadsBack(t *testing.T) {
 
 func TestGobenchName(t *testing.T) {
 	for _, tc := range []struct {
-		r    Result
+		r    report.Result
 		want string
 	}{
-		{Result{Test: "write-lat", Connection: "RC", Size: 2}, "BenchmarkWriteLat/conn=RC/size=2"},
-		{Result{Test: "tcp-bw", Connection: "TCP", Size: 65536}, "BenchmarkTCPBW/conn=TCP/size=65536"},
-		{Result{Test: "send-bw", Connection: "UD", Size: 4096, Total: &Bandwidth{}}, "BenchmarkSendBW/conn=UD/size=4096/dir=bidir"},
-		{Result{Test: "atomic-lat", Size: 8}, "BenchmarkAtomicLat/size=8"},
+		{report.Result{Test: "write-lat", Connection: "RC", Size: 2}, "BenchmarkWriteLat/conn=RC/size=2"},
+		{report.Result{Test: "tcp-bw", Connection: "TCP", Size: 65536}, "BenchmarkTCPBW/conn=TCP/size=65536"},
+		{report.Result{Test: "send-bw", Connection: "UD", Size: 4096, Total: &report.Bandwidth{}}, "BenchmarkSendBW/conn=UD/size=4096/dir=bidir"},
+		{report.Result{Test: "atomic-lat", Size: 8}, "BenchmarkAtomicLat/size=8"},
 	} {
 		if got := GobenchName(&tc.r); got != tc.want {
 			t.Errorf("GobenchName(%s) = %q, want %q", tc.r.Test, got, tc.want)
@@ -214,7 +215,7 @@ func TestGobenchName(t *testing.T) {
 
 // TestWriteSources: several documents together, in every format.
 func TestWriteSources(t *testing.T) {
-	srcs := []Source{{"base.json", suiteDoc()}, {"runs.json", repeatDoc()}}
+	srcs := []report.Source{{Name: "base.json", Doc: suiteDoc()}, {Name: "runs.json", Doc: repeatDoc()}}
 	out := func(format string) string {
 		var buf bytes.Buffer
 		if err := WriteSources(&buf, format, srcs); err != nil {
@@ -244,7 +245,7 @@ func TestWriteSources(t *testing.T) {
 		t.Fatalf("json of two documents: %v, %d elements", err, len(docs))
 	}
 	for i, raw := range docs {
-		d, err := ReadJSON(bytes.NewReader(raw))
+		d, err := report.ReadJSON(bytes.NewReader(raw))
 		if err != nil || len(d.Results) != len(srcs[i].Doc.Results) {
 			t.Errorf("element %d: %v", i, err)
 		}
@@ -270,7 +271,7 @@ func TestWriteSources(t *testing.T) {
 func TestMarkdownTablesAreRectangular(t *testing.T) {
 	doc := durationDoc()
 	doc.Results[0].Warnings = []string{"a | pipe and a *star*"}
-	for name, d := range map[string]*Document{"suite": suiteDoc(), "duration": doc, "repeat": repeatDoc()} {
+	for name, d := range map[string]*report.Document{"suite": suiteDoc(), "duration": doc, "repeat": repeatDoc()} {
 		cols := 0
 		for i, l := range strings.Split(string(render(t, FormatMarkdown, d)), "\n") {
 			if !strings.HasPrefix(l, "|") {
@@ -292,10 +293,10 @@ func TestMarkdownTablesAreRectangular(t *testing.T) {
 func TestTablesFit(t *testing.T) {
 	var outs []string
 	outs = append(outs, string(render(t, FormatTable, repeatDoc())))
-	for _, pair := range [][2]*Document{{baseRuns(), regressedRuns()}, {singleBase(), singleNew()}, {baseRuns(), otherDeviceRuns()}} {
+	for _, pair := range [][2]*report.Document{{baseRuns(), regressedRuns()}, {singleBase(), singleNew()}, {baseRuns(), otherDeviceRuns()}} {
 		c := compareNamed(pair[0], pair[1])
 		var buf bytes.Buffer
-		if err := WriteComparison(&buf, FormatTable, c, c.CheckGates(Gates{MaxRegressionGate("--max-regression 5%", 0.05)})); err != nil {
+		if err := WriteComparison(&buf, FormatTable, c, c.CheckGates(report.Gates{report.MaxRegressionGate("--max-regression 5%", 0.05)})); err != nil {
 			t.Fatal(err)
 		}
 		outs = append(outs, buf.String())

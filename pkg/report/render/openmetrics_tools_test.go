@@ -1,4 +1,4 @@
-package report
+package render
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"github.com/rdmabench/rdmabench/pkg/report"
 )
 
 // consumerTool finds a program the tests run to read our output as its
@@ -63,17 +64,17 @@ func pythonWithClient(t *testing.T) string {
 func openMetricsOutputs(t *testing.T) map[string][]byte {
 	t.Helper()
 	out := map[string][]byte{}
-	for name, doc := range map[string]*Document{"suite": suiteDoc(), "duration": durationDoc(), "repeat": repeatDoc(), "sweep": sweepDoc(false), "sweep-mtu1024": sweepDoc(true), "empty": NewDocument()} {
+	for name, doc := range map[string]*report.Document{"suite": suiteDoc(), "duration": durationDoc(), "repeat": repeatDoc(), "sweep": sweepDoc(false), "sweep-mtu1024": sweepDoc(true), "empty": report.NewDocument()} {
 		out["fixture "+name] = render(t, FormatOpenMetrics, doc)
 	}
-	files, _ := filepath.Glob("testdata/*.json")
-	examples, _ := filepath.Glob("../../docs/examples/*.json")
+	files, _ := filepath.Glob("../testdata/*.json")
+	examples, _ := filepath.Glob("../../../docs/examples/*.json")
 	if len(examples) == 0 {
 		t.Fatal("no docs/examples/*.json")
 	}
-	var srcs []Source
+	var srcs []report.Source
 	for _, f := range append(files, examples...) {
-		doc, err := ReadFile(f)
+		doc, err := report.ReadFile(f)
 		if err != nil {
 			continue // not a results document (benchaction, compare output)
 		}
@@ -86,7 +87,7 @@ func openMetricsOutputs(t *testing.T) map[string][]byte {
 		}
 		out[f] = buf.Bytes()
 		if strings.Contains(f, "docs/examples") {
-			srcs = append(srcs, Source{Name: filepath.Base(f), Doc: doc})
+			srcs = append(srcs, report.Source{Name: filepath.Base(f), Doc: doc})
 		}
 	}
 	var buf bytes.Buffer

@@ -1,34 +1,33 @@
-package report
+package render
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+	"github.com/rdmabench/rdmabench/pkg/report"
+)
 
 func TestWriteTableGolden(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		doc  *Document
+		doc  *report.Document
 	}{
 		{"suite", suiteDoc()},
 		{"duration", durationDoc()},
 		{"units", unitsDoc()},
-		{"empty", NewDocument()},
+		{"empty", report.NewDocument()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer
 			if err := WriteTable(&buf, tc.doc); err != nil {
 				t.Fatal(err)
 			}
-			golden := filepath.Join("testdata", tc.name+".txt")
+			golden := filepath.Join("..", "testdata", tc.name+".txt")
 			if *update {
 				if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
 					t.Fatal(err)
@@ -45,7 +44,7 @@ func TestWriteTableGolden(t *testing.T) {
 	}
 }
 
-func renderTable(t *testing.T, doc *Document) string {
+func renderTable(t *testing.T, doc *report.Document) string {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := WriteTable(&buf, doc); err != nil {
@@ -89,14 +88,14 @@ func TestTableFitsAndHoldsEveryTest(t *testing.T) {
 }
 
 func TestTableRows(t *testing.T) {
-	doc := NewDocument()
-	doc.Results = []Result{
-		{Test: "write-lat", Connection: "RC", Size: 2, Latency: &Latency{Basis: BasisRTTHalf}},     // no samples
-		{Test: "read-lat", Connection: "RC", Size: 2, Error: "modify qp to RTR: invalid argument"}, // failed before any sample
+	doc := report.NewDocument()
+	doc.Results = []report.Result{
+		{Test: "write-lat", Connection: "RC", Size: 2, Latency: &report.Latency{Basis: report.BasisRTTHalf}}, // no samples
+		{Test: "read-lat", Connection: "RC", Size: 2, Error: "modify qp to RTR: invalid argument"},           // failed before any sample
 		{Test: "send\nlat", Size: 2},    // neither: a dash
 		{Test: "write-bw", Size: 65536}, // a bandwidth test by its name
 		{Test: "tcp-bw", Connection: "TCP", Size: 64, Iterations: 5, // cut short
-			Bandwidth: NewBandwidth(320, 5, time.Microsecond), Error: "connection reset"},
+			Bandwidth: report.NewBandwidth(320, 5, time.Microsecond), Error: "connection reset"},
 	}
 	out := renderTable(t, doc)
 	lines := strings.Split(out, "\n")

@@ -1,4 +1,4 @@
-package report
+package render
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"math"
 	"slices"
 	"strconv"
+
+	"github.com/rdmabench/rdmabench/pkg/report"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -53,8 +55,8 @@ var OpenMetricsLatencyBoundsNs = func() []int64 {
 // minimum and 1 the maximum, as Prometheus's own summaries say them.
 var openMetricsQuantiles = []struct {
 	q   float64
-	fig Figure
-}{{0, FigMin}, {0.5, FigP50}, {0.9, FigP90}, {0.99, FigP99}, {0.999, FigP999}, {0.9999, FigP9999}, {1, FigMax}}
+	fig report.Figure
+}{{0, report.FigMin}, {0.5, report.FigP50}, {0.9, report.FigP90}, {0.99, report.FigP99}, {0.999, report.FigP999}, {0.9999, report.FigP9999}, {1, report.FigMax}}
 
 // WriteOpenMetrics writes doc as OpenMetrics 1.0 text (which the
 // Prometheus text parser of node_exporter's textfile collector also
@@ -82,18 +84,18 @@ var openMetricsQuantiles = []struct {
 // records has one). _sum and _count, in both the histogram and the
 // summary, are those of all the samples of those runs. In a document of
 // repeated runs every other figure (the quantiles, gauges) is the median
-// over the runs (failed runs left out), as [Summarize] computes it.
+// over the runs (failed runs left out), as [report.Summarize] computes it.
 // Figures are in base units (seconds, bytes/s), as Prometheus names them.
-func WriteOpenMetrics(w io.Writer, doc *Document) error {
+func WriteOpenMetrics(w io.Writer, doc *report.Document) error {
 	if doc == nil {
 		return errors.New("report: write openmetrics: nil document")
 	}
-	return writeOpenMetrics(w, []Source{{Doc: doc}})
+	return writeOpenMetrics(w, []report.Source{{Doc: doc}})
 }
 
 // writeOpenMetrics writes every source in one exposition, with a label
 // source (its name) on every sample when there are several.
-func writeOpenMetrics(w io.Writer, srcs []Source) error {
+func writeOpenMetrics(w io.Writer, srcs []report.Source) error {
 	fams := newMetricFamilies()
 	names := uniqueNames(srcs)
 	for i, s := range srcs {
@@ -155,8 +157,6 @@ func newMetricFamilies() *metricFamilies {
 	return f
 }
 
-func ptrTo[T any](v T) *T { return &v }
-
 // labelPairs makes name, value pairs of labels.
 func labelPairs(labels []string) []*dto.LabelPair {
 	var l []*dto.LabelPair
@@ -177,7 +177,7 @@ func (f *metricFamilies) add1(name string, m *dto.Metric) {
 }
 
 // add adds the figures of doc, labelled with source when it is not empty.
-func (f *metricFamilies) add(doc *Document, source string) {
+func (f *metricFamilies) add(doc *report.Document, source string) {
 	device := ""
 	if d := doc.Hosts.Local.Device; d != nil {
 		device = d.Name
@@ -193,20 +193,20 @@ func (f *metricFamilies) add(doc *Document, source string) {
 	if !doc.End.IsZero() {
 		f.gauge(metricEnd, float64(doc.End.UnixNano())/1e9, base()...)
 	}
-	groups := groupResults(doc)
+	groups := report.GroupResults(doc)
 	for i := range groups {
 		g := &groups[i]
-		sum := summarize(g)
+		sum := report.SummarizeGroup(g)
 		key := base("test", sum.Test, "connection", sum.Connection, "size", strconv.Itoa(sum.Size))
 		if l := sum.Latency; l != nil {
 			lat := slices.Concat(key, []string{"basis", l.Basis})
-			count, total := g.latencySamples()
+			count, total := latencySamples(g)
 			q := &dto.Summary{SampleCount: ptrTo(count), SampleSum: ptrTo(sig12(total / 1e9))}
 			for _, oq := range openMetricsQuantiles {
 				sp, _ := sum.Spread(oq.fig)
 				q.Quantile = append(q.Quantile, &dto.Quantile{Quantile: ptrTo(oq.q), Value: ptrTo(sig12(sp.Median / 1e9))})
 			}
-			if h := g.latencyHistogram(); h != nil {
+			if h := latencyHistogram(g); h != nil {
 				f.add1(metricLatency, &dto.Metric{Label: labelPairs(lat), Histogram: h})
 			}
 			f.add1(metricLatencyQuantiles, &dto.Metric{Label: labelPairs(lat), Summary: q})
@@ -224,8 +224,8 @@ func (f *metricFamilies) add(doc *Document, source string) {
 
 // latencySamples returns the number of latency samples of g's runs with
 // figures and their sum in ns (each run's count times its mean).
-func (g *group) latencySamples() (count uint64, sumNs float64) {
-	for _, r := range g.results {
+func latencySamples(g *report.Group) (count uint64, sumNs float64) {
+	for _, r := range g.Results {
 		if r.Error != "" || r.Latency == nil || r.Latency.Count <= 0 {
 			continue
 		}
@@ -239,12 +239,12 @@ func (g *group) latencySamples() (count uint64, sumNs float64) {
 // runs with figures, bucketed by [OpenMetricsLatencyBoundsNs] (in
 // seconds), or nil when one of them has no decodable histogram or its
 // count differs from the run's.
-func (g *group) latencyHistogram() *dto.Histogram {
+func latencyHistogram(g *report.Group) *dto.Histogram {
 	bounds := OpenMetricsLatencyBoundsNs
 	counts := make([]uint64, len(bounds)+1) // the last: above every bound
 	var total uint64
 	var sumNs float64
-	for _, r := range g.results {
+	for _, r := range g.Results {
 		l := r.Latency
 		if r.Error != "" || l == nil {
 			continue
@@ -252,7 +252,7 @@ func (g *group) latencyHistogram() *dto.Histogram {
 		if l.Histogram == "" {
 			return nil
 		}
-		h, err := DecodeHistogram(l.Histogram)
+		h, err := report.DecodeHistogram(l.Histogram)
 		if err != nil || h.TotalCount() != l.Count {
 			return nil
 		}

@@ -1,4 +1,4 @@
-package report
+package render
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/rdmabench/rdmabench/pkg/report"
 )
 
 // widthFixtures are the result documents a table is tested at a width
@@ -15,7 +17,7 @@ import (
 func widthFixtures(t *testing.T) []string {
 	t.Helper()
 	var files []string
-	for _, glob := range []string{"testdata/*.json", "../../docs/examples/*.json"} {
+	for _, glob := range []string{"../testdata/*.json", "../../../docs/examples/*.json"} {
 		fs, err := filepath.Glob(glob)
 		if err != nil {
 			t.Fatal(err)
@@ -49,7 +51,7 @@ func checkWidth(t *testing.T, what, out string, width int) {
 // split tables together have the labels of the unsplit one.
 func TestTableFitsWidth(t *testing.T) {
 	for _, f := range widthFixtures(t) {
-		doc, err := ReadFile(f)
+		doc, err := report.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -95,16 +97,16 @@ func TestTableWidthKeepsWhatFits(t *testing.T) {
 }
 
 func TestComparisonFitsWidth(t *testing.T) {
-	base, err := ReadFile("../../docs/examples/base.json")
+	base, err := report.ReadFile("../../../docs/examples/base.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	next, err := ReadFile("../../docs/examples/new.json")
+	next, err := report.ReadFile("../../../docs/examples/new.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := Compare(base, next, CompareOptions{BaseName: "docs/examples/base.json", NewName: "docs/examples/new.json"})
-	gates := c.CheckGates([]Gate{{Name: "--max-regression 5%", MaxRegression: 5}})
+	c := report.Compare(base, next, report.CompareOptions{BaseName: "docs/examples/base.json", NewName: "docs/examples/new.json"})
+	gates := c.CheckGates([]report.Gate{{Name: "--max-regression 5%", MaxRegression: 5}})
 	var wide bytes.Buffer
 	if err := WriteComparison(&wide, FormatTable, c, gates); err != nil {
 		t.Fatal(err)
@@ -136,17 +138,17 @@ func TestFitLines(t *testing.T) {
 // split into blocks of columns, each led by the row's rank, that together
 // have every rank's column; with no width it is laid out as before.
 func TestMeshTableFitsWidth(t *testing.T) {
-	fixture, err := ReadFile("testdata/mesh.json")
+	fixture, err := report.ReadFile("../testdata/mesh.json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	lat := func(from, to int) float64 { return 2000 + float64((from*7+to*3)%50) }
 	cases := []struct {
 		name string
-		doc  *Document
+		doc  *report.Document
 		cols int // the columns of its matrices, 0 for a per-host table
 	}{
-		{"testdata/mesh.json", fixture, 4},
+		{"../testdata/mesh.json", fixture, 4},
 		{"16 ranks", railMesh(t, 16, 1, lat, [2]int{-1, -1}), 16},
 		{"16 hosts × 8 rails", railMesh(t, 16, 8, lat, [2]int{-1, -1}), 16},
 		{"40 hosts × 2 rails", railMesh(t, 40, 2, lat, [2]int{0, 2}), 0},

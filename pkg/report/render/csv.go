@@ -1,4 +1,4 @@
-package report
+package render
 
 import (
 	"encoding/csv"
@@ -7,6 +7,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/rdmabench/rdmabench/pkg/report"
 )
 
 // CSVHeader is the header row of WriteCSV: units are in the column names
@@ -29,26 +31,26 @@ var CSVHeader = []string{
 // header [CSVHeader], then one row per result: per test and size, and per
 // run in a document of repeated runs (run is 1 in a document of one run).
 // Figures a result does not have are empty cells. The bandwidth columns
-// hold [Result.Headline]: both directions summed in a bidirectional test.
+// hold [report.Result.Headline]: both directions summed in a bidirectional test.
 // Numbers are written exactly (shortest representation that reads back the
 // same float64). warnings holds a result's warnings joined by "; ".
 // Intervals are not written; the JSON form has them. The last columns are
-// the effective RDMA settings ([Result.Effective]; empty where a test has
+// the effective RDMA settings ([report.Result.Effective]; empty where a test has
 // none) and the name of the clock the result was timed with; then the
 // columns named as in JSON: size, inline_max and path_mtu (the values of
 // size_bytes, inline_max_bytes and path_mtu_bytes) and duration_s, the
 // duration a duration-mode (-D) result was asked to run, in seconds
 // (duration_ns is the measured period of its bandwidth figures).
-func WriteCSV(w io.Writer, doc *Document) error {
+func WriteCSV(w io.Writer, doc *report.Document) error {
 	if doc == nil {
 		return errors.New("report: write csv: nil document")
 	}
-	return writeCSV(w, []Source{{Doc: doc}}, false)
+	return writeCSV(w, []report.Source{{Doc: doc}}, false)
 }
 
 // writeCSV writes the results of every source in one table; withSource
 // adds a first column "source" holding each source's name.
-func writeCSV(w io.Writer, srcs []Source, withSource bool) error {
+func writeCSV(w io.Writer, srcs []report.Source, withSource bool) error {
 	cw := csv.NewWriter(w)
 	header := CSVHeader
 	if withSource {
@@ -75,7 +77,7 @@ func writeCSV(w io.Writer, srcs []Source, withSource bool) error {
 	return nil
 }
 
-func csvRecord(r *Result) []string {
+func csvRecord(r *report.Result) []string {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	run := max(r.Run, 1)
 	rec := []string{r.Test, r.Connection, strconv.Itoa(r.Size), strconv.Itoa(run), strconv.Itoa(r.Iterations),
@@ -83,15 +85,15 @@ func csvRecord(r *Result) []string {
 	if l := r.Latency; l != nil {
 		rec = append(rec, l.Basis)
 		if l.Count > 0 {
-			for _, fig := range LatencyFigures {
+			for _, fig := range report.LatencyFigures {
 				v, _ := fig.Of(r)
 				rec = append(rec, f(v))
 			}
 		} else {
-			rec = append(rec, make([]string, len(LatencyFigures))...)
+			rec = append(rec, make([]string, len(report.LatencyFigures))...)
 		}
 	} else {
-		rec = append(rec, make([]string, 1+len(LatencyFigures))...)
+		rec = append(rec, make([]string, 1+len(report.LatencyFigures))...)
 	}
 	if b := r.Headline(); b != nil {
 		rec = append(rec, f(b.Gbps), f(b.MiBps), f(b.Mmsgps),

@@ -1,4 +1,4 @@
-package report
+package render
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/olekukonko/tablewriter/tw"
+	"github.com/rdmabench/rdmabench/pkg/report"
 )
 
 // CompareFormats are the output formats of a comparison.
@@ -31,14 +32,14 @@ var CompareFormats = []string{FormatTable, FormatMarkdown, FormatJSON}
 // fail it because it is not significant.
 //
 // The JSON form is the Comparison itself with "schema"
-// ([CompareSchema]) and "gates" fields.
-func WriteComparison(w io.Writer, format string, c *Comparison, gates *GateResult) error {
+// ([report.CompareSchema]) and "gates" fields.
+func WriteComparison(w io.Writer, format string, c *report.Comparison, gates *report.GateResult) error {
 	return WriteComparisonWith(w, format, c, gates, Options{})
 }
 
 // WriteComparisonWith is [WriteComparison] with the table laid out as
 // opts say.
-func WriteComparisonWith(w io.Writer, format string, c *Comparison, gates *GateResult, opts Options) error {
+func WriteComparisonWith(w io.Writer, format string, c *report.Comparison, gates *report.GateResult, opts Options) error {
 	if c == nil {
 		return errors.New("report: write comparison: nil comparison")
 	}
@@ -51,7 +52,7 @@ func WriteComparisonWith(w io.Writer, format string, c *Comparison, gates *GateR
 	case FormatMarkdown:
 		compareMarkdown(&out, c, gates)
 	case FormatJSON:
-		b, err := json.MarshalIndent(comparisonJSON{CompareSchema, c, gates}, "", "  ")
+		b, err := json.MarshalIndent(comparisonJSON{report.CompareSchema, c, gates}, "", "  ")
 		if err != nil {
 			return fmt.Errorf("report: write comparison: %w", err)
 		}
@@ -69,8 +70,8 @@ func WriteComparisonWith(w io.Writer, format string, c *Comparison, gates *GateR
 // pkg/report/schema/compare-v1.json describes it.
 type comparisonJSON struct {
 	Schema string `json:"schema"`
-	*Comparison
-	Gates *GateResult `json:"gates,omitempty"`
+	*report.Comparison
+	Gates *report.GateResult `json:"gates,omitempty"`
 }
 
 const compareLegend = "median of the runs ± 95%% confidence interval; delta of the medians, " +
@@ -80,7 +81,7 @@ var compareLabels = []string{"test", "conn", "bytes", "figure", "base", "new", "
 
 // compareCells returns the rows of the comparison table as cells, with
 // their footnote references, and the footnotes.
-func compareCells(c *Comparison) (rows []row, notes []string) {
+func compareCells(c *report.Comparison) (rows []row, notes []string) {
 	noteNum := map[string]int{}
 	ref := func(text string) string {
 		n, ok := noteNum[text]
@@ -91,13 +92,13 @@ func compareCells(c *Comparison) (rows []row, notes []string) {
 		}
 		return "[" + strconv.Itoa(n) + "]"
 	}
-	need := MinRunsForTest(c.Alpha)
+	need := report.MinRunsForTest(c.Alpha)
 	u := compareUnit(c)
 	for _, r := range c.Rows {
 		for i, fc := range r.Figures {
 			cells := make([]string, 4, len(compareLabels))
 			if i == 0 {
-				cells[0], cells[1], cells[2] = Clean(r.Test), orDefault(Clean(r.Connection), "-"), strconv.Itoa(r.Size)
+				cells[0], cells[1], cells[2] = report.Clean(r.Test), orDefault(report.Clean(r.Connection), "-"), strconv.Itoa(r.Size)
 			}
 			cells[3] = figureLabel(fc.Figure, u)
 			cells = append(cells, spreadCell(fc.Figure, fc.Base, u), spreadCell(fc.Figure, fc.New, u), fc.Delta(), fc.Test())
@@ -122,7 +123,7 @@ func compareCells(c *Comparison) (rows []row, notes []string) {
 	return rows, notes
 }
 
-func spreadCell(f Figure, s Spread, u latencyUnit) string {
+func spreadCell(f report.Figure, s report.Spread, u report.LatencyUnit) string {
 	if s.N == 0 {
 		return "-"
 	}
@@ -131,26 +132,26 @@ func spreadCell(f Figure, s Spread, u latencyUnit) string {
 
 // compareUnit is the latency unit of a comparison's table: that of the
 // p50 medians of both sides.
-func compareUnit(c *Comparison) latencyUnit {
+func compareUnit(c *report.Comparison) report.LatencyUnit {
 	var p50s []float64
 	for _, r := range c.Rows {
 		for _, fc := range r.Figures {
-			if fc.Figure != FigP50 {
+			if fc.Figure != report.FigP50 {
 				continue
 			}
-			for _, s := range []Spread{fc.Base, fc.New} {
+			for _, s := range []report.Spread{fc.Base, fc.New} {
 				if s.N > 0 {
 					p50s = append(p50s, s.Median)
 				}
 			}
 		}
 	}
-	return latencyUnitOf(p50s)
+	return report.LatencyUnitOf(p50s)
 }
 
 // compareTrailer returns the lines after the numbered footnotes: the
 // interval note, tests on one side only, warnings, gates.
-func compareTrailer(c *Comparison, gates *GateResult) []string {
+func compareTrailer(c *report.Comparison, gates *report.GateResult) []string {
 	var lines []string
 	unbounded := false
 	for _, r := range c.Rows {
@@ -161,7 +162,7 @@ func compareTrailer(c *Comparison, gates *GateResult) []string {
 		}
 	}
 	if unbounded {
-		lines = append(lines, fmt.Sprintf("±∞: a %g%% confidence interval of the median needs at least %d runs", 100*c.Confidence, MinRunsForInterval))
+		lines = append(lines, fmt.Sprintf("±∞: a %g%% confidence interval of the median needs at least %d runs", 100*c.Confidence, report.MinRunsForInterval))
 	}
 	lines = append(lines, onlyLines(c.OnlyBase, c.OnlyNew)...)
 	for _, w := range c.Warnings {
@@ -212,7 +213,7 @@ func gatesLine(gates []string, failed bool, failures int) string {
 }
 
 // sideLine describes one side of a comparison.
-func sideLine(s *Side) string {
+func sideLine(s *report.Side) string {
 	parts := []string{orDefault(s.Tool.Name, "rdmabench") + " " + orDefault(s.Tool.Version, "devel")}
 	if s.Tool.Commit != "" {
 		parts[0] += " (" + s.Tool.Commit + ")"
@@ -249,10 +250,10 @@ func sideLine(s *Side) string {
 		}
 		parts = append(parts, dev)
 	}
-	return Clean(s.Name) + ": " + Clean(strings.Join(parts, ", "))
+	return report.Clean(s.Name) + ": " + report.Clean(strings.Join(parts, ", "))
 }
 
-func compareTable(b *bytes.Buffer, c *Comparison, gates *GateResult, opts Options) error {
+func compareTable(b *bytes.Buffer, c *report.Comparison, gates *report.GateResult, opts Options) error {
 	start := b.Len()
 	at := opts.wrapAt(headerWrap)
 	kvAt(b, "base", sideLine(&c.Base), at)
@@ -280,13 +281,13 @@ func compareTable(b *bytes.Buffer, c *Comparison, gates *GateResult, opts Option
 			b.WriteByte('\n')
 		}
 		for i, n := range notes {
-			fmt.Fprintf(b, "[%d] %s\n", i+1, Clean(n))
+			fmt.Fprintf(b, "[%d] %s\n", i+1, report.Clean(n))
 		}
 	}
 	if trailer := compareTrailer(c, gates); len(trailer) > 0 {
 		b.WriteByte('\n')
 		for _, l := range trailer {
-			b.WriteString(Clean(l) + "\n")
+			b.WriteString(report.Clean(l) + "\n")
 		}
 	}
 	if opts.Width > 0 {
@@ -297,7 +298,7 @@ func compareTable(b *bytes.Buffer, c *Comparison, gates *GateResult, opts Option
 	return nil
 }
 
-func compareMarkdown(b *bytes.Buffer, c *Comparison, gates *GateResult) {
+func compareMarkdown(b *bytes.Buffer, c *report.Comparison, gates *report.GateResult) {
 	b.WriteString("**rdmabench compare**\n\n")
 	fmt.Fprintf(b, "- base: %s\n", mdEscape(sideLine(&c.Base)))
 	fmt.Fprintf(b, "- new: %s\n", mdEscape(sideLine(&c.New)))

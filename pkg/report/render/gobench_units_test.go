@@ -1,4 +1,4 @@
-package report
+package render
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdmabench/rdmabench/pkg/report"
 	"golang.org/x/perf/benchfmt"
 	"golang.org/x/perf/benchunit"
 )
@@ -17,9 +18,9 @@ import (
 // 1 or more (k, M, G: never m or µ, as a prefixed unit such as Gbps gave
 // for 0.37 Gbit/s), and the scaled value says the same figure.
 func TestGobenchUnitsScaleInBenchstat(t *testing.T) {
-	docs := map[string]*Document{"suite": suiteDoc(), "repeat": repeatDoc()}
-	for _, f := range []string{"../../docs/examples/base.json", "../../docs/examples/new.json"} {
-		doc, err := ReadFile(f)
+	docs := map[string]*report.Document{"suite": suiteDoc(), "repeat": repeatDoc()}
+	for _, f := range []string{"../../../docs/examples/base.json", "../../../docs/examples/new.json"} {
+		doc, err := report.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}

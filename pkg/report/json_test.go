@@ -8,25 +8,6 @@ import (
 	"testing"
 )
 
-// fullDoc is suiteDoc with real histograms from recorders.
-func fullDoc() *Document {
-	doc := suiteDoc()
-	gen := distributions()["rdma"]
-	for i := range doc.Results {
-		r := &doc.Results[i]
-		if r.Latency == nil {
-			continue
-		}
-		rec := NewLatencyRecorder(r.Latency.Basis)
-		rec.RecordBatch(samples(gen, 1000, uint64(i)))
-		r.Latency = rec.Snapshot()
-	}
-	d := durationDoc()
-	doc.Results = append(doc.Results, d.Results...)
-	doc.Error = d.Error
-	return doc
-}
-
 func TestJSONRoundTrip(t *testing.T) {
 	for name, doc := range map[string]*Document{"full": fullDoc(), "duration": durationDoc(), "empty": NewDocument()} {
 		var buf bytes.Buffer

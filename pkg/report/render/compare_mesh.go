@@ -1,4 +1,4 @@
-package report
+package render
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/olekukonko/tablewriter/tw"
+	"github.com/rdmabench/rdmabench/pkg/report"
 )
 
 // MeshCompareFormats are the output formats of a comparison of two meshes.
@@ -26,8 +27,8 @@ const MeshListMax = 20
 // pkg/report/schema/compare-mesh-v1.json describes it.
 type meshComparisonJSON struct {
 	Schema string `json:"schema"`
-	*MeshComparison
-	Gates *MeshGateResult `json:"gates,omitempty"`
+	*report.MeshComparison
+	Gates *report.MeshGateResult `json:"gates,omitempty"`
 }
 
 // meshCompareLegend says what the figures of a mesh comparison are.
@@ -43,20 +44,20 @@ const meshCompareLegend = "one value per link on each side: no significance test
 // that failed on either side, the matrices on one side only, the
 // warnings and the gates, each list cut at [MeshListMax].
 //
-// The JSON form is the MeshComparison with "schema" ([CompareMeshSchema])
+// The JSON form is the MeshComparison with "schema" ([report.CompareMeshSchema])
 // and "gates" fields. The CSV form is long: one row per link and figure of
 // every matrix compared (test, connection, size_bytes, figure, unit,
 // from_rank, from_host, to_rank, to_host, base, new, change, status;
 // status is "compared", "only_base" or "only_new"; ranks are new's, base's
 // for a link whose ranks are not in new).
-func WriteMeshComparison(w io.Writer, format string, c *MeshComparison, gates *MeshGateResult) error {
+func WriteMeshComparison(w io.Writer, format string, c *report.MeshComparison, gates *report.MeshGateResult) error {
 	return WriteMeshComparisonWith(w, format, c, gates, Options{})
 }
 
 // WriteMeshComparisonWith is WriteMeshComparison laid out with opts: at a
 // width, the table form's lines wrap and its tables split into blocks of
 // columns that fit, each led by its key columns, as results tables do.
-func WriteMeshComparisonWith(w io.Writer, format string, c *MeshComparison, gates *MeshGateResult, opts Options) error {
+func WriteMeshComparisonWith(w io.Writer, format string, c *report.MeshComparison, gates *report.MeshGateResult, opts Options) error {
 	if c == nil {
 		return errors.New("report: write mesh comparison: nil comparison")
 	}
@@ -67,17 +68,17 @@ func WriteMeshComparisonWith(w io.Writer, format string, c *MeshComparison, gate
 			return err
 		}
 	case FormatJSON:
-		b, err := json.MarshalIndent(meshComparisonJSON{CompareMeshSchema, c, gates}, "", "  ")
+		b, err := json.MarshalIndent(meshComparisonJSON{report.CompareMeshSchema, c, gates}, "", "  ")
 		if err != nil {
 			return fmt.Errorf("report: write mesh comparison: %w", err)
 		}
 		out.Write(append(b, '\n'))
 	case FormatCSV:
 		cw := csv.NewWriter(w)
-		if err := cw.Write(meshCompareCSVHeader); err != nil {
+		if err := cw.Write(report.MeshCompareCSVHeader); err != nil {
 			return fmt.Errorf("report: write mesh comparison: %w", err)
 		}
-		if err := c.eachCSVRow(cw.Write); err != nil {
+		if err := c.EachCSVRow(cw.Write); err != nil {
 			return fmt.Errorf("report: write mesh comparison: %w", err)
 		}
 		cw.Flush()
@@ -95,7 +96,7 @@ func WriteMeshComparisonWith(w io.Writer, format string, c *MeshComparison, gate
 }
 
 // meshSideLine describes one side of a mesh comparison.
-func meshSideLine(s *MeshSide) string {
+func meshSideLine(s *report.MeshSide) string {
 	parts := []string{orDefault(s.Tool.Name, "rdmabench") + " " + orDefault(s.Tool.Version, "devel")}
 	if s.Tool.Commit != "" {
 		parts[0] += " (" + s.Tool.Commit + ")"
@@ -104,11 +105,11 @@ func meshSideLine(s *MeshSide) string {
 		parts = append(parts, s.Start.UTC().Format(time.RFC3339))
 	}
 	parts = append(parts, fmt.Sprintf("mesh of %d ranks, %d links, %d failed", s.Ranks, s.Links, s.Failed))
-	return Clean(s.Name) + ": " + Clean(strings.Join(parts, ", "))
+	return report.Clean(s.Name) + ": " + report.Clean(strings.Join(parts, ", "))
 }
 
 // matchLine says how the links of c were matched.
-func matchLine(c *MeshComparison) string {
+func matchLine(c *report.MeshComparison) string {
 	moved := 0
 	for _, r := range c.Ranks {
 		if r.Rank >= 0 && r.BaseRank >= 0 {
@@ -116,7 +117,7 @@ func matchLine(c *MeshComparison) string {
 		}
 	}
 	switch {
-	case c.MatchedBy == MatchByHost:
+	case c.MatchedBy == report.MatchByHost:
 		return fmt.Sprintf("by host name and device where every rank has one (ranks moved between the runs): %d ranks renumbered", moved)
 	case moved > 0:
 		return fmt.Sprintf("by rank; the host of %d ranks differs, and host names (with devices) do not identify every rank of both runs", moved)
@@ -126,7 +127,7 @@ func matchLine(c *MeshComparison) string {
 
 // linkCellText names a link for a table: "0 -> 2", with base's ranks where
 // they differ.
-func linkCellText(l *LinkChange) string {
+func linkCellText(l *report.LinkChange) string {
 	s := fmt.Sprintf("%d -> %d", l.From, l.To)
 	if l.BaseFrom != nil {
 		s += fmt.Sprintf(" (base %d -> %d)", *l.BaseFrom, *l.BaseTo)
@@ -141,7 +142,7 @@ func changeCell(ch *float64) string {
 	return pct(*ch)
 }
 
-func medianCell(f Figure, v *float64, u latencyUnit) string {
+func medianCell(f report.Figure, v *float64, u report.LatencyUnit) string {
 	if v == nil {
 		return "-"
 	}
@@ -149,23 +150,23 @@ func medianCell(f Figure, v *float64, u latencyUnit) string {
 }
 
 // figureCell is a matrix's figure with its unit, as tables head it.
-func figureCell(f Figure, u latencyUnit) string {
+func figureCell(f report.Figure, u report.LatencyUnit) string {
 	if f.IsLatency() {
-		return f.Label() + " " + u.name
+		return f.Label() + " " + u.Name
 	}
 	return f.Label()
 }
 
 // matrixChangeUnit is the latency unit of a compared matrix's rows: that
 // of its medians on both sides.
-func matrixChangeUnit(mc *MatrixChange) latencyUnit {
+func matrixChangeUnit(mc *report.MatrixChange) report.LatencyUnit {
 	var vs []float64
 	for _, v := range []*float64{mc.BaseMedian, mc.NewMedian} {
 		if v != nil {
 			vs = append(vs, *v)
 		}
 	}
-	return latencyUnitOf(vs)
+	return report.LatencyUnitOf(vs)
 }
 
 // capped returns at most MeshListMax lines of ls, and a last line saying
@@ -177,7 +178,7 @@ func capped(ls []string, more string) []string {
 	return append(ls[:MeshListMax:MeshListMax], fmt.Sprintf("... and %d more %s", len(ls)-MeshListMax, more))
 }
 
-func meshCompareText(b *bytes.Buffer, c *MeshComparison, gates *MeshGateResult, md bool, width int) error {
+func meshCompareText(b *bytes.Buffer, c *report.MeshComparison, gates *report.MeshGateResult, md bool, width int) error {
 	line := func(k, v string) {
 		switch {
 		case md:
@@ -219,7 +220,7 @@ func meshCompareText(b *bytes.Buffer, c *MeshComparison, gates *MeshGateResult, 
 		}
 		var all []row
 		if width > 0 {
-			for _, l := range wrap(Clean(title), width) {
+			for _, l := range wrap(report.Clean(title), width) {
 				all = append(all, row{kind: rowTitle, text: l})
 			}
 		} else {
@@ -289,7 +290,7 @@ func meshCompareText(b *bytes.Buffer, c *MeshComparison, gates *MeshGateResult, 
 	notes = append(notes, capped(ranks, "ranks (-o json lists them all)")...)
 	for _, s := range []struct {
 		name  string
-		links []FailedLink
+		links []report.FailedLink
 	}{{"base", c.FailedBase}, {"new", c.FailedNew}} {
 		var ls []string
 		for _, l := range s.links {
@@ -319,7 +320,7 @@ func meshCompareText(b *bytes.Buffer, c *MeshComparison, gates *MeshGateResult, 
 		if md {
 			fmt.Fprintf(b, "- %s\n", mdEscape(n))
 		} else {
-			b.WriteString(Clean(n) + "\n")
+			b.WriteString(report.Clean(n) + "\n")
 		}
 	}
 	return nil

@@ -1,0 +1,660 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"maps"
+	"math"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rdmabench/rdmabench/pkg/report/schema"
+)
+
+// Test documents and checks of several tests of this package, which
+// pkg/report/render's tests hold a copy of (with docs_test.go and
+// fixtures_repeat_test.go).
+
+// cmpMesh is a mesh of n ranks (rank r on host node<r>, device mlx5_0,
+// unless host says otherwise), every link measured with write-lat (p50
+// about lat(from, to) ns) and write-bw (about 96 Gbit/s divided by slow(from,
+// to)), except the links failed says failed.
+type cmpMesh struct {
+	n      int
+	host   func(r int) (string, string)
+	lat    func(from, to int) float64
+	slowBW func(from, to int) float64
+	failed func(from, to int) bool
+}
+
+func (c cmpMesh) doc() *Document {
+	doc := NewDocument()
+	doc.Tool = Tool{Name: "rdmabench", Version: "0.1.0"}
+	doc.Start = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	m := &Mesh{Size: c.n, Coordinator: "node0:19514", Tests: []string{"write-lat", "write-bw"}, Rounds: c.n - 1, Schedule: "round-robin"}
+	for r := range c.n {
+		host, dev := fmt.Sprintf("node%d", r), "mlx5_0"
+		if c.host != nil {
+			host, dev = c.host(r)
+		}
+		h := &Host{Hostname: host}
+		if dev != "" {
+			h.Device = &Device{Name: dev, Port: 1, LinkGbps: 100}
+		}
+		m.Ranks = append(m.Ranks, MeshRank{Rank: r, State: RankOK, Host: h})
+	}
+	for from := range c.n {
+		for to := range c.n {
+			if from == to {
+				continue
+			}
+			l := MeshLink{From: from, To: to, Round: 1}
+			if c.failed != nil && c.failed(from, to) {
+				l.Error = fmt.Sprintf("rank %d was lost", to)
+				m.Links = append(m.Links, l)
+				continue
+			}
+			ns := 1000 + float64((from*c.n+to)%5)*10
+			if c.lat != nil {
+				ns = c.lat(from, to)
+			}
+			rec := NewLatencyRecorder(BasisRTTHalf)
+			for range 10 {
+				rec.Record(uint64(2 * ns))
+			}
+			gbps := 96.0
+			if c.slowBW != nil {
+				gbps /= c.slowBW(from, to)
+			}
+			l.Results = []Result{
+				{Test: "write-lat", Connection: "RC", Size: 2, Iterations: 10, Latency: rec.Snapshot()},
+				{Test: "write-bw", Connection: "RC", Size: 65536, Iterations: 1000,
+					Bandwidth: NewBandwidth(1000*65536, 1000, time.Duration(float64(1000*65536*8)/gbps))},
+			}
+			m.Links = append(m.Links, l)
+		}
+	}
+	b := NewMeshBuilder(m.Tests, Limits{}, 0)
+	for i := range m.Links {
+		b.Add(&m.Links[i])
+	}
+	b.Fill(m)
+	doc.Mesh = m
+	return doc
+}
+
+func mustCompareMesh(t *testing.T, base, new *Document, top int) *MeshComparison {
+	t.Helper()
+	c, err := CompareMesh(base, new, MeshCompareOptions{BaseName: "base.json", NewName: "new.json", Top: top})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// meshFixture is a mesh of three ranks: every link measured but 2 -> 0
+// (rank 2 lost mid-run), the link 1 -> 2 four times slower than the others.
+func meshFixture(t testing.TB) *Document {
+	t.Helper()
+	lat := func(p50 float64) Result {
+		rec := NewLatencyRecorder("rtt")
+		rec.RecordBatch([]uint64{uint64(p50), uint64(p50), uint64(p50 * 2)})
+		return Result{Test: "write-lat", Connection: "RC", Size: 2, Iterations: 3, Latency: rec.Snapshot()}
+	}
+	bw := func(gbps float64) Result {
+		return Result{Test: "write-bw", Connection: "RC", Size: 65536, Iterations: 100,
+			Bandwidth: NewBandwidth(100*65536, 100, time.Duration(float64(100*65536*8)/gbps))}
+	}
+	doc := NewDocument()
+	doc.Start = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	doc.End = doc.Start.Add(12 * time.Second)
+	m := &Mesh{Size: 3, Launcher: "slurm", Coordinator: "node1:19514", Tests: []string{"write-lat", "write-bw"},
+		Rounds: 3, Schedule: "round-robin"}
+	for r := range 3 {
+		m.Ranks = append(m.Ranks, MeshRank{Rank: r, State: RankOK, Addr: "10.0.0.1:4000" + string(rune('0'+r)),
+			Host: &Host{Hostname: "node" + string(rune('1'+r)), Device: &Device{Name: "rxe0", Port: 1, GID: "::ffff:10.0.0.1", GIDIndex: 1}}})
+	}
+	m.Ranks[2].State, m.Ranks[2].Error = RankLost, "rank at 10.0.0.3:5000 closed the connection"
+	round := 0
+	for from := range 3 {
+		for to := range 3 {
+			if from == to {
+				continue
+			}
+			round++
+			l := MeshLink{From: from, To: to, Round: round, Start: doc.Start, End: doc.Start.Add(time.Second)}
+			switch {
+			case from == 2 && to == 0:
+				l.Start, l.End = time.Time{}, time.Time{}
+				l.Error = "rank 2 lost: closed the connection"
+			case from == 1 && to == 2:
+				l.Results = []Result{lat(4000), bw(1)}
+			default:
+				l.Results = []Result{lat(1000), bw(4)}
+			}
+			if l.Results == nil {
+				l.Results = []Result{}
+			}
+			m.Links = append(m.Links, l)
+		}
+	}
+	m.BuildMatrices()
+	doc.Mesh = m
+	return doc
+}
+
+// railMesh is a rail-aligned mesh of hosts × rails ranks (rank h*rails+k
+// on host node<h> with local rank k), every link measured with write-lat
+// at p50 lat(from, to) ns and write-bw at 100 Gbit/s, but the link failed
+// says failed; made by a MeshBuilder as rank 0 makes it.
+func railMesh(t testing.TB, hosts, rails int, lat func(from, to int) float64, failed [2]int) *Document {
+	t.Helper()
+	n := hosts * rails
+	doc := NewDocument()
+	doc.Start = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	m := &Mesh{Size: n, Coordinator: "node0:19514", Tests: []string{"write-lat", "write-bw"}, Rounds: hosts - 1, Schedule: "rail-aligned"}
+	for r := range n {
+		m.Ranks = append(m.Ranks, MeshRank{Rank: r, LocalRank: r % rails, State: RankOK,
+			Host: &Host{Hostname: fmt.Sprintf("node%d", r/rails), Device: &Device{Name: fmt.Sprintf("mlx5_%d", r%rails), Port: 1}}})
+	}
+	b := NewMeshBuilder(m.Tests, Limits{}, 0)
+	b.SetRanks(n)
+	lats := map[float64]*Latency{}
+	bw := NewBandwidth(1000*65536, 1000, time.Duration(1000*65536*8/100))
+	for a := range hosts {
+		for c := range hosts {
+			if a == c {
+				continue
+			}
+			for k := range rails {
+				from, to := a*rails+k, c*rails+k
+				l := MeshLink{From: from, To: to, Round: 1}
+				if [2]int{from, to} == failed {
+					l.Error = "rank lost"
+				} else {
+					ns := lat(from, to)
+					if lats[ns] == nil {
+						rec := NewLatencyRecorder(BasisRTT)
+						rec.Record(uint64(ns))
+						lats[ns] = rec.Snapshot()
+					}
+					l.Results = []Result{{Test: "write-lat", Connection: "RC", Size: 2, Iterations: 1, Latency: lats[ns]},
+						{Test: "write-bw", Connection: "RC", Size: 65536, Iterations: 1000, Bandwidth: bw}}
+				}
+				b.Add(&l)
+			}
+		}
+	}
+	b.Fill(m)
+	doc.Mesh = m
+	return doc
+}
+
+// aggregateOnlyMesh is a mesh of 520 ranks, 65 hosts of 8 rails (33,280
+// links), every link at 2 µs but 8 -> 16, which failed.
+func aggregateOnlyMesh(t testing.TB) *Document {
+	return railMesh(t, 65, 8, func(from, to int) float64 { return 2000 }, [2]int{8, 16})
+}
+
+// oneHostMesh is 72 ranks on one host (a mesh of processes), every pair
+// measured, rank 5 slow.
+func oneHostMesh(t testing.TB) *Document {
+	doc := railMesh(t, 1, 1, func(from, to int) float64 { return 1000 }, [2]int{-1, -1})
+	m := doc.Mesh
+	// 72 ranks on one host, every pair measured, rank 5 slow.
+	m.Size, m.Ranks = 72, nil
+	for r := range 72 {
+		m.Ranks = append(m.Ranks, MeshRank{Rank: r, State: RankOK, Host: &Host{Hostname: "vm"}})
+	}
+	b := NewMeshBuilder(m.Tests, Limits{}, 0)
+	rec := func(ns uint64) *Latency { l := NewLatencyRecorder(BasisRTT); l.Record(ns); return l.Snapshot() }
+	fast, slow := rec(1000), rec(3000)
+	for from := range 72 {
+		for to := range 72 {
+			if from != to {
+				lat := fast
+				if from == 5 || to == 5 {
+					lat = slow
+				}
+				b.Add(&MeshLink{From: from, To: to, Round: 1, Results: []Result{{Test: "write-lat", Connection: "RC", Size: 2, Iterations: 1, Latency: lat}}})
+			}
+		}
+	}
+	b.Fill(m)
+	return doc
+}
+
+// schemaNode is one schema object of the published schema.
+type schemaNode = map[string]any
+
+func loadSchema(t *testing.T) schemaNode {
+	t.Helper()
+	var s schemaNode
+	if err := json.Unmarshal(schema.JSON(), &s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// jsonField is a field of a struct as encoding/json sees it: the fields of
+// an embedded struct without a json name are its own.
+type jsonField struct {
+	name, opts string
+	goName     string
+	typ        reflect.Type
+}
+
+func jsonFields(typ reflect.Type) []jsonField {
+	var out []jsonField
+	for f := range typ.Fields() {
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if f.Anonymous && name == "" {
+			et := f.Type
+			for et.Kind() == reflect.Pointer {
+				et = et.Elem()
+			}
+			if et.Kind() == reflect.Struct {
+				out = append(out, jsonFields(et)...)
+				continue
+			}
+		}
+		if !f.IsExported() || name == "-" {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		out = append(out, jsonField{name: name, opts: opts, goName: typ.Name() + "." + f.Name, typ: f.Type})
+	}
+	return out
+}
+
+// checkSchemaModel checks the schema root against the Go type typ as
+// TestSchemaMatchesModel says. References into the results document's
+// schema (result-v1.json#/$defs/...) are followed there.
+func checkSchemaModel(t *testing.T, root schemaNode, typ reflect.Type) {
+	t.Helper()
+	defs, _ := root["$defs"].(schemaNode)
+	resultDefs := loadSchema(t)["$defs"].(schemaNode)
+	used := map[string]bool{}
+	// resolve follows n's reference, if any, from the definitions cur
+	// (root's or the results document's), and returns the definitions
+	// the references under it are relative to.
+	resolve := func(n, cur schemaNode) (schemaNode, schemaNode) {
+		ref, ok := n["$ref"].(string)
+		if !ok {
+			return n, cur
+		}
+		in, name := cur, strings.TrimPrefix(ref, "#/$defs/")
+		if after, ok := strings.CutPrefix(ref, "result-v1.json#/$defs/"); ok {
+			in, name = resultDefs, after
+		}
+		if reflect.ValueOf(in).Pointer() == reflect.ValueOf(defs).Pointer() {
+			used[name] = true
+		}
+		d, ok := in[name].(schemaNode)
+		if !ok {
+			t.Fatalf("$ref %s: no such definition", ref)
+		}
+		return d, in
+	}
+	timeType := reflect.TypeFor[time.Time]()
+	var walk func(path string, typ reflect.Type, n, cur schemaNode)
+	walk = func(path string, typ reflect.Type, n, cur schemaNode) {
+		// A pointer inside an array (a matrix cell) may be null.
+		nullable := typ.Kind() == reflect.Pointer && strings.HasSuffix(path, "[]")
+		for typ.Kind() == reflect.Pointer {
+			typ = typ.Elem()
+		}
+		n, cur = resolve(n, cur)
+		want := ""
+		switch {
+		case typ == timeType:
+			want = "string"
+			if n["format"] != "date-time" {
+				t.Errorf("%s: a time without format date-time", path)
+			}
+		case typ.Kind() == reflect.Struct:
+			want = "object"
+		case typ.Kind() == reflect.Slice || typ.Kind() == reflect.Array:
+			want = "array"
+		case typ.Kind() == reflect.Map:
+			want = "object"
+		case typ.Kind() == reflect.String:
+			want = "string"
+		case typ.Kind() == reflect.Bool:
+			want = "boolean"
+		case typ.Kind() >= reflect.Int && typ.Kind() <= reflect.Uint64:
+			want = "integer"
+		case typ.Kind() == reflect.Float32 || typ.Kind() == reflect.Float64:
+			want = "number"
+		default:
+			t.Fatalf("%s: Go type %s has no JSON type in this test", path, typ)
+		}
+		if nullable {
+			if ts, _ := n["type"].([]any); len(ts) == 2 && ts[0] == want && ts[1] == "null" {
+				n = maps.Clone(n)
+				n["type"] = want
+			}
+		}
+		if n["type"] != want {
+			t.Errorf("%s: schema type %v, Go type %s encodes as %s", path, n["type"], typ, want)
+			return
+		}
+		switch {
+		case typ == timeType:
+		case typ.Kind() == reflect.Slice || typ.Kind() == reflect.Array:
+			items, ok := n["items"].(schemaNode)
+			if !ok {
+				t.Errorf("%s: array without items", path)
+				return
+			}
+			walk(path+"[]", typ.Elem(), items, cur)
+		case typ.Kind() == reflect.Map:
+			add, ok := n["additionalProperties"].(schemaNode)
+			if !ok {
+				t.Errorf("%s: map without additionalProperties", path)
+				return
+			}
+			walk(path+"{}", typ.Elem(), add, cur)
+		case typ.Kind() == reflect.Struct:
+			props, _ := n["properties"].(schemaNode)
+			var required []string
+			reqs, _ := n["required"].([]any) // absent: nothing is required
+			for _, r := range reqs {
+				required = append(required, r.(string))
+			}
+			fields := map[string]bool{}
+			for _, f := range jsonFields(typ) {
+				name := f.name
+				if fields[name] {
+					t.Fatalf("%s: two fields named %s: this test does not resolve them as encoding/json does", path, name)
+				}
+				fields[name] = true
+				fp := path + "." + name
+				p, ok := props[name].(schemaNode)
+				if !ok {
+					t.Errorf("%s: field %s is not in the schema", fp, f.goName)
+					continue
+				}
+				if d, _ := p["description"].(string); len(d) < 8 {
+					t.Errorf("%s: no description", fp)
+				}
+				omit := slices.Contains(strings.Split(f.opts, ","), "omitempty")
+				if req := slices.Contains(required, name); req == omit {
+					t.Errorf("%s: required %v in the schema, omitempty %v in %s", fp, req, omit, f.goName)
+				}
+				walk(fp, f.typ, p, cur)
+			}
+			for name, p := range props {
+				if !fields[name] && p.(schemaNode)["deprecated"] != true {
+					t.Errorf("%s.%s: in the schema, not in %s (mark it deprecated if older documents have it)", path, name, typ.Name())
+				}
+			}
+			for _, r := range required {
+				if !fields[r] {
+					t.Errorf("%s: required %q is not a field of %s", path, r, typ.Name())
+				}
+			}
+		}
+	}
+	walk("$", typ, root, defs)
+	for name := range defs {
+		if !used[name] {
+			t.Errorf("$defs/%s: not used by any property", name)
+		}
+	}
+}
+
+func loadSchemaFile(t *testing.T, data []byte) schemaNode {
+	t.Helper()
+	var s schemaNode
+	if err := json.Unmarshal(data, &s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// linkStream writes the link stream rank 0 writes for doc (a mesh document
+// with its links' full results): the start, a link event per link, the
+// end.
+func linkStream(t *testing.T, doc *Document) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	head := *doc
+	m := *doc.Mesh
+	m.Links, m.Matrices, m.Gates, m.Failures = nil, nil, nil, nil
+	head.Mesh = &m
+	head.Partial = true
+	if err := WriteEvent(&b, Event{Event: EventStart, Document: &head}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range doc.Mesh.Links {
+		if err := WriteEvent(&b, Event{Event: EventLink, Link: &doc.Mesh.Links[i]}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	end := *doc
+	em := *doc.Mesh
+	em.Links, em.Matrices = nil, nil
+	end.Mesh = &em
+	if err := WriteEvent(&b, Event{Event: EventEnd, Document: &end}); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func eq(t *testing.T, what string, got, want []string) {
+	t.Helper()
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("%s:\n got %q\nwant %q", what, got, want)
+	}
+}
+
+// fullDoc is suiteDoc with real histograms from recorders.
+func fullDoc() *Document {
+	doc := suiteDoc()
+	gen := distributions()["rdma"]
+	for i := range doc.Results {
+		r := &doc.Results[i]
+		if r.Latency == nil {
+			continue
+		}
+		rec := NewLatencyRecorder(r.Latency.Basis)
+		rec.RecordBatch(samples(gen, 1000, uint64(i)))
+		r.Latency = rec.Snapshot()
+	}
+	d := durationDoc()
+	doc.Results = append(doc.Results, d.Results...)
+	doc.Error = d.Error
+	return doc
+}
+
+// sweepLatency is a latency result of n samples around a one-way (or
+// round-trip, on BasisRTT) latency of us µs: a narrow body, 1% of samples
+// delayed by up to a third more, 0.1% by 3 to 8 times.
+func sweepLatency(basis string, us float64, n int, seed uint64) *Latency {
+	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	rec := NewLatencyRecorder(basis)
+	scale := 1.0
+	if basis == BasisRTTHalf {
+		scale = 2 // the recorder halves round trips
+	}
+	for range n {
+		v := us * (1 + 0.03*math.Abs(rng.NormFloat64()))
+		switch u := rng.Float64(); {
+		case u < 0.001:
+			v *= 3 + 5*rng.Float64()
+		case u < 0.011:
+			v *= 1 + rng.ExpFloat64()/3
+		}
+		rec.Record(uint64(math.Round(v * 1e3 * scale)))
+	}
+	return rec.Snapshot()
+}
+
+// sweepDoc is `rdmabench suite node-b -d mlx5_0 -s 2,64,1K,16K,256K`,
+// with -m 1024 when mtu1024.
+func sweepDoc(mtu1024 bool) *Document {
+	doc := suiteDoc()
+	doc.Warnings = nil
+	doc.Command = []string{"rdmabench", "suite", "node-b", "-d", "mlx5_0", "-s", "2,64,1K,16K,256K", "-n", "10000"}
+	doc.Params.Sizes = sweepSizes
+	pathMTU, seed := 4096, uint64(1)
+	if mtu1024 {
+		doc.Command = append(doc.Command, "-m", "1024")
+		doc.Params.MTU = 1024
+		doc.Start = doc.Start.Add(time.Hour)
+		doc.End = doc.End.Add(time.Hour)
+		pathMTU, seed = 1024, 2
+	}
+	// One-way (or round-trip) latency at size s: a fixed part, the time on
+	// the wire at 100 Gbit/s, and a cost per packet.
+	latUs := func(fixed float64, s int, rtt bool) float64 {
+		packets := float64(max(1, (s+pathMTU-1)/pathMTU))
+		v := fixed + float64(s)*8/100e3 + 0.012*packets
+		if rtt {
+			v += float64(s) * 8 / 100e3
+		}
+		return v
+	}
+	// Bandwidth at size s: a ceiling reached at large sizes, lower with
+	// more packets per byte.
+	gbps := func(ceiling float64, half, s int) float64 {
+		if pathMTU == 1024 {
+			ceiling *= 0.91
+		}
+		return ceiling * float64(s) / float64(s+half)
+	}
+	rdmaEff := &Effective{TxDepth: 1, CQMod: 1, InlineMax: 220, PathMTU: pathMTU}
+	tcpEff := &Effective{Connections: 1, NoDelay: true, SendBuf: 2626560, RecvBuf: 131072}
+	var res []Result
+	addLat := func(test, conn, basis, clock string, fixed float64, sizes []int, eff *Effective) {
+		for _, s := range sizes {
+			seed++
+			res = append(res, Result{Test: test, Connection: conn, Size: s, Iterations: 10000, Warmup: 1000, QPs: 1,
+				Clock: clock, Effective: eff, Latency: sweepLatency(basis, latUs(fixed, s, basis == BasisRTT), 10000, seed)})
+		}
+	}
+	addBW := func(test, conn, clock string, ceiling float64, half int, sizes []int, eff *Effective) {
+		for _, s := range sizes {
+			g := gbps(ceiling, half, s)
+			bytes := uint64(s) * 10000
+			res = append(res, Result{Test: test, Connection: conn, Size: s, Iterations: 10000, Warmup: 1000, QPs: 1,
+				Clock: clock, Effective: eff, Bandwidth: NewBandwidth(bytes, 10000, time.Duration(float64(bytes)*8/g))})
+		}
+	}
+	addLat("write-lat", "RC", BasisRTTHalf, "tsc", 0.98, sweepSizes, rdmaEff)
+	addLat("read-lat", "RC", BasisRTT, "tsc", 1.92, sweepSizes, rdmaEff)
+	addLat("send-lat", "RC", BasisRTTHalf, "tsc", 1.06, sweepSizes, rdmaEff)
+	addLat("atomic-lat", "RC", BasisRTT, "tsc", 1.96, []int{8}, rdmaEff)
+	addLat("tcp-lat", "TCP", BasisRTTHalf, "go", 11.4, sweepSizes, tcpEff)
+	bwEff := &Effective{TxDepth: 128, CQMod: 100, PostList: 1, PathMTU: pathMTU}
+	addBW("write-bw", "RC", "tsc", 98.4, 2048, sweepSizes, bwEff)
+	addBW("read-bw", "RC", "tsc", 97.1, 3072, sweepSizes, bwEff)
+	addBW("send-bw", "RC", "tsc", 97.9, 2560, sweepSizes, bwEff)
+	addBW("atomic-bw", "RC", "tsc", 0.54, 1, []int{8}, bwEff)
+	addBW("tcp-bw", "TCP", "go", 31.5, 16384, sweepSizes, tcpEff)
+	doc.Results = res
+	return doc
+}
+
+// meshPlotDoc is `rdmabench mesh --out fabric.json --outlier 0.8` over four
+// ranks: every link measured but 3 -> 1 (rank 3 lost the connection), the
+// link 0 -> 2 four times slower than the others (an outlier in latency
+// and in bandwidth).
+func meshPlotDoc() *Document {
+	doc := NewDocument()
+	doc.Tool = Tool{Name: "rdmabench", Version: "0.1.0"}
+	doc.Command = []string{"rdmabench", "mesh", "--out", "fabric.json", "--outlier", "0.8"}
+	doc.Start = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	doc.End = doc.Start.Add(24 * time.Second)
+	const n = 4
+	m := &Mesh{Size: n, Launcher: "slurm", Coordinator: "node1:19514", Tests: []string{"write-lat", "write-bw"},
+		Rounds: 3, Schedule: "round-robin"}
+	for r := range n {
+		host := fmt.Sprintf("node%d", r+1)
+		m.Ranks = append(m.Ranks, MeshRank{Rank: r, State: RankOK, Addr: fmt.Sprintf("10.0.0.%d:40000", r+1),
+			Host: &Host{Hostname: host, Device: &Device{Name: "mlx5_0", Port: 1, GID: fmt.Sprintf("::ffff:10.0.0.%d", r+1), GIDIndex: 3}}})
+	}
+	lat := func(ns float64) Result {
+		rec := NewLatencyRecorder(BasisRTTHalf)
+		for k := range 100 {
+			rec.Record(uint64(2*ns) + uint64(k%5)*20)
+		}
+		return Result{Test: "write-lat", Connection: "RC", Size: 2, Iterations: 100, Latency: rec.Snapshot()}
+	}
+	bw := func(gbps float64) Result {
+		return Result{Test: "write-bw", Connection: "RC", Size: 65536, Iterations: 1000,
+			Bandwidth: NewBandwidth(1000*65536, 1000, time.Duration(float64(1000*65536*8)/gbps))}
+	}
+	round := 0
+	for from := range n {
+		for to := range n {
+			if from == to {
+				continue
+			}
+			round++
+			l := MeshLink{From: from, To: to, Round: (round+1)/2%3 + 1, Start: doc.Start.Add(time.Duration(round) * time.Second)}
+			l.End = l.Start.Add(time.Second)
+			spread := float64((from*n+to)%5) * 0.01 // a link differs from the next by a few percent
+			switch {
+			case from == 3 && to == 1:
+				l.Start, l.End = time.Time{}, time.Time{}
+				l.Error = "rank 3 (node4) was lost: rank at 10.0.0.4:52114 closed the connection (reset)"
+				l.Results = []Result{}
+			case from == 0 && to == 2:
+				l.Results = []Result{lat(4000), bw(23.1)}
+			default:
+				l.Results = []Result{lat(1000 * (1 + spread)), bw(96.5 * (1 - spread))}
+			}
+			m.Links = append(m.Links, l)
+		}
+	}
+	m.BuildMatrices()
+	CheckMesh(m, Limits{}, 0.8)
+	doc.Mesh = m
+	return doc
+}
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// sweepSizes are the sizes of the sweep fixtures: -s 2,64,1K,16K,256K.
+var sweepSizes = []int{2, 64, 1024, 16384, 262144}
+
+// distributions of raw samples (ns) the recorder must get right.
+func distributions() map[string]func(r *rand.Rand) uint64 {
+	return map[string]func(r *rand.Rand) uint64{
+		// A narrow RDMA-like peak with a long tail.
+		"rdma": func(r *rand.Rand) uint64 {
+			if r.IntN(1000) == 0 {
+				return 2000 + uint64(r.ExpFloat64()*50000)
+			}
+			return 1800 + uint64(r.NormFloat64()*40+40)
+		},
+		// Log-uniform over 1 ns .. 60 s: every histogram bucket.
+		"wide": func(r *rand.Rand) uint64 {
+			return uint64(math.Exp(r.Float64() * math.Log(HistHighestNs)))
+		},
+		// A large offset and a small spread: naive sum-of-squares variance
+		// loses everything here.
+		"offset": func(r *rand.Rand) uint64 { return 50_000_000_000 + uint64(r.IntN(1000)) },
+		// Tiny values including 0 and odd values (rtt/2 rounding).
+		"tiny": func(r *rand.Rand) uint64 { return uint64(r.IntN(8)) },
+	}
+}
+
+func samples(gen func(*rand.Rand) uint64, n int, seed uint64) []uint64 {
+	r := rand.New(rand.NewPCG(seed, 42))
+	s := make([]uint64, n)
+	for i := range s {
+		s[i] = gen(r)
+	}
+	return s
+}

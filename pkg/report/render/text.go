@@ -1,0 +1,29 @@
+package render
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/rdmabench/rdmabench/pkg/report"
+)
+
+// orDefault returns s, or def when s is empty.
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// pct formats a fraction as a signed percentage with two decimals.
+func pct(frac float64) string { return fmt.Sprintf("%+.2f%%", 100*frac) }
+
+// listText writes indexes as ranges: "0-3", "0,2".
+func listText(v []int) string {
+	if len(v) == 0 {
+		return "-"
+	}
+	return strings.Join(report.IntRanges(v), ",")
+}
+
+func ptrTo[T any](v T) *T { return &v }
