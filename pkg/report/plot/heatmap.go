@@ -420,48 +420,18 @@ func writeHeatmap(b *bytes.Buffer, h *heatmap, id int) {
 	mx := h.mx
 	n := len(mx.Values)
 	cells := h.cells()
-	cell := min(heatMaxCell, max(heatMinCell, math.Floor(heatGrid/float64(n)*4)/4))
-	step := labelStep(cell)
-	// Row and column labels: the rank, and its host when every host is short
-	// and every rank has a label.
-	labels := make([]string, n)
-	withHosts := step == 1 && n <= heatmapText
-	for i := range n {
-		if hn := h.host(i); len([]rune(hn)) > 16 || hn == "" {
-			withHosts = false
-		}
-	}
+	lay := heatLayout{n: n, cell: min(heatMaxCell, max(heatMinCell, math.Floor(heatGrid/float64(n)*4)/4))}
+	lay.step = labelStep(lay.cell)
+	labels := h.labels(lay.step)
 	longest := 0
-	for i := range n {
-		labels[i] = strconv.Itoa(i)
-		if withHosts {
-			labels[i] += " " + h.host(i)
-		}
-		longest = max(longest, len([]rune(labels[i])))
+	for _, l := range labels {
+		longest = max(longest, len([]rune(l)))
 	}
 	labelW := math.Ceil(float64(longest)*heatFont*0.62) + 8
-	left, top := 22+labelW, 22+labelW
-	side := cell * float64(n)
-	w, ht := left+side+12, top+side+10
-	var failed, gated, none, values int
-	for i := range n {
-		for j := range n {
-			if i == j {
-				continue
-			}
-			switch cells[i][j].kind {
-			case cellFailed:
-				failed++
-			case cellNone:
-				none++
-			default:
-				values++
-			}
-			if cells[i][j].gate {
-				gated++
-			}
-		}
-	}
+	lay.left, lay.top = 22+labelW, 22+labelW
+	lay.side = lay.cell * float64(n)
+	w, ht := lay.left+lay.side+12, lay.top+lay.side+10
+	failed, none, gated := countCells(cells)
 	med := ""
 	if h.median > 0 {
 		med = strconv.FormatFloat(h.median, 'g', -1, 64)
@@ -478,27 +448,92 @@ func writeHeatmap(b *bytes.Buffer, h *heatmap, id int) {
 	hatch := fmt.Sprintf("hatch%d", id)
 	// Hatching: on cells too small to show stripes, denser, so that a
 	// failed link still reads darker than any measured one near the median.
-	hs, stripe := max(4, min(8, cell/3)), 1.0/3
-	if cell < 8 {
+	hs, stripe := max(4, min(8, lay.cell/3)), 1.0/3
+	if lay.cell < 8 {
 		stripe = 0.5
 	}
 	fmt.Fprintf(b, "<defs><pattern id=\"%s\" patternUnits=\"userSpaceOnUse\" width=\"%s\" height=\"%s\" patternTransform=\"rotate(45)\"><rect width=\"%s\" height=\"%s\" fill=\"#d4d4d4\"/><rect width=\"%s\" height=\"%s\" fill=\"#6f6f6f\"/></pattern></defs>\n",
 		hatch, f1(hs), f1(hs), f1(hs), f1(hs), f1(max(1, hs*stripe)), f1(hs))
-	// Axis titles.
+	lay.writeAxes(b, h, labels)
+	lay.writeCells(b, cells, hatch)
+	fmt.Fprintf(b, "<rect class=\"frame\" x=\"%s\" y=\"%s\" width=\"%s\" height=\"%s\"/>\n", f1(lay.left), f1(lay.top), f1(lay.side), f1(lay.side))
+	b.WriteString("</svg>\n")
+	writeHeatLegend(b, h, failed > 0, none > 0, gated > 0)
+	b.WriteString("</figure>\n")
+}
+
+// heatLayout is where a heatmap's matrix of n ranks stands: cells of cell
+// points from (left, top), side in all, a label every step ranks.
+type heatLayout struct {
+	n                     int
+	cell, left, top, side float64
+	step                  int
+}
+
+// labels are the row and column labels: the rank, and its host when every
+// host is short and every rank has a label (step 1).
+func (h *heatmap) labels(step int) []string {
+	n := len(h.mx.Values)
+	withHosts := step == 1 && n <= heatmapText
+	for i := range n {
+		if hn := h.host(i); len([]rune(hn)) > 16 || hn == "" {
+			withHosts = false
+		}
+	}
+	labels := make([]string, n)
+	for i := range n {
+		labels[i] = strconv.Itoa(i)
+		if withHosts {
+			labels[i] += " " + h.host(i)
+		}
+	}
+	return labels
+}
+
+// countCells counts the cells off the diagonal that failed, that no link
+// ran in, and that failed a gate.
+func countCells(cells [][]heatCell) (failed, none, gated int) {
+	for i := range cells {
+		for j := range cells[i] {
+			if i == j {
+				continue
+			}
+			switch cells[i][j].kind {
+			case cellFailed:
+				failed++
+			case cellNone:
+				none++
+			}
+			if cells[i][j].gate {
+				gated++
+			}
+		}
+	}
+	return failed, none, gated
+}
+
+// writeAxes writes the axis titles and the labels of the rows and columns.
+func (lay heatLayout) writeAxes(b *bytes.Buffer, h *heatmap, labels []string) {
 	who := "rank"
 	if h.agg != "" {
 		who = "host"
 	}
-	fmt.Fprintf(b, "<g class=\"axis\"><text class=\"label\" x=\"%s\" y=\"13\" text-anchor=\"middle\">server %s (to)</text>", f1(left+side/2), who)
-	fmt.Fprintf(b, "<text class=\"label\" transform=\"translate(13 %s) rotate(-90)\" text-anchor=\"middle\">client %s (from)</text>", f1(top+side/2), who)
-	fs := min(heatFont, max(7, float64(step)*cell*0.8))
-	for i := 0; i < n; i += step {
-		c := float64(i)*cell + cell/2
-		fmt.Fprintf(b, "<text x=\"%s\" y=\"%s\" text-anchor=\"end\" font-size=\"%s\">%s</text>", f1(left-5), f1(top+c+fs*0.35), f1(fs), esc(labels[i]))
-		fmt.Fprintf(b, "<text transform=\"translate(%s %s) rotate(-90)\" font-size=\"%s\">%s</text>", f1(left+c+fs*0.35), f1(top-5), f1(fs), esc(labels[i]))
+	fmt.Fprintf(b, "<g class=\"axis\"><text class=\"label\" x=\"%s\" y=\"13\" text-anchor=\"middle\">server %s (to)</text>", f1(lay.left+lay.side/2), who)
+	fmt.Fprintf(b, "<text class=\"label\" transform=\"translate(13 %s) rotate(-90)\" text-anchor=\"middle\">client %s (from)</text>", f1(lay.top+lay.side/2), who)
+	fs := min(heatFont, max(7, float64(lay.step)*lay.cell*0.8))
+	for i := 0; i < lay.n; i += lay.step {
+		c := float64(i)*lay.cell + lay.cell/2
+		fmt.Fprintf(b, "<text x=\"%s\" y=\"%s\" text-anchor=\"end\" font-size=\"%s\">%s</text>", f1(lay.left-5), f1(lay.top+c+fs*0.35), f1(fs), esc(labels[i]))
+		fmt.Fprintf(b, "<text transform=\"translate(%s %s) rotate(-90)\" font-size=\"%s\">%s</text>", f1(lay.left+c+fs*0.35), f1(lay.top-5), f1(fs), esc(labels[i]))
 	}
 	b.WriteString("</g>\n")
-	// The cells: a gap between them when they are large enough to spare one.
+}
+
+// writeCells writes the cells, failed ones hatched with the pattern
+// hatch: a gap between them when they are large enough to spare one, and
+// each one's figure in it when the matrix is small enough to read them.
+func (lay heatLayout) writeCells(b *bytes.Buffer, cells [][]heatCell, hatch string) {
+	cell, n := lay.cell, lay.n
 	gap := 0.0
 	if cell >= 8 {
 		gap = 1
@@ -517,13 +552,13 @@ func writeHeatmap(b *bytes.Buffer, h *heatmap, id int) {
 	cs, gw := f1(cell-gap), max(1, min(2.5, cell/8))
 	fmt.Fprintf(b, "<g class=\"cells\" stroke-width=\"%s\">\n", f1(gw))
 	for i := range n {
-		y := f1(top + float64(i)*cell + gap/2)
+		y := f1(lay.top + float64(i)*cell + gap/2)
 		for j := range n {
 			if i == j {
 				continue
 			}
 			c := &cells[i][j]
-			x := f1(left + float64(j)*cell + gap/2)
+			x := f1(lay.left + float64(j)*cell + gap/2)
 			var cls []string
 			fill := c.color
 			switch c.kind {
@@ -550,17 +585,13 @@ func writeHeatmap(b *bytes.Buffer, h *heatmap, id int) {
 				}
 				if t != "" && tfs >= 5 {
 					fmt.Fprintf(b, "<text%s x=\"%s\" y=\"%s\" text-anchor=\"middle\" font-size=\"%s\">%s</text>",
-						cls, f1(left+float64(j)*cell+cell/2), f1(top+float64(i)*cell+cell/2+tfs*0.35), f1(tfs), esc(t))
+						cls, f1(lay.left+float64(j)*cell+cell/2), f1(lay.top+float64(i)*cell+cell/2+tfs*0.35), f1(tfs), esc(t))
 				}
 			}
 		}
 		b.WriteByte('\n')
 	}
 	b.WriteString("</g>\n")
-	fmt.Fprintf(b, "<rect class=\"frame\" x=\"%s\" y=\"%s\" width=\"%s\" height=\"%s\"/>\n", f1(left), f1(top), f1(side), f1(side))
-	b.WriteString("</svg>\n")
-	writeHeatLegend(b, h, failed > 0, none > 0, gated > 0)
-	b.WriteString("</figure>\n")
 }
 
 // writeHeatLegend writes what the colours and marks of h mean: which way
