@@ -241,7 +241,38 @@ func aggregateColumn(c *meshColumn, p rankPlaces, buf []float64) (AggregateFigur
 		out.Median = &med
 	}
 
-	// Per host pair: the cells bucketed by (host of from, host of to).
+	ag := aggregator{fig: fig, p: p, cells: cells, med: med, buf: buf, out: &out}
+	ag.hostPairs()
+	ag.nicsAndHosts()
+	ag.rails()
+	return out, ag.buf
+}
+
+// aggregator is one figure's aggregation: its cells (of ranks in p), their
+// median med, and a buffer of twice as many values, into out.
+type aggregator struct {
+	fig   Figure
+	p     rankPlaces
+	cells []linkCell
+	med   float64
+	buf   []float64
+	out   *AggregateFigure
+}
+
+// worstOf is the worst link of cell i, or nil for -1.
+func (ag *aggregator) worstOf(i int) *WorstLink {
+	if i < 0 {
+		return nil
+	}
+	c := ag.cells[i]
+	return &WorstLink{From: int(c.from), To: int(c.to), Value: c.v}
+}
+
+// hostPairs sets the median of each host pair: the cells bucketed by (host
+// of from, host of to).
+func (ag *aggregator) hostPairs() {
+	p, cells, buf, out := ag.p, ag.cells, ag.buf, ag.out
+	nh := len(p.hosts)
 	start := make([]int32, nh*nh+1)
 	for _, cl := range cells {
 		start[p.host[cl.from]*int32(nh)+p.host[cl.to]+1]++
@@ -272,10 +303,14 @@ func aggregateColumn(c *meshColumn, p rankPlaces, buf []float64) (AggregateFigur
 			ptrs[k] = &meds[k]
 		}
 	}
-	start = nil
+}
 
-	// Per NIC and per host: every cell at both of its ends, the ranks of
-	// a host next to each other, so that a host's values follow on.
+// nicsAndHosts adds a row per NIC and per host: every cell at both of its
+// ends, the ranks of a host next to each other, so that a host's values
+// follow on.
+func (ag *aggregator) nicsAndHosts() {
+	fig, p, cells, buf, med, out := ag.fig, ag.p, ag.cells, ag.buf, ag.med, ag.out
+	n, nh := len(p.host), len(p.hosts)
 	order := make([]int32, n) // rank -> its place, ranks ordered by host then rank
 	byHost := make([][]int32, nh)
 	for r := range n {
@@ -314,12 +349,6 @@ func aggregateColumn(c *meshColumn, p rankPlaces, buf []float64) (AggregateFigur
 		}
 	}
 	rnext = nil
-	worstOf := func(i int) *WorstLink {
-		if i < 0 {
-			return nil
-		}
-		return &WorstLink{From: int(cells[i].from), To: int(cells[i].to), Value: cells[i].v}
-	}
 	hostWorst := make([]int, nh)
 	for i := range hostWorst {
 		hostWorst[i] = -1
@@ -337,7 +366,7 @@ func aggregateColumn(c *meshColumn, p rankPlaces, buf []float64) (AggregateFigur
 		// A link of two NICs of one host counts twice in the host's values,
 		// and once in each NIC's.
 		row.Rank, row.Host, row.Rail = ptrTo(int(r)), ptrTo(int(h)), ptrTo(int(p.rail[r]))
-		row.Worst = worstOf(worst[r])
+		row.Worst = ag.worstOf(worst[r])
 		out.NICs = append(out.NICs, row)
 	}
 	slices.SortFunc(out.NICs, func(a, b AggregateRow) int { return *a.Rank - *b.Rank })
@@ -363,11 +392,14 @@ func aggregateColumn(c *meshColumn, p rankPlaces, buf []float64) (AggregateFigur
 		row := summaryRow(fig, s, med)
 		row.Links -= within[h] // a link within the host is in s twice
 		row.Host = ptrTo(h)
-		row.Worst = worstOf(hostWorst[h])
+		row.Worst = ag.worstOf(hostWorst[h])
 		out.Hosts = append(out.Hosts, row)
 	}
+}
 
-	// Per rail: the cells whose two ends are on one rail.
+// rails adds a row per rail: the cells whose two ends are on one rail.
+func (ag *aggregator) rails() {
+	fig, p, cells, buf, med, out := ag.fig, ag.p, ag.cells, ag.buf, ag.med, ag.out
 	nr := p.rails
 	qstart := make([]int, nr+1)
 	railWorst := make([]int, nr)
@@ -399,10 +431,9 @@ func aggregateColumn(c *meshColumn, p rankPlaces, buf []float64) (AggregateFigur
 		}
 		row := summaryRow(fig, s, med)
 		row.Rail = ptrTo(k)
-		row.Worst = worstOf(railWorst[k])
+		row.Worst = ag.worstOf(railWorst[k])
 		out.Rails = append(out.Rails, row)
 	}
-	return out, buf
 }
 
 // summaryRow sorts s and makes a row of its links: count, median, tail
