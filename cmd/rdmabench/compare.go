@@ -108,7 +108,7 @@ the exit status is 0.`,
 			if !slices.Contains(render.CompareFormats, output) {
 				return usageError{fmt.Errorf("compare: -o %s applies to two mesh documents; for single runs want %s", output, strings.Join(render.CompareFormats, ", "))}
 			}
-			c := compare.Compare(docs[0], docs[1], compare.CompareOptions{BaseName: args[0], NewName: args[1], Alpha: alpha})
+			c := compare.Compare(docs[0], docs[1], compare.Options{BaseName: args[0], NewName: args[1], Alpha: alpha})
 
 			var verdict *compare.GateResult
 			if len(gates) > 0 || !limits.IsZero() {
@@ -165,7 +165,7 @@ func compareMeshes(cmd *cobra.Command, args []string, docs [2]*report.Document, 
 	if top == 0 {
 		top = -1 // none
 	}
-	c, err := compare.CompareMesh(docs[0], docs[1], compare.MeshCompareOptions{BaseName: args[0], NewName: args[1], Top: top})
+	c, err := compare.CompareMesh(docs[0], docs[1], compare.MeshOptions{BaseName: args[0], NewName: args[1], Top: top})
 	if err != nil {
 		return fmt.Errorf("compare: %w", err)
 	}

@@ -133,7 +133,7 @@ func renderAll(t *testing.T, doc, other *report.Document) {
 	gates := compare.Gates{compare.MaxRegressionGate("any", 0.05), compare.MaxRegressionGate("p99", 0.1, report.FigP99), compare.MinRatioGate("bw", 0.95, report.FigGbps)}
 	for _, pair := range [][2]*report.Document{{doc, doc}, {doc, other}, {other, doc}} {
 		var c *compare.Comparison
-		try("compare", func() error { c = compare.Compare(pair[0], pair[1], compare.CompareOptions{}); return nil })
+		try("compare", func() error { c = compare.Compare(pair[0], pair[1], compare.Options{}); return nil })
 		if c == nil {
 			continue
 		}

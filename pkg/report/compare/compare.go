@@ -14,12 +14,12 @@ import (
 	"golang.org/x/perf/benchmath"
 )
 
-// CompareSchema is the value of the "schema" field of a comparison written
+// Schema is the value of the "schema" field of a comparison written
 // as JSON.
-const CompareSchema = "rdmabench/compare/v1"
+const Schema = "rdmabench/compare/v1"
 
-// CompareOptions tune [Compare].
-type CompareOptions struct {
+// Options tune [Compare].
+type Options struct {
 	// BaseName and NewName name the two documents in the output (their
 	// file names); empty: "base" and "new".
 	BaseName, NewName string
@@ -40,8 +40,8 @@ type Comparison struct {
 	New   Side    `json:"new"`
 	Alpha float64 `json:"alpha"`
 	// Confidence is the level of every confidence interval ([report.Confidence]).
-	Confidence float64      `json:"confidence"`
-	Rows       []CompareRow `json:"rows"`
+	Confidence float64 `json:"confidence"`
+	Rows       []Row   `json:"rows"`
 	// OnlyBase and OnlyNew are the tests and sizes found on one side only.
 	OnlyBase []report.Key `json:"only_base,omitempty"`
 	OnlyNew  []report.Key `json:"only_new,omitempty"`
@@ -61,8 +61,8 @@ type Side struct {
 	Hosts   report.Hosts `json:"hosts"`
 }
 
-// CompareRow is the comparison of one test at one size.
-type CompareRow struct {
+// Row is the comparison of one test at one size.
+type Row struct {
 	report.Key
 	// Kind is "latency" or "bandwidth".
 	Kind  string `json:"kind"`
@@ -150,7 +150,7 @@ var (
 
 // Compare compares base and new (see [Comparison]). Rows follow the order
 // of base; tests and sizes only in new are listed in OnlyNew.
-func Compare(base, new *report.Document, opt CompareOptions) *Comparison {
+func Compare(base, new *report.Document, opt Options) *Comparison {
 	alpha := opt.Alpha
 	if alpha <= 0 {
 		alpha = report.Alpha
@@ -160,7 +160,7 @@ func Compare(base, new *report.Document, opt CompareOptions) *Comparison {
 		New:        side(orDefault(opt.NewName, "new"), new),
 		Alpha:      alpha,
 		Confidence: report.Confidence,
-		Rows:       []CompareRow{},
+		Rows:       []Row{},
 	}
 	bg, ng := report.GroupResults(base), report.GroupResults(new)
 	inNew := map[report.Key]*report.Group{}
@@ -199,8 +199,8 @@ func side(name string, doc *report.Document) Side {
 	return Side{Name: name, Tool: doc.Tool, Command: doc.Command, Start: doc.Start, Runs: doc.Runs(), Hosts: doc.Hosts}
 }
 
-func compareRow(b, n *report.Group, alpha float64) CompareRow {
-	row := CompareRow{Key: b.Key, Kind: "latency"}
+func compareRow(b, n *report.Group, alpha float64) Row {
+	row := Row{Key: b.Key, Kind: "latency"}
 	figs := compareLatency
 	isBW := len(b.Values(report.FigGbps)) > 0 || len(n.Values(report.FigGbps)) > 0
 	if !isBW && len(b.Values(report.FigP50)) == 0 && len(n.Values(report.FigP50)) == 0 {

@@ -11,9 +11,9 @@ import (
 	"github.com/rdmabench/rdmabench/pkg/report"
 )
 
-// CompareMeshSchema is the value of the "schema" field of a comparison of
+// MeshSchema is the value of the "schema" field of a comparison of
 // two mesh documents written as JSON.
-const CompareMeshSchema = "rdmabench/compare-mesh/v1"
+const MeshSchema = "rdmabench/compare-mesh/v1"
 
 // Ways of matching the ranks of two meshes.
 const (
@@ -25,8 +25,8 @@ const (
 // comparison lists unless told otherwise.
 const DefaultMeshTop = 10
 
-// MeshCompareOptions tune [CompareMesh].
-type MeshCompareOptions struct {
+// MeshOptions tune [CompareMesh].
+type MeshOptions struct {
 	// BaseName and NewName name the two documents (their file names);
 	// empty: "base" and "new".
 	BaseName, NewName string
@@ -163,7 +163,7 @@ type FailedLink struct {
 // the two documents' matrices and walks them again for the gates and for
 // CSV: its own memory is linear in the links compared, with nothing per
 // link kept beyond each matrix's top ones.
-func CompareMesh(base, new *report.Document, opt MeshCompareOptions) (*MeshComparison, error) {
+func CompareMesh(base, new *report.Document, opt MeshOptions) (*MeshComparison, error) {
 	if !report.IsMesh(base) || !report.IsMesh(new) {
 		return nil, fmt.Errorf("report: compare meshes: %s", MixedKinds(base, new, orDefault(opt.BaseName, "base"), orDefault(opt.NewName, "new")))
 	}
@@ -701,14 +701,14 @@ func (c *MeshComparison) AddLimits(g *MeshGateResult, name string, l report.Limi
 
 // --- CSV ---
 
-// MeshCompareCSVHeader are the columns of a mesh comparison as CSV.
-var MeshCompareCSVHeader = []string{"test", "connection", "size_bytes", "figure", "unit", "from_rank", "from_host",
+// MeshCSVHeader are the columns of a mesh comparison as CSV.
+var MeshCSVHeader = []string{"test", "connection", "size_bytes", "figure", "unit", "from_rank", "from_host",
 	"to_rank", "to_host", "base", "new", "change", "status"}
 
 // EachCSVRow calls fn with the cells of every link of every matrix
 // compared, one row per link and figure (the CSV form of a mesh comparison that pkg/report/render writes).
 func (c *MeshComparison) EachCSVRow(fn func(cells []string) error) error {
-	cells := make([]string, len(MeshCompareCSVHeader))
+	cells := make([]string, len(MeshCSVHeader))
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	var err error
 	for i, pr := range c.pairs {
@@ -749,7 +749,7 @@ func (c *MeshComparison) EachCSVRow(fn func(cells []string) error) error {
 // more than MeshRankMatrixRanks ranks) by their host matrices: each host
 // is a rank of a mesh of hosts, each host pair's median a link, matched
 // by host name when the hosts moved, and gated as links are.
-func compareMeshHosts(base, new *report.Document, opt MeshCompareOptions) (*MeshComparison, error) {
+func compareMeshHosts(base, new *report.Document, opt MeshOptions) (*MeshComparison, error) {
 	hb, hn := hostDocument(base), hostDocument(new)
 	c, err := CompareMesh(hb, hn, opt)
 	if err != nil {

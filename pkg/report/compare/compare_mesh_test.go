@@ -38,7 +38,7 @@ func TestCompareMeshHosts(t *testing.T) {
 		}
 		return 2000
 	}, [2]int{-1, -1})
-	c, err := CompareMesh(base, slow, MeshCompareOptions{})
+	c, err := CompareMesh(base, slow, MeshOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -84,7 +84,7 @@ func (c cmpMesh) doc() *report.Document {
 
 func mustCompareMesh(t *testing.T, base, new *report.Document, top int) *MeshComparison {
 	t.Helper()
-	c, err := CompareMesh(base, new, MeshCompareOptions{BaseName: "base.json", NewName: "new.json", Top: top})
+	c, err := CompareMesh(base, new, MeshOptions{BaseName: "base.json", NewName: "new.json", Top: top})
 	if err != nil {
 		t.Fatal(err)
 	}

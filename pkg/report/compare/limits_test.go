@@ -16,7 +16,7 @@ func TestCompareLimitLink(t *testing.T) {
 			d.Results[i].Effective = &report.Effective{LinkGbps: 100}
 		}
 	}
-	c := Compare(base, new, CompareOptions{})
+	c := Compare(base, new, Options{})
 	g := c.CheckGates(nil)
 	g.AddLimits("--limit-bw 90%link", new, report.Limits{MinLinkFraction: 0.9})
 	if !g.Failed() || len(g.Limits) != 1 || !strings.Contains(g.Limits[0].Message, "88.60 Gbit/s (median of 5 runs) < limit 90% of the link") {

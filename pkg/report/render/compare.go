@@ -33,7 +33,7 @@ var CompareFormats = []string{FormatTable, FormatMarkdown, FormatJSON}
 // fail it because it is not significant.
 //
 // The JSON form is the Comparison itself with "schema"
-// ([compare.CompareSchema]) and "gates" fields.
+// ([compare.Schema]) and "gates" fields.
 func WriteComparison(w io.Writer, format string, c *compare.Comparison, gates *compare.GateResult) error {
 	return WriteComparisonWith(w, format, c, gates, Options{})
 }
@@ -53,7 +53,7 @@ func WriteComparisonWith(w io.Writer, format string, c *compare.Comparison, gate
 	case FormatMarkdown:
 		compareMarkdown(&out, c, gates)
 	case FormatJSON:
-		b, err := json.MarshalIndent(comparisonJSON{compare.CompareSchema, c, gates}, "", "  ")
+		b, err := json.MarshalIndent(comparisonJSON{compare.Schema, c, gates}, "", "  ")
 		if err != nil {
 			return fmt.Errorf("report: write comparison: %w", err)
 		}

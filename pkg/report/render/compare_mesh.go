@@ -45,7 +45,7 @@ const meshCompareLegend = "one value per link on each side: no significance test
 // that failed on either side, the matrices on one side only, the
 // warnings and the gates, each list cut at [MeshListMax].
 //
-// The JSON form is the MeshComparison with "schema" ([compare.CompareMeshSchema])
+// The JSON form is the MeshComparison with "schema" ([compare.MeshSchema])
 // and "gates" fields. The CSV form is long: one row per link and figure of
 // every matrix compared (test, connection, size_bytes, figure, unit,
 // from_rank, from_host, to_rank, to_host, base, new, change, status;
@@ -69,14 +69,14 @@ func WriteMeshComparisonWith(w io.Writer, format string, c *compare.MeshComparis
 			return err
 		}
 	case FormatJSON:
-		b, err := json.MarshalIndent(meshComparisonJSON{compare.CompareMeshSchema, c, gates}, "", "  ")
+		b, err := json.MarshalIndent(meshComparisonJSON{compare.MeshSchema, c, gates}, "", "  ")
 		if err != nil {
 			return fmt.Errorf("report: write mesh comparison: %w", err)
 		}
 		out.Write(append(b, '\n'))
 	case FormatCSV:
 		cw := csv.NewWriter(w)
-		if err := cw.Write(compare.MeshCompareCSVHeader); err != nil {
+		if err := cw.Write(compare.MeshCSVHeader); err != nil {
 			return fmt.Errorf("report: write mesh comparison: %w", err)
 		}
 		if err := c.EachCSVRow(cw.Write); err != nil {

@@ -104,7 +104,7 @@ func TestCompareMeshFormats(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &v); err != nil {
 		t.Fatal(err)
 	}
-	if v.Schema != compare.CompareMeshSchema || v.MatchedBy != "rank" || len(v.Matrices) != 3 || v.Matrices[2].Links != 6 ||
+	if v.Schema != compare.MeshSchema || v.MatchedBy != "rank" || len(v.Matrices) != 3 || v.Matrices[2].Links != 6 ||
 		len(v.Gates.Failures) != 6 || len(v.Gates.Limits) != 6 {
 		t.Errorf("%+v\n%s", v, out.String())
 	}
@@ -135,7 +135,7 @@ func TestCompareMeshFormats(t *testing.T) {
 	}
 
 	single := report.NewDocument()
-	if _, err := compare.CompareMesh(cmpMesh{n: 2}.doc(), single, compare.MeshCompareOptions{BaseName: "a.json", NewName: "b.json"}); err == nil ||
+	if _, err := compare.CompareMesh(cmpMesh{n: 2}.doc(), single, compare.MeshOptions{BaseName: "a.json", NewName: "b.json"}); err == nil ||
 		!strings.Contains(err.Error(), "BASE a.json is a mesh document (rdmabench mesh) but NEW b.json is a single run's document") {
 		t.Errorf("mixed kinds: %v", err)
 	}

@@ -69,7 +69,7 @@ func TestCompareJSON(t *testing.T) {
 	if err := json.Unmarshal(buf.Bytes(), &v); err != nil {
 		t.Fatal(err)
 	}
-	if v.Schema != compare.CompareSchema || len(v.Rows) != 2 || v.Rows[0].Figures[1].Figure != "p99" || !v.Rows[0].Figures[1].TooFewRuns ||
+	if v.Schema != compare.Schema || len(v.Rows) != 2 || v.Rows[0].Figures[1].Figure != "p99" || !v.Rows[0].Figures[1].TooFewRuns ||
 		v.Rows[0].Figures[1].Change == nil || len(v.Rows[0].Figures[1].BaseValues) != 1 ||
 		len(v.Gates.Failures) != 0 || len(v.Gates.NotSignificant) != 3 {
 		t.Errorf("json: %+v\n%s", v, buf.String())
@@ -109,7 +109,7 @@ func TestCompareMismatch(t *testing.T) {
 	n.Hosts.Local.Kernel = "6.13.0"
 	n.Hosts.Remote = &report.Host{Hostname: "node-b"}
 	n.Params.Extra = map[string]string{"tcp-port": "19515"}
-	eq(t, "more warnings", compare.Compare(b, n, compare.CompareOptions{}).Warnings, []string{
+	eq(t, "more warnings", compare.Compare(b, n, compare.Options{}).Warnings, []string{
 		"setup differs: base loopback on one host, new between two hosts",
 		"kernel differs: base 6.12.9, new 6.13.0",
 		"parameter tcp-port differs: base default, new 19515",

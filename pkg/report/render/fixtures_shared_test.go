@@ -94,7 +94,7 @@ func (c cmpMesh) doc() *report.Document {
 
 func mustCompareMesh(t *testing.T, base, new *report.Document, top int) *compare.MeshComparison {
 	t.Helper()
-	c, err := compare.CompareMesh(base, new, compare.MeshCompareOptions{BaseName: "base.json", NewName: "new.json", Top: top})
+	c, err := compare.CompareMesh(base, new, compare.MeshOptions{BaseName: "base.json", NewName: "new.json", Top: top})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -514,7 +514,7 @@ func jsonOf(t *testing.T, v any) string {
 }
 
 func compareNamed(base, new *report.Document) *compare.Comparison {
-	return compare.Compare(base, new, compare.CompareOptions{BaseName: "base.json", NewName: "new.json"})
+	return compare.Compare(base, new, compare.Options{BaseName: "base.json", NewName: "new.json"})
 }
 
 // deltas returns "test figure delta" for every figure of c.

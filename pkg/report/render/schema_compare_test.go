@@ -32,7 +32,7 @@ func comparisonOutputs(t *testing.T) map[string][]byte {
 	t.Helper()
 	out := map[string][]byte{}
 	write := func(name string, base, new report.Source, gates compare.Gates, limits report.Limits) {
-		c := compare.Compare(base.Doc, new.Doc, compare.CompareOptions{BaseName: base.Name, NewName: new.Name})
+		c := compare.Compare(base.Doc, new.Doc, compare.Options{BaseName: base.Name, NewName: new.Name})
 		var g *compare.GateResult
 		if gates != nil || !limits.IsZero() {
 			g = c.CheckGates(gates)
@@ -73,7 +73,7 @@ func meshComparisonOutputs(t *testing.T) map[string][]byte {
 	t.Helper()
 	out := map[string][]byte{}
 	write := func(name string, base, new *report.Document, gates compare.Gates, limits report.Limits) {
-		c, err := compare.CompareMesh(base, new, compare.MeshCompareOptions{BaseName: "base.json", NewName: "new.json", Top: 3})
+		c, err := compare.CompareMesh(base, new, compare.MeshOptions{BaseName: "base.json", NewName: "new.json", Top: 3})
 		if err != nil {
 			t.Fatal(err)
 		}

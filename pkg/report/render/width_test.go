@@ -106,7 +106,7 @@ func TestComparisonFitsWidth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := compare.Compare(base, next, compare.CompareOptions{BaseName: "docs/examples/base.json", NewName: "docs/examples/new.json"})
+	c := compare.Compare(base, next, compare.Options{BaseName: "docs/examples/base.json", NewName: "docs/examples/new.json"})
 	gates := c.CheckGates([]compare.Gate{{Name: "--max-regression 5%", MaxRegression: 5}})
 	var wide bytes.Buffer
 	if err := WriteComparison(&wide, FormatTable, c, gates); err != nil {
