@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/compare"
 	"github.com/rdmabench/rdmabench/pkg/report/render"
 	"github.com/spf13/cobra"
 )
@@ -67,7 +68,7 @@ the exit status is 0.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var gates report.Gates
+			var gates compare.Gates
 			if !slices.Contains(render.CompareFormats, output) && !slices.Contains(render.MeshCompareFormats, output) {
 				return usageError{fmt.Errorf("compare: unknown output format %q (want %s; %s for two meshes)", output,
 					strings.Join(render.CompareFormats, ", "), strings.Join(render.MeshCompareFormats, ", "))}
@@ -80,7 +81,7 @@ the exit status is 0.`,
 			}
 			pctGate := func(flag string, p *percentFlag, figs ...report.Figure) {
 				if p.set {
-					gates = append(gates, report.MaxRegressionGate("--"+flag+" "+p.String(), p.v, figs...))
+					gates = append(gates, compare.MaxRegressionGate("--"+flag+" "+p.String(), p.v, figs...))
 				}
 			}
 			pctGate("max-regression", &maxReg)
@@ -88,7 +89,7 @@ the exit status is 0.`,
 			pctGate("max-p99-regression", &maxP99, report.FigP99)
 			pctGate("max-bw-regression", &maxBW, report.FigGbps)
 			if minBWRatio.set {
-				gates = append(gates, report.MinRatioGate("--min-bw-ratio "+minBWRatio.String(), minBWRatio.v, report.FigGbps))
+				gates = append(gates, compare.MinRatioGate("--min-bw-ratio "+minBWRatio.String(), minBWRatio.v, report.FigGbps))
 			}
 			var docs [2]*report.Document
 			for i, path := range args {
@@ -107,9 +108,9 @@ the exit status is 0.`,
 			if !slices.Contains(render.CompareFormats, output) {
 				return usageError{fmt.Errorf("compare: -o %s applies to two mesh documents; for single runs want %s", output, strings.Join(render.CompareFormats, ", "))}
 			}
-			c := report.Compare(docs[0], docs[1], report.CompareOptions{BaseName: args[0], NewName: args[1], Alpha: alpha})
+			c := compare.Compare(docs[0], docs[1], compare.Options{BaseName: args[0], NewName: args[1], Alpha: alpha})
 
-			var verdict *report.GateResult
+			var verdict *compare.GateResult
 			if len(gates) > 0 || !limits.IsZero() {
 				verdict = c.CheckGates(gates)
 				bw := bwLimit{&limits}
@@ -135,7 +136,7 @@ the exit status is 0.`,
 	fs.StringVarP(&output, "output", "o", render.FormatTable, "output format: "+strings.Join(render.CompareFormats, ", ")+
 		"; for two meshes also csv (one row per link and figure)")
 	fs.Float64Var(&alpha, "alpha", report.Alpha, "significance level of the Mann-Whitney U test (single runs)")
-	fs.IntVar(&top, "top", report.DefaultMeshTop, "two meshes: how many of each matrix's most changed links to list (0: none)")
+	fs.IntVar(&top, "top", compare.DefaultMeshTop, "two meshes: how many of each matrix's most changed links to list (0: none)")
 	fs.Var(&maxReg, "max-regression", "fail when any figure got significantly worse by more than this (latency up, bandwidth down), e.g. 5%")
 	fs.Var(&maxP50, "max-p50-regression", "fail when the p50 latency rose significantly by more than this")
 	fs.Var(&maxP99, "max-p99-regression", "fail when the p99 latency rose significantly by more than this")
@@ -154,9 +155,9 @@ const maxStderrLinks = 100
 // failed in NEW is an error (exit status 1, as the mesh's was); otherwise
 // a gate that failed makes it 3.
 func compareMeshes(cmd *cobra.Command, args []string, docs [2]*report.Document, output string, top int,
-	gates report.Gates, limits report.Limits) error {
+	gates compare.Gates, limits report.Limits) error {
 	if !report.IsMesh(docs[0]) || !report.IsMesh(docs[1]) {
-		return usageError{errors.New("compare: " + report.MixedKinds(docs[0], docs[1], args[0], args[1]))}
+		return usageError{errors.New("compare: " + compare.MixedKinds(docs[0], docs[1], args[0], args[1]))}
 	}
 	if cmd.Flags().Changed("alpha") {
 		return usageError{errors.New("compare: --alpha does not apply to two mesh documents: each link has one value per side, so there is no significance test")}
@@ -164,11 +165,11 @@ func compareMeshes(cmd *cobra.Command, args []string, docs [2]*report.Document, 
 	if top == 0 {
 		top = -1 // none
 	}
-	c, err := report.CompareMesh(docs[0], docs[1], report.MeshCompareOptions{BaseName: args[0], NewName: args[1], Top: top})
+	c, err := compare.CompareMesh(docs[0], docs[1], compare.MeshOptions{BaseName: args[0], NewName: args[1], Top: top})
 	if err != nil {
 		return fmt.Errorf("compare: %w", err)
 	}
-	var verdict *report.MeshGateResult
+	var verdict *compare.MeshGateResult
 	if len(gates) > 0 || !limits.IsZero() {
 		verdict = c.CheckGates(gates)
 		bw := bwLimit{&limits}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/compare"
 	"github.com/rdmabench/rdmabench/pkg/report/schema"
 )
 
@@ -125,7 +126,7 @@ func TestCompareMeshes(t *testing.T) {
 			} `json:"failures"`
 		} `json:"gates"`
 	}
-	if err := json.Unmarshal([]byte(out), &v); err != nil || v.Schema != report.CompareMeshSchema || len(v.Gates.Failures) != 2 ||
+	if err := json.Unmarshal([]byte(out), &v); err != nil || v.Schema != compare.MeshSchema || len(v.Gates.Failures) != 2 ||
 		v.Gates.Failures[0].From != 1 || v.Gates.Failures[0].To != 2 {
 		t.Errorf("-o json (exit %d): %v %+v", code, err, v)
 	}

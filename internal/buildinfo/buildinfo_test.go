@@ -18,9 +18,9 @@ func TestVerbsMatchesThePackage(t *testing.T) {
 }
 
 // TestPureGoPackages proves that the protocol, the results model, its
-// renderers and plots and the build facts do not link the cgo verbs
-// layer: none of them depends on pkg/verbs. (The standard library's net
-// may still use cgo's resolver.)
+// comparison, renderers and plots and the build facts do not link the cgo
+// verbs layer: none of them depends on pkg/verbs. (The standard library's
+// net may still use cgo's resolver.)
 func TestPureGoPackages(t *testing.T) {
 	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
 	out, err := exec.Command(goTool, "list", "-deps", "../../pkg/control", "../../pkg/report/...", ".").CombinedOutput()

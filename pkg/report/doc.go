@@ -2,17 +2,18 @@
 // "rdmabench/result/v1"), the latency recorder and bandwidth figures that
 // fill it, its reading and writing as JSON ([ReadJSON], [ReadFile],
 // [WriteJSON], the link and run streams) with the limits of what it reads,
-// the statistics over repeated runs ([Summarize]), the comparison of two
-// documents with its gates ([Compare]) and the absolute limits of a run
-// ([CheckLimits]).
+// the statistics over repeated runs ([Summarize]) and the absolute limits
+// of a run ([CheckLimits]).
 //
 // A run produces one self-describing [Document], whatever the number of tests,
 // message sizes and repeated runs; `rdmabench report` renders any saved one
-// offline and `rdmabench compare` compares two, with pkg/report/render (the
-// table, CSV, Markdown, Go benchmark and OpenMetrics formats);
-// `rdmabench plot` draws them with pkg/report/plot. Both import this
-// package, which imports neither. The package is pure Go: it does not
-// import pkg/verbs and builds with CGO_ENABLED=0.
+// offline with pkg/report/render (the table, CSV, Markdown, Go benchmark
+// and OpenMetrics formats); `rdmabench compare` compares two with
+// pkg/report/compare (the changes and the gates) and renders the
+// comparison with pkg/report/render; `rdmabench plot` draws them with
+// pkg/report/plot. All three import this package, which imports none of
+// them. The package is pure Go: it does not import pkg/verbs and builds
+// with CGO_ENABLED=0.
 //
 // Conventions:
 //   - Latencies are nanoseconds in JSON (`_ns` fields) and microseconds with

@@ -94,9 +94,9 @@ func TClassName(tc int) string {
 	return s + ")"
 }
 
-// settingsDiff lists how the effective values of base and new differ:
-// "tx-depth base 128, new 64".
-func settingsDiff(base, new *Effective) []string {
+// SettingsDiff lists how the effective values of base and new differ, as a
+// comparison notes them: "tx-depth base 128, new 64".
+func SettingsDiff(base, new *Effective) []string {
 	index := func(ss []setting) map[string]string {
 		m := map[string]string{}
 		for _, s := range ss {

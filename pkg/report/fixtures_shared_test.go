@@ -19,84 +19,7 @@ import (
 
 // Test documents and checks of several tests of this package, which
 // pkg/report/render's tests hold a copy of (with docs_test.go and
-// fixtures_repeat_test.go).
-
-// cmpMesh is a mesh of n ranks (rank r on host node<r>, device mlx5_0,
-// unless host says otherwise), every link measured with write-lat (p50
-// about lat(from, to) ns) and write-bw (about 96 Gbit/s divided by slow(from,
-// to)), except the links failed says failed.
-type cmpMesh struct {
-	n      int
-	host   func(r int) (string, string)
-	lat    func(from, to int) float64
-	slowBW func(from, to int) float64
-	failed func(from, to int) bool
-}
-
-func (c cmpMesh) doc() *Document {
-	doc := NewDocument()
-	doc.Tool = Tool{Name: "rdmabench", Version: "0.1.0"}
-	doc.Start = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	m := &Mesh{Size: c.n, Coordinator: "node0:19514", Tests: []string{"write-lat", "write-bw"}, Rounds: c.n - 1, Schedule: "round-robin"}
-	for r := range c.n {
-		host, dev := fmt.Sprintf("node%d", r), "mlx5_0"
-		if c.host != nil {
-			host, dev = c.host(r)
-		}
-		h := &Host{Hostname: host}
-		if dev != "" {
-			h.Device = &Device{Name: dev, Port: 1, LinkGbps: 100}
-		}
-		m.Ranks = append(m.Ranks, MeshRank{Rank: r, State: RankOK, Host: h})
-	}
-	for from := range c.n {
-		for to := range c.n {
-			if from == to {
-				continue
-			}
-			l := MeshLink{From: from, To: to, Round: 1}
-			if c.failed != nil && c.failed(from, to) {
-				l.Error = fmt.Sprintf("rank %d was lost", to)
-				m.Links = append(m.Links, l)
-				continue
-			}
-			ns := 1000 + float64((from*c.n+to)%5)*10
-			if c.lat != nil {
-				ns = c.lat(from, to)
-			}
-			rec := NewLatencyRecorder(BasisRTTHalf)
-			for range 10 {
-				rec.Record(uint64(2 * ns))
-			}
-			gbps := 96.0
-			if c.slowBW != nil {
-				gbps /= c.slowBW(from, to)
-			}
-			l.Results = []Result{
-				{Test: "write-lat", Connection: "RC", Size: 2, Iterations: 10, Latency: rec.Snapshot()},
-				{Test: "write-bw", Connection: "RC", Size: 65536, Iterations: 1000,
-					Bandwidth: NewBandwidth(1000*65536, 1000, time.Duration(float64(1000*65536*8)/gbps))},
-			}
-			m.Links = append(m.Links, l)
-		}
-	}
-	b := NewMeshBuilder(m.Tests, Limits{}, 0)
-	for i := range m.Links {
-		b.Add(&m.Links[i])
-	}
-	b.Fill(m)
-	doc.Mesh = m
-	return doc
-}
-
-func mustCompareMesh(t *testing.T, base, new *Document, top int) *MeshComparison {
-	t.Helper()
-	c, err := CompareMesh(base, new, MeshCompareOptions{BaseName: "base.json", NewName: "new.json", Top: top})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
+// fixtures_repeat_test.go), and pkg/report/compare's a copy of some.
 
 // meshFixture is a mesh of three ranks: every link measured but 2 -> 0
 // (rank 2 lost mid-run), the link 1 -> 2 four times slower than the others.
@@ -410,15 +333,6 @@ func checkSchemaModel(t *testing.T, root schemaNode, typ reflect.Type) {
 			t.Errorf("$defs/%s: not used by any property", name)
 		}
 	}
-}
-
-func loadSchemaFile(t *testing.T, data []byte) schemaNode {
-	t.Helper()
-	var s schemaNode
-	if err := json.Unmarshal(data, &s); err != nil {
-		t.Fatal(err)
-	}
-	return s
 }
 
 // linkStream writes the link stream rank 0 writes for doc (a mesh document

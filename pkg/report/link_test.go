@@ -2,7 +2,6 @@ package report
 
 import (
 	"math"
-	"strings"
 	"testing"
 )
 
@@ -79,26 +78,4 @@ func TestCheckLimitsLinkRepeated(t *testing.T) {
 	eq(t, "median", messages2(CheckLimits(doc, Limits{MinLinkFraction: 0.99})), []string{
 		"write-bw RC 65536 B: bandwidth 98.50 Gbit/s (median of 5 runs) < limit 99% of the link (99 of 100 Gbit/s)",
 	})
-}
-
-// TestCompareLimitLink: compare applies the same limit to NEW, and a miss
-// fails the gates.
-func TestCompareLimitLink(t *testing.T) {
-	base, new := baseRuns(), regressedRuns() // new's median 88.6
-	for _, d := range []*Document{base, new} {
-		for i := range d.Results {
-			d.Results[i].Effective = &Effective{LinkGbps: 100}
-		}
-	}
-	c := Compare(base, new, CompareOptions{})
-	g := c.CheckGates(nil)
-	g.AddLimits("--limit-bw 90%link", new, Limits{MinLinkFraction: 0.9})
-	if !g.Failed() || len(g.Limits) != 1 || !strings.Contains(g.Limits[0].Message, "88.60 Gbit/s (median of 5 runs) < limit 90% of the link") {
-		t.Fatalf("gates %+v", g)
-	}
-	g = c.CheckGates(nil)
-	g.AddLimits("--limit-bw 85%link", new, Limits{MinLinkFraction: 0.85})
-	if g.Failed() || len(g.Gates) != 1 {
-		t.Fatalf("85%% of the link: %+v", g)
-	}
 }

@@ -349,6 +349,9 @@ type MeshGates struct {
 	OutlierFraction float64 `json:"outlier_fraction,omitempty"`
 }
 
+// IsMesh reports whether doc is a mesh document (`rdmabench mesh`).
+func IsMesh(doc *Document) bool { return doc != nil && doc.Mesh != nil }
+
 // Kinds of LinkFailure.
 const (
 	FailLimit   = "limit"
@@ -466,6 +469,68 @@ func CheckMesh(m *Mesh, l Limits, outlier float64) []LinkFailure {
 	}
 	m.Gates, m.Failures = b.gates(m.Matrices)
 	return m.Failures
+}
+
+// CheckMatrixLimits checks the limits l on every link of m's matrices, as
+// `rdmabench compare` checks them on its NEW mesh (a summary's matrices,
+// without the links' results): each link that misses one fails. A limit
+// relative to the link (90%link) takes the slower of the two ranks' ports'
+// nominal rates; a limit no link has a figure for fails too, its message
+// naming the mesh as of says ("new"). linkName names a link in messages:
+// "0 -> 2 (node1 -> node3)".
+func CheckMatrixLimits(m *Mesh, l Limits, of string, linkName func(from, to int) string) []LinkFailure {
+	var fails []LinkFailure
+	rate := map[int]float64{}
+	for i := range m.Ranks {
+		r := &m.Ranks[i]
+		if r.Rank >= 0 && r.Host != nil && r.Host.Device != nil {
+			rate[r.Rank] = r.Host.Device.LinkGbps
+		}
+	}
+	for _, lim := range l.list() {
+		checked := false
+		for i := range m.Matrices {
+			mx := &m.Matrices[i]
+			if mx.Figure != lim.fig || (lim.link > 0 && strings.HasPrefix(mx.Test, "tcp-")) {
+				continue
+			}
+			for from, row := range mx.Values {
+				for to, v := range row {
+					if v == nil || from == to {
+						continue
+					}
+					checked = true
+					var linkGbps float64
+					if rate[from] > 0 && rate[to] > 0 {
+						linkGbps = min(rate[from], rate[to])
+					}
+					where := fmt.Sprintf("%s %s", linkName(from, to), mx.Key())
+					limValue, ok := lim.against(linkGbps)
+					if !ok {
+						fails = append(fails, LinkFailure{From: from, To: to, Test: mx.Test, Connection: mx.Connection, Size: mx.Size,
+							Kind: FailLimit, Figure: lim.fig, Value: *v,
+							Message: fmt.Sprintf("%s: %s %s: the ranks record no port rate to measure it against", where, lim.name, formatLimit(lim, 0))})
+						continue
+					}
+					over, op := *v > limValue, ">"
+					if lim.fig.HigherIsBetter() {
+						over, op = *v < limValue, "<"
+					}
+					if over {
+						val, limText := limitFigures(lim, *v, linkGbps)
+						fails = append(fails, LinkFailure{From: from, To: to, Test: mx.Test, Connection: mx.Connection, Size: mx.Size,
+							Kind: FailLimit, Figure: lim.fig, Value: *v, Threshold: limValue,
+							Message: fmt.Sprintf("%s: %s %s %s limit %s", where, lim.name, val, op, limText)})
+					}
+				}
+			}
+		}
+		if !checked {
+			fails = append(fails, LinkFailure{From: -1, To: -1, Kind: FailLimit, Figure: lim.fig, Threshold: lim.value,
+				Message: fmt.Sprintf("limit %s %s: no link of %s has a figure to check it against", lim.name, formatLimit(lim, 0), of)})
+		}
+	}
+	return fails
 }
 
 // A MeshBuilder makes a mesh's summary from its links as they arrive (rank

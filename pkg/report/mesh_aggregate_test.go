@@ -62,35 +62,6 @@ func TestMeshAggregateStream(t *testing.T) {
 	}
 }
 
-// TestCompareMeshHosts: two summaries of 520 ranks (no rank matrices)
-// compare per host pair: the host pair made slower on every rail is the
-// most changed, and the comparison says how it compared.
-func TestCompareMeshHosts(t *testing.T) {
-	const hosts, rails = 65, 8
-	base := railMesh(t, hosts, rails, func(from, to int) float64 { return 2000 }, [2]int{-1, -1})
-	slow := railMesh(t, hosts, rails, func(from, to int) float64 {
-		if from/rails == 3 && to/rails == 4 {
-			return 3000
-		}
-		return 2000
-	}, [2]int{-1, -1})
-	c, err := CompareMesh(base, slow, MeshCompareOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(c.Matrices) != 3 || c.Base.Ranks != 520 || c.New.Links != hosts*(hosts-1)*rails {
-		t.Fatalf("%d matrices, %d ranks, %d links", len(c.Matrices), c.Base.Ranks, c.New.Links)
-	}
-	p50 := c.Matrices[0]
-	if p50.Links != hosts*(hosts-1) || len(p50.Top) != 1 || p50.Top[0].From != 3 || p50.Top[0].To != 4 ||
-		p50.Top[0].FromHost != "node3" || p50.Top[0].Change == nil || *p50.Top[0].Change < 0.49 || *p50.Top[0].Change > 0.51 {
-		t.Errorf("p50: %d host pairs, top %+v", p50.Links, p50.Top)
-	}
-	if len(c.Warnings) == 0 || !strings.HasPrefix(c.Warnings[0], "compared per host pair (65 and 65 hosts)") {
-		t.Errorf("warnings %q", c.Warnings)
-	}
-}
-
 // TestMeshAggregateHostile: an aggregate no mesh makes is refused when
 // read, naming what is wrong, rather than rendered.
 func TestMeshAggregateHostile(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/compare"
 	"github.com/rdmabench/rdmabench/pkg/report/render"
 )
 
@@ -129,14 +130,14 @@ func renderAll(t *testing.T, doc, other *report.Document) {
 		report.CheckLimits(doc, report.Limits{P50: time.Microsecond, P99: time.Millisecond, Max: time.Second, MinGbps: 1, MinMsgRate: 1})
 		return nil
 	})
-	gates := report.Gates{report.MaxRegressionGate("any", 0.05), report.MaxRegressionGate("p99", 0.1, report.FigP99), report.MinRatioGate("bw", 0.95, report.FigGbps)}
+	gates := compare.Gates{compare.MaxRegressionGate("any", 0.05), compare.MaxRegressionGate("p99", 0.1, report.FigP99), compare.MinRatioGate("bw", 0.95, report.FigGbps)}
 	for _, pair := range [][2]*report.Document{{doc, doc}, {doc, other}, {other, doc}} {
-		var c *report.Comparison
-		try("compare", func() error { c = report.Compare(pair[0], pair[1], report.CompareOptions{}); return nil })
+		var c *compare.Comparison
+		try("compare", func() error { c = compare.Compare(pair[0], pair[1], compare.Options{}); return nil })
 		if c == nil {
 			continue
 		}
-		var verdict *report.GateResult
+		var verdict *compare.GateResult
 		try("gates", func() error { verdict = c.CheckGates(gates); return nil })
 		for _, format := range render.CompareFormats {
 			f := func(w io.Writer) error { return render.WriteComparison(w, format, c, verdict) }

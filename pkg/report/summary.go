@@ -211,9 +211,10 @@ func GroupResults(doc *Document) []Group {
 	return groups
 }
 
-// values returns f's value in each result of g that measured it without
-// an error, in run order.
-func (g *Group) values(f Figure) []float64 {
+// Values returns f's value in each result of g that measured it without
+// an error, in run order: the values [SummarizeGroup] and a comparison's
+// U test take.
+func (g *Group) Values(f Figure) []float64 {
 	var v []float64
 	for _, r := range g.Results {
 		if r.Error != "" {
@@ -256,25 +257,25 @@ func SummarizeGroup(g *Group) Summary {
 			basis = r.Latency.Basis
 		}
 	}
-	if v := g.values(FigP50); len(v) > 0 {
+	if v := g.Values(FigP50); len(v) > 0 {
 		s.Latency = &LatencySummary{
 			Basis:   basis,
-			MinNs:   SpreadOf(g.values(FigMin)),
+			MinNs:   SpreadOf(g.Values(FigMin)),
 			P50Ns:   SpreadOf(v),
-			MeanNs:  SpreadOf(g.values(FigMean)),
-			StdevNs: SpreadOf(g.values(FigStdev)),
-			P90Ns:   SpreadOf(g.values(FigP90)),
-			P99Ns:   SpreadOf(g.values(FigP99)),
-			P999Ns:  SpreadOf(g.values(FigP999)),
-			P9999Ns: SpreadOf(g.values(FigP9999)),
-			MaxNs:   SpreadOf(g.values(FigMax)),
+			MeanNs:  SpreadOf(g.Values(FigMean)),
+			StdevNs: SpreadOf(g.Values(FigStdev)),
+			P90Ns:   SpreadOf(g.Values(FigP90)),
+			P99Ns:   SpreadOf(g.Values(FigP99)),
+			P999Ns:  SpreadOf(g.Values(FigP999)),
+			P9999Ns: SpreadOf(g.Values(FigP9999)),
+			MaxNs:   SpreadOf(g.Values(FigMax)),
 		}
 	}
-	if v := g.values(FigGbps); len(v) > 0 {
+	if v := g.Values(FigGbps); len(v) > 0 {
 		s.Bandwidth = &BandwidthSummary{
 			Gbps:   SpreadOf(v),
-			MiBps:  SpreadOf(g.values(FigMiBps)),
-			Mmsgps: SpreadOf(g.values(FigMsgRate)),
+			MiBps:  SpreadOf(g.Values(FigMiBps)),
+			Mmsgps: SpreadOf(g.Values(FigMsgRate)),
 		}
 	}
 	return s

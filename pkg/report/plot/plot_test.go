@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/compare"
 )
 
 // plotPages are the pages the golden and browser tests render: each a set
@@ -165,7 +166,7 @@ func TestPlotAxes(t *testing.T) {
 func TestPlotSingleSizeBandwidth(t *testing.T) {
 	srcs := plotSources(t, plotPages[0].files)
 	page := string(renderPlot(t, srcs))
-	c := report.Compare(srcs[0].Doc, srcs[1].Doc, report.CompareOptions{})
+	c := compare.Compare(srcs[0].Doc, srcs[1].Doc, compare.Options{})
 	for _, kind := range []string{BandwidthByTest, MsgRateByTest} {
 		start := strings.Index(page, `<figure class="chart" data-kind="`+kind+`"`)
 		if start < 0 {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/olekukonko/tablewriter/tw"
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/compare"
 )
 
 // CompareFormats are the output formats of a comparison.
@@ -32,14 +33,14 @@ var CompareFormats = []string{FormatTable, FormatMarkdown, FormatJSON}
 // fail it because it is not significant.
 //
 // The JSON form is the Comparison itself with "schema"
-// ([report.CompareSchema]) and "gates" fields.
-func WriteComparison(w io.Writer, format string, c *report.Comparison, gates *report.GateResult) error {
+// ([compare.Schema]) and "gates" fields.
+func WriteComparison(w io.Writer, format string, c *compare.Comparison, gates *compare.GateResult) error {
 	return WriteComparisonWith(w, format, c, gates, Options{})
 }
 
 // WriteComparisonWith is [WriteComparison] with the table laid out as
 // opts say.
-func WriteComparisonWith(w io.Writer, format string, c *report.Comparison, gates *report.GateResult, opts Options) error {
+func WriteComparisonWith(w io.Writer, format string, c *compare.Comparison, gates *compare.GateResult, opts Options) error {
 	if c == nil {
 		return errors.New("report: write comparison: nil comparison")
 	}
@@ -52,7 +53,7 @@ func WriteComparisonWith(w io.Writer, format string, c *report.Comparison, gates
 	case FormatMarkdown:
 		compareMarkdown(&out, c, gates)
 	case FormatJSON:
-		b, err := json.MarshalIndent(comparisonJSON{report.CompareSchema, c, gates}, "", "  ")
+		b, err := json.MarshalIndent(comparisonJSON{compare.Schema, c, gates}, "", "  ")
 		if err != nil {
 			return fmt.Errorf("report: write comparison: %w", err)
 		}
@@ -70,8 +71,8 @@ func WriteComparisonWith(w io.Writer, format string, c *report.Comparison, gates
 // pkg/report/schema/compare-v1.json describes it.
 type comparisonJSON struct {
 	Schema string `json:"schema"`
-	*report.Comparison
-	Gates *report.GateResult `json:"gates,omitempty"`
+	*compare.Comparison
+	Gates *compare.GateResult `json:"gates,omitempty"`
 }
 
 const compareLegend = "median of the runs ± 95%% confidence interval; delta of the medians, " +
@@ -81,7 +82,7 @@ var compareLabels = []string{"test", "conn", "bytes", "figure", "base", "new", "
 
 // compareCells returns the rows of the comparison table as cells, with
 // their footnote references, and the footnotes.
-func compareCells(c *report.Comparison) (rows []row, notes []string) {
+func compareCells(c *compare.Comparison) (rows []row, notes []string) {
 	noteNum := map[string]int{}
 	ref := func(text string) string {
 		n, ok := noteNum[text]
@@ -132,7 +133,7 @@ func spreadCell(f report.Figure, s report.Spread, u report.LatencyUnit) string {
 
 // compareUnit is the latency unit of a comparison's table: that of the
 // p50 medians of both sides.
-func compareUnit(c *report.Comparison) report.LatencyUnit {
+func compareUnit(c *compare.Comparison) report.LatencyUnit {
 	var p50s []float64
 	for _, r := range c.Rows {
 		for _, fc := range r.Figures {
@@ -151,7 +152,7 @@ func compareUnit(c *report.Comparison) report.LatencyUnit {
 
 // compareTrailer returns the lines after the numbered footnotes: the
 // interval note, tests on one side only, warnings, gates.
-func compareTrailer(c *report.Comparison, gates *report.GateResult) []string {
+func compareTrailer(c *compare.Comparison, gates *compare.GateResult) []string {
 	var lines []string
 	unbounded := false
 	for _, r := range c.Rows {
@@ -213,7 +214,7 @@ func gatesLine(gates []string, failed bool, failures int) string {
 }
 
 // sideLine describes one side of a comparison.
-func sideLine(s *report.Side) string {
+func sideLine(s *compare.Side) string {
 	parts := []string{orDefault(s.Tool.Name, "rdmabench") + " " + orDefault(s.Tool.Version, "devel")}
 	if s.Tool.Commit != "" {
 		parts[0] += " (" + s.Tool.Commit + ")"
@@ -253,7 +254,7 @@ func sideLine(s *report.Side) string {
 	return report.Clean(s.Name) + ": " + report.Clean(strings.Join(parts, ", "))
 }
 
-func compareTable(b *bytes.Buffer, c *report.Comparison, gates *report.GateResult, opts Options) error {
+func compareTable(b *bytes.Buffer, c *compare.Comparison, gates *compare.GateResult, opts Options) error {
 	start := b.Len()
 	at := opts.wrapAt(headerWrap)
 	kvAt(b, "base", sideLine(&c.Base), at)
@@ -298,7 +299,7 @@ func compareTable(b *bytes.Buffer, c *report.Comparison, gates *report.GateResul
 	return nil
 }
 
-func compareMarkdown(b *bytes.Buffer, c *report.Comparison, gates *report.GateResult) {
+func compareMarkdown(b *bytes.Buffer, c *compare.Comparison, gates *compare.GateResult) {
 	b.WriteString("**rdmabench compare**\n\n")
 	fmt.Fprintf(b, "- base: %s\n", mdEscape(sideLine(&c.Base)))
 	fmt.Fprintf(b, "- new: %s\n", mdEscape(sideLine(&c.New)))

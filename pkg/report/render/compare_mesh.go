@@ -13,6 +13,7 @@ import (
 
 	"github.com/olekukonko/tablewriter/tw"
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/compare"
 )
 
 // MeshCompareFormats are the output formats of a comparison of two meshes.
@@ -27,8 +28,8 @@ const MeshListMax = 20
 // pkg/report/schema/compare-mesh-v1.json describes it.
 type meshComparisonJSON struct {
 	Schema string `json:"schema"`
-	*report.MeshComparison
-	Gates *report.MeshGateResult `json:"gates,omitempty"`
+	*compare.MeshComparison
+	Gates *compare.MeshGateResult `json:"gates,omitempty"`
 }
 
 // meshCompareLegend says what the figures of a mesh comparison are.
@@ -44,20 +45,20 @@ const meshCompareLegend = "one value per link on each side: no significance test
 // that failed on either side, the matrices on one side only, the
 // warnings and the gates, each list cut at [MeshListMax].
 //
-// The JSON form is the MeshComparison with "schema" ([report.CompareMeshSchema])
+// The JSON form is the MeshComparison with "schema" ([compare.MeshSchema])
 // and "gates" fields. The CSV form is long: one row per link and figure of
 // every matrix compared (test, connection, size_bytes, figure, unit,
 // from_rank, from_host, to_rank, to_host, base, new, change, status;
 // status is "compared", "only_base" or "only_new"; ranks are new's, base's
 // for a link whose ranks are not in new).
-func WriteMeshComparison(w io.Writer, format string, c *report.MeshComparison, gates *report.MeshGateResult) error {
+func WriteMeshComparison(w io.Writer, format string, c *compare.MeshComparison, gates *compare.MeshGateResult) error {
 	return WriteMeshComparisonWith(w, format, c, gates, Options{})
 }
 
 // WriteMeshComparisonWith is WriteMeshComparison laid out with opts: at a
 // width, the table form's lines wrap and its tables split into blocks of
 // columns that fit, each led by its key columns, as results tables do.
-func WriteMeshComparisonWith(w io.Writer, format string, c *report.MeshComparison, gates *report.MeshGateResult, opts Options) error {
+func WriteMeshComparisonWith(w io.Writer, format string, c *compare.MeshComparison, gates *compare.MeshGateResult, opts Options) error {
 	if c == nil {
 		return errors.New("report: write mesh comparison: nil comparison")
 	}
@@ -68,14 +69,14 @@ func WriteMeshComparisonWith(w io.Writer, format string, c *report.MeshCompariso
 			return err
 		}
 	case FormatJSON:
-		b, err := json.MarshalIndent(meshComparisonJSON{report.CompareMeshSchema, c, gates}, "", "  ")
+		b, err := json.MarshalIndent(meshComparisonJSON{compare.MeshSchema, c, gates}, "", "  ")
 		if err != nil {
 			return fmt.Errorf("report: write mesh comparison: %w", err)
 		}
 		out.Write(append(b, '\n'))
 	case FormatCSV:
 		cw := csv.NewWriter(w)
-		if err := cw.Write(report.MeshCompareCSVHeader); err != nil {
+		if err := cw.Write(compare.MeshCSVHeader); err != nil {
 			return fmt.Errorf("report: write mesh comparison: %w", err)
 		}
 		if err := c.EachCSVRow(cw.Write); err != nil {
@@ -96,7 +97,7 @@ func WriteMeshComparisonWith(w io.Writer, format string, c *report.MeshCompariso
 }
 
 // meshSideLine describes one side of a mesh comparison.
-func meshSideLine(s *report.MeshSide) string {
+func meshSideLine(s *compare.MeshSide) string {
 	parts := []string{orDefault(s.Tool.Name, "rdmabench") + " " + orDefault(s.Tool.Version, "devel")}
 	if s.Tool.Commit != "" {
 		parts[0] += " (" + s.Tool.Commit + ")"
@@ -109,7 +110,7 @@ func meshSideLine(s *report.MeshSide) string {
 }
 
 // matchLine says how the links of c were matched.
-func matchLine(c *report.MeshComparison) string {
+func matchLine(c *compare.MeshComparison) string {
 	moved := 0
 	for _, r := range c.Ranks {
 		if r.Rank >= 0 && r.BaseRank >= 0 {
@@ -117,7 +118,7 @@ func matchLine(c *report.MeshComparison) string {
 		}
 	}
 	switch {
-	case c.MatchedBy == report.MatchByHost:
+	case c.MatchedBy == compare.MatchByHost:
 		return fmt.Sprintf("by host name and device where every rank has one (ranks moved between the runs): %d ranks renumbered", moved)
 	case moved > 0:
 		return fmt.Sprintf("by rank; the host of %d ranks differs, and host names (with devices) do not identify every rank of both runs", moved)
@@ -127,7 +128,7 @@ func matchLine(c *report.MeshComparison) string {
 
 // linkCellText names a link for a table: "0 -> 2", with base's ranks where
 // they differ.
-func linkCellText(l *report.LinkChange) string {
+func linkCellText(l *compare.LinkChange) string {
 	s := fmt.Sprintf("%d -> %d", l.From, l.To)
 	if l.BaseFrom != nil {
 		s += fmt.Sprintf(" (base %d -> %d)", *l.BaseFrom, *l.BaseTo)
@@ -159,7 +160,7 @@ func figureCell(f report.Figure, u report.LatencyUnit) string {
 
 // matrixChangeUnit is the latency unit of a compared matrix's rows: that
 // of its medians on both sides.
-func matrixChangeUnit(mc *report.MatrixChange) report.LatencyUnit {
+func matrixChangeUnit(mc *compare.MatrixChange) report.LatencyUnit {
 	var vs []float64
 	for _, v := range []*float64{mc.BaseMedian, mc.NewMedian} {
 		if v != nil {
@@ -178,7 +179,7 @@ func capped(ls []string, more string) []string {
 	return append(ls[:MeshListMax:MeshListMax], fmt.Sprintf("... and %d more %s", len(ls)-MeshListMax, more))
 }
 
-func meshCompareText(b *bytes.Buffer, c *report.MeshComparison, gates *report.MeshGateResult, md bool, width int) error {
+func meshCompareText(b *bytes.Buffer, c *compare.MeshComparison, gates *compare.MeshGateResult, md bool, width int) error {
 	line := func(k, v string) {
 		switch {
 		case md:
@@ -290,7 +291,7 @@ func meshCompareText(b *bytes.Buffer, c *report.MeshComparison, gates *report.Me
 	notes = append(notes, capped(ranks, "ranks (-o json lists them all)")...)
 	for _, s := range []struct {
 		name  string
-		links []report.FailedLink
+		links []compare.FailedLink
 	}{{"base", c.FailedBase}, {"new", c.FailedNew}} {
 		var ls []string
 		for _, l := range s.links {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/compare"
 )
 
 // TestCompareMesh256: two summaries of 256 ranks (65,280 links) compare,
@@ -24,10 +25,10 @@ func TestCompareMesh256(t *testing.T) {
 	}
 	c := mustCompareMesh(t, base, new, 0)
 	mc := c.Matrices[0]
-	if mc.Links != n*(n-1)-(n-1) || mc.OnlyBase != 0 || mc.OnlyNew != 0 || len(mc.Top) != report.DefaultMeshTop || mc.Top[0].From != 9 {
+	if mc.Links != n*(n-1)-(n-1) || mc.OnlyBase != 0 || mc.OnlyNew != 0 || len(mc.Top) != compare.DefaultMeshTop || mc.Top[0].From != 9 {
 		t.Fatalf("%+v", mc)
 	}
-	g := c.CheckGates(report.Gates{report.MinRatioGate("--min-bw-ratio 0.9", 0.9, report.FigGbps)})
+	g := c.CheckGates(compare.Gates{compare.MinRatioGate("--min-bw-ratio 0.9", 0.9, report.FigGbps)})
 	if len(g.Failures) != n-2 {
 		t.Fatalf("%d failures", len(g.Failures))
 	}
@@ -72,7 +73,7 @@ func TestCompareMeshFailedLink(t *testing.T) {
 // is which.
 func TestCompareMeshFormats(t *testing.T) {
 	c := mustCompareMesh(t, cmpMesh{n: 3}.doc(), cmpMesh{n: 3, slowBW: func(from, to int) float64 { return 1.25 }}.doc(), 0)
-	g := c.CheckGates(report.Gates{report.MinRatioGate("--min-bw-ratio 0.9", 0.9, report.FigGbps)})
+	g := c.CheckGates(compare.Gates{compare.MinRatioGate("--min-bw-ratio 0.9", 0.9, report.FigGbps)})
 	c.AddLimits(g, "--limit-bw 90Gbps", report.Limits{MinGbps: 90})
 	if len(g.Failures) != 6 || len(g.Limits) != 6 {
 		t.Fatalf("gates: %+v", g)
@@ -103,7 +104,7 @@ func TestCompareMeshFormats(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &v); err != nil {
 		t.Fatal(err)
 	}
-	if v.Schema != report.CompareMeshSchema || v.MatchedBy != "rank" || len(v.Matrices) != 3 || v.Matrices[2].Links != 6 ||
+	if v.Schema != compare.MeshSchema || v.MatchedBy != "rank" || len(v.Matrices) != 3 || v.Matrices[2].Links != 6 ||
 		len(v.Gates.Failures) != 6 || len(v.Gates.Limits) != 6 {
 		t.Errorf("%+v\n%s", v, out.String())
 	}
@@ -134,7 +135,7 @@ func TestCompareMeshFormats(t *testing.T) {
 	}
 
 	single := report.NewDocument()
-	if _, err := report.CompareMesh(cmpMesh{n: 2}.doc(), single, report.MeshCompareOptions{BaseName: "a.json", NewName: "b.json"}); err == nil ||
+	if _, err := compare.CompareMesh(cmpMesh{n: 2}.doc(), single, compare.MeshOptions{BaseName: "a.json", NewName: "b.json"}); err == nil ||
 		!strings.Contains(err.Error(), "BASE a.json is a mesh document (rdmabench mesh) but NEW b.json is a single run's document") {
 		t.Errorf("mixed kinds: %v", err)
 	}
@@ -157,7 +158,7 @@ func TestCompareMeshMovedRanks(t *testing.T) {
 			return v
 		}}.doc()
 	c := mustCompareMesh(t, base, new, 1)
-	if c.MatchedBy != report.MatchByHost || len(c.Ranks) != 4 {
+	if c.MatchedBy != compare.MatchByHost || len(c.Ranks) != 4 {
 		t.Fatalf("matched by %s: %v", c.MatchedBy, c.Ranks)
 	}
 	if s := c.Ranks[0].String(); s != "rank 0 (node3 mlx5_0) was rank 3 in base" {
@@ -168,7 +169,7 @@ func TestCompareMeshMovedRanks(t *testing.T) {
 	if p50.Links != 12 || top.From != 2 || top.To != 1 || *top.BaseFrom != 1 || *top.BaseTo != 2 || *top.Change < 0.99 {
 		t.Errorf("p50 %+v, top %+v", p50, top)
 	}
-	g := c.CheckGates(report.Gates{report.MaxRegressionGate("--max-p50-regression 10%", 0.1, report.FigP50)})
+	g := c.CheckGates(compare.Gates{compare.MaxRegressionGate("--max-p50-regression 10%", 0.1, report.FigP50)})
 	if len(g.Failures) != 1 || !strings.HasPrefix(g.Failures[0].Message, "2 -> 1 (node1 mlx5_0 -> node2 mlx5_0) write-lat") {
 		t.Errorf("gates: %+v", g.Failures)
 	}
@@ -179,7 +180,7 @@ func TestCompareMeshMovedRanks(t *testing.T) {
 		return func(r int) (string, string) { return fmt.Sprintf("node%d", (r/2+shift)%2), "" }
 	}
 	c = mustCompareMesh(t, cmpMesh{n: 4, host: twoPer(0)}.doc(), cmpMesh{n: 4, host: twoPer(1)}.doc(), 0)
-	if c.MatchedBy != report.MatchByRank || len(c.Ranks) != 4 || c.Ranks[0].String() != "rank 0 is on node1, was on node0 in base" {
+	if c.MatchedBy != compare.MatchByRank || len(c.Ranks) != 4 || c.Ranks[0].String() != "rank 0 is on node1, was on node0 in base" {
 		t.Errorf("matched by %s: %v", c.MatchedBy, c.Ranks)
 	}
 	var out bytes.Buffer
@@ -204,7 +205,7 @@ func TestCompareMeshSlowLink(t *testing.T) {
 		return ns
 	}}.doc()
 	c := mustCompareMesh(t, base, new, 3)
-	if c.MatchedBy != report.MatchByRank || len(c.Ranks) != 0 || len(c.Matrices) != 3 {
+	if c.MatchedBy != compare.MatchByRank || len(c.Ranks) != 0 || len(c.Matrices) != 3 {
 		t.Fatalf("matched by %s, ranks %v, %d matrices", c.MatchedBy, c.Ranks, len(c.Matrices))
 	}
 	p50 := matrixOf(t, c, "write-lat", report.FigP50)
@@ -219,8 +220,8 @@ func TestCompareMeshSlowLink(t *testing.T) {
 		t.Errorf("the median moved: %v", p50.Change)
 	}
 
-	g := c.CheckGates(report.Gates{report.MaxRegressionGate("--max-p50-regression 10%", 0.1, report.FigP50),
-		report.MaxRegressionGate("--max-bw-regression 5%", 0.05, report.FigGbps)})
+	g := c.CheckGates(compare.Gates{compare.MaxRegressionGate("--max-p50-regression 10%", 0.1, report.FigP50),
+		compare.MaxRegressionGate("--max-bw-regression 5%", 0.05, report.FigGbps)})
 	if !g.Failed() || len(g.Failures) != 1 {
 		t.Fatalf("gates: %+v", g)
 	}
@@ -229,7 +230,7 @@ func TestCompareMeshSlowLink(t *testing.T) {
 	if f.From != 1 || f.To != 2 || f.Message != want {
 		t.Errorf("failure %+v, want message %q", f, want)
 	}
-	if g := c.CheckGates(report.Gates{report.MaxRegressionGate("--max-p50-regression 150%", 1.5, report.FigP50)}); g.Failed() {
+	if g := c.CheckGates(compare.Gates{compare.MaxRegressionGate("--max-p50-regression 150%", 1.5, report.FigP50)}); g.Failed() {
 		t.Errorf("a 150%% gate failed on +100%%: %+v", g)
 	}
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/compare"
 )
 
 // TestCompareFailedRuns: failed runs are left out and noted; a test that
@@ -31,7 +32,7 @@ func TestCompareFailedRuns(t *testing.T) {
 		t.Errorf("failed test: %+v", bw)
 	}
 	eq(t, "notes", bw.Notes, []string{"new: the test failed: RNR retry exceeded", "QPs differ: base 1, new 4"})
-	if fs := c.Gate(report.Gates{report.MaxRegressionGate("x", 0)}); len(fs) != 0 {
+	if fs := c.Gate(compare.Gates{compare.MaxRegressionGate("x", 0)}); len(fs) != 0 {
 		t.Errorf("gate on a failed test: %v", fs)
 	}
 	var buf bytes.Buffer
@@ -46,7 +47,7 @@ func TestCompareFailedRuns(t *testing.T) {
 func TestCompareJSON(t *testing.T) {
 	c := compareNamed(singleBase(), singleNew())
 	var buf bytes.Buffer
-	if err := WriteComparison(&buf, FormatJSON, c, c.CheckGates(report.Gates{report.MaxRegressionGate("--max-regression 5%", 0.05)})); err != nil {
+	if err := WriteComparison(&buf, FormatJSON, c, c.CheckGates(compare.Gates{compare.MaxRegressionGate("--max-regression 5%", 0.05)})); err != nil {
 		t.Fatal(err)
 	}
 	var v struct {
@@ -61,14 +62,14 @@ func TestCompareJSON(t *testing.T) {
 			} `json:"figures"`
 		} `json:"rows"`
 		Gates struct {
-			Failures       []report.GateFailure `json:"failures"`
-			NotSignificant []report.GateFailure `json:"not_significant"`
+			Failures       []compare.GateFailure `json:"failures"`
+			NotSignificant []compare.GateFailure `json:"not_significant"`
 		} `json:"gates"`
 	}
 	if err := json.Unmarshal(buf.Bytes(), &v); err != nil {
 		t.Fatal(err)
 	}
-	if v.Schema != report.CompareSchema || len(v.Rows) != 2 || v.Rows[0].Figures[1].Figure != "p99" || !v.Rows[0].Figures[1].TooFewRuns ||
+	if v.Schema != compare.Schema || len(v.Rows) != 2 || v.Rows[0].Figures[1].Figure != "p99" || !v.Rows[0].Figures[1].TooFewRuns ||
 		v.Rows[0].Figures[1].Change == nil || len(v.Rows[0].Figures[1].BaseValues) != 1 ||
 		len(v.Gates.Failures) != 0 || len(v.Gates.NotSignificant) != 3 {
 		t.Errorf("json: %+v\n%s", v, buf.String())
@@ -108,7 +109,7 @@ func TestCompareMismatch(t *testing.T) {
 	n.Hosts.Local.Kernel = "6.13.0"
 	n.Hosts.Remote = &report.Host{Hostname: "node-b"}
 	n.Params.Extra = map[string]string{"tcp-port": "19515"}
-	eq(t, "more warnings", report.Compare(b, n, report.CompareOptions{}).Warnings, []string{
+	eq(t, "more warnings", compare.Compare(b, n, compare.Options{}).Warnings, []string{
 		"setup differs: base loopback on one host, new between two hosts",
 		"kernel differs: base 6.12.9, new 6.13.0",
 		"parameter tcp-port differs: base default, new 19515",
@@ -127,7 +128,7 @@ func TestCompareNoise(t *testing.T) {
 			}
 		}
 	}
-	res := c.CheckGates(report.Gates{report.MaxRegressionGate("--max-regression 5%", 0.05)})
+	res := c.CheckGates(compare.Gates{compare.MaxRegressionGate("--max-regression 5%", 0.05)})
 	if res.Failed() || len(res.NotSignificant) != 0 {
 		t.Errorf("gates on noise: %+v", res)
 	}
@@ -161,22 +162,22 @@ func TestCompareRegression(t *testing.T) {
 		t.Errorf("warnings %q, only %v %v", c.Warnings, c.OnlyBase, c.OnlyNew)
 	}
 
-	gates := report.Gates{report.MaxRegressionGate("--max-regression 5%", 0.05)}
+	gates := compare.Gates{compare.MaxRegressionGate("--max-regression 5%", 0.05)}
 	eq(t, "--max-regression 5%", messages(c.Gate(gates)), []string{
 		"gate failed: write-lat RC 2 B: p99 +50.38% > 5% (--max-regression 5%)",
 		"gate failed: write-bw RC 65536 B: bw -10.05% < -5% (--max-regression 5%)",
 		"gate failed: write-bw RC 65536 B: msg-rate -10.05% < -5% (--max-regression 5%)",
 	})
-	eq(t, "per-figure gates", messages(c.Gate(report.Gates{
-		report.MaxRegressionGate("--max-p50-regression 1%", 0.01, report.FigP50),
-		report.MaxRegressionGate("--max-p99-regression 60%", 0.60, report.FigP99),
-		report.MaxRegressionGate("--max-bw-regression 10%", 0.10, report.FigGbps),
-		report.MinRatioGate("--min-bw-ratio 0.95", 0.95, report.FigGbps),
+	eq(t, "per-figure gates", messages(c.Gate(compare.Gates{
+		compare.MaxRegressionGate("--max-p50-regression 1%", 0.01, report.FigP50),
+		compare.MaxRegressionGate("--max-p99-regression 60%", 0.60, report.FigP99),
+		compare.MaxRegressionGate("--max-bw-regression 10%", 0.10, report.FigGbps),
+		compare.MinRatioGate("--min-bw-ratio 0.95", 0.95, report.FigGbps),
 	})), []string{
 		"gate failed: write-bw RC 65536 B: bw -10.05% < -10% (--max-bw-regression 10%)",
 		"gate failed: write-bw RC 65536 B: bw ratio 0.899 < 0.95 (--min-bw-ratio 0.95)",
 	})
-	if got := c.Gate(report.Gates{report.MinRatioGate("--min-bw-ratio 0.85", 0.85, report.FigGbps)}); len(got) != 0 {
+	if got := c.Gate(compare.Gates{compare.MinRatioGate("--min-bw-ratio 0.85", 0.85, report.FigGbps)}); len(got) != 0 {
 		t.Errorf("ratio 0.899 >= 0.85 failed: %v", got)
 	}
 
@@ -198,7 +199,7 @@ func TestCompareTooFewRuns(t *testing.T) {
 	if !p99.TooFewRuns || p99.Significant || p99.Change == nil || math.Abs(*p99.Change-(1.97/1.31-1)) > 1e-12 || p99.Test() != "n=1" {
 		t.Errorf("p99: %+v", p99)
 	}
-	res := c.CheckGates(report.Gates{report.MaxRegressionGate("--max-regression 5%", 0.05)})
+	res := c.CheckGates(compare.Gates{compare.MaxRegressionGate("--max-regression 5%", 0.05)})
 	if res.Failed() {
 		t.Errorf("a gate failed on untested changes: %v", res.Failures)
 	}

@@ -1,8 +1,9 @@
 // Package render writes rdmabench results documents ([report.Document]) and
 // their comparisons for people and for tools: `rdmabench report`, the
 // output of a run (-o, --format) and of `rdmabench compare`. It depends on
-// the model (pkg/report), which does not import it; pkg/report/plot, its
-// sibling, draws the charts. It is pure Go and builds with CGO_ENABLED=0.
+// the model (pkg/report) and, for comparisons, on pkg/report/compare,
+// neither of which imports it; pkg/report/plot, its sibling, draws the
+// charts. It is pure Go and builds with CGO_ENABLED=0.
 //
 // The formats of a document ([Write], [WriteSources]; listed in
 // [Formats], chosen from a file name by [FormatForPath]):
@@ -21,8 +22,9 @@
 //
 // A mesh document renders as its matrices, or past
 // [report.MeshAggregateRanks] ranks its aggregate, in [MeshFormats]. A
-// comparison of two documents ([WriteComparison], [CompareFormats]) or of
-// two meshes ([WriteMeshComparison], [MeshCompareFormats]) writes as a
+// comparison of two documents ([compare.Comparison]: [WriteComparison],
+// [CompareFormats]) or of two meshes ([compare.MeshComparison]:
+// [WriteMeshComparison], [MeshCompareFormats]) writes as a
 // table, Markdown or JSON (and a mesh comparison as CSV), with the verdict
 // of its gates.
 //

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/compare"
 	"github.com/rdmabench/rdmabench/pkg/report/schema"
 )
 
@@ -91,16 +92,16 @@ func (c cmpMesh) doc() *report.Document {
 	return doc
 }
 
-func mustCompareMesh(t *testing.T, base, new *report.Document, top int) *report.MeshComparison {
+func mustCompareMesh(t *testing.T, base, new *report.Document, top int) *compare.MeshComparison {
 	t.Helper()
-	c, err := report.CompareMesh(base, new, report.MeshCompareOptions{BaseName: "base.json", NewName: "new.json", Top: top})
+	c, err := compare.CompareMesh(base, new, compare.MeshOptions{BaseName: "base.json", NewName: "new.json", Top: top})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return c
 }
 
-func matrixOf(t *testing.T, c *report.MeshComparison, test string, fig report.Figure) *report.MatrixChange {
+func matrixOf(t *testing.T, c *compare.MeshComparison, test string, fig report.Figure) *compare.MatrixChange {
 	t.Helper()
 	for i := range c.Matrices {
 		if c.Matrices[i].Test == test && c.Matrices[i].Figure == fig {
@@ -512,12 +513,12 @@ func jsonOf(t *testing.T, v any) string {
 	return string(b)
 }
 
-func compareNamed(base, new *report.Document) *report.Comparison {
-	return report.Compare(base, new, report.CompareOptions{BaseName: "base.json", NewName: "new.json"})
+func compareNamed(base, new *report.Document) *compare.Comparison {
+	return compare.Compare(base, new, compare.Options{BaseName: "base.json", NewName: "new.json"})
 }
 
 // deltas returns "test figure delta" for every figure of c.
-func deltas(c *report.Comparison) []string {
+func deltas(c *compare.Comparison) []string {
 	var s []string
 	for _, r := range c.Rows {
 		for _, f := range r.Figures {
@@ -527,7 +528,7 @@ func deltas(c *report.Comparison) []string {
 	return s
 }
 
-func messages(fs []report.GateFailure) []string {
+func messages(fs []compare.GateFailure) []string {
 	s := []string{}
 	for _, f := range fs {
 		s = append(s, f.String())

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/compare"
 	"golang.org/x/perf/benchfmt"
 )
 
@@ -296,7 +297,7 @@ func TestTablesFit(t *testing.T) {
 	for _, pair := range [][2]*report.Document{{baseRuns(), regressedRuns()}, {singleBase(), singleNew()}, {baseRuns(), otherDeviceRuns()}} {
 		c := compareNamed(pair[0], pair[1])
 		var buf bytes.Buffer
-		if err := WriteComparison(&buf, FormatTable, c, c.CheckGates(report.Gates{report.MaxRegressionGate("--max-regression 5%", 0.05)})); err != nil {
+		if err := WriteComparison(&buf, FormatTable, c, c.CheckGates(compare.Gates{compare.MaxRegressionGate("--max-regression 5%", 0.05)})); err != nil {
 			t.Fatal(err)
 		}
 		outs = append(outs, buf.String())

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/compare"
 )
 
 // unitsDoc is a run whose latency tables need other units than µs: a
@@ -98,7 +99,7 @@ func TestLatencyUnitsElsewhere(t *testing.T) {
 		t.Errorf("repeated runs below 1 µs are not in ns:\n%s", table)
 	}
 	var cmp bytes.Buffer
-	if err := WriteComparison(&cmp, FormatTable, report.Compare(base, next, report.CompareOptions{}), nil); err != nil {
+	if err := WriteComparison(&cmp, FormatTable, compare.Compare(base, next, compare.Options{}), nil); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(cmp.String(), "p50 ns") || !strings.Contains(cmp.String(), "522 ±∞") {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/compare"
 	"github.com/rdmabench/rdmabench/pkg/report/schema"
 )
 
@@ -30,9 +31,9 @@ func TestCompareSchemasMatchModel(t *testing.T) {
 func comparisonOutputs(t *testing.T) map[string][]byte {
 	t.Helper()
 	out := map[string][]byte{}
-	write := func(name string, base, new report.Source, gates report.Gates, limits report.Limits) {
-		c := report.Compare(base.Doc, new.Doc, report.CompareOptions{BaseName: base.Name, NewName: new.Name})
-		var g *report.GateResult
+	write := func(name string, base, new report.Source, gates compare.Gates, limits report.Limits) {
+		c := compare.Compare(base.Doc, new.Doc, compare.Options{BaseName: base.Name, NewName: new.Name})
+		var g *compare.GateResult
 		if gates != nil || !limits.IsZero() {
 			g = c.CheckGates(gates)
 			g.AddLimits("--limit-bw 50Gbps", new.Doc, limits)
@@ -47,10 +48,10 @@ func comparisonOutputs(t *testing.T) map[string][]byte {
 	examples := func(name string) report.Source {
 		return fixture(t, filepath.Join("..", "..", "..", "docs", "examples", name))
 	}
-	regress := report.Gates{report.MaxRegressionGate("--max-regression 5%", 0.05)}
+	regress := compare.Gates{compare.MaxRegressionGate("--max-regression 5%", 0.05)}
 	write("examples", examples("base.json"), examples("new.json"), regress, report.Limits{MinGbps: 50})
 	write("examples, no gates", examples("base.json"), examples("new.json"), nil, report.Limits{})
-	write("sweep", fixture(t, "sweep.json"), fixture(t, "sweep-mtu1024.json"), report.Gates{report.MinRatioGate("--min-bw-ratio 0.95", 0.95)}, report.Limits{})
+	write("sweep", fixture(t, "sweep.json"), fixture(t, "sweep-mtu1024.json"), compare.Gates{compare.MinRatioGate("--min-bw-ratio 0.95", 0.95)}, report.Limits{})
 	write("sweep against duration", fixture(t, "sweep.json"), fixture(t, "duration.json"), regress, report.Limits{})
 	write("repeat", fixture(t, "repeat.json"), fixture(t, "repeat.json"), regress, report.Limits{})
 	write("regressed", doc("base.json", baseRuns()), doc("new.json", regressedRuns()), regress, report.Limits{})
@@ -71,12 +72,12 @@ func comparisonOutputs(t *testing.T) map[string][]byte {
 func meshComparisonOutputs(t *testing.T) map[string][]byte {
 	t.Helper()
 	out := map[string][]byte{}
-	write := func(name string, base, new *report.Document, gates report.Gates, limits report.Limits) {
-		c, err := report.CompareMesh(base, new, report.MeshCompareOptions{BaseName: "base.json", NewName: "new.json", Top: 3})
+	write := func(name string, base, new *report.Document, gates compare.Gates, limits report.Limits) {
+		c, err := compare.CompareMesh(base, new, compare.MeshOptions{BaseName: "base.json", NewName: "new.json", Top: 3})
 		if err != nil {
 			t.Fatal(err)
 		}
-		var g *report.MeshGateResult
+		var g *compare.MeshGateResult
 		if gates != nil || !limits.IsZero() {
 			g = c.CheckGates(gates)
 			c.AddLimits(g, "--limit-bw 90Gbps", limits)
@@ -88,7 +89,7 @@ func meshComparisonOutputs(t *testing.T) map[string][]byte {
 		out[name] = buf.Bytes()
 	}
 	mesh := fixture(t, "mesh.json").Doc
-	write("fixture", mesh, mesh, report.Gates{report.MaxRegressionGate("--max-regression 5%", 0.05)}, report.Limits{MinGbps: 90})
+	write("fixture", mesh, mesh, compare.Gates{compare.MaxRegressionGate("--max-regression 5%", 0.05)}, report.Limits{MinGbps: 90})
 	write("no gates", mesh, mesh, nil, report.Limits{})
 	slow := cmpMesh{n: 4, slowBW: func(from, to int) float64 {
 		if from == 1 && to == 2 {
@@ -96,7 +97,7 @@ func meshComparisonOutputs(t *testing.T) map[string][]byte {
 		}
 		return 1
 	}, failed: func(from, to int) bool { return from == 3 && to == 0 }}.doc()
-	write("slow link", cmpMesh{n: 4}.doc(), slow, report.Gates{report.MinRatioGate("--min-bw-ratio 0.9", 0.9, report.FigGbps)}, report.Limits{MinGbps: 90})
+	write("slow link", cmpMesh{n: 4}.doc(), slow, compare.Gates{compare.MinRatioGate("--min-bw-ratio 0.9", 0.9, report.FigGbps)}, report.Limits{MinGbps: 90})
 	moved := cmpMesh{n: 4, host: func(r int) (string, string) { return "node" + string(rune('0'+3-r)), "mlx5_0" }}.doc()
 	write("moved ranks", cmpMesh{n: 4}.doc(), moved, nil, report.Limits{})
 	write("other size", cmpMesh{n: 3}.doc(), cmpMesh{n: 4}.doc(), nil, report.Limits{})

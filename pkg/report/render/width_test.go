@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/compare"
 )
 
 // widthFixtures are the result documents a table is tested at a width
@@ -105,8 +106,8 @@ func TestComparisonFitsWidth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := report.Compare(base, next, report.CompareOptions{BaseName: "docs/examples/base.json", NewName: "docs/examples/new.json"})
-	gates := c.CheckGates([]report.Gate{{Name: "--max-regression 5%", MaxRegression: 5}})
+	c := compare.Compare(base, next, compare.Options{BaseName: "docs/examples/base.json", NewName: "docs/examples/new.json"})
+	gates := c.CheckGates([]compare.Gate{{Name: "--max-regression 5%", MaxRegression: 5}})
 	var wide bytes.Buffer
 	if err := WriteComparison(&wide, FormatTable, c, gates); err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package report
+package compare
 
 import (
 	"cmp"
@@ -7,11 +7,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/rdmabench/rdmabench/pkg/report"
 )
 
-// CompareMeshSchema is the value of the "schema" field of a comparison of
+// MeshSchema is the value of the "schema" field of a comparison of
 // two mesh documents written as JSON.
-const CompareMeshSchema = "rdmabench/compare-mesh/v1"
+const MeshSchema = "rdmabench/compare-mesh/v1"
 
 // Ways of matching the ranks of two meshes.
 const (
@@ -23,8 +25,8 @@ const (
 // comparison lists unless told otherwise.
 const DefaultMeshTop = 10
 
-// MeshCompareOptions tune [CompareMesh].
-type MeshCompareOptions struct {
+// MeshOptions tune [CompareMesh].
+type MeshOptions struct {
 	// BaseName and NewName name the two documents (their file names);
 	// empty: "base" and "new".
 	BaseName, NewName string
@@ -66,7 +68,7 @@ type MeshComparison struct {
 	// parameters, tests, schedule) that may explain a change.
 	Warnings []string `json:"warnings,omitempty"`
 
-	base, new  *Mesh
+	base, new  *report.Mesh
 	newToBase  []int // rank of new -> rank of base, -1: none
 	baseToNew  []int
 	pairs      [][2]int // Matrices[i]: index of its matrix in base and in new
@@ -107,9 +109,9 @@ func (r RankMatch) String() string {
 
 // MatrixID names one matrix of a mesh: test, connection, size and figure.
 type MatrixID struct {
-	Key
-	Figure Figure `json:"figure"`
-	Unit   string `json:"unit"`
+	report.Key
+	Figure report.Figure `json:"figure"`
+	Unit   string        `json:"unit"`
 }
 
 func (m MatrixID) String() string { return m.Key.String() + " " + string(m.Figure) }
@@ -157,15 +159,12 @@ type FailedLink struct {
 	Error string `json:"error"`
 }
 
-// IsMesh reports whether doc is a mesh document (`rdmabench mesh`).
-func IsMesh(doc *Document) bool { return doc != nil && doc.Mesh != nil }
-
 // CompareMesh compares two mesh documents (see [MeshComparison]). It keeps
 // the two documents' matrices and walks them again for the gates and for
 // CSV: its own memory is linear in the links compared, with nothing per
 // link kept beyond each matrix's top ones.
-func CompareMesh(base, new *Document, opt MeshCompareOptions) (*MeshComparison, error) {
-	if !IsMesh(base) || !IsMesh(new) {
+func CompareMesh(base, new *report.Document, opt MeshOptions) (*MeshComparison, error) {
+	if !report.IsMesh(base) || !report.IsMesh(new) {
 		return nil, fmt.Errorf("report: compare meshes: %s", MixedKinds(base, new, orDefault(opt.BaseName, "base"), orDefault(opt.NewName, "new")))
 	}
 	if bm, nm := base.Mesh, new.Mesh; len(bm.Matrices) == 0 && len(nm.Matrices) == 0 && bm.Aggregate != nil && nm.Aggregate != nil {
@@ -186,8 +185,8 @@ func CompareMesh(base, new *Document, opt MeshCompareOptions) (*MeshComparison, 
 	}
 	c.matchRanks()
 	type matrixKey struct {
-		Key
-		fig Figure
+		report.Key
+		fig report.Figure
 	}
 	inNew := map[matrixKey]int{}
 	for i := range nm.Matrices {
@@ -229,9 +228,9 @@ func CompareMesh(base, new *Document, opt MeshCompareOptions) (*MeshComparison, 
 }
 
 // mixedKinds says which of two documents is a mesh and which is not.
-func MixedKinds(base, new *Document, baseName, newName string) string {
-	kind := func(d *Document) string {
-		if IsMesh(d) {
+func MixedKinds(base, new *report.Document, baseName, newName string) string {
+	kind := func(d *report.Document) string {
+		if report.IsMesh(d) {
 			return "a mesh document (rdmabench mesh)"
 		}
 		return "a single run's document"
@@ -240,13 +239,13 @@ func MixedKinds(base, new *Document, baseName, newName string) string {
 		baseName, kind(base), newName, kind(new))
 }
 
-func meshSide(name string, doc *Document) MeshSide {
+func meshSide(name string, doc *report.Document) MeshSide {
 	m := doc.Mesh
 	return MeshSide{Side: side(name, doc), Ranks: meshRanks(m), Links: m.LinkTotal(), Failed: len(m.FailedLinks())}
 }
 
 // meshRanks is the number of ranks of m.
-func meshRanks(m *Mesh) int {
+func meshRanks(m *report.Mesh) int {
 	n := max(m.Size, len(m.Ranks))
 	for i := range m.Ranks {
 		n = max(n, m.Ranks[i].Rank+1)
@@ -257,7 +256,7 @@ func meshRanks(m *Mesh) int {
 	return n
 }
 
-func matrixID(mx *Matrix) MatrixID {
+func matrixID(mx *report.Matrix) MatrixID {
 	return MatrixID{Key: mx.Key(), Figure: mx.Figure, Unit: orDefault(mx.Unit, mx.Figure.Unit())}
 }
 
@@ -270,7 +269,7 @@ func (r rankIdentity) String() string {
 }
 
 // identities returns the host and device of each rank of m (n ranks).
-func identities(m *Mesh, n int) []rankIdentity {
+func identities(m *report.Mesh, n int) []rankIdentity {
 	ids := make([]rankIdentity, n)
 	for i := range m.Ranks {
 		r := &m.Ranks[i]
@@ -408,7 +407,7 @@ func (c *MeshComparison) hostOfNew(r int) string {
 }
 
 // cellOf is mx's value of the link from -> to; nil when it has none.
-func cellOf(mx *Matrix, from, to int) *float64 {
+func cellOf(mx *report.Matrix, from, to int) *float64 {
 	if from < 0 || to < 0 || from >= len(mx.Values) || to >= len(mx.Values[from]) || from == to {
 		return nil
 	}
@@ -426,7 +425,7 @@ type meshCellPair struct {
 // walk calls fn for every link of the matrices bm and nm that has a value
 // on either side: first new's links in its order, then base's links that
 // have no counterpart in new.
-func (c *MeshComparison) walk(bm, nm *Matrix, fn func(p meshCellPair)) {
+func (c *MeshComparison) walk(bm, nm *report.Matrix, fn func(p meshCellPair)) {
 	for i, row := range nm.Values {
 		bi := -1
 		if i < len(c.newToBase) {
@@ -497,7 +496,7 @@ func (c *MeshComparison) linkChange(p meshCellPair) LinkChange {
 	return lc
 }
 
-func (c *MeshComparison) compareMatrix(bm, nm *Matrix) MatrixChange {
+func (c *MeshComparison) compareMatrix(bm, nm *report.Matrix) MatrixChange {
 	mc := MatrixChange{MatrixID: matrixID(nm), Top: []LinkChange{}}
 	var bv, nv []float64
 	type ranked struct {
@@ -533,7 +532,7 @@ func (c *MeshComparison) compareMatrix(bm, nm *Matrix) MatrixChange {
 		}
 	})
 	if len(bv) > 0 {
-		b, n := Median(bv), Median(nv)
+		b, n := report.Median(bv), report.Median(nv)
 		mc.BaseMedian, mc.NewMedian = &b, &n
 		mc.Change = change(b, n)
 	}
@@ -544,14 +543,14 @@ func (c *MeshComparison) compareMatrix(bm, nm *Matrix) MatrixChange {
 }
 
 // meshDiff lists what differs between two mesh runs beyond their figures.
-func meshDiff(base, new *Document) []string {
+func meshDiff(base, new *report.Document) []string {
 	var w []string
 	bm, nm := base.Mesh, new.Mesh
 	if b, n := strings.Join(bm.Tests, " "), strings.Join(nm.Tests, " "); b != n {
-		w = append(w, fmt.Sprintf("tests differ: base %s, new %s", orDefault(Clean(b), "(none)"), orDefault(Clean(n), "(none)")))
+		w = append(w, fmt.Sprintf("tests differ: base %s, new %s", orDefault(report.Clean(b), "(none)"), orDefault(report.Clean(n), "(none)")))
 	}
 	if bm.Schedule != nm.Schedule {
-		w = append(w, fmt.Sprintf("schedule differs: base %s, new %s", orDefault(Clean(bm.Schedule), "(none)"), orDefault(Clean(nm.Schedule), "(none)")))
+		w = append(w, fmt.Sprintf("schedule differs: base %s, new %s", orDefault(report.Clean(bm.Schedule), "(none)"), orDefault(report.Clean(nm.Schedule), "(none)")))
 	}
 	if bm.Duplex != nm.Duplex {
 		w = append(w, fmt.Sprintf("duplex differs: base %s, new %s (a duplex mesh runs each pair once, its bandwidth tests bidirectional: each direction's figure is measured with the other direction sending too)",
@@ -568,7 +567,7 @@ func meshDiff(base, new *Document) []string {
 	}
 	for _, d := range []struct {
 		name string
-		doc  *Document
+		doc  *report.Document
 	}{{"base", base}, {"new", new}} {
 		if d.doc.Partial {
 			w = append(w, fmt.Sprintf("the %s mesh was still running when its document was written", d.name))
@@ -589,10 +588,10 @@ func duplexWord(d bool) string {
 // MeshGateFailure is one link of one matrix beyond a gate's threshold.
 type MeshGateFailure struct {
 	Gate string `json:"gate"`
-	Key
-	Figure Figure `json:"figure"`
-	From   int    `json:"from"`
-	To     int    `json:"to"`
+	report.Key
+	Figure report.Figure `json:"figure"`
+	From   int           `json:"from"`
+	To     int           `json:"to"`
 	// Base and New are the link's values, Change New/Base - 1.
 	Base   float64 `json:"base"`
 	New    float64 `json:"new"`
@@ -613,7 +612,7 @@ type MeshGateResult struct {
 	Failures []MeshGateFailure `json:"failures"`
 	// Limits are the links of new that miss an absolute limit
 	// (--limit-bw).
-	Limits []LinkFailure `json:"limits,omitempty"`
+	Limits []report.LinkFailure `json:"limits,omitempty"`
 }
 
 // Failed reports whether a gate failed.
@@ -691,74 +690,25 @@ func (c *MeshComparison) CheckGates(gates Gates) *MeshGateResult {
 // every link of new, from its matrices (as `rdmabench mesh` checks them):
 // each link that misses one fails the gates. A limit relative to the link
 // (90%link) takes the slower of the two ranks' ports' nominal rates; a
-// limit no link has a figure for fails too.
-func (c *MeshComparison) AddLimits(g *MeshGateResult, name string, l Limits) {
+// limit no link has a figure for fails too ([report.CheckMatrixLimits]).
+func (c *MeshComparison) AddLimits(g *MeshGateResult, name string, l report.Limits) {
 	if l.IsZero() {
 		return
 	}
 	g.Gates = append(g.Gates, name)
-	rate := make([]float64, len(c.newHosts))
-	for i := range c.new.Ranks {
-		r := &c.new.Ranks[i]
-		if r.Rank >= 0 && r.Rank < len(rate) && r.Host != nil && r.Host.Device != nil {
-			rate[r.Rank] = r.Host.Device.LinkGbps
-		}
-	}
-	for _, lim := range l.list() {
-		checked := false
-		for i := range c.new.Matrices {
-			mx := &c.new.Matrices[i]
-			if mx.Figure != lim.fig || (lim.link > 0 && strings.HasPrefix(mx.Test, "tcp-")) {
-				continue
-			}
-			for from, row := range mx.Values {
-				for to, v := range row {
-					if v == nil || from == to {
-						continue
-					}
-					checked = true
-					var linkGbps float64
-					if from < len(rate) && to < len(rate) && rate[from] > 0 && rate[to] > 0 {
-						linkGbps = min(rate[from], rate[to])
-					}
-					where := fmt.Sprintf("%s %s", c.linkName(from, to), mx.Key())
-					limValue, ok := lim.against(linkGbps)
-					if !ok {
-						g.Limits = append(g.Limits, LinkFailure{From: from, To: to, Test: mx.Test, Connection: mx.Connection, Size: mx.Size,
-							Kind: FailLimit, Figure: lim.fig, Value: *v,
-							Message: fmt.Sprintf("%s: %s %s: the ranks record no port rate to measure it against", where, lim.name, formatLimit(lim, 0))})
-						continue
-					}
-					over, op := *v > limValue, ">"
-					if lim.fig.HigherIsBetter() {
-						over, op = *v < limValue, "<"
-					}
-					if over {
-						val, limText := limitFigures(lim, *v, linkGbps)
-						g.Limits = append(g.Limits, LinkFailure{From: from, To: to, Test: mx.Test, Connection: mx.Connection, Size: mx.Size,
-							Kind: FailLimit, Figure: lim.fig, Value: *v, Threshold: limValue,
-							Message: fmt.Sprintf("%s: %s %s %s limit %s", where, lim.name, val, op, limText)})
-					}
-				}
-			}
-		}
-		if !checked {
-			g.Limits = append(g.Limits, LinkFailure{From: -1, To: -1, Kind: FailLimit, Figure: lim.fig, Threshold: lim.value,
-				Message: fmt.Sprintf("limit %s %s: no link of new has a figure to check it against", lim.name, formatLimit(lim, 0))})
-		}
-	}
+	g.Limits = append(g.Limits, report.CheckMatrixLimits(c.new, l, "new", c.linkName)...)
 }
 
 // --- CSV ---
 
-// MeshCompareCSVHeader are the columns of a mesh comparison as CSV.
-var MeshCompareCSVHeader = []string{"test", "connection", "size_bytes", "figure", "unit", "from_rank", "from_host",
+// MeshCSVHeader are the columns of a mesh comparison as CSV.
+var MeshCSVHeader = []string{"test", "connection", "size_bytes", "figure", "unit", "from_rank", "from_host",
 	"to_rank", "to_host", "base", "new", "change", "status"}
 
 // EachCSVRow calls fn with the cells of every link of every matrix
 // compared, one row per link and figure (the CSV form of a mesh comparison that pkg/report/render writes).
 func (c *MeshComparison) EachCSVRow(fn func(cells []string) error) error {
-	cells := make([]string, len(MeshCompareCSVHeader))
+	cells := make([]string, len(MeshCSVHeader))
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	var err error
 	for i, pr := range c.pairs {
@@ -799,7 +749,7 @@ func (c *MeshComparison) EachCSVRow(fn func(cells []string) error) error {
 // more than MeshRankMatrixRanks ranks) by their host matrices: each host
 // is a rank of a mesh of hosts, each host pair's median a link, matched
 // by host name when the hosts moved, and gated as links are.
-func compareMeshHosts(base, new *Document, opt MeshCompareOptions) (*MeshComparison, error) {
+func compareMeshHosts(base, new *report.Document, opt MeshOptions) (*MeshComparison, error) {
 	hb, hn := hostDocument(base), hostDocument(new)
 	c, err := CompareMesh(hb, hn, opt)
 	if err != nil {
@@ -807,23 +757,23 @@ func compareMeshHosts(base, new *Document, opt MeshCompareOptions) (*MeshCompari
 	}
 	c.Base.Ranks, c.New.Ranks = meshRanks(base.Mesh), meshRanks(new.Mesh)
 	c.Warnings = append([]string{fmt.Sprintf("compared per host pair (%d and %d hosts): each value is the median of the links from one host's NICs to the other's, and links are named by host (from -> to); summaries of more than %d ranks hold no rank matrices (every link's figures are in the link streams)",
-		len(base.Mesh.Aggregate.Hosts), len(new.Mesh.Aggregate.Hosts), MeshRankMatrixRanks)}, c.Warnings...)
+		len(base.Mesh.Aggregate.Hosts), len(new.Mesh.Aggregate.Hosts), report.MeshRankMatrixRanks)}, c.Warnings...)
 	return c, nil
 }
 
 // hostDocument is doc with its mesh seen as a mesh of its hosts: a rank per
 // host, a matrix per aggregate figure (its host_median), and its failed
 // links as they are (in rank numbers).
-func hostDocument(doc *Document) *Document {
+func hostDocument(doc *report.Document) *report.Document {
 	m, a := doc.Mesh, doc.Mesh.Aggregate
-	hm := &Mesh{Size: len(a.Hosts), Launcher: m.Launcher, Coordinator: m.Coordinator, Tests: m.Tests, Rounds: m.Rounds,
-		Schedule: m.Schedule, Sample: m.Sample, Links: m.Links, LinkCount: m.LinkTotal(), Matrices: []Matrix{}}
+	hm := &report.Mesh{Size: len(a.Hosts), Launcher: m.Launcher, Coordinator: m.Coordinator, Tests: m.Tests, Rounds: m.Rounds,
+		Schedule: m.Schedule, Sample: m.Sample, Links: m.Links, LinkCount: m.LinkTotal(), Matrices: []report.Matrix{}}
 	for i, name := range a.Hosts {
-		hm.Ranks = append(hm.Ranks, MeshRank{Rank: i, State: RankOK, Host: &Host{Hostname: name}})
+		hm.Ranks = append(hm.Ranks, report.MeshRank{Rank: i, State: report.RankOK, Host: &report.Host{Hostname: name}})
 	}
 	for i := range a.Figures {
 		f := &a.Figures[i]
-		hm.Matrices = append(hm.Matrices, Matrix{Test: f.Test, Connection: f.Connection, Size: f.Size, Figure: f.Figure,
+		hm.Matrices = append(hm.Matrices, report.Matrix{Test: f.Test, Connection: f.Connection, Size: f.Size, Figure: f.Figure,
 			Unit: f.Unit, Values: f.HostMedian, Median: f.Median})
 	}
 	d := *doc

@@ -1,4 +1,4 @@
-package report
+package compare
 
 import (
 	"fmt"
@@ -10,25 +10,26 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rdmabench/rdmabench/pkg/report"
 	"golang.org/x/perf/benchmath"
 )
 
-// CompareSchema is the value of the "schema" field of a comparison written
+// Schema is the value of the "schema" field of a comparison written
 // as JSON.
-const CompareSchema = "rdmabench/compare/v1"
+const Schema = "rdmabench/compare/v1"
 
-// CompareOptions tune [Compare].
-type CompareOptions struct {
+// Options tune [Compare].
+type Options struct {
 	// BaseName and NewName name the two documents in the output (their
 	// file names); empty: "base" and "new".
 	BaseName, NewName string
 	// Alpha is the significance level of the Mann-Whitney U test; 0 means
-	// [Alpha] (0.05).
+	// [report.Alpha] (0.05).
 	Alpha float64
 }
 
 // Comparison is the change from a base document to a new one, per test,
-// connection and size present in both (matched by [Key]), in the manner of
+// connection and size present in both (matched by [report.Key]), in the manner of
 // benchstat: for each figure, the median of each side's runs with its 95%
 // confidence interval, the relative change of the medians, and whether the
 // Mann-Whitney U test finds the two sets of runs different at level Alpha.
@@ -38,12 +39,12 @@ type Comparison struct {
 	Base  Side    `json:"base"`
 	New   Side    `json:"new"`
 	Alpha float64 `json:"alpha"`
-	// Confidence is the level of every confidence interval ([Confidence]).
-	Confidence float64      `json:"confidence"`
-	Rows       []CompareRow `json:"rows"`
+	// Confidence is the level of every confidence interval ([report.Confidence]).
+	Confidence float64 `json:"confidence"`
+	Rows       []Row   `json:"rows"`
 	// OnlyBase and OnlyNew are the tests and sizes found on one side only.
-	OnlyBase []Key `json:"only_base,omitempty"`
-	OnlyNew  []Key `json:"only_new,omitempty"`
+	OnlyBase []report.Key `json:"only_base,omitempty"`
+	OnlyNew  []report.Key `json:"only_new,omitempty"`
 	// Warnings are the differences between the two runs' environments
 	// and parameters (device, firmware, MTU, link layer, GID type, kernel,
 	// CPU, tool version, test parameters) that may explain a change.
@@ -52,17 +53,17 @@ type Comparison struct {
 
 // Side describes one of the two documents of a comparison.
 type Side struct {
-	Name    string    `json:"name"`
-	Tool    Tool      `json:"tool"`
-	Command []string  `json:"command,omitempty"`
-	Start   time.Time `json:"start"`
-	Runs    int       `json:"runs"`
-	Hosts   Hosts     `json:"hosts"`
+	Name    string       `json:"name"`
+	Tool    report.Tool  `json:"tool"`
+	Command []string     `json:"command,omitempty"`
+	Start   time.Time    `json:"start"`
+	Runs    int          `json:"runs"`
+	Hosts   report.Hosts `json:"hosts"`
 }
 
-// CompareRow is the comparison of one test at one size.
-type CompareRow struct {
-	Key
+// Row is the comparison of one test at one size.
+type Row struct {
+	report.Key
 	// Kind is "latency" or "bandwidth".
 	Kind  string `json:"kind"`
 	Basis string `json:"basis,omitempty"`
@@ -76,14 +77,14 @@ type CompareRow struct {
 
 // FigureChange is the comparison of one figure of one row.
 type FigureChange struct {
-	Figure Figure `json:"figure"`
-	Unit   string `json:"unit"`
+	Figure report.Figure `json:"figure"`
+	Unit   string        `json:"unit"`
 	// Base and New are each side's median with its confidence interval;
 	// BaseValues and NewValues the runs' values they come from.
-	Base       Spread    `json:"base"`
-	New        Spread    `json:"new"`
-	BaseValues []float64 `json:"base_values"`
-	NewValues  []float64 `json:"new_values"`
+	Base       report.Spread `json:"base"`
+	New        report.Spread `json:"new"`
+	BaseValues []float64     `json:"base_values"`
+	NewValues  []float64     `json:"new_values"`
 	// Change is New.Median / Base.Median - 1; absent when a side has no
 	// value or the base median is 0.
 	Change *float64 `json:"change,omitempty"`
@@ -93,7 +94,7 @@ type FigureChange struct {
 	// Significant is P <= Alpha: the difference is not noise.
 	Significant bool `json:"significant"`
 	// TooFewRuns is true when the sides have so few runs that no outcome
-	// could be significant (fewer than [MinRunsForTest] on each side).
+	// could be significant (fewer than [report.MinRunsForTest] on each side).
 	TooFewRuns bool `json:"too_few_runs,omitempty"`
 	// Warnings are other remarks of the statistics.
 	Warnings []string `json:"warnings,omitempty"`
@@ -143,30 +144,30 @@ func (fc *FigureChange) Test() string {
 
 // compareFigures are the figures compared for each kind of test.
 var (
-	compareLatency   = []Figure{FigP50, FigP99}
-	compareBandwidth = []Figure{FigGbps, FigMsgRate}
+	compareLatency   = []report.Figure{report.FigP50, report.FigP99}
+	compareBandwidth = []report.Figure{report.FigGbps, report.FigMsgRate}
 )
 
 // Compare compares base and new (see [Comparison]). Rows follow the order
 // of base; tests and sizes only in new are listed in OnlyNew.
-func Compare(base, new *Document, opt CompareOptions) *Comparison {
+func Compare(base, new *report.Document, opt Options) *Comparison {
 	alpha := opt.Alpha
 	if alpha <= 0 {
-		alpha = Alpha
+		alpha = report.Alpha
 	}
 	c := &Comparison{
 		Base:       side(orDefault(opt.BaseName, "base"), base),
 		New:        side(orDefault(opt.NewName, "new"), new),
 		Alpha:      alpha,
-		Confidence: Confidence,
-		Rows:       []CompareRow{},
+		Confidence: report.Confidence,
+		Rows:       []Row{},
 	}
-	bg, ng := GroupResults(base), GroupResults(new)
-	inNew := map[Key]*Group{}
+	bg, ng := report.GroupResults(base), report.GroupResults(new)
+	inNew := map[report.Key]*report.Group{}
 	for i := range ng {
 		inNew[ng[i].Key] = &ng[i]
 	}
-	seen := map[Key]bool{}
+	seen := map[report.Key]bool{}
 	for i := range bg {
 		b := &bg[i]
 		n, ok := inNew[b.Key]
@@ -185,24 +186,24 @@ func Compare(base, new *Document, opt CompareOptions) *Comparison {
 	c.Warnings = envDiff(base, new)
 	for _, d := range []struct {
 		name string
-		doc  *Document
+		doc  *report.Document
 	}{{"base", base}, {"new", new}} {
 		if d.doc.Error != "" {
-			c.Warnings = append(c.Warnings, fmt.Sprintf("the %s run stopped early: %s", d.name, Clean(d.doc.Error)))
+			c.Warnings = append(c.Warnings, fmt.Sprintf("the %s run stopped early: %s", d.name, report.Clean(d.doc.Error)))
 		}
 	}
 	return c
 }
 
-func side(name string, doc *Document) Side {
+func side(name string, doc *report.Document) Side {
 	return Side{Name: name, Tool: doc.Tool, Command: doc.Command, Start: doc.Start, Runs: doc.Runs(), Hosts: doc.Hosts}
 }
 
-func compareRow(b, n *Group, alpha float64) CompareRow {
-	row := CompareRow{Key: b.Key, Kind: "latency"}
+func compareRow(b, n *report.Group, alpha float64) Row {
+	row := Row{Key: b.Key, Kind: "latency"}
 	figs := compareLatency
-	isBW := len(b.values(FigGbps)) > 0 || len(n.values(FigGbps)) > 0
-	if !isBW && len(b.values(FigP50)) == 0 && len(n.values(FigP50)) == 0 {
+	isBW := len(b.Values(report.FigGbps)) > 0 || len(n.Values(report.FigGbps)) > 0
+	if !isBW && len(b.Values(report.FigP50)) == 0 && len(n.Values(report.FigP50)) == 0 {
 		isBW = strings.HasSuffix(b.Key.Test, "-bw")
 	}
 	if isBW {
@@ -215,11 +216,11 @@ func compareRow(b, n *Group, alpha float64) CompareRow {
 		}
 	}
 	for _, f := range figs {
-		row.Figures = append(row.Figures, compareFigure(f, b.values(f), n.values(f), alpha))
+		row.Figures = append(row.Figures, compareFigure(f, b.Values(f), n.Values(f), alpha))
 	}
 	for _, s := range []struct {
 		name string
-		g    *Group
+		g    *report.Group
 	}{{"base", b}, {"new", n}} {
 		failed := 0
 		for _, r := range s.g.Results {
@@ -230,23 +231,23 @@ func compareRow(b, n *Group, alpha float64) CompareRow {
 		switch {
 		case failed == 0:
 		case len(s.g.Results) == 1:
-			row.Notes = append(row.Notes, fmt.Sprintf("%s: the test failed: %s", s.name, Clean(firstError(s.g.Results))))
+			row.Notes = append(row.Notes, fmt.Sprintf("%s: the test failed: %s", s.name, report.Clean(firstError(s.g.Results))))
 		default:
-			row.Notes = append(row.Notes, fmt.Sprintf("%s: %d of %d runs failed and are left out (%s)", s.name, failed, len(s.g.Results), Clean(firstError(s.g.Results))))
+			row.Notes = append(row.Notes, fmt.Sprintf("%s: %d of %d runs failed and are left out (%s)", s.name, failed, len(s.g.Results), report.Clean(firstError(s.g.Results))))
 		}
 	}
 	if bq, nq := qpsOf(b), qpsOf(n); bq != nq {
 		row.Notes = append(row.Notes, fmt.Sprintf("QPs differ: base %s, new %s", bq, nq))
 	}
 	if be, ne := firstEffective(b.Results), firstEffective(n.Results); be != nil && ne != nil {
-		if d := settingsDiff(be, ne); len(d) > 0 {
+		if d := report.SettingsDiff(be, ne); len(d) > 0 {
 			row.Notes = append(row.Notes, "ran with different settings: "+strings.Join(d, "; "))
 		}
 	}
 	return row
 }
 
-func firstEffective(rs []*Result) *Effective {
+func firstEffective(rs []*report.Result) *report.Effective {
 	for _, r := range rs {
 		if r.Effective != nil {
 			return r.Effective
@@ -255,7 +256,7 @@ func firstEffective(rs []*Result) *Effective {
 	return nil
 }
 
-func firstError(rs []*Result) string {
+func firstError(rs []*report.Result) string {
 	for _, r := range rs {
 		if r.Error != "" {
 			return r.Error
@@ -264,7 +265,7 @@ func firstError(rs []*Result) string {
 	return ""
 }
 
-func qpsOf(g *Group) string {
+func qpsOf(g *report.Group) string {
 	var qs []string
 	for _, r := range g.Results {
 		q := strconv.Itoa(r.QPs)
@@ -275,9 +276,9 @@ func qpsOf(g *Group) string {
 	return strings.Join(qs, "/")
 }
 
-func compareFigure(f Figure, bv, nv []float64, alpha float64) FigureChange {
+func compareFigure(f report.Figure, bv, nv []float64, alpha float64) FigureChange {
 	fc := FigureChange{Figure: f, Unit: f.Unit(), BaseValues: nonNil(bv), NewValues: nonNil(nv),
-		Base: SpreadOf(bv), New: SpreadOf(nv)}
+		Base: report.SpreadOf(bv), New: report.SpreadOf(nv)}
 	if len(bv) == 0 || len(nv) == 0 {
 		return fc
 	}
@@ -291,7 +292,7 @@ func compareFigure(f Figure, bv, nv []float64, alpha float64) FigureChange {
 	p := cmp.P
 	fc.P = &p
 	fc.Significant = p <= alpha
-	need := MinRunsForTest(alpha)
+	need := report.MinRunsForTest(alpha)
 	if !fc.Significant && len(bv) < need && len(nv) < need {
 		// benchmath's own warning says the same, in its words.
 		fc.TooFewRuns = true
@@ -319,18 +320,26 @@ func nonNil(v []float64) []float64 {
 // pct formats a fraction as a signed percentage with two decimals.
 func pct(frac float64) string { return fmt.Sprintf("%+.2f%%", 100*frac) }
 
+// orDefault returns s, or def when s is empty.
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
 // --- differences of environment and parameters ---
 
 // envDiff lists what differs between the runs of two documents beyond the
 // results themselves.
-func envDiff(base, new *Document) []string {
+func envDiff(base, new *report.Document) []string {
 	var w []string
 	diff := func(what, b, n string) {
 		if b != n {
-			w = append(w, fmt.Sprintf("%s differs: base %s, new %s", what, orDefault(Clean(b), "(none)"), orDefault(Clean(n), "(none)")))
+			w = append(w, fmt.Sprintf("%s differs: base %s, new %s", what, orDefault(report.Clean(b), "(none)"), orDefault(report.Clean(n), "(none)")))
 		}
 	}
-	tool := func(t Tool) string {
+	tool := func(t report.Tool) string {
 		s := orDefault(t.Version, "devel")
 		if t.Commit != "" {
 			s += " (" + t.Commit + ")"
@@ -339,7 +348,7 @@ func envDiff(base, new *Document) []string {
 	}
 	diff("tool version", tool(base.Tool), tool(new.Tool))
 	if (base.Hosts.Remote == nil) != (new.Hosts.Remote == nil) {
-		where := func(d *Document) string {
+		where := func(d *report.Document) string {
 			if d.Hosts.Remote == nil {
 				return "loopback on one host"
 			}
@@ -347,13 +356,13 @@ func envDiff(base, new *Document) []string {
 		}
 		diff("setup", where(base), where(new))
 	}
-	hostDiff := func(prefix string, b, n *Host) {
+	hostDiff := func(prefix string, b, n *report.Host) {
 		diff(prefix+"kernel", b.Kernel, n.Kernel)
 		diff(prefix+"CPU", b.CPU, n.CPU)
 		bd, nd := b.Device, n.Device
 		if bd == nil || nd == nil {
 			if (bd == nil) != (nd == nil) {
-				name := func(d *Device) string {
+				name := func(d *report.Device) string {
 					if d == nil {
 						return ""
 					}
@@ -393,7 +402,7 @@ func itoaOr(n int) string {
 }
 
 // A paramField is a parameter compared, from its Params field's compare
-// tag (see [Params]).
+// tag (see [report.Params]).
 type paramField struct {
 	key    string
 	order  int
@@ -406,7 +415,7 @@ type paramField struct {
 // rows, and the devices actually used, show those.
 var paramFields = func() []paramField {
 	var fields []paramField
-	t := reflect.TypeFor[Params]()
+	t := reflect.TypeFor[report.Params]()
 	for i := range t.NumField() {
 		tag, ok := t.Field(i).Tag.Lookup("compare")
 		if !ok {
@@ -439,7 +448,7 @@ var paramKeys = func() []string {
 // paramMap is p's parameters compared, as compare prints them. A string
 // (but omitempty) or int is there even when unset (""), the others only
 // when set; an Extra key only where no field has it.
-func paramMap(p *Params) map[string]string {
+func paramMap(p *report.Params) map[string]string {
 	m := map[string]string{}
 	v := reflect.ValueOf(p).Elem()
 	for _, f := range paramFields {
@@ -466,7 +475,7 @@ func paramMap(p *Params) map[string]string {
 			}
 		case reflect.Float64:
 			if f.format == "seconds" && fv.Float() > 0 {
-				m[f.key] = Num(fv.Float()) + " s"
+				m[f.key] = report.Num(fv.Float()) + " s"
 			}
 		default:
 			panic("report: compare tag on a " + fv.Kind().String())
@@ -507,7 +516,7 @@ type Gate struct {
 	// Name is how messages show the gate: "--max-p99-regression 5%".
 	Name string
 	// Figures are the figures the gate checks; none: every compared one.
-	Figures       []Figure
+	Figures       []report.Figure
 	MaxRegression float64
 	MinRatio      float64
 }
@@ -517,21 +526,21 @@ type Gates []Gate
 
 // MaxRegressionGate returns a regression gate: figs (every compared
 // figure if none) may get worse by at most frac (0.05 for 5%).
-func MaxRegressionGate(name string, frac float64, figs ...Figure) Gate {
+func MaxRegressionGate(name string, frac float64, figs ...report.Figure) Gate {
 	return Gate{Name: name, Figures: figs, MaxRegression: frac}
 }
 
 // MinRatioGate returns a ratio gate: NEW/BASE of figs (higher-is-better
 // figures) must be at least ratio.
-func MinRatioGate(name string, ratio float64, figs ...Figure) Gate {
+func MinRatioGate(name string, ratio float64, figs ...report.Figure) Gate {
 	return Gate{Name: name, Figures: figs, MinRatio: ratio}
 }
 
 // GateFailure is one figure of one row beyond a gate's threshold.
 type GateFailure struct {
 	Gate string `json:"gate"`
-	Key
-	Figure Figure `json:"figure"`
+	report.Key
+	Figure report.Figure `json:"figure"`
 	// Change is the relative change of the medians (New/Base - 1).
 	Change float64 `json:"change"`
 	// Significant is false for a change beyond the threshold that is
@@ -562,7 +571,7 @@ type GateResult struct {
 	NotSignificant []GateFailure `json:"not_significant,omitempty"`
 	// Limits are the figures of NEW that miss an absolute limit
 	// (compare --limit-bw 90%link): each fails the gates.
-	Limits []LimitFailure `json:"limits,omitempty"`
+	Limits []report.LimitFailure `json:"limits,omitempty"`
 }
 
 // Failed reports whether a gate failed.
@@ -570,13 +579,13 @@ func (g *GateResult) Failed() bool { return g != nil && (len(g.Failures) > 0 || 
 
 // AddLimits checks the limits l, named name ("--limit-bw 90%link"), on
 // the NEW document of the comparison, as a run checks its own
-// ([CheckLimits]): every figure that misses one fails the gates.
-func (g *GateResult) AddLimits(name string, new *Document, l Limits) {
+// ([report.CheckLimits]): every figure that misses one fails the gates.
+func (g *GateResult) AddLimits(name string, new *report.Document, l report.Limits) {
 	if l.IsZero() {
 		return
 	}
 	g.Gates = append(g.Gates, name)
-	g.Limits = append(g.Limits, CheckLimits(new, l)...)
+	g.Limits = append(g.Limits, report.CheckLimits(new, l)...)
 }
 
 // CheckGates checks every gate on every row and figure of c.
@@ -603,7 +612,7 @@ func (c *Comparison) CheckGates(gates Gates) *GateResult {
 					continue
 				}
 				if fc.TooFewRuns {
-					f.Message += fmt.Sprintf(": not significant, too few runs (%s; need at least %d on each side)", fc.Test(), MinRunsForTest(c.Alpha))
+					f.Message += fmt.Sprintf(": not significant, too few runs (%s; need at least %d on each side)", fc.Test(), report.MinRunsForTest(c.Alpha))
 				} else {
 					f.Message += fmt.Sprintf(": not significant (%s > alpha %g)", fc.Test(), c.Alpha)
 				}
@@ -632,13 +641,13 @@ func (g *Gate) check(fc *FigureChange) (string, bool) {
 		if ratio >= g.MinRatio {
 			return "", false
 		}
-		return fmt.Sprintf("%s ratio %s < %s", label, strconv.FormatFloat(ratio, 'f', 3, 64), Num(g.MinRatio)), true
+		return fmt.Sprintf("%s ratio %s < %s", label, strconv.FormatFloat(ratio, 'f', 3, 64), report.Num(g.MinRatio)), true
 	}
 	worse, _ := fc.Worse()
 	if worse <= g.MaxRegression {
 		return "", false
 	}
-	limit := Num(100*g.MaxRegression) + "%"
+	limit := report.Num(100*g.MaxRegression) + "%"
 	if fc.Figure.HigherIsBetter() {
 		return fmt.Sprintf("%s %s < -%s", label, pct(*fc.Change), limit), true
 	}

@@ -1,4 +1,4 @@
-package report
+package compare
 
 import (
 	"testing"
@@ -13,8 +13,8 @@ func TestCompareSchemasCompile(t *testing.T) {
 		url, version string
 		data         []byte
 	}{
-		{schema.CompareURL, CompareSchema, schema.CompareJSON()},
-		{schema.CompareMeshURL, CompareMeshSchema, schema.CompareMeshJSON()},
+		{schema.CompareURL, Schema, schema.CompareJSON()},
+		{schema.CompareMeshURL, MeshSchema, schema.CompareMeshJSON()},
 	} {
 		s := loadSchemaFile(t, tc.data)
 		if s["$id"] != tc.url || s["$schema"] != "https://json-schema.org/draft/2020-12/schema" {

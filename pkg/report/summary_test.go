@@ -91,7 +91,7 @@ func TestSettingsMemory(t *testing.T) {
 			t.Fatalf("host pages are a setting: %v", s)
 		}
 	}
-	d := settingsDiff(host, huge)
+	d := SettingsDiff(host, huge)
 	if len(d) != 1 || d[0] != "mem base -, new hugepages 2 MiB pages, ibv_reg_mr" {
 		t.Fatalf("diff %q", d)
 	}
