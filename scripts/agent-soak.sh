@@ -218,9 +218,19 @@ for x in a b; do
 		((bwn >= 1)) || ko "$x-bw-probes" "no good $bw probe in $took s (one every 10 s asked)"
 	fi
 	w=$(grep "^warm $x " "$out/levels") e=$(grep "^end $x " "$out/levels")
+	leaked=0
 	for k in verbs rdma fds; do
-		[[ $(field $k "$w") == "$(field $k "$e")" ]] || ko "$x-$k" "$k $(field $k "$w") after the warm-up, $(field $k "$e") at the end"
+		[[ $(field $k "$w") == "$(field $k "$e")" ]] || { ko "$x-$k" "$k $(field $k "$w") after the warm-up, $(field $k "$e") at the end"; leaked=1; }
 	done
+	if ((leaked)); then
+		# What is left open, for the one who reads this: the descriptors,
+		# the device's objects of the agent, and the end of its log.
+		ls -l "/proc/${pid[$x]}/fd" | sed "s/^/  agent $x fd: /"
+		for kind in ctx pd mr cq qp; do
+			rdma resource show "$kind" 2>/dev/null | grep " pid ${pid[$x]} " | sed "s/^/  agent $x $kind: /"
+		done
+		grep -v 'stats goroutines=' "$out/agent.$x.log" | tail -n 20 | sed "s/^/  agent $x log: /"
+	fi
 	(($(field goroutines "$e") <= $(field goroutines "$w") + 2)) ||
 		ko "$x-goroutines" "goroutines $(field goroutines "$w") after the warm-up, $(field goroutines "$e") at the end"
 	(($(field rss_kib "$e") <= $(field rss_kib "$w") + 16384)) ||
