@@ -180,109 +180,158 @@ func capped(ls []string, more string) []string {
 }
 
 func meshCompareText(b *bytes.Buffer, c *compare.MeshComparison, gates *compare.MeshGateResult, md bool, width int) error {
-	line := func(k, v string) {
-		switch {
-		case md:
-			fmt.Fprintf(b, "- %s: %s\n", mdEscape(k), mdEscape(v))
-		case width > 0:
-			kvAt(b, k, v, width)
-		default:
-			kv(b, k, v)
-		}
-	}
+	t := textSheet{b: b, md: md, width: width}
 	if md {
 		b.WriteString("**rdmabench compare (mesh)**\n\n")
 	}
-	line("base", meshSideLine(&c.Base))
-	line("new", meshSideLine(&c.New))
-	line("links", "matched "+matchLine(c))
-	line("values", meshCompareLegend)
-	grid := func(title string, rows []row, labels []string, aligns []tw.Align) error {
-		b.WriteByte('\n')
-		if md {
-			fmt.Fprintf(b, "**%s**\n\n", mdEscape(title))
-			b.WriteString(mdLine(labels))
-			seps := make([]string, len(aligns))
-			for i, a := range aligns {
-				seps[i] = "---:"
-				if a == tw.AlignLeft {
-					seps[i] = ":---"
-				}
-			}
-			b.WriteString(mdLine(seps))
-			for _, r := range rows {
-				cs := make([]string, len(r.cells))
-				for i, c := range r.cells {
-					cs[i] = mdEscape(c)
-				}
-				b.WriteString(mdLine(cs))
-			}
-			return nil
-		}
-		var all []row
-		if width > 0 {
-			for _, l := range wrap(report.Clean(title), width) {
-				all = append(all, row{kind: rowTitle, text: l})
-			}
-		} else {
-			all = append(all, row{kind: rowTitle, text: title})
-		}
-		all = append(append(all, row{cells: labels}, row{kind: rowRule}), rows...)
-		lines, err := layoutFit(all, aligns, 2, width)
-		if err != nil {
-			return err
-		}
-		for _, l := range lines {
-			b.WriteString(l + "\n")
-		}
-		return nil
-	}
+	t.line("base", meshSideLine(&c.Base))
+	t.line("new", meshSideLine(&c.New))
+	t.line("links", "matched "+matchLine(c))
+	t.line("values", meshCompareLegend)
 	if len(c.Matrices) == 0 {
 		b.WriteString("\nno matrix (test, size and figure) in common\n")
 	} else {
-		var rows []row
-		for i := range c.Matrices {
-			mc := &c.Matrices[i]
-			u := matrixChangeUnit(mc)
-			rows = append(rows, row{cells: []string{mc.Key.String(), figureCell(mc.Figure, u), strconv.Itoa(mc.Links),
-				strconv.Itoa(mc.OnlyBase), strconv.Itoa(mc.OnlyNew), medianCell(mc.Figure, mc.BaseMedian, u),
-				medianCell(mc.Figure, mc.NewMedian, u), changeCell(mc.Change)}})
-		}
-		if err := grid("per matrix: links measured on both sides, on one only, and the change of the median over the links measured on both",
-			rows, []string{"matrix", "figure", "links", "only base", "only new", "base median", "new median", "change"},
-			[]tw.Align{tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight}); err != nil {
+		if err := t.matrixChanges(c.Matrices); err != nil {
 			return err
 		}
-		for _, mc := range c.Matrices {
-			if len(mc.Top) == 0 {
-				continue
-			}
-			hosts := false
-			for _, l := range mc.Top {
-				hosts = hosts || l.FromHost != "" || l.ToHost != ""
-			}
-			labels := []string{"link", "base", "new", "change"}
-			aligns := []tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight}
-			if hosts {
-				labels = []string{"link", "hosts", "base", "new", "change"}
-				aligns = []tw.Align{tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight}
-			}
-			u := matrixChangeUnit(&mc)
-			var rows []row
-			for _, l := range mc.Top {
-				cells := []string{linkCellText(&l)}
-				if hosts {
-					cells = append(cells, orDefault(l.FromHost, "?")+" -> "+orDefault(l.ToHost, "?"))
-				}
-				cells = append(cells, tableValue(mc.Figure, l.Base, u), tableValue(mc.Figure, l.New, u), changeCell(l.Change))
-				rows = append(rows, row{cells: cells})
-			}
-			title := fmt.Sprintf("%s %s: most changed links, either way (%d of %d)", mc.Key, figureCell(mc.Figure, u), len(mc.Top), mc.Links)
-			if err := grid(title, rows, labels, aligns); err != nil {
+		for i := range c.Matrices {
+			if err := t.topLinks(&c.Matrices[i]); err != nil {
 				return err
 			}
 		}
 	}
+	t.notes(meshCompareNotes(c, gates))
+	return nil
+}
+
+// textSheet writes lines and tables to b, as Markdown when md, else as
+// text at width (0: any).
+type textSheet struct {
+	b     *bytes.Buffer
+	md    bool
+	width int
+}
+
+// line writes one "key value" line.
+func (t textSheet) line(k, v string) {
+	switch {
+	case t.md:
+		fmt.Fprintf(t.b, "- %s: %s\n", mdEscape(k), mdEscape(v))
+	case t.width > 0:
+		kvAt(t.b, k, v, t.width)
+	default:
+		kv(t.b, k, v)
+	}
+}
+
+// grid writes a table of rows under its title and labels, after an empty
+// line; in text, its title wrapped at the width.
+func (t textSheet) grid(title string, rows []row, labels []string, aligns []tw.Align) error {
+	b := t.b
+	b.WriteByte('\n')
+	if t.md {
+		fmt.Fprintf(b, "**%s**\n\n", mdEscape(title))
+		b.WriteString(mdLine(labels))
+		seps := make([]string, len(aligns))
+		for i, a := range aligns {
+			seps[i] = "---:"
+			if a == tw.AlignLeft {
+				seps[i] = ":---"
+			}
+		}
+		b.WriteString(mdLine(seps))
+		for _, r := range rows {
+			cs := make([]string, len(r.cells))
+			for i, c := range r.cells {
+				cs[i] = mdEscape(c)
+			}
+			b.WriteString(mdLine(cs))
+		}
+		return nil
+	}
+	var all []row
+	if t.width > 0 {
+		for _, l := range wrap(report.Clean(title), t.width) {
+			all = append(all, row{kind: rowTitle, text: l})
+		}
+	} else {
+		all = append(all, row{kind: rowTitle, text: title})
+	}
+	all = append(append(all, row{cells: labels}, row{kind: rowRule}), rows...)
+	lines, err := layoutFit(all, aligns, 2, t.width)
+	if err != nil {
+		return err
+	}
+	for _, l := range lines {
+		b.WriteString(l + "\n")
+	}
+	return nil
+}
+
+// notes writes each note on a line of its own, after an empty line.
+func (t textSheet) notes(notes []string) {
+	if len(notes) > 0 {
+		t.b.WriteByte('\n')
+	}
+	for _, n := range notes {
+		if t.md {
+			fmt.Fprintf(t.b, "- %s\n", mdEscape(n))
+		} else {
+			t.b.WriteString(report.Clean(n) + "\n")
+		}
+	}
+}
+
+// matrixChanges is the table of the matrices in common: their links on
+// both sides and on one, and the change of their medians.
+func (t textSheet) matrixChanges(ms []compare.MatrixChange) error {
+	var rows []row
+	for i := range ms {
+		mc := &ms[i]
+		u := matrixChangeUnit(mc)
+		rows = append(rows, row{cells: []string{mc.Key.String(), figureCell(mc.Figure, u), strconv.Itoa(mc.Links),
+			strconv.Itoa(mc.OnlyBase), strconv.Itoa(mc.OnlyNew), medianCell(mc.Figure, mc.BaseMedian, u),
+			medianCell(mc.Figure, mc.NewMedian, u), changeCell(mc.Change)}})
+	}
+	return t.grid("per matrix: links measured on both sides, on one only, and the change of the median over the links measured on both",
+		rows, []string{"matrix", "figure", "links", "only base", "only new", "base median", "new median", "change"},
+		[]tw.Align{tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight})
+}
+
+// topLinks is the table of a matrix's most changed links, with their hosts
+// when any has one; none when it has none.
+func (t textSheet) topLinks(mc *compare.MatrixChange) error {
+	if len(mc.Top) == 0 {
+		return nil
+	}
+	hosts := false
+	for _, l := range mc.Top {
+		hosts = hosts || l.FromHost != "" || l.ToHost != ""
+	}
+	labels := []string{"link", "base", "new", "change"}
+	aligns := []tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight}
+	if hosts {
+		labels = []string{"link", "hosts", "base", "new", "change"}
+		aligns = []tw.Align{tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight}
+	}
+	u := matrixChangeUnit(mc)
+	var rows []row
+	for _, l := range mc.Top {
+		cells := []string{linkCellText(&l)}
+		if hosts {
+			cells = append(cells, orDefault(l.FromHost, "?")+" -> "+orDefault(l.ToHost, "?"))
+		}
+		cells = append(cells, tableValue(mc.Figure, l.Base, u), tableValue(mc.Figure, l.New, u), changeCell(l.Change))
+		rows = append(rows, row{cells: cells})
+	}
+	title := fmt.Sprintf("%s %s: most changed links, either way (%d of %d)", mc.Key, figureCell(mc.Figure, u), len(mc.Top), mc.Links)
+	return t.grid(title, rows, labels, aligns)
+}
+
+// meshCompareNotes are the comparison's notes: the ranks, the links that
+// failed on either side, those on one side only, the warnings, and the
+// gates, each list capped.
+func meshCompareNotes(c *compare.MeshComparison, gates *compare.MeshGateResult) []string {
 	var notes []string
 	var ranks []string
 	for _, r := range c.Ranks {
@@ -314,15 +363,5 @@ func meshCompareText(b *bytes.Buffer, c *compare.MeshComparison, gates *compare.
 		}
 		notes = append(notes, capped(fs, "gate failures (-o json or -o csv lists every link)")...)
 	}
-	if len(notes) > 0 {
-		b.WriteByte('\n')
-	}
-	for _, n := range notes {
-		if md {
-			fmt.Fprintf(b, "- %s\n", mdEscape(n))
-		} else {
-			b.WriteString(report.Clean(n) + "\n")
-		}
-	}
-	return nil
+	return notes
 }
