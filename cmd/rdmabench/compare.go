@@ -10,17 +10,11 @@ import (
 	"github.com/rdmabench/rdmabench/pkg/report/compare"
 	"github.com/rdmabench/rdmabench/pkg/report/render"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 func newCompareCmd() *cobra.Command {
-	var (
-		output                        string
-		alpha                         float64
-		maxReg, maxP50, maxP99, maxBW percentFlag
-		minBWRatio                    ratioFlag
-		limits                        report.Limits
-		top                           int
-	)
+	f := &compareFlags{}
 	cmd := &cobra.Command{
 		Use:   "compare BASE NEW",
 		Short: "Compare two results documents; exit status 3 when a gate fails",
@@ -68,28 +62,9 @@ the exit status is 0.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var gates compare.Gates
-			if !slices.Contains(render.CompareFormats, output) && !slices.Contains(render.MeshCompareFormats, output) {
-				return usageError{fmt.Errorf("compare: unknown output format %q (want %s; %s for two meshes)", output,
-					strings.Join(render.CompareFormats, ", "), strings.Join(render.MeshCompareFormats, ", "))}
-			}
-			if top < 0 {
-				return usageError{fmt.Errorf("compare: --top %d: want 0 or more links", top)}
-			}
-			if alpha <= 0 || alpha >= 1 {
-				return usageError{fmt.Errorf("compare: --alpha %g must be between 0 and 1", alpha)}
-			}
-			pctGate := func(flag string, p *percentFlag, figs ...report.Figure) {
-				if p.set {
-					gates = append(gates, compare.MaxRegressionGate("--"+flag+" "+p.String(), p.v, figs...))
-				}
-			}
-			pctGate("max-regression", &maxReg)
-			pctGate("max-p50-regression", &maxP50, report.FigP50)
-			pctGate("max-p99-regression", &maxP99, report.FigP99)
-			pctGate("max-bw-regression", &maxBW, report.FigGbps)
-			if minBWRatio.set {
-				gates = append(gates, compare.MinRatioGate("--min-bw-ratio "+minBWRatio.String(), minBWRatio.v, report.FigGbps))
+			gates, err := f.gates()
+			if err != nil {
+				return usageError{err}
 			}
 			var docs [2]*report.Document
 			for i, path := range args {
@@ -100,50 +75,98 @@ the exit status is 0.`,
 				docs[i] = doc
 			}
 			if report.IsMesh(docs[0]) || report.IsMesh(docs[1]) {
-				return compareMeshes(cmd, args, docs, output, top, gates, limits)
+				return compareMeshes(cmd, args, docs, f.output, f.top, gates, f.limits)
 			}
-			if cmd.Flags().Changed("top") {
-				return usageError{errors.New("compare: --top applies to two mesh documents, not to single runs")}
-			}
-			if !slices.Contains(render.CompareFormats, output) {
-				return usageError{fmt.Errorf("compare: -o %s applies to two mesh documents; for single runs want %s", output, strings.Join(render.CompareFormats, ", "))}
-			}
-			c := compare.Compare(docs[0], docs[1], compare.Options{BaseName: args[0], NewName: args[1], Alpha: alpha})
-
-			var verdict *compare.GateResult
-			if len(gates) > 0 || !limits.IsZero() {
-				verdict = c.CheckGates(gates)
-				bw := bwLimit{&limits}
-				verdict.AddLimits("--limit-bw "+bw.String(), docs[1], limits)
-			}
-			if err := render.WriteComparisonWith(cmd.OutOrStdout(), output, c, verdict, tableOptions(cmd)); err != nil {
-				return err
-			}
-			if verdict.Failed() {
-				var lines []string
-				for _, f := range verdict.Failures {
-					lines = append(lines, f.String())
-				}
-				for _, f := range verdict.Limits {
-					lines = append(lines, "limit failed (new): "+f.String())
-				}
-				return gateError{fmt.Errorf("compare: %d gate check(s) failed\n%s", len(lines), strings.Join(lines, "\n"))}
-			}
-			return nil
+			return f.compareRuns(cmd, args, docs, gates)
 		},
 	}
-	fs := cmd.Flags()
-	fs.StringVarP(&output, "output", "o", render.FormatTable, "output format: "+strings.Join(render.CompareFormats, ", ")+
-		"; for two meshes also csv (one row per link and figure)")
-	fs.Float64Var(&alpha, "alpha", report.Alpha, "significance level of the Mann-Whitney U test (single runs)")
-	fs.IntVar(&top, "top", compare.DefaultMeshTop, "two meshes: how many of each matrix's most changed links to list (0: none)")
-	fs.Var(&maxReg, "max-regression", "fail when any figure got significantly worse by more than this (latency up, bandwidth down), e.g. 5%")
-	fs.Var(&maxP50, "max-p50-regression", "fail when the p50 latency rose significantly by more than this")
-	fs.Var(&maxP99, "max-p99-regression", "fail when the p99 latency rose significantly by more than this")
-	fs.Var(&maxBW, "max-bw-regression", "fail when the bandwidth fell significantly by more than this")
-	fs.Var(&minBWRatio, "min-bw-ratio", "fail when NEW/BASE bandwidth is significantly below this ratio, e.g. 0.95")
-	fs.Var(&bwLimit{&limits}, "limit-bw", "fail when a NEW bandwidth (the median of its runs) is below this, e.g. 90Gbps, or this share of the link's nominal rate for RDMA, e.g. 90%link")
+	f.add(cmd.Flags())
 	return cmd
+}
+
+// compareFlags are compare's flags.
+type compareFlags struct {
+	output                        string
+	alpha                         float64
+	maxReg, maxP50, maxP99, maxBW percentFlag
+	minBWRatio                    ratioFlag
+	limits                        report.Limits
+	top                           int
+}
+
+// add declares the flags.
+func (f *compareFlags) add(fs *pflag.FlagSet) {
+	fs.StringVarP(&f.output, "output", "o", render.FormatTable, "output format: "+strings.Join(render.CompareFormats, ", ")+
+		"; for two meshes also csv (one row per link and figure)")
+	fs.Float64Var(&f.alpha, "alpha", report.Alpha, "significance level of the Mann-Whitney U test (single runs)")
+	fs.IntVar(&f.top, "top", compare.DefaultMeshTop, "two meshes: how many of each matrix's most changed links to list (0: none)")
+	fs.Var(&f.maxReg, "max-regression", "fail when any figure got significantly worse by more than this (latency up, bandwidth down), e.g. 5%")
+	fs.Var(&f.maxP50, "max-p50-regression", "fail when the p50 latency rose significantly by more than this")
+	fs.Var(&f.maxP99, "max-p99-regression", "fail when the p99 latency rose significantly by more than this")
+	fs.Var(&f.maxBW, "max-bw-regression", "fail when the bandwidth fell significantly by more than this")
+	fs.Var(&f.minBWRatio, "min-bw-ratio", "fail when NEW/BASE bandwidth is significantly below this ratio, e.g. 0.95")
+	fs.Var(&bwLimit{&f.limits}, "limit-bw", "fail when a NEW bandwidth (the median of its runs) is below this, e.g. 90Gbps, or this share of the link's nominal rate for RDMA, e.g. 90%link")
+}
+
+// gates checks the flags and returns the gates they ask for.
+func (f *compareFlags) gates() (compare.Gates, error) {
+	if !slices.Contains(render.CompareFormats, f.output) && !slices.Contains(render.MeshCompareFormats, f.output) {
+		return nil, fmt.Errorf("compare: unknown output format %q (want %s; %s for two meshes)", f.output,
+			strings.Join(render.CompareFormats, ", "), strings.Join(render.MeshCompareFormats, ", "))
+	}
+	if f.top < 0 {
+		return nil, fmt.Errorf("compare: --top %d: want 0 or more links", f.top)
+	}
+	if f.alpha <= 0 || f.alpha >= 1 {
+		return nil, fmt.Errorf("compare: --alpha %g must be between 0 and 1", f.alpha)
+	}
+	var gates compare.Gates
+	pctGate := func(flag string, p *percentFlag, figs ...report.Figure) {
+		if p.set {
+			gates = append(gates, compare.MaxRegressionGate("--"+flag+" "+p.String(), p.v, figs...))
+		}
+	}
+	pctGate("max-regression", &f.maxReg)
+	pctGate("max-p50-regression", &f.maxP50, report.FigP50)
+	pctGate("max-p99-regression", &f.maxP99, report.FigP99)
+	pctGate("max-bw-regression", &f.maxBW, report.FigGbps)
+	if f.minBWRatio.set {
+		gates = append(gates, compare.MinRatioGate("--min-bw-ratio "+f.minBWRatio.String(), f.minBWRatio.v, report.FigGbps))
+	}
+	return gates, nil
+}
+
+// compareRuns is compare of two single runs' documents: per test,
+// connection and size, the gates on significant changes, --limit-bw on
+// NEW's medians.
+func (f *compareFlags) compareRuns(cmd *cobra.Command, args []string, docs [2]*report.Document, gates compare.Gates) error {
+	if cmd.Flags().Changed("top") {
+		return usageError{errors.New("compare: --top applies to two mesh documents, not to single runs")}
+	}
+	if !slices.Contains(render.CompareFormats, f.output) {
+		return usageError{fmt.Errorf("compare: -o %s applies to two mesh documents; for single runs want %s", f.output, strings.Join(render.CompareFormats, ", "))}
+	}
+	c := compare.Compare(docs[0], docs[1], compare.Options{BaseName: args[0], NewName: args[1], Alpha: f.alpha})
+	var verdict *compare.GateResult
+	if len(gates) > 0 || !f.limits.IsZero() {
+		verdict = c.CheckGates(gates)
+		bw := bwLimit{&f.limits}
+		verdict.AddLimits("--limit-bw "+bw.String(), docs[1], f.limits)
+	}
+	if err := render.WriteComparisonWith(cmd.OutOrStdout(), f.output, c, verdict, tableOptions(cmd)); err != nil {
+		return err
+	}
+	if verdict.Failed() {
+		var lines []string
+		for _, fl := range verdict.Failures {
+			lines = append(lines, fl.String())
+		}
+		for _, fl := range verdict.Limits {
+			lines = append(lines, "limit failed (new): "+fl.String())
+		}
+		return gateError{fmt.Errorf("compare: %d gate check(s) failed\n%s", len(lines), strings.Join(lines, "\n"))}
+	}
+	return nil
 }
 
 // maxStderrLinks is how many failed links and gate failures a mesh
