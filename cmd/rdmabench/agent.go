@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -233,7 +234,7 @@ func (a *agentFlags) run(ctx context.Context, cfg watch.Config, log io.Writer) e
 		bw = fmt.Sprintf(", bandwidth with %s (%v of %d B messages, %g%% of the time)", b.Test, b.Duration, b.Size, 100*b.Share)
 	}
 	fmt.Fprintf(log, "rdmabench agent: serving tests on %s (device %s, token %s); probing the peers of %s with %s at %g/s%s; metrics %s\n",
-		ln.Addr(), orDefault(cfg.Server.Device, "first"), auth, a.peers, a.probe, orRate(cfg.Rate), bw, maddr)
+		ln.Addr(), cmp.Or(cfg.Server.Device, "first"), auth, a.peers, a.probe, orRate(cfg.Rate), bw, maddr)
 	return agent.Run(ctx)
 }
 

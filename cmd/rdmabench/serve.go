@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"net"
 	"strconv"
@@ -59,7 +60,7 @@ open files, resident memory, open verbs objects).`,
 				maxMem = strconv.FormatUint(srv.MaxMem, 10) + " bytes"
 			}
 			fmt.Fprintf(log, "rdmabench serve: listening on %s (device %s, token %s, max-mem %s)\n", ln.Addr(),
-				orDefault(srv.Device, "first"), auth, maxMem)
+				cmp.Or(srv.Device, "first"), auth, maxMem)
 			return remote.Serve(cmd.Context(), ln, &srv, control.ServerOptions{Token: token, Timeout: timeout, Log: log, Once: once})
 		},
 	}
@@ -71,11 +72,4 @@ open files, resident memory, open verbs objects).`,
 	f.BoolVar(&once, "once", false, "serve one test, then exit (for scripts)")
 	f.DurationVar(&timeout, "timeout", control.DefaultTimeout, "drop a client silent for this long")
 	return cmd
-}
-
-func orDefault(s, d string) string {
-	if s == "" {
-		return d
-	}
-	return s
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -40,7 +41,7 @@ func (e *Effective) settings() []setting {
 	num("post-list", e.PostList, "")
 	num("threads", e.Threads, "")
 	if e.RateLimitGbps > 0 {
-		out = append(out, setting{"rate-limit", strconv.FormatFloat(e.RateLimitGbps, 'g', 4, 64) + " Gbit/s " + orDefault(e.RateLimiter, "sw")})
+		out = append(out, setting{"rate-limit", strconv.FormatFloat(e.RateLimitGbps, 'g', 4, 64) + " Gbit/s " + cmp.Or(e.RateLimiter, "sw")})
 	}
 	num("inline-max", e.InlineMax, " B")
 	num("path-mtu", e.PathMTU, " B")
@@ -100,7 +101,7 @@ func SettingsDiff(base, new *Effective) []string {
 	index := func(ss []setting) map[string]string {
 		m := map[string]string{}
 		for _, s := range ss {
-			m[s.name] = orDefault(s.value, "on")
+			m[s.name] = cmp.Or(s.value, "on")
 		}
 		return m
 	}
@@ -114,7 +115,7 @@ func SettingsDiff(base, new *Effective) []string {
 		}
 		seen[s.name] = true
 		if b, n := bm[s.name], nm[s.name]; b != n {
-			out = append(out, fmt.Sprintf("%s base %s, new %s", s.name, orDefault(b, "-"), orDefault(n, "-")))
+			out = append(out, fmt.Sprintf("%s base %s, new %s", s.name, cmp.Or(b, "-"), cmp.Or(n, "-")))
 		}
 	}
 	return out
@@ -167,7 +168,7 @@ func SettingsLine(rs []*Result) string {
 		}
 		var per []string
 		for _, v := range vs {
-			per = append(per, fmt.Sprintf("%s at %s B", orDefault(v.value, "on"), sizeRange(v.sizes)))
+			per = append(per, fmt.Sprintf("%s at %s B", cmp.Or(v.value, "on"), sizeRange(v.sizes)))
 		}
 		parts = append(parts, name+" "+strings.Join(per, ", "))
 	}

@@ -17,14 +17,6 @@ func Clean(s string) string {
 	}, s)
 }
 
-// orDefault returns s, or def when s is empty.
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
-
 // Num writes v as tables and plots write figures: with at most three
 // decimals and no trailing zeros ("0.5", "98.412", "200").
 func Num(v float64) string {

@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"math"
@@ -156,8 +157,8 @@ func Compare(base, new *report.Document, opt Options) *Comparison {
 		alpha = report.Alpha
 	}
 	c := &Comparison{
-		Base:       side(orDefault(opt.BaseName, "base"), base),
-		New:        side(orDefault(opt.NewName, "new"), new),
+		Base:       side(cmp.Or(opt.BaseName, "base"), base),
+		New:        side(cmp.Or(opt.NewName, "new"), new),
 		Alpha:      alpha,
 		Confidence: report.Confidence,
 		Rows:       []Row{},
@@ -320,14 +321,6 @@ func nonNil(v []float64) []float64 {
 // pct formats a fraction as a signed percentage with two decimals.
 func pct(frac float64) string { return fmt.Sprintf("%+.2f%%", 100*frac) }
 
-// orDefault returns s, or def when s is empty.
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
-
 // --- differences of environment and parameters ---
 
 // envDiff lists what differs between the runs of two documents beyond the
@@ -336,11 +329,11 @@ func envDiff(base, new *report.Document) []string {
 	var w []string
 	diff := func(what, b, n string) {
 		if b != n {
-			w = append(w, fmt.Sprintf("%s differs: base %s, new %s", what, orDefault(report.Clean(b), "(none)"), orDefault(report.Clean(n), "(none)")))
+			w = append(w, fmt.Sprintf("%s differs: base %s, new %s", what, cmp.Or(report.Clean(b), "(none)"), cmp.Or(report.Clean(n), "(none)")))
 		}
 	}
 	tool := func(t report.Tool) string {
-		s := orDefault(t.Version, "devel")
+		s := cmp.Or(t.Version, "devel")
 		if t.Commit != "" {
 			s += " (" + t.Commit + ")"
 		}
@@ -388,7 +381,7 @@ func envDiff(base, new *report.Document) []string {
 	for _, k := range paramOrder(bp, np) {
 		b, n := bp[k], np[k]
 		if b != n {
-			w = append(w, fmt.Sprintf("parameter %s differs: base %s, new %s", k, orDefault(b, "default"), orDefault(n, "default")))
+			w = append(w, fmt.Sprintf("parameter %s differs: base %s, new %s", k, cmp.Or(b, "default"), cmp.Or(n, "default")))
 		}
 	}
 	return w

@@ -98,13 +98,13 @@ type RankMatch struct {
 func (r RankMatch) String() string {
 	switch {
 	case r.Rank < 0:
-		return fmt.Sprintf("base rank %d (%s) is not in new", r.BaseRank, orDefault(r.BaseHost, "?"))
+		return fmt.Sprintf("base rank %d (%s) is not in new", r.BaseRank, cmp.Or(r.BaseHost, "?"))
 	case r.BaseRank < 0:
-		return fmt.Sprintf("rank %d (%s) is not in base", r.Rank, orDefault(r.NewHost, "?"))
+		return fmt.Sprintf("rank %d (%s) is not in base", r.Rank, cmp.Or(r.NewHost, "?"))
 	case r.Rank != r.BaseRank:
-		return fmt.Sprintf("rank %d (%s) was rank %d in base", r.Rank, orDefault(r.NewHost, "?"), r.BaseRank)
+		return fmt.Sprintf("rank %d (%s) was rank %d in base", r.Rank, cmp.Or(r.NewHost, "?"), r.BaseRank)
 	}
-	return fmt.Sprintf("rank %d is on %s, was on %s in base", r.Rank, orDefault(r.NewHost, "?"), orDefault(r.BaseHost, "?"))
+	return fmt.Sprintf("rank %d is on %s, was on %s in base", r.Rank, cmp.Or(r.NewHost, "?"), cmp.Or(r.BaseHost, "?"))
 }
 
 // MatrixID names one matrix of a mesh: test, connection, size and figure.
@@ -165,7 +165,7 @@ type FailedLink struct {
 // link kept beyond each matrix's top ones.
 func CompareMesh(base, new *report.Document, opt MeshOptions) (*MeshComparison, error) {
 	if !report.IsMesh(base) || !report.IsMesh(new) {
-		return nil, fmt.Errorf("report: compare meshes: %s", MixedKinds(base, new, orDefault(opt.BaseName, "base"), orDefault(opt.NewName, "new")))
+		return nil, fmt.Errorf("report: compare meshes: %s", MixedKinds(base, new, cmp.Or(opt.BaseName, "base"), cmp.Or(opt.NewName, "new")))
 	}
 	if bm, nm := base.Mesh, new.Mesh; len(bm.Matrices) == 0 && len(nm.Matrices) == 0 && bm.Aggregate != nil && nm.Aggregate != nil {
 		return compareMeshHosts(base, new, opt)
@@ -177,8 +177,8 @@ func CompareMesh(base, new *report.Document, opt MeshOptions) (*MeshComparison, 
 	top = max(top, 0)
 	bm, nm := base.Mesh, new.Mesh
 	c := &MeshComparison{
-		Base:     meshSide(orDefault(opt.BaseName, "base"), base),
-		New:      meshSide(orDefault(opt.NewName, "new"), new),
+		Base:     meshSide(cmp.Or(opt.BaseName, "base"), base),
+		New:      meshSide(cmp.Or(opt.NewName, "new"), new),
 		Top:      top,
 		Matrices: []MatrixChange{},
 		base:     bm, new: nm,
@@ -257,7 +257,7 @@ func meshRanks(m *report.Mesh) int {
 }
 
 func matrixID(mx *report.Matrix) MatrixID {
-	return MatrixID{Key: mx.Key(), Figure: mx.Figure, Unit: orDefault(mx.Unit, mx.Figure.Unit())}
+	return MatrixID{Key: mx.Key(), Figure: mx.Figure, Unit: cmp.Or(mx.Unit, mx.Figure.Unit())}
 }
 
 // rankIdentity is what identifies a rank of a mesh across runs: its host
@@ -547,10 +547,10 @@ func meshDiff(base, new *report.Document) []string {
 	var w []string
 	bm, nm := base.Mesh, new.Mesh
 	if b, n := strings.Join(bm.Tests, " "), strings.Join(nm.Tests, " "); b != n {
-		w = append(w, fmt.Sprintf("tests differ: base %s, new %s", orDefault(report.Clean(b), "(none)"), orDefault(report.Clean(n), "(none)")))
+		w = append(w, fmt.Sprintf("tests differ: base %s, new %s", cmp.Or(report.Clean(b), "(none)"), cmp.Or(report.Clean(n), "(none)")))
 	}
 	if bm.Schedule != nm.Schedule {
-		w = append(w, fmt.Sprintf("schedule differs: base %s, new %s", orDefault(report.Clean(bm.Schedule), "(none)"), orDefault(report.Clean(nm.Schedule), "(none)")))
+		w = append(w, fmt.Sprintf("schedule differs: base %s, new %s", cmp.Or(report.Clean(bm.Schedule), "(none)"), cmp.Or(report.Clean(nm.Schedule), "(none)")))
 	}
 	if bm.Duplex != nm.Duplex {
 		w = append(w, fmt.Sprintf("duplex differs: base %s, new %s (a duplex mesh runs each pair once, its bandwidth tests bidirectional: each direction's figure is measured with the other direction sending too)",
@@ -624,7 +624,7 @@ func (g *MeshGateResult) Failed() bool {
 func (c *MeshComparison) linkName(from, to int) string {
 	s := fmt.Sprintf("%d -> %d", from, to)
 	if fh, th := c.hostOfNew(from), c.hostOfNew(to); fh != "" || th != "" {
-		s += fmt.Sprintf(" (%s -> %s)", orDefault(fh, "?"), orDefault(th, "?"))
+		s += fmt.Sprintf(" (%s -> %s)", cmp.Or(fh, "?"), cmp.Or(th, "?"))
 	}
 	return s
 }

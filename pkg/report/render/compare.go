@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -99,7 +100,7 @@ func compareCells(c *compare.Comparison) (rows []row, notes []string) {
 		for i, fc := range r.Figures {
 			cells := make([]string, 4, len(compareLabels))
 			if i == 0 {
-				cells[0], cells[1], cells[2] = report.Clean(r.Test), orDefault(report.Clean(r.Connection), "-"), strconv.Itoa(r.Size)
+				cells[0], cells[1], cells[2] = report.Clean(r.Test), cmp.Or(report.Clean(r.Connection), "-"), strconv.Itoa(r.Size)
 			}
 			cells[3] = figureLabel(fc.Figure, u)
 			cells = append(cells, spreadCell(fc.Figure, fc.Base, u), spreadCell(fc.Figure, fc.New, u), fc.Delta(), fc.Test())
@@ -215,7 +216,7 @@ func gatesLine(gates []string, failed bool, failures int) string {
 
 // sideLine describes one side of a comparison.
 func sideLine(s *compare.Side) string {
-	parts := []string{orDefault(s.Tool.Name, "rdmabench") + " " + orDefault(s.Tool.Version, "devel")}
+	parts := []string{cmp.Or(s.Tool.Name, "rdmabench") + " " + cmp.Or(s.Tool.Version, "devel")}
 	if s.Tool.Commit != "" {
 		parts[0] += " (" + s.Tool.Commit + ")"
 	}
@@ -227,15 +228,15 @@ func sideLine(s *compare.Side) string {
 		runs = fmt.Sprintf("%d runs", s.Runs)
 	}
 	parts = append(parts, runs)
-	hosts := orDefault(s.Hosts.Local.Hostname, "(unknown host)")
+	hosts := cmp.Or(s.Hosts.Local.Hostname, "(unknown host)")
 	if s.Hosts.Remote != nil {
-		hosts += " -> " + orDefault(s.Hosts.Remote.Hostname, "(unknown host)")
+		hosts += " -> " + cmp.Or(s.Hosts.Remote.Hostname, "(unknown host)")
 	} else {
 		hosts += " (loopback)"
 	}
 	parts = append(parts, hosts)
 	if d := s.Hosts.Local.Device; d != nil {
-		dev := orDefault(d.Name, "(unknown device)")
+		dev := cmp.Or(d.Name, "(unknown device)")
 		var facts []string
 		if d.LinkLayer != "" {
 			facts = append(facts, d.LinkLayer)

@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -98,7 +99,7 @@ func WriteMeshComparisonWith(w io.Writer, format string, c *compare.MeshComparis
 
 // meshSideLine describes one side of a mesh comparison.
 func meshSideLine(s *compare.MeshSide) string {
-	parts := []string{orDefault(s.Tool.Name, "rdmabench") + " " + orDefault(s.Tool.Version, "devel")}
+	parts := []string{cmp.Or(s.Tool.Name, "rdmabench") + " " + cmp.Or(s.Tool.Version, "devel")}
 	if s.Tool.Commit != "" {
 		parts[0] += " (" + s.Tool.Commit + ")"
 	}
@@ -319,7 +320,7 @@ func (t textSheet) topLinks(mc *compare.MatrixChange) error {
 	for _, l := range mc.Top {
 		cells := []string{linkCellText(&l)}
 		if hosts {
-			cells = append(cells, orDefault(l.FromHost, "?")+" -> "+orDefault(l.ToHost, "?"))
+			cells = append(cells, cmp.Or(l.FromHost, "?")+" -> "+cmp.Or(l.ToHost, "?"))
 		}
 		cells = append(cells, tableValue(mc.Figure, l.Base, u), tableValue(mc.Figure, l.New, u), changeCell(l.Change))
 		rows = append(rows, row{cells: cells})

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 
@@ -65,7 +66,7 @@ func fabricLatencyRows(r *report.Result, u report.LatencyUnit) []row {
 	for _, d := range r.Devices {
 		cells := []string{"  " + report.Clean(d.Device), "", "", "-"}
 		if d.Latency == nil {
-			rows = append(rows, errorRow(cells, orDefault(d.Error, "no latency"), ""))
+			rows = append(rows, errorRow(cells, cmp.Or(d.Error, "no latency"), ""))
 			continue
 		}
 		cells[colIters] = strconv.FormatInt(d.Latency.Count, 10)

@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -75,7 +76,7 @@ func WriteGobench(w io.Writer, doc *report.Document) error {
 	}
 	var out bytes.Buffer
 	t := doc.Tool
-	comment := "# " + orDefault(t.Name, "rdmabench") + " " + orDefault(t.Version, "devel")
+	comment := "# " + cmp.Or(t.Name, "rdmabench") + " " + cmp.Or(t.Version, "devel")
 	if t.Commit != "" {
 		comment += " (" + t.Commit + ")"
 	}

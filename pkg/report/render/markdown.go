@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -61,7 +62,7 @@ func WriteMarkdown(w io.Writer, doc *report.Document) error {
 // mdHeader writes the facts of the run as a list.
 func mdHeader(b *bytes.Buffer, doc *report.Document) {
 	t := doc.Tool
-	title := "**" + mdEscape(orDefault(t.Name, "rdmabench")+" "+orDefault(t.Version, "devel")) + "**"
+	title := "**" + mdEscape(cmp.Or(t.Name, "rdmabench")+" "+cmp.Or(t.Version, "devel")) + "**"
 	if t.Commit != "" {
 		title += " (commit " + mdEscape(t.Commit) + ")"
 	}
@@ -77,7 +78,7 @@ func mdHeader(b *bytes.Buffer, doc *report.Document) {
 		item("command", mdCode(strings.Join(doc.Command, " ")))
 	}
 	host := func(key string, h *report.Host) {
-		s := mdEscape(orDefault(h.Hostname, "(unknown host)"))
+		s := mdEscape(cmp.Or(h.Hostname, "(unknown host)"))
 		if d := h.Device; d != nil {
 			dev, gid := deviceLines(d)
 			s += ", " + mdEscape(dev) + ", " + mdEscape(gid)

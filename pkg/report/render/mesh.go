@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/csv"
 	"fmt"
 	"io"
@@ -61,7 +62,7 @@ func writeMeshText(w io.Writer, doc *report.Document, md bool, opts Options) err
 		}
 	}
 	t := doc.Tool
-	title := fmt.Sprintf("%s %s mesh", orDefault(t.Name, "rdmabench"), orDefault(t.Version, "devel"))
+	title := fmt.Sprintf("%s %s mesh", cmp.Or(t.Name, "rdmabench"), cmp.Or(t.Version, "devel"))
 	if md {
 		fmt.Fprintf(&b, "### %s\n\n", mdEscape(title))
 	} else {
@@ -79,7 +80,7 @@ func writeMeshText(w io.Writer, doc *report.Document, md bool, opts Options) err
 	}
 	failed := m.FailedLinks()
 	line("mesh", fmt.Sprintf("%d ranks (%s), coordinator %s, %s schedule: %d rounds, %d links, %d measured, %d failed",
-		m.Size, orDefault(m.Launcher, "?"), m.Coordinator, orDefault(m.Schedule, "?"), m.Rounds, m.LinkTotal(),
+		m.Size, cmp.Or(m.Launcher, "?"), m.Coordinator, cmp.Or(m.Schedule, "?"), m.Rounds, m.LinkTotal(),
 		m.LinkTotal()-len(failed), len(failed)))
 	line("tests", strings.Join(m.Tests, ", "))
 	if m.Duplex {

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -53,7 +54,7 @@ func buildSummaryRows(doc *report.Document, sums []report.Summary, notes *footno
 			cur = sec
 		}
 		note := notes.refs(i)
-		first := []string{report.Clean(s.Test), orDefault(report.Clean(s.Connection), "-"), strconv.Itoa(s.Size), strconv.Itoa(s.Runs - s.Failed)}
+		first := []string{report.Clean(s.Test), cmp.Or(report.Clean(s.Connection), "-"), strconv.Itoa(s.Size), strconv.Itoa(s.Runs - s.Failed)}
 		figs, kind := report.LatencyFigures, ""
 		if sec == sectionLatency && s.Latency != nil {
 			kind = basisLabel(s.Latency.Basis)

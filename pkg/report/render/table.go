@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -89,7 +90,7 @@ func WriteTableWith(w io.Writer, doc *report.Document, opts Options) error {
 func writeHeaderBlock(b *bytes.Buffer, doc *report.Document, at int) {
 	kv := func(b *bytes.Buffer, k, v string) { kvAt(b, k, v, at) }
 	t := doc.Tool
-	name := orDefault(t.Name, "rdmabench")
+	name := cmp.Or(t.Name, "rdmabench")
 	var meta []string
 	if t.Commit != "" {
 		meta = append(meta, "commit "+t.Commit)
@@ -102,7 +103,7 @@ func writeHeaderBlock(b *bytes.Buffer, doc *report.Document, at int) {
 	} else {
 		meta = append(meta, "without libibverbs")
 	}
-	fmt.Fprintf(b, "%s %s (%s)\n", report.Clean(name), report.Clean(orDefault(t.Version, "devel")), report.Clean(strings.Join(meta, ", ")))
+	fmt.Fprintf(b, "%s %s (%s)\n", report.Clean(name), report.Clean(cmp.Or(t.Version, "devel")), report.Clean(strings.Join(meta, ", ")))
 	if len(doc.Command) > 0 {
 		kv(b, "command", report.Clean(strings.Join(doc.Command, " ")))
 	}
@@ -154,7 +155,7 @@ func hostLines(b *bytes.Buffer, key string, h *report.Host, at int) {
 	if h.CPU != "" {
 		parts = append(parts, h.CPU)
 	}
-	line := orDefault(h.Hostname, "(unknown host)")
+	line := cmp.Or(h.Hostname, "(unknown host)")
 	if len(parts) > 0 {
 		line += ": " + strings.Join(parts, ", ")
 	}
@@ -173,7 +174,7 @@ func hostLines(b *bytes.Buffer, key string, h *report.Host, at int) {
 
 // deviceLines describes a device and port, then the GID in use.
 func deviceLines(d *report.Device) (dev, gid string) {
-	dev = fmt.Sprintf("%s port %d", orDefault(d.Name, "(unknown device)"), d.Port)
+	dev = fmt.Sprintf("%s port %d", cmp.Or(d.Name, "(unknown device)"), d.Port)
 	if d.PortState != "" {
 		dev += " " + d.PortState
 	}
@@ -208,7 +209,7 @@ func deviceLines(d *report.Device) (dev, gid string) {
 }
 
 func clockLine(c report.Clock) string {
-	s := fmt.Sprintf("%s, resolution %s ns", orDefault(c.Source, "unknown source"), report.Num(c.ResolutionNs))
+	s := fmt.Sprintf("%s, resolution %s ns", cmp.Or(c.Source, "unknown source"), report.Num(c.ResolutionNs))
 	if c.ReportedResolutionNs > 0 {
 		s += fmt.Sprintf(" (reported %s ns)", report.Num(c.ReportedResolutionNs))
 	}
@@ -238,7 +239,7 @@ func settingsLines(doc *report.Document) []string {
 	var lines []string
 	for _, k := range order {
 		if l := report.SettingsLine(groups[k]); l != "" {
-			lines = append(lines, fmt.Sprintf("%s %s: %s", report.Clean(k.test), report.Clean(orDefault(k.conn, "-")), report.Clean(l)))
+			lines = append(lines, fmt.Sprintf("%s %s: %s", report.Clean(k.test), report.Clean(cmp.Or(k.conn, "-")), report.Clean(l)))
 		}
 	}
 	return lines
@@ -477,7 +478,7 @@ func lead(r *report.Result, iters int64) []string {
 	if iters > 0 {
 		it = strconv.FormatInt(iters, 10)
 	}
-	return []string{report.Clean(r.Test), orDefault(report.Clean(r.Connection), "-"), strconv.Itoa(r.Size), it}
+	return []string{report.Clean(r.Test), cmp.Or(report.Clean(r.Connection), "-"), strconv.Itoa(r.Size), it}
 }
 
 func errorRow(first []string, msg, note string) row {
@@ -536,7 +537,7 @@ func basisLabel(b string) string {
 	case report.BasisRTT:
 		return "rtt"
 	}
-	return orDefault(report.Clean(b), "?")
+	return cmp.Or(report.Clean(b), "?")
 }
 
 func bandwidthRows(r *report.Result, note string) []row {

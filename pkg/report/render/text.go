@@ -7,14 +7,6 @@ import (
 	"github.com/rdmabench/rdmabench/pkg/report"
 )
 
-// orDefault returns s, or def when s is empty.
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
-
 // pct formats a fraction as a signed percentage with two decimals.
 func pct(frac float64) string { return fmt.Sprintf("%+.2f%%", 100*frac) }
 
