@@ -180,6 +180,13 @@ levels() {
 			sleep 1
 		done
 		echo "$name $x verbs=$v rdma=$r fds=$fds goroutines=$(field goroutines "$line") rss_kib=$(rss $x)"
+		# What it holds, kept for comparing the two reads.
+		{
+			ls -l "/proc/${pid[$x]}/fd"
+			for kind in ctx pd mr cq qp; do
+				rdma resource show "$kind" 2>/dev/null | grep " pid ${pid[$x]} " || true
+			done
+		} >"$out/held.$name.$x" 2>&1
 	done
 	for x in a b; do echo "127.0.0.1:${ctl[$(peer_of $x)]}" >"$out/peers.$x"; done
 }
