@@ -1,11 +1,13 @@
 package watch
 
 import (
+	"context"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/miekg/dns"
 	"github.com/rdmabench/rdmabench/internal/testutil"
@@ -188,4 +190,44 @@ func TestParsePeersSRV(t *testing.T) {
 			t.Errorf("ParsePeersSRV(%q): %v, want %q", in, err, want)
 		}
 	}
+}
+
+// TestRunSRV: a running agent picks up the records its SRV name gains and
+// loses, with no restart.
+func TestRunSRV(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	const name = "_tests._tcp.agents.rdma.test"
+	z := newSRVZone()
+	z.set("a.rdma.test", "127.0.0.1")
+	z.set("b.rdma.test", "127.0.0.2")
+	z.setSRV(name, "a.rdma.test:1", "b.rdma.test:2")
+	a, err := New(Config{Host: "h", PeersSRV: name, Resolver: dnsServer(t, z), Probe: probeRequest(),
+		Reload: 20 * time.Millisecond, Rate: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	waitPeers := func(want ...string) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for !slices.Equal(a.peerAddrs(), want) {
+			if time.Now().After(deadline) {
+				t.Fatalf("peers %q, want %q", a.peerAddrs(), want)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	waitPeers("127.0.0.1:1", "127.0.0.2:2")
+	z.setSRV(name, "b.rdma.test:2", "a.rdma.test:3")
+	waitPeers("127.0.0.1:3", "127.0.0.2:2")
 }
