@@ -43,14 +43,16 @@ func agentTestFlags() []string {
 func newAgentCmd() *cobra.Command {
 	a := &agentFlags{}
 	cmd := &cobra.Command{
-		Use:   "agent --peers FILE|dns:NAME[:PORT]",
+		Use:   "agent --peers FILE|dns:NAME[:PORT]|srv:NAME",
 		Short: "Serve tests and probe peers continuously, exporting OpenMetrics for Prometheus",
 		Long: `Run as a long-lived agent on every host (or NIC): serve tests as 'rdmabench
 serve' does, and probe the peers listed in --peers (one host[:port] a line, #
 comments; re-read every --reload, so peers that appear or vanish are picked up
 without a restart), or the addresses of --peers dns:NAME[:PORT] (a Kubernetes
-headless Service's name; looked up every --reload; port -p when none) with a
-small latency test, round-robin, at --rate probes/s in all: every peer is
+headless Service's name; looked up every --reload; port -p when none), or the
+SRV records of --peers srv:NAME (every address of each target, with the
+record's port; a headless Service's _PORTNAME._tcp.SVC; looked up every
+--reload) with a small latency test, round-robin, at --rate probes/s in all: every peer is
 probed once every PEERS/RATE seconds. A probe is the
 --probe test (write-lat over RC by default; tcp-lat needs no RDMA device) at
 one size, -n iterations after its warm-up, against the peer's agent.
@@ -61,6 +63,7 @@ last good probe, and blame's verdict (the mesh's rules over this agent's
 peers); and the error and retransmission counters of the device's port. See docs/agent.md for the metrics and what a probe costs.`,
 		Example: `  rdmabench agent --peers /etc/rdmabench/peers -d mlx5_0 --tclass 0x68
   rdmabench agent --peers dns:rdmabench-agent.monitoring.svc.cluster.local -d mlx5_0
+  rdmabench agent --peers srv:_tests._tcp.rdmabench-agent.monitoring.svc.cluster.local -d mlx5_0
   rdmabench agent --peers peers.txt --probe tcp-lat --metrics-listen 127.0.0.1:19516`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -92,7 +95,7 @@ type agentFlags struct {
 func (a *agentFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&a.listen, "listen", ":"+strconv.Itoa(control.DefaultPort), "address to serve tests on (HOST:PORT, or HOST for the default port)")
 	fs.StringVar(&a.metricsListen, "metrics-listen", ":19516", "address of the HTTP endpoint serving /metrics (empty: none)")
-	fs.StringVar(&a.peers, "peers", "", "the peers to probe: a file, one host[:port] a line, # comments, re-read while running; or dns:NAME[:PORT], the addresses of a name (a headless Service's), looked up while running")
+	fs.StringVar(&a.peers, "peers", "", "the peers to probe: a file, one host[:port] a line, # comments, re-read while running; or dns:NAME[:PORT], the addresses of a name (a headless Service's), looked up while running; or srv:NAME, the SRV records of a name (_PORTNAME._tcp.SVC), every address of each target with the record's port, looked up while running")
 	fs.StringVar(&a.probe, "probe", "write-lat", "the probe test: a latency test (write-lat, send-lat, read-lat, atomic-lat, tcp-lat)")
 	fs.Float64Var(&a.cfg.Rate, "rate", watch.DefaultRate, "probes per second, over all peers")
 	fs.StringVar(&a.cfg.BW.Test, "bw-probe", "", "also probe bandwidth with this test (write-bw, send-bw, read-bw, tcp-bw; default none): one peer at a time, round-robin, --bw-duration each, taking --bw-share of the time; on the probe's device and path")
@@ -144,9 +147,17 @@ func (a *agentFlags) config(fs *pflag.FlagSet, log io.Writer) (watch.Config, err
 		return watch.Config{}, usageError{fmt.Errorf("agent: --rate %g: want probes per second above 0, at most 1000", a.cfg.Rate)}
 	}
 	if a.peers == "" {
-		return watch.Config{}, usageError{fmt.Errorf("agent: --peers FILE or --peers dns:NAME[:PORT] is required")}
+		return watch.Config{}, usageError{fmt.Errorf("agent: --peers FILE, dns:NAME[:PORT] or srv:NAME is required")}
 	}
-	if name, ok := strings.CutPrefix(a.peers, watch.PeersDNSPrefix); ok {
+	if name, ok := strings.CutPrefix(a.peers, watch.PeersSRVPrefix); ok {
+		if _, err := watch.ParsePeersSRV(name); err != nil {
+			return watch.Config{}, usageError{fmt.Errorf("agent: --peers %w", err)}
+		}
+		if fs.Changed("port") {
+			return watch.Config{}, usageError{fmt.Errorf("agent: --port applies to peers given without a port; the SRV records of --peers %s give each peer's", a.peers)}
+		}
+		a.cfg.PeersSRV = name
+	} else if name, ok := strings.CutPrefix(a.peers, watch.PeersDNSPrefix); ok {
 		if name == "" {
 			return watch.Config{}, usageError{fmt.Errorf("agent: --peers dns: no name (want dns:NAME or dns:NAME:PORT)")}
 		}

@@ -26,9 +26,13 @@ func TestAgentUsage(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"agent", "--probe", "tcp-lat"}, "--peers FILE or --peers dns:NAME[:PORT] is required"},
+		{[]string{"agent", "--probe", "tcp-lat"}, "--peers FILE, dns:NAME[:PORT] or srv:NAME is required"},
 		{[]string{"agent", "--peers", "dns:", "--probe", "tcp-lat"}, "dns: no name"},
 		{[]string{"agent", "--peers", "dns:agents:0", "--probe", "tcp-lat"}, "--peers dns:agents:0: "},
+		{[]string{"agent", "--peers", "srv:", "--probe", "tcp-lat"}, "agent: --peers srv: no name (want srv:NAME"},
+		{[]string{"agent", "--peers", "srv:_tests._tcp.agents:19515", "--probe", "tcp-lat"}, "agent: --peers srv:_tests._tcp.agents:19515: a port: the SRV records give each peer's"},
+		{[]string{"agent", "--peers", "srv:a b", "--probe", "tcp-lat"}, "agent: --peers srv:a b: not a DNS name"},
+		{[]string{"agent", "--peers", "srv:_tests._tcp.agents", "--probe", "tcp-lat", "-p", "19600"}, "agent: --port applies to peers given without a port; the SRV records of --peers srv:_tests._tcp.agents give each peer's"},
 		{[]string{"agent", "--peers", peers, "--probe", "tcp-bw"}, "want a latency test"},
 		{[]string{"agent", "--peers", peers, "--probe", "tcp-lat", "--rate", "0"}, "--rate 0: want"},
 		{[]string{"agent", "--peers", peers, "--probe", "tcp-lat", "--blame-multiplier", "0"}, "--blame-multiplier 0: want a number above 0"},

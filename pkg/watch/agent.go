@@ -64,10 +64,13 @@ type Config struct {
 	// without a port gets DefaultPort. Or PeersDNS, NAME[:PORT]
 	// (ParsePeersDNS), is a name whose addresses are the peers (a
 	// Kubernetes headless Service's), looked up with Resolver every
-	// Reload. One of the two. Self are the addresses (host:port) of this
-	// agent, left out of the set.
+	// Reload. Or PeersSRV (ParsePeersSRV) is a name whose SRV records are
+	// the peers: every address of each target, with the record's port,
+	// looked up with Resolver every Reload. One of them. Self are the
+	// addresses (host:port) of this agent, left out of the set.
 	PeersFile   string
 	PeersDNS    string
+	PeersSRV    string
 	Resolver    Resolver
 	DefaultPort int
 	Reload      time.Duration
@@ -185,11 +188,18 @@ func New(cfg Config) (*Agent, error) {
 	}
 	var dnsName string
 	var dnsPort int
-	switch {
-	case cfg.PeersFile == "" && cfg.PeersDNS == "":
-		return nil, errors.New("no peers file or name (--peers FILE or --peers dns:NAME[:PORT])")
-	case cfg.PeersFile != "" && cfg.PeersDNS != "":
-		return nil, errors.New("peers from a file or from a DNS name, not both")
+	switch n := nonEmpty(cfg.PeersFile, cfg.PeersDNS, cfg.PeersSRV); {
+	case n == 0:
+		return nil, errors.New("no peers file or name (--peers FILE, dns:NAME[:PORT] or srv:NAME)")
+	case n > 1:
+		return nil, errors.New("peers from one source (a file, a DNS name or an SRV name), not several")
+	case cfg.PeersSRV != "":
+		if _, err := ParsePeersSRV(cfg.PeersSRV); err != nil {
+			return nil, fmt.Errorf("--peers %w", err)
+		}
+		if cfg.Resolver == nil {
+			cfg.Resolver = net.DefaultResolver
+		}
 	case cfg.PeersDNS != "":
 		var err error
 		if dnsName, dnsPort, err = ParsePeersDNS(cfg.PeersDNS, cfg.DefaultPort); err != nil {
@@ -405,7 +415,7 @@ loop:
 func (a *Agent) reload() { a.reloadCtx(context.Background()) }
 
 func (a *Agent) reloadCtx(ctx context.Context) {
-	if a.cfg.PeersDNS != "" {
+	if a.cfg.PeersDNS != "" || a.cfg.PeersSRV != "" {
 		a.reloadDNS(ctx)
 		return
 	}
@@ -435,16 +445,22 @@ func (a *Agent) reloadCtx(ctx context.Context) {
 	a.apply(addrs, data)
 }
 
-// reloadDNS looks the peers' name up and, when its addresses changed,
-// applies them.
+// reloadDNS looks the peers' name (or SRV name) up and, when its
+// addresses changed, applies them.
 func (a *Agent) reloadDNS(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, dnsTimeout)
-	addrs, err := resolvePeers(ctx, a.cfg.Resolver, a.dnsName, a.dnsPort)
+	var addrs []string
+	var err error
+	if a.cfg.PeersSRV != "" {
+		addrs, err = resolveSRVPeers(ctx, a.cfg.Resolver, a.cfg.PeersSRV)
+	} else {
+		addrs, err = resolvePeers(ctx, a.cfg.Resolver, a.dnsName, a.dnsPort)
+	}
 	cancel()
 	if err != nil {
 		var pe *PeersError
 		if errors.As(err, &pe) {
-			pe.DNS = a.cfg.PeersDNS
+			pe.DNS, pe.SRV = a.cfg.PeersDNS, a.cfg.PeersSRV
 		}
 		a.peersError(err)
 		return
@@ -464,7 +480,9 @@ func (a *Agent) apply(addrs []string, data []byte) {
 	addrs = a.withoutSelf(addrs)
 	var tooMany error
 	if len(addrs) > a.cfg.MaxPeers {
-		tooMany = errTooMany(a.cfg.PeersFile, a.cfg.PeersDNS, len(addrs), a.cfg.MaxPeers)
+		pe := errTooMany(a.cfg.PeersFile, a.cfg.PeersDNS, len(addrs), a.cfg.MaxPeers)
+		pe.SRV = a.cfg.PeersSRV
+		tooMany = pe
 		addrs = addrs[:a.cfg.MaxPeers]
 	}
 	a.mu.Lock()

@@ -7,6 +7,8 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 )
 
@@ -14,13 +16,21 @@ import (
 // file: dns:NAME[:PORT].
 const PeersDNSPrefix = "dns:"
 
+// PeersSRVPrefix begins a --peers value that is the name of SRV records:
+// srv:NAME.
+const PeersSRVPrefix = "srv:"
+
+// srvLookups bounds the address lookups of SRV targets in flight at once.
+const srvLookups = 8
+
 // dnsTimeout bounds one lookup of the peers' name.
 const dnsTimeout = 5 * time.Second
 
-// Resolver looks up the addresses of a name; *net.Resolver is one
-// (net.DefaultResolver when Config.Resolver is nil).
+// Resolver looks up the addresses of a name, and SRV records;
+// *net.Resolver is one (net.DefaultResolver when Config.Resolver is nil).
 type Resolver interface {
 	LookupIPAddr(ctx context.Context, host string) ([]net.IPAddr, error)
+	LookupSRV(ctx context.Context, service, proto, name string) (string, []*net.SRV, error)
 }
 
 // ParsePeersDNS parses the NAME[:PORT] of --peers dns:NAME[:PORT]: a host
@@ -39,6 +49,102 @@ func ParsePeersDNS(s string, defaultPort int) (name string, port int, err error)
 	return h, port, nil
 }
 
+// ParsePeersSRV checks the NAME of --peers srv:NAME: a DNS name (a
+// Kubernetes headless Service's _PORTNAME._tcp.SVC[.NS.svc.cluster.local]),
+// with no port: each record gives its own.
+func ParsePeersSRV(s string) (string, error) {
+	switch {
+	case s == "":
+		return "", errors.New("srv: no name (want srv:NAME, e.g. srv:_tests._tcp.rdmabench-agent)")
+	case strings.Contains(s, ":"):
+		return "", fmt.Errorf("srv:%s: a port: the SRV records give each peer's (want srv:NAME)", s)
+	case !validHostname(strings.TrimSuffix(s, ".")):
+		return "", fmt.Errorf("srv:%s: not a DNS name", s)
+	}
+	return s, nil
+}
+
+// lookupError is the *PeersError of a failed lookup: of kind not_found
+// when the name has no record of the type asked, resolve otherwise.
+func lookupError(err error) *PeersError {
+	kind := PeersResolve
+	var de *net.DNSError
+	if errors.As(err, &de) && de.IsNotFound {
+		kind = PeersNotFound
+	}
+	return &PeersError{Kind: kind, Err: err}
+}
+
+// resolveSRVPeers looks name's SRV records up, then each target's
+// addresses, and returns every address with its record's port, as
+// host:port, sorted, each once. The targets are looked up by their
+// absolute names (no search domains), at most srvLookups at once. A
+// target with no address (gone between the two lookups, or "." for no
+// service) is left out; a name with no SRV record, or none of whose
+// targets has an address, is a *PeersError of kind not_found; a lookup
+// that failed otherwise, of the name or of a target, one of kind resolve
+// (the last good set is kept rather than a part of it taken).
+func resolveSRVPeers(ctx context.Context, r Resolver, name string) ([]string, error) {
+	_, srvs, err := r.LookupSRV(ctx, "", "", name)
+	if err != nil && len(srvs) == 0 {
+		return nil, lookupError(err)
+	}
+	ports := map[string][]int{} // target to its records' ports
+	var targets []string
+	for _, s := range srvs {
+		if s.Target == "." || s.Target == "" || s.Port == 0 {
+			continue
+		}
+		t := dnsRooted(s.Target)
+		if ports[t] == nil {
+			targets = append(targets, t)
+		}
+		ports[t] = append(ports[t], int(s.Port))
+	}
+	addrs := make([][]net.IPAddr, len(targets))
+	errs := make([]error, len(targets))
+	sem := make(chan struct{}, srvLookups)
+	var wg sync.WaitGroup
+	for i, t := range targets {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			addrs[i], errs[i] = r.LookupIPAddr(ctx, t)
+		})
+	}
+	wg.Wait()
+	var out []string
+	for i, t := range targets {
+		if errs[i] != nil {
+			if pe := lookupError(errs[i]); pe.Kind == PeersResolve {
+				return nil, pe
+			}
+			continue
+		}
+		for _, ip := range addrs[i] {
+			if ip.IP == nil {
+				continue
+			}
+			for _, port := range ports[t] {
+				out = append(out, net.JoinHostPort(ip.IP.String(), strconv.Itoa(port)))
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, &PeersError{Kind: PeersNotFound, Err: fmt.Errorf("lookup %s: no SRV target with an address", name)}
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// dnsRooted is name with the final dot that makes it absolute.
+func dnsRooted(name string) string {
+	if strings.HasSuffix(name, ".") {
+		return name
+	}
+	return name + "."
+}
+
 // resolvePeers looks name up and returns its addresses with port, as
 // host:port, sorted (a DNS server may give them in any order), each once.
 // A name with no address is a *PeersError of kind not_found, a lookup
@@ -46,12 +152,7 @@ func ParsePeersDNS(s string, defaultPort int) (name string, port int, err error)
 func resolvePeers(ctx context.Context, r Resolver, name string, port int) ([]string, error) {
 	ips, err := r.LookupIPAddr(ctx, name)
 	if err != nil {
-		kind := PeersResolve
-		var de *net.DNSError
-		if errors.As(err, &de) && de.IsNotFound {
-			kind = PeersNotFound
-		}
-		return nil, &PeersError{Kind: kind, Err: err}
+		return nil, lookupError(err)
 	}
 	out := make([]string, 0, len(ips))
 	for _, ip := range ips {
@@ -73,8 +174,12 @@ func isLookupKind(kind string) bool {
 	return kind == PeersRead || kind == PeersNotFound || kind == PeersResolve
 }
 
-// peersSource names the peers' source for the log: the file, or dns:NAME.
+// peersSource names the peers' source for the log: the file, dns:NAME or
+// srv:NAME.
 func (a *Agent) peersSource() string {
+	if a.cfg.PeersSRV != "" {
+		return PeersSRVPrefix + a.cfg.PeersSRV
+	}
 	if a.cfg.PeersDNS != "" {
 		return PeersDNSPrefix + a.cfg.PeersDNS
 	}

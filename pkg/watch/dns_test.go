@@ -68,9 +68,9 @@ func (z *zone) ServeDNS(w dns.ResponseWriter, req *dns.Msg) {
 	_ = w.WriteMsg(m)
 }
 
-// dnsServer starts a DNS server for z on a loopback UDP port and returns
-// a resolver that asks it, and only it.
-func dnsServer(t *testing.T, z *zone) *net.Resolver {
+// dnsServer starts a DNS server for z (a *zone) on a loopback UDP port
+// and returns a resolver that asks it, and only it.
+func dnsServer(t *testing.T, z dns.Handler) *net.Resolver {
 	t.Helper()
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {

@@ -6,7 +6,8 @@
 //
 // Peers come from a file (ParsePeers), re-read while the agent runs, or
 // from the addresses of a DNS name (Config.PeersDNS: a Kubernetes headless
-// Service's), looked up while it runs, so that peers that appear or vanish
+// Service's) or the targets and ports of a name's SRV records
+// (Config.PeersSRV), looked up while it runs, so that peers that appear or vanish
 // are picked up without a restart; a file that cannot be read or parsed,
 // or a name that does not resolve, is a named error in the log and in the
 // metrics, and the last good set is kept. Probes go round-robin over the

@@ -16,17 +16,19 @@ const (
 	PeersRead     = "read"      // the file cannot be read
 	PeersParse    = "parse"     // a line is not host[:port]
 	PeersTooMany  = "too_many"  // more peers than the cap: the first ones are kept
-	PeersNotFound = "not_found" // the DNS name has no address (NXDOMAIN, or no A/AAAA record)
+	PeersNotFound = "not_found" // the DNS name has no address (NXDOMAIN, or no A/AAAA record; no SRV record, or no target with an address)
 	PeersResolve  = "resolve"   // the DNS lookup failed (no server answered in time, SERVFAIL, ...)
 )
 
 // PeersError is a peers source that could not be used (Kind read, parse,
 // not_found or resolve) or was used in part (too_many). File names a
-// peers file, DNS a name (NAME[:PORT] of --peers dns:).
+// peers file, DNS a name (NAME[:PORT] of --peers dns:), SRV the name of
+// SRV records (of --peers srv:).
 type PeersError struct {
 	Kind string
 	File string
 	DNS  string
+	SRV  string
 	Line int // 1-based; 0 when not about one line
 	Err  error
 }
@@ -35,6 +37,9 @@ func (e *PeersError) Error() string {
 	src := "peers file " + e.File
 	if e.DNS != "" {
 		src = "peers dns:" + e.DNS
+	}
+	if e.SRV != "" {
+		src = "peers srv:" + e.SRV
 	}
 	if e.Line > 0 {
 		return fmt.Sprintf("%s: line %d: %v", src, e.Line, e.Err)
@@ -139,4 +144,15 @@ func peersKind(err error) string {
 		return pe.Kind
 	}
 	return PeersRead
+}
+
+// nonEmpty counts the strings that are not empty.
+func nonEmpty(ss ...string) int {
+	n := 0
+	for _, s := range ss {
+		if s != "" {
+			n++
+		}
+	}
+	return n
 }

@@ -162,7 +162,9 @@ func TestNewRefuses(t *testing.T) {
 		want string
 	}{
 		{func(c *Config) { c.PeersFile = "" }, "no peers file or name"},
-		{func(c *Config) { c.PeersDNS = "x" }, "not both"},
+		{func(c *Config) { c.PeersDNS = "x" }, "not several"},
+		{func(c *Config) { c.PeersFile, c.PeersDNS, c.PeersSRV = "", "x", "_t._tcp.x" }, "not several"},
+		{func(c *Config) { c.PeersFile, c.PeersSRV = "", "_t._tcp.x:19515" }, "--peers srv:_t._tcp.x:19515: a port"},
 		{func(c *Config) { c.PeersFile, c.PeersDNS = "", "bad name" }, "--peers dns:bad name: "},
 		{func(c *Config) { c.PeersFile, c.PeersDNS = "", "agents:0" }, "port"},
 		{func(c *Config) { c.Probe.Tests = []string{"tcp-bw"} }, "latency test"},

@@ -7,11 +7,14 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"gopkg.in/yaml.v3"
 )
 
 // TestAlertingRules: deploy/prometheus's rules pass `promtool check
-// rules`, their tests pass `promtool test rules`, and every metric they
-// name is one the agent exports.
+// rules`, their tests pass `promtool test rules`, every alert has a test
+// case on series where it fires, and every metric they name is one the
+// agent exports.
 func TestAlertingRules(t *testing.T) {
 	const dir = "../../deploy/prometheus"
 	rules, err := os.ReadFile(dir + "/rdmabench-rules.yml")
@@ -31,6 +34,9 @@ func TestAlertingRules(t *testing.T) {
 			t.Errorf("the rules name %s, which the agent does not export", name)
 		}
 	}
+	for _, name := range untestedAlerts(t, rules, dir+"/rdmabench-rules.test.yml") {
+		t.Errorf("alert %s has no test case where it fires (rdmabench-rules.test.yml)", name)
+	}
 	tool := promtool(t)
 	for _, args := range [][]string{{"check", "rules", "rdmabench-rules.yml"}, {"test", "rules", "rdmabench-rules.test.yml"}} {
 		cmd := exec.Command(tool, args...)
@@ -39,4 +45,52 @@ func TestAlertingRules(t *testing.T) {
 			t.Errorf("promtool %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
 	}
+}
+
+// untestedAlerts returns the alerts of rules (a rules file) that no
+// alert_rule_test of the tests file expects to fire.
+func untestedAlerts(t *testing.T, rules []byte, tests string) []string {
+	t.Helper()
+	var rf struct {
+		Groups []struct {
+			Rules []struct {
+				Alert string `yaml:"alert"`
+			} `yaml:"rules"`
+		} `yaml:"groups"`
+	}
+	if err := yaml.Unmarshal(rules, &rf); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(tests)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tf struct {
+		Tests []struct {
+			AlertRuleTest []struct {
+				Alertname string `yaml:"alertname"`
+				ExpAlerts []any  `yaml:"exp_alerts"`
+			} `yaml:"alert_rule_test"`
+		} `yaml:"tests"`
+	}
+	if err := yaml.Unmarshal(data, &tf); err != nil {
+		t.Fatal(err)
+	}
+	fires := map[string]bool{}
+	for _, tc := range tf.Tests {
+		for _, at := range tc.AlertRuleTest {
+			if len(at.ExpAlerts) > 0 {
+				fires[at.Alertname] = true
+			}
+		}
+	}
+	var out []string
+	for _, g := range rf.Groups {
+		for _, r := range g.Rules {
+			if r.Alert != "" && !fires[r.Alert] {
+				out = append(out, r.Alert)
+			}
+		}
+	}
+	return out
 }
