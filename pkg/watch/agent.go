@@ -64,14 +64,27 @@ type Config struct {
 	// without a port gets DefaultPort. Or PeersDNS, NAME[:PORT]
 	// (ParsePeersDNS), is a name whose addresses are the peers (a
 	// Kubernetes headless Service's), looked up with Resolver every
-	// Reload. One of the two. Self are the addresses (host:port) of this
-	// agent, left out of the set.
+	// Reload. Or PeersMesh, HOST[:PORT] (ParsePeersMesh), is a registry
+	// (an agent with Registry) this agent registers with every Reload,
+	// whose registrations are the peers. One of the three. Self are the
+	// addresses (host:port) of this agent, left out of the set.
 	PeersFile   string
 	PeersDNS    string
+	PeersMesh   string
 	Resolver    Resolver
 	DefaultPort int
 	Reload      time.Duration
 	Self        []string
+	// Advertise is the address (HOST:PORT) registered with PeersMesh's
+	// registry; by default Serve's (an unspecified host is the address
+	// the registry sees this agent from).
+	Advertise string
+	// Registry makes Serve keep a registry of the agents that register
+	// there (--peers mesh:), at most MaxPeers, each RegistryExpiry
+	// (control.DefaultRegistryExpiry when 0; at least twice Reload) after
+	// its last renewal.
+	Registry       bool
+	RegistryExpiry time.Duration
 	// Probe is the probe: one latency test at one size (its Spec.Iterations
 	// the probe's iterations).
 	Probe workloads.Request
@@ -131,6 +144,11 @@ type Agent struct {
 	failKind string // the kind of the read or lookup error told last, until one succeeds
 	dnsName  string // of PeersDNS
 	dnsPort  int
+	meshAddr string // of PeersMesh, host:port
+	// expiryTold: the log said that the registry's expiry is short for
+	// Reload.
+	expiryTold bool
+	registry   *control.Registry // with Config.Registry
 	// readPort reads the port counters of the probe's device
 	// (workloads.PortCounters; a fake sysfs's in tests).
 	readPort    func(dev string, port int) (map[string]uint64, error)
@@ -185,11 +203,21 @@ func New(cfg Config) (*Agent, error) {
 	}
 	var dnsName string
 	var dnsPort int
+	meshAddr, err := checkMesh(&cfg)
+	if err != nil {
+		return nil, err
+	}
+	sources := 0
+	for _, s := range []string{cfg.PeersFile, cfg.PeersDNS, cfg.PeersMesh} {
+		if s != "" {
+			sources++
+		}
+	}
 	switch {
-	case cfg.PeersFile == "" && cfg.PeersDNS == "":
-		return nil, errors.New("no peers file or name (--peers FILE or --peers dns:NAME[:PORT])")
-	case cfg.PeersFile != "" && cfg.PeersDNS != "":
-		return nil, errors.New("peers from a file or from a DNS name, not both")
+	case sources == 0:
+		return nil, errors.New("no peers file or name (--peers FILE, --peers dns:NAME[:PORT] or --peers mesh:HOST[:PORT])")
+	case sources > 1:
+		return nil, errors.New("peers from a file, from a DNS name or from a registry, not both")
 	case cfg.PeersDNS != "":
 		var err error
 		if dnsName, dnsPort, err = ParsePeersDNS(cfg.PeersDNS, cfg.DefaultPort); err != nil {
@@ -223,7 +251,10 @@ func New(cfg Config) (*Agent, error) {
 		return nil, fmt.Errorf("probe: %w", err)
 	}
 	a := &Agent{cfg: cfg, run: run, info: info, byAddr: map[string]*peer{}, dnsName: dnsName, dnsPort: dnsPort,
-		readPort: workloads.PortCounters}
+		meshAddr: meshAddr, readPort: workloads.PortCounters}
+	if cfg.Registry {
+		a.registry = control.NewRegistry(cfg.MaxPeers, cfg.RegistryExpiry)
+	}
 	if cfg.BW.Test != "" {
 		if err := a.planBW(); err != nil {
 			return nil, err
@@ -296,14 +327,19 @@ func (a *Agent) logf(format string, args ...any) {
 func (a *Agent) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if a.cfg.Serve == nil && (a.registry != nil || (a.cfg.PeersMesh != "" && a.cfg.Advertise == "")) {
+		return errors.New("a registry, and an agent registering with one, serve tests: no listener")
+	}
 	var wg sync.WaitGroup
 	errc := make(chan error, 2)
 	if ln := a.cfg.Serve; ln != nil {
 		srv := a.cfg.Server
+		opt := a.cfg.ServerOptions
+		opt.Registry = a.registry
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := remote.Serve(ctx, ln, &srv, a.cfg.ServerOptions); err != nil {
+			if err := remote.Serve(ctx, ln, &srv, opt); err != nil {
 				errc <- fmt.Errorf("serve: %w", err)
 				cancel()
 			}
@@ -409,6 +445,10 @@ func (a *Agent) reloadCtx(ctx context.Context) {
 		a.reloadDNS(ctx)
 		return
 	}
+	if a.cfg.PeersMesh != "" {
+		a.reloadMesh(ctx)
+		return
+	}
 	data, err := os.ReadFile(a.cfg.PeersFile)
 	if err != nil {
 		a.peersError(&PeersError{Kind: PeersRead, File: a.cfg.PeersFile, Err: err})
@@ -464,7 +504,9 @@ func (a *Agent) apply(addrs []string, data []byte) {
 	addrs = a.withoutSelf(addrs)
 	var tooMany error
 	if len(addrs) > a.cfg.MaxPeers {
-		tooMany = errTooMany(a.cfg.PeersFile, a.cfg.PeersDNS, len(addrs), a.cfg.MaxPeers)
+		te := errTooMany(a.cfg.PeersFile, a.cfg.PeersDNS, len(addrs), a.cfg.MaxPeers)
+		te.Mesh = a.cfg.PeersMesh
+		tooMany = te
 		addrs = addrs[:a.cfg.MaxPeers]
 	}
 	a.mu.Lock()
@@ -472,7 +514,7 @@ func (a *Agent) apply(addrs []string, data []byte) {
 	a.failKind = ""
 	a.mu.Unlock()
 	if was != "" {
-		a.logf("peers: %s usable again", a.peersSource())
+		a.logf("peers: %s usable again", a.source())
 	}
 	a.setPeers(addrs, data)
 	if tooMany != nil {
@@ -492,7 +534,7 @@ func (a *Agent) peersError(err error) {
 	}
 	a.st.peersOK = false
 	again := false
-	if isLookupKind(kind) {
+	if isLookupKind(kind) || isRegistryKind(kind) {
 		a.lastFile = nil
 		again = a.failKind == kind
 		a.failKind = kind

@@ -65,7 +65,7 @@ func resultIndex(r string) int {
 }
 
 // peersKinds are the kinds of the peers' source errors, in counter order.
-var peersKinds = []string{PeersRead, PeersParse, PeersTooMany, PeersNotFound, PeersResolve}
+var peersKinds = []string{PeersRead, PeersParse, PeersTooMany, PeersNotFound, PeersResolve, PeersUnreachable, PeersRefused}
 
 // recentProbes is how many of a peer's last good probes its judged p50 is
 // the median of at most (Config.BlameProbes, by default all).
@@ -160,7 +160,7 @@ type state struct {
 	port        int          // the probe device's port
 	peers       []*peerStats // in the peers file's order
 	skipped     uint64
-	peersErrors [5]uint64 // by peersKinds
+	peersErrors [7]uint64 // by peersKinds
 	peersOK     bool
 	judged      bool // a blame pass ran
 	rate        float64
