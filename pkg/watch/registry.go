@@ -39,6 +39,15 @@ func ParsePeersMesh(s string, defaultPort int) (string, error) {
 	return addr, nil
 }
 
+// RegistryExpiry is how long the registry this agent keeps forgets a
+// registration after its last renewal (0 without one).
+func (a *Agent) RegistryExpiry() time.Duration {
+	if a.registry == nil {
+		return 0
+	}
+	return a.registry.Expiry()
+}
+
 // isRegistryKind reports whether kind is that of a registry that failed,
 // told once while it lasts rather than at every reload.
 func isRegistryKind(kind string) bool { return kind == PeersUnreachable || kind == PeersRefused }
