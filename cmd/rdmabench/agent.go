@@ -114,7 +114,7 @@ func (a *agentFlags) add(fs *pflag.FlagSet) {
 	fs.Var(positiveDuration(&a.cfg.BlameEvery), "blame-every", "judge the peers' recent p50 this often (default 10s)")
 	fs.IntVar(&a.cfg.BlameProbes, "blame-probes", 16, "blame judges the median p50 of each peer's last this many good probes (3 to 16): fewer react sooner, more are steadier")
 	a.blame.add(fs, "a peer")
-	fs.Var(positiveInt(&a.cfg.MaxPeers), "max-peers", "probe at most this many peers, the first of the file or of the name's sorted addresses (default 1024)")
+	fs.Var(positiveInt(&a.cfg.MaxPeers), "max-peers", "probe at most this many peers, the first of the file, of the name's sorted addresses or of the registrations (default 1024); with --registry, keep at most this many registrations too")
 	fs.Var(positiveInt(&a.cfg.MaxInflight), "max-inflight", "probes in flight at once at most, so that a silent peer does not stop the others (default 4)")
 	fs.StringVar(&a.cfg.Host, "host", "", "the host label of every sample (default: this host's name)")
 	fs.Var(byteSize(&a.f.maxMem), "max-mem", "refuse served tests that would register or allocate more memory than this, e.g. 256M")

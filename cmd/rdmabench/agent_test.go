@@ -149,6 +149,9 @@ func TestAgentRegistry(t *testing.T) {
 	if strings.Contains(body, `peer="`+raddr+`"`) {
 		t.Errorf("the registry's agent probes itself:\n%s", body)
 	}
+	if !strings.Contains(body, `rdmabench_agent_registrations{host="node-a",device=""} 2`+"\n") {
+		t.Errorf("no 2 registrations in the registry's metrics:\n%s", body)
+	}
 	if !strings.Contains(rlog.String(), "token required) and keeping a registry (at most 1024 agents, each forgotten 2s after its last renewal)") {
 		t.Errorf("log: %s", rlog.String())
 	}

@@ -263,6 +263,7 @@ func New(cfg Config) (*Agent, error) {
 	a.st.labels = labels{host: cfg.Host, device: cfg.Probe.Spec.Device, test: info.Name, basis: info.Basis}
 	a.st.port = max(cfg.Probe.Spec.Port, 1)
 	a.st.rate = cfg.Rate
+	a.st.registry = a.registry != nil
 	return a, nil
 }
 
@@ -899,8 +900,13 @@ func (a *Agent) judgeFigure(v verdictOf) []string {
 // FormatText), as /metrics serves them. The port counters are read now.
 func (a *Agent) WriteMetrics(w io.Writer, format expfmt.Format) error {
 	pc := a.portCounters()
+	n := 0
+	if a.registry != nil {
+		n = a.registry.Len()
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.st.registrations = n
 	return writeMetrics(w, &a.st, pc, format)
 }
 
