@@ -1,9 +1,11 @@
 package watch
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -100,6 +102,21 @@ func TestRunMesh(t *testing.T) {
 		}
 		return true
 	}, func() string { return "b has not probed both its peers well" })
+
+	var text bytes.Buffer
+	if err := r.WriteMetrics(&text, FormatText); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), `rdmabench_agent_registrations{host="r",device=""} 3`+"\n") {
+		t.Errorf("the registry's metrics:\n%s", text.String())
+	}
+	if p, err := exec.LookPath("promtool"); err == nil {
+		cmd := exec.Command(p, "check", "metrics")
+		cmd.Stdin = &text
+		if out, err := cmd.CombinedOutput(); err != nil || len(bytes.TrimSpace(out)) > 0 {
+			t.Errorf("promtool check metrics: %v\n%s", err, out)
+		}
+	}
 
 	stopC() // stops renewing
 	waitPeersOf(t, "r", r, baddr)
