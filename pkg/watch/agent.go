@@ -217,7 +217,7 @@ func New(cfg Config) (*Agent, error) {
 	case sources == 0:
 		return nil, errors.New("no peers file or name (--peers FILE, --peers dns:NAME[:PORT] or --peers mesh:HOST[:PORT])")
 	case sources > 1:
-		return nil, errors.New("peers from a file, from a DNS name or from a registry, not both")
+		return nil, errors.New("peers from one source only: a file, a DNS name or a registry")
 	case cfg.PeersDNS != "":
 		var err error
 		if dnsName, dnsPort, err = ParsePeersDNS(cfg.PeersDNS, cfg.DefaultPort); err != nil {

@@ -162,7 +162,7 @@ func TestNewRefuses(t *testing.T) {
 		want string
 	}{
 		{func(c *Config) { c.PeersFile = "" }, "no peers file or name"},
-		{func(c *Config) { c.PeersDNS = "x" }, "not both"},
+		{func(c *Config) { c.PeersDNS = "x" }, "peers from one source only"},
 		{func(c *Config) { c.PeersFile, c.PeersDNS = "", "bad name" }, "--peers dns:bad name: "},
 		{func(c *Config) { c.PeersFile, c.PeersDNS = "", "agents:0" }, "port"},
 		{func(c *Config) { c.Probe.Tests = []string{"tcp-bw"} }, "latency test"},

@@ -188,7 +188,7 @@ func TestNewRefusesMesh(t *testing.T) {
 		mod  func(*Config)
 		want string
 	}{
-		{func(c *Config) { c.PeersFile = "x" }, "not both"},
+		{func(c *Config) { c.PeersFile = "x" }, "peers from one source only"},
 		{func(c *Config) { c.PeersMesh = "bad host" }, "--peers mesh:bad host: "},
 		{func(c *Config) { c.PeersMesh = "r:0" }, "port"},
 		{func(c *Config) { c.RegistryExpiry = time.Minute }, "--registry-expiry applies to --registry, which is off"},
