@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net"
 	"slices"
 	"strings"
 	"testing"
@@ -164,4 +166,31 @@ func FuzzParseRegistration(f *testing.F) {
 			t.Fatalf("%+v does not parse again as itself: %+v, %v", r, r2, err)
 		}
 	})
+}
+
+// BenchmarkRegister: one agent's renewal (a connection, the handshake
+// with a token, register, the answer, bye) at a registry of 1024.
+func BenchmarkRegister(b *testing.B) {
+	reg := NewRegistry(1024, time.Hour)
+	for i := range 1023 {
+		if _, err := reg.Register(json.RawMessage(fmt.Sprintf(`{"host":"node%d","addr":"10.0.%d.%d:19515"}`, i, i/250, i%250+1)), "10.0.0.1:1"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- NewServer(newEcho(), ServerOptions{Token: "s3cret", Registry: reg}).Serve(ctx, ln) }()
+	defer func() { cancel(); <-done }()
+	opt := ClientOptions{Token: "s3cret"}
+	b.ResetTimer()
+	for range b.N {
+		ans, err := Register(ctx, ln.Addr().String(), opt, AgentRegistration{Host: "me", Addr: "10.9.9.9:19515"})
+		if err != nil || len(ans.Peers) != 1024 {
+			b.Fatal(err)
+		}
+	}
 }
