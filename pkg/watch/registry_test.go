@@ -206,3 +206,27 @@ func TestNewRefusesMesh(t *testing.T) {
 		t.Errorf("ParsePeersMesh(\"\"): %v", err)
 	}
 }
+
+// TestMeshExpiryTold: an agent renewing less often than half the
+// registry's expiry is told so, once; its registration is one of the
+// registry's.
+func TestMeshExpiryTold(t *testing.T) {
+	r, raddr, _ := meshAgent(t, "r", "", "")
+	waitFor(t, func() bool { return r.registry.Len() == 1 }, func() string { return "the registry's agent did not register" })
+	var log testutil.SyncBuffer
+	a, err := New(Config{Host: "h", PeersMesh: raddr, Advertise: "127.0.0.1:7", Reload: time.Second, Probe: probeRequest(), Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.reload()
+	a.reload()
+	if n := strings.Count(log.String(), "forgets a registration 1s after its last renewal, and this agent renews it every 1s (--reload)"); n != 1 {
+		t.Errorf("told %d times:\n%s", n, log.String())
+	}
+	if got := a.peerAddrs(); !slices.Contains(got, raddr) || slices.Contains(got, "127.0.0.1:7") {
+		t.Errorf("peers %q: want the registry's agent, not itself", got)
+	}
+	if n := r.registry.Len(); n != 2 {
+		t.Errorf("%d registrations, want 2", n)
+	}
+}
