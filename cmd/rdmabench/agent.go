@@ -43,16 +43,20 @@ func agentTestFlags() []string {
 func newAgentCmd() *cobra.Command {
 	a := &agentFlags{}
 	cmd := &cobra.Command{
-		Use:   "agent --peers FILE|dns:NAME[:PORT]|srv:NAME",
+		Use:   "agent --peers FILE|dns:NAME[:PORT]|srv:NAME|mesh:HOST[:PORT]",
 		Short: "Serve tests and probe peers continuously, exporting OpenMetrics for Prometheus",
 		Long: `Run as a long-lived agent on every host (or NIC): serve tests as 'rdmabench
 serve' does, and probe the peers listed in --peers (one host[:port] a line, #
 comments; re-read every --reload, so peers that appear or vanish are picked up
 without a restart), or the addresses of --peers dns:NAME[:PORT] (a Kubernetes
-headless Service's name; looked up every --reload; port -p when none), or the
+headless Service's name; looked up every --reload; port -p when none), the
 SRV records of --peers srv:NAME (every address of each target, with the
 record's port; a headless Service's _PORTNAME._tcp.SVC; looked up every
---reload) with a small latency test, round-robin, at --rate probes/s in all: every peer is
+--reload), or the agents registered with --peers mesh:HOST[:PORT] (an
+agent started with --registry, which keeps the registrations of the agents
+that register on its --listen port; this agent registers there every
+--reload, and a registration not renewed for --registry-expiry is
+forgotten) with a small latency test, round-robin, at --rate probes/s in all: every peer is
 probed once every PEERS/RATE seconds. A probe is the
 --probe test (write-lat over RC by default; tcp-lat needs no RDMA device) at
 one size, -n iterations after its warm-up, against the peer's agent.
@@ -64,6 +68,8 @@ peers); and the error and retransmission counters of the device's port. See docs
 		Example: `  rdmabench agent --peers /etc/rdmabench/peers -d mlx5_0 --tclass 0x68
   rdmabench agent --peers dns:rdmabench-agent.monitoring.svc.cluster.local -d mlx5_0
   rdmabench agent --peers srv:_tests._tcp.rdmabench-agent.monitoring.svc.cluster.local -d mlx5_0
+  rdmabench agent --registry --peers mesh:node1 -d mlx5_0    # on node1
+  rdmabench agent --peers mesh:node1 -d mlx5_0               # on every other host
   rdmabench agent --peers peers.txt --probe tcp-lat --metrics-listen 127.0.0.1:19516`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -84,6 +90,7 @@ type agentFlags struct {
 	f                                   benchFlags
 	cfg                                 watch.Config
 	listen, metricsListen, probe, peers string
+	advertise                           string
 	logTests                            bool
 	timeout                             time.Duration
 	blame                               blameFlags
@@ -95,7 +102,10 @@ type agentFlags struct {
 func (a *agentFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&a.listen, "listen", ":"+strconv.Itoa(control.DefaultPort), "address to serve tests on (HOST:PORT, or HOST for the default port)")
 	fs.StringVar(&a.metricsListen, "metrics-listen", ":19516", "address of the HTTP endpoint serving /metrics (empty: none)")
-	fs.StringVar(&a.peers, "peers", "", "the peers to probe: a file, one host[:port] a line, # comments, re-read while running; or dns:NAME[:PORT], the addresses of a name (a headless Service's), looked up while running; or srv:NAME, the SRV records of a name (_PORTNAME._tcp.SVC), every address of each target with the record's port, looked up while running")
+	fs.StringVar(&a.peers, "peers", "", "the peers to probe: a file, one host[:port] a line, # comments, re-read while running; or dns:NAME[:PORT], the addresses of a name (a headless Service's), looked up while running; or srv:NAME, the SRV records of a name (_PORTNAME._tcp.SVC), every address of each target with the record's port, looked up while running; or mesh:HOST[:PORT], the agents registered with the agent there started with --registry (this one registers too)")
+	fs.BoolVar(&a.cfg.Registry, "registry", false, "keep a registry on --listen: the agents that register there (--peers mesh:THIS_HOST, this one too) get every live registration, at most --max-peers")
+	fs.Var(positiveDuration(&a.cfg.RegistryExpiry), "registry-expiry", "with --registry: forget a registration not renewed for this long, at least twice --reload (default 30s)")
+	fs.StringVar(&a.advertise, "advertise", "", "with --peers mesh: the HOST[:PORT] registered, that peers probe (default: --listen's; from an address of every interface, the one the registry sees this agent from; port --listen's when none)")
 	fs.StringVar(&a.probe, "probe", "write-lat", "the probe test: a latency test (write-lat, send-lat, read-lat, atomic-lat, tcp-lat)")
 	fs.Float64Var(&a.cfg.Rate, "rate", watch.DefaultRate, "probes per second, over all peers")
 	fs.StringVar(&a.cfg.BW.Test, "bw-probe", "", "also probe bandwidth with this test (write-bw, send-bw, read-bw, tcp-bw; default none): one peer at a time, round-robin, --bw-duration each, taking --bw-share of the time; on the probe's device and path")
@@ -103,11 +113,11 @@ func (a *agentFlags) add(fs *pflag.FlagSet) {
 	fs.Var(positiveDuration(&a.cfg.BW.Duration), "bw-duration", "how long each bandwidth probe sends (default 1s)")
 	fs.Var(oneSize(&a.bwSize), "bw-size", "the bandwidth probe's message size (default 64K)")
 	fs.Var(positiveDuration(&a.cfg.ProbeTimeout), "probe-timeout", "give up a probe after this long (default 5s)")
-	fs.Var(positiveDuration(&a.cfg.Reload), "reload", "re-read the peers file, or look the peers' name up, this often (default 5s)")
+	fs.Var(positiveDuration(&a.cfg.Reload), "reload", "re-read the peers file, look the peers' name up, or renew the registration, this often (default 5s)")
 	fs.Var(positiveDuration(&a.cfg.BlameEvery), "blame-every", "judge the peers' recent p50 this often (default 10s)")
 	fs.IntVar(&a.cfg.BlameProbes, "blame-probes", 16, "blame judges the median p50 of each peer's last this many good probes (3 to 16): fewer react sooner, more are steadier")
 	a.blame.add(fs, "a peer")
-	fs.Var(positiveInt(&a.cfg.MaxPeers), "max-peers", "probe at most this many peers, the first of the file or of the name's sorted addresses (default 1024)")
+	fs.Var(positiveInt(&a.cfg.MaxPeers), "max-peers", "probe at most this many peers, the first of the file, of the name's sorted addresses or of the registrations (default 1024); with --registry, keep at most this many registrations too")
 	fs.Var(positiveInt(&a.cfg.MaxInflight), "max-inflight", "probes in flight at once at most, so that a silent peer does not stop the others (default 4)")
 	fs.StringVar(&a.cfg.Host, "host", "", "the host label of every sample (default: this host's name)")
 	fs.Var(byteSize(&a.f.maxMem), "max-mem", "refuse served tests that would register or allocate more memory than this, e.g. 256M")
@@ -147,7 +157,7 @@ func (a *agentFlags) config(fs *pflag.FlagSet, log io.Writer) (watch.Config, err
 		return watch.Config{}, usageError{fmt.Errorf("agent: --rate %g: want probes per second above 0, at most 1000", a.cfg.Rate)}
 	}
 	if a.peers == "" {
-		return watch.Config{}, usageError{fmt.Errorf("agent: --peers FILE, dns:NAME[:PORT] or srv:NAME is required")}
+		return watch.Config{}, usageError{fmt.Errorf("agent: --peers FILE, dns:NAME[:PORT], srv:NAME or mesh:HOST[:PORT] is required")}
 	}
 	if name, ok := strings.CutPrefix(a.peers, watch.PeersSRVPrefix); ok {
 		if _, err := watch.ParsePeersSRV(name); err != nil {
@@ -162,8 +172,30 @@ func (a *agentFlags) config(fs *pflag.FlagSet, log io.Writer) (watch.Config, err
 			return watch.Config{}, usageError{fmt.Errorf("agent: --peers dns: no name (want dns:NAME or dns:NAME:PORT)")}
 		}
 		a.cfg.PeersDNS = name
+	} else if host, ok := strings.CutPrefix(a.peers, watch.PeersMeshPrefix); ok {
+		if host == "" {
+			return watch.Config{}, usageError{fmt.Errorf("agent: --peers mesh: no host (want mesh:HOST or mesh:HOST:PORT, an agent started with --registry)")}
+		}
+		a.cfg.PeersMesh = host
 	} else {
 		a.cfg.PeersFile = a.peers
+	}
+	if a.advertise != "" && a.cfg.PeersMesh == "" {
+		return watch.Config{}, usageError{fmt.Errorf("agent: --advertise applies to --peers mesh:HOST, which is not given")}
+	}
+	if a.advertise != "" {
+		host, port, err := net.SplitHostPort(a.advertise)
+		if err != nil {
+			host, port = a.advertise, ""
+		}
+		if host == "" || strings.ContainsAny(host, " \t/") {
+			return watch.Config{}, usageError{fmt.Errorf("agent: --advertise %q: want HOST or HOST:PORT", a.advertise)}
+		}
+		if port != "" {
+			if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
+				return watch.Config{}, usageError{fmt.Errorf("agent: --advertise %q: port %q: want 1..65535", a.advertise, port)}
+			}
+		}
 	}
 	blame, err := a.blame.options("agent")
 	if err != nil {
@@ -216,6 +248,13 @@ func (a *agentFlags) run(ctx context.Context, cfg watch.Config, log io.Writer) e
 		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	cfg.Serve = ln
+	if adv := a.advertise; adv != "" {
+		if _, _, err := net.SplitHostPort(adv); err != nil {
+			_, port, _ := net.SplitHostPort(ln.Addr().String())
+			adv = net.JoinHostPort(adv, port)
+		}
+		cfg.Advertise = adv
+	}
 	var mln net.Listener
 	if a.metricsListen != "" {
 		if mln, err = net.Listen("tcp", a.metricsListen); err != nil {
@@ -244,8 +283,12 @@ func (a *agentFlags) run(ctx context.Context, cfg watch.Config, log io.Writer) e
 	if b := agent.BW(); b.Test != "" {
 		bw = fmt.Sprintf(", bandwidth with %s (%v of %d B messages, %g%% of the time)", b.Test, b.Duration, b.Size, 100*b.Share)
 	}
-	fmt.Fprintf(log, "rdmabench agent: serving tests on %s (device %s, token %s); probing the peers of %s with %s at %g/s%s; metrics %s\n",
-		ln.Addr(), cmp.Or(cfg.Server.Device, "first"), auth, a.peers, a.probe, orRate(cfg.Rate), bw, maddr)
+	reg := ""
+	if cfg.Registry {
+		reg = fmt.Sprintf(" and keeping a registry (at most %d agents, each forgotten %v after its last renewal)", orMaxPeers(cfg.MaxPeers), agent.RegistryExpiry())
+	}
+	fmt.Fprintf(log, "rdmabench agent: serving tests on %s (device %s, token %s)%s; probing the peers of %s with %s at %g/s%s; metrics %s\n",
+		ln.Addr(), cmp.Or(cfg.Server.Device, "first"), auth, reg, a.peers, a.probe, orRate(cfg.Rate), bw, maddr)
 	return agent.Run(ctx)
 }
 
@@ -254,6 +297,13 @@ func orRate(r float64) float64 {
 		return watch.DefaultRate
 	}
 	return r
+}
+
+func orMaxPeers(n int) int {
+	if n <= 0 {
+		return watch.DefaultMaxPeers
+	}
+	return n
 }
 
 func orNoDevice(err error) error {

@@ -26,7 +26,17 @@ func TestAgentUsage(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"agent", "--probe", "tcp-lat"}, "--peers FILE, dns:NAME[:PORT] or srv:NAME is required"},
+		{[]string{"agent", "--probe", "tcp-lat"}, "--peers FILE, dns:NAME[:PORT], srv:NAME or mesh:HOST[:PORT] is required"},
+		{[]string{"agent", "--peers", "mesh:", "--probe", "tcp-lat"}, "--peers mesh: no host (want mesh:HOST or mesh:HOST:PORT"},
+		{[]string{"agent", "--peers", "mesh:r:0", "--probe", "tcp-lat"}, "--peers mesh:r:0: "},
+		{[]string{"agent", "--peers", "mesh:bad host", "--probe", "tcp-lat"}, "--peers mesh:bad host: "},
+		{[]string{"agent", "--peers", peers, "--probe", "tcp-lat", "--registry=maybe"}, `invalid argument "maybe" for "--registry"`},
+		{[]string{"agent", "--peers", peers, "--probe", "tcp-lat", "--registry-expiry", "1m"}, "--registry-expiry applies to --registry, which is off"},
+		{[]string{"agent", "--peers", peers, "--probe", "tcp-lat", "--registry", "--registry-expiry", "soon"}, "want a duration such as 500ms or 2s"},
+		{[]string{"agent", "--peers", peers, "--probe", "tcp-lat", "--registry", "--registry-expiry", "0s"}, "must be positive"},
+		{[]string{"agent", "--peers", peers, "--probe", "tcp-lat", "--registry", "--registry-expiry", "8s"}, "--registry-expiry 8s: want at least twice --reload (5s)"},
+		{[]string{"agent", "--peers", peers, "--probe", "tcp-lat", "--advertise", "10.0.0.1"}, "--advertise applies to --peers mesh:HOST"},
+		{[]string{"agent", "--peers", "mesh:r", "--probe", "tcp-lat", "--advertise", "10.0.0.1:99999"}, `--advertise "10.0.0.1:99999": port "99999": want 1..65535`},
 		{[]string{"agent", "--peers", "dns:", "--probe", "tcp-lat"}, "dns: no name"},
 		{[]string{"agent", "--peers", "dns:agents:0", "--probe", "tcp-lat"}, "--peers dns:agents:0: "},
 		{[]string{"agent", "--peers", "srv:", "--probe", "tcp-lat"}, "agent: --peers srv: no name (want srv:NAME"},
@@ -125,6 +135,29 @@ func TestAgentBandwidthProbe(t *testing.T) {
 	}
 	if !strings.Contains(log.String(), "bandwidth with tcp-bw (200ms of 8192 B messages, 50% of the time)") {
 		t.Errorf("log: %s", log.String())
+	}
+}
+
+// TestAgentRegistry: an agent started with --registry and another with
+// --peers mesh: of it find each other through its registrations (each
+// registered, the first with itself) and probe each other with the
+// token; the first says it keeps a registry.
+func TestAgentRegistry(t *testing.T) {
+	raddr, baddr := freeAddr(t), freeAddr(t)
+	mesh := "mesh:" + raddr
+	t.Setenv(EnvToken, "s3cret")
+	rm, rlog := startAgent(t, "", "--peers", mesh, "--listen", raddr, "--registry", "--registry-expiry", "2s", "--reload", "200ms", "--rate", "20")
+	bm, blog := startAgent(t, "", "--peers", mesh, "--listen", baddr, "--host", "node-b", "--reload", "200ms", "--rate", "20")
+	scrapeUntilGood(t, bm, `rdmabench_agent_probes_total{host="node-b",device="",peer="`+raddr+`",test="tcp-lat",result="ok"}`, blog)
+	body := scrapeUntilGood(t, rm, `rdmabench_agent_probes_total{host="node-a",device="",peer="`+baddr+`",test="tcp-lat",result="ok"}`, rlog)
+	if strings.Contains(body, `peer="`+raddr+`"`) {
+		t.Errorf("the registry's agent probes itself:\n%s", body)
+	}
+	if !strings.Contains(body, `rdmabench_agent_registrations{host="node-a",device=""} 2`+"\n") {
+		t.Errorf("no 2 registrations in the registry's metrics:\n%s", body)
+	}
+	if !strings.Contains(rlog.String(), "token required) and keeping a registry (at most 1024 agents, each forgotten 2s after its last renewal)") {
+		t.Errorf("log: %s", rlog.String())
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/rdmabench/rdmabench/pkg/report/render"
@@ -49,13 +50,20 @@ func tableOptions(cmd *cobra.Command) render.Options {
 	return render.Options{Width: helpWidth(cmd)}
 }
 
+// addFlagUsages adds the template function flagUsages once: cobra keeps
+// template functions in a global map, which commands run at once in one
+// process (tests) must not write together.
+var addFlagUsages sync.Once
+
 // useWrappedHelp makes the help of root and its commands fit helpWidth.
 func useWrappedHelp(root *cobra.Command) {
-	cobra.AddTemplateFunc("flagUsages", func(fs *pflag.FlagSet) string {
-		if w := int(helpColumns.Load()); w > 0 {
-			return fs.FlagUsagesWrapped(w - 1)
-		}
-		return fs.FlagUsages()
+	addFlagUsages.Do(func() {
+		cobra.AddTemplateFunc("flagUsages", func(fs *pflag.FlagSet) string {
+			if w := int(helpColumns.Load()); w > 0 {
+				return fs.FlagUsagesWrapped(w - 1)
+			}
+			return fs.FlagUsages()
+		})
 	})
 	t := root.UsageTemplate()
 	for _, set := range []string{"LocalFlags", "InheritedFlags"} {

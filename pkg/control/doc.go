@@ -31,6 +31,12 @@
 //	both ways         {"type":"exchange","body":"<base64 of the workloads envelope>"}
 //	server -> client  {"type":"done"}  or  {"type":"done","error":"..."} when the server's end of the test returned
 //
+// and, on a server that keeps a registry (ServerOptions.Registry: an agent
+// started with --registry), any number of times:
+//
+//	client -> server  {"type":"register","data":{"host":"node2","addr":"10.0.0.2:19515"}}
+//	server -> client  {"type":"peers","data":{"self":"10.0.0.2:19515","expiry_ms":30000,"peers":[...]}}  or  {"type":"error","code":"spec"|"limit","message":"..."} (the connection stays usable)
+//
 // and finally client -> server {"type":"bye"} (the server says bye too when
 // it shuts down). After the handshake both ends send {"type":"ping"} every
 // keepalive interval (default 1s) and each end fails the connection when
@@ -52,5 +58,10 @@
 // prints it); two ends of different versions refuse each other by name
 // ([VersionError]). Version 2 changed the spec a run carries: warmup,
 // inline and gid_index are left out for "the test's default", where
-// version 1 sent -1.
+// version 1 sent -1. The registry's peers frame came later in version 2
+// and changes no earlier message: only a server with a registry sends it,
+// only in answer to a register, which a server without one (of any
+// release) answers with a "protocol" error, as before; so the version
+// stayed 2, and an agent registering with an older or a registry-less
+// agent is told so by name.
 package control

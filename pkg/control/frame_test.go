@@ -33,6 +33,7 @@ func sampleMessages() []*Message {
 		{Type: TypeJob, ID: 7, Data: json.RawMessage(`{"peer":2}`)},
 		{Type: TypeJobDone, ID: 7, Data: json.RawMessage(`{"document":{}}`)},
 		{Type: TypeJobDone, ID: 8, Err: "lost the server mid-test"},
+		{Type: TypePeers, Data: json.RawMessage(`{"self":"10.0.0.2:19515","expiry_ms":30000,"peers":[{"host":"node2","addr":"10.0.0.2:19515"}]}`)},
 	}
 }
 

@@ -25,12 +25,17 @@ const (
 	TypeRegister = "register" // rank, first after the handshake: data describes the rank
 	TypeJob      = "job"      // coordinator: id and data, work for the rank
 	TypeJobDone  = "job_done" // rank: the job's id, data (its outcome) or error
+
+	// A registry (see Registry): agents register with a test server that
+	// keeps their registrations (TypeRegister, data an AgentRegistration)
+	// and get every live one back.
+	TypePeers = "peers" // registry: data, the Registrations
 )
 
 var knownTypes = map[string]bool{
 	TypeHello: true, TypeAuth: true, TypeRun: true, TypeAccepted: true, TypeError: true,
 	TypeExchange: true, TypePing: true, TypeDone: true, TypeBye: true,
-	TypeRegister: true, TypeJob: true, TypeJobDone: true,
+	TypeRegister: true, TypeJob: true, TypeJobDone: true, TypePeers: true,
 }
 
 // NonceSize is the size in bytes of the server's nonce.
@@ -66,7 +71,7 @@ type Message struct {
 	// done: the server's error, empty on success; job_done: the job's.
 	Err string `json:"error,omitempty"`
 
-	// register, job, job_done: an opaque JSON value, and the job's id
+	// register, job, job_done, peers: an opaque JSON value, and the job's id
 	// (from 1).
 	Data json.RawMessage `json:"data,omitempty"`
 	ID   uint64          `json:"id,omitempty"`
@@ -86,6 +91,10 @@ func (m *Message) check() error {
 	case TypeRegister:
 		if len(m.Data) == 0 {
 			return fmt.Errorf("%w: register without data", ErrBadFrame)
+		}
+	case TypePeers:
+		if len(m.Data) == 0 {
+			return fmt.Errorf("%w: peers without data", ErrBadFrame)
 		}
 	case TypeJob:
 		if m.ID == 0 || len(m.Data) == 0 {

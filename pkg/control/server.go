@@ -68,6 +68,10 @@ type ServerOptions struct {
 	// and ended (successfully or not), or one refused for its spec or a
 	// limit. A "busy" refusal does not count.
 	Once bool
+	// Registry, when set, keeps the registrations of the agents that
+	// register on this server's connections and answers each with every
+	// live one; without it a register frame is a protocol error.
+	Registry *Registry
 }
 
 // Server is a persistent rdmabench server: it runs the tests clients ask
@@ -357,6 +361,12 @@ func (c *serverConn) handleFrame(ctx context.Context, m *Message) bool {
 		case <-c.sess.done: // dropped: the test has ended
 		case <-ctx.Done():
 		}
+	case TypeRegister:
+		if c.s.opt.Registry == nil {
+			c.protocolError("unexpected register (this server keeps no registry)")
+			return false
+		}
+		c.register(m)
 	case TypeError:
 		err := fmt.Errorf("client %s failed: %s", c.addr, m.Msg)
 		if c.sess == nil {

@@ -66,15 +66,29 @@ type Config struct {
 	// Kubernetes headless Service's), looked up with Resolver every
 	// Reload. Or PeersSRV (ParsePeersSRV) is a name whose SRV records are
 	// the peers: every address of each target, with the record's port,
-	// looked up with Resolver every Reload. One of them. Self are the
-	// addresses (host:port) of this agent, left out of the set.
+	// looked up with Resolver every Reload. Or PeersMesh, HOST[:PORT]
+	// (ParsePeersMesh), is a registry (an agent with Registry) this agent
+	// registers with every Reload, whose registrations are the peers. One
+	// of them. Self are the addresses (host:port) of this agent, left out
+	// of the set.
 	PeersFile   string
 	PeersDNS    string
 	PeersSRV    string
+	PeersMesh   string
 	Resolver    Resolver
 	DefaultPort int
 	Reload      time.Duration
 	Self        []string
+	// Advertise is the address (HOST:PORT) registered with PeersMesh's
+	// registry; by default Serve's (an unspecified host is the address
+	// the registry sees this agent from).
+	Advertise string
+	// Registry makes Serve keep a registry of the agents that register
+	// there (--peers mesh:), at most MaxPeers, each RegistryExpiry
+	// (control.DefaultRegistryExpiry when 0; at least twice Reload) after
+	// its last renewal.
+	Registry       bool
+	RegistryExpiry time.Duration
 	// Probe is the probe: one latency test at one size (its Spec.Iterations
 	// the probe's iterations).
 	Probe workloads.Request
@@ -134,6 +148,11 @@ type Agent struct {
 	failKind string // the kind of the read or lookup error told last, until one succeeds
 	dnsName  string // of PeersDNS
 	dnsPort  int
+	meshAddr string // of PeersMesh, host:port
+	// expiryTold: the log said that the registry's expiry is short for
+	// Reload.
+	expiryTold bool
+	registry   *control.Registry // with Config.Registry
 	// readPort reads the port counters of the probe's device
 	// (workloads.PortCounters; a fake sysfs's in tests).
 	readPort    func(dev string, port int) (map[string]uint64, error)
@@ -188,11 +207,15 @@ func New(cfg Config) (*Agent, error) {
 	}
 	var dnsName string
 	var dnsPort int
-	switch n := nonEmpty(cfg.PeersFile, cfg.PeersDNS, cfg.PeersSRV); {
+	meshAddr, err := checkMesh(&cfg)
+	if err != nil {
+		return nil, err
+	}
+	switch n := nonEmpty(cfg.PeersFile, cfg.PeersDNS, cfg.PeersSRV, cfg.PeersMesh); {
 	case n == 0:
-		return nil, errors.New("no peers file or name (--peers FILE, dns:NAME[:PORT] or srv:NAME)")
+		return nil, errors.New("no peers file or name (--peers FILE, dns:NAME[:PORT], srv:NAME or mesh:HOST[:PORT])")
 	case n > 1:
-		return nil, errors.New("peers from one source (a file, a DNS name or an SRV name), not several")
+		return nil, errors.New("peers from one source (a file, a DNS name, an SRV name or a registry), not several")
 	case cfg.PeersSRV != "":
 		if _, err := ParsePeersSRV(cfg.PeersSRV); err != nil {
 			return nil, fmt.Errorf("--peers %w", err)
@@ -233,7 +256,10 @@ func New(cfg Config) (*Agent, error) {
 		return nil, fmt.Errorf("probe: %w", err)
 	}
 	a := &Agent{cfg: cfg, run: run, info: info, byAddr: map[string]*peer{}, dnsName: dnsName, dnsPort: dnsPort,
-		readPort: workloads.PortCounters}
+		meshAddr: meshAddr, readPort: workloads.PortCounters}
+	if cfg.Registry {
+		a.registry = control.NewRegistry(cfg.MaxPeers, cfg.RegistryExpiry)
+	}
 	if cfg.BW.Test != "" {
 		if err := a.planBW(); err != nil {
 			return nil, err
@@ -242,6 +268,7 @@ func New(cfg Config) (*Agent, error) {
 	a.st.labels = labels{host: cfg.Host, device: cfg.Probe.Spec.Device, test: info.Name, basis: info.Basis}
 	a.st.port = max(cfg.Probe.Spec.Port, 1)
 	a.st.rate = cfg.Rate
+	a.st.registry = a.registry != nil
 	return a, nil
 }
 
@@ -306,14 +333,19 @@ func (a *Agent) logf(format string, args ...any) {
 func (a *Agent) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if a.cfg.Serve == nil && (a.registry != nil || (a.cfg.PeersMesh != "" && a.cfg.Advertise == "")) {
+		return errors.New("a registry, and an agent registering with one, serve tests: no listener")
+	}
 	var wg sync.WaitGroup
 	errc := make(chan error, 2)
 	if ln := a.cfg.Serve; ln != nil {
 		srv := a.cfg.Server
+		opt := a.cfg.ServerOptions
+		opt.Registry = a.registry
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := remote.Serve(ctx, ln, &srv, a.cfg.ServerOptions); err != nil {
+			if err := remote.Serve(ctx, ln, &srv, opt); err != nil {
 				errc <- fmt.Errorf("serve: %w", err)
 				cancel()
 			}
@@ -419,6 +451,10 @@ func (a *Agent) reloadCtx(ctx context.Context) {
 		a.reloadDNS(ctx)
 		return
 	}
+	if a.cfg.PeersMesh != "" {
+		a.reloadMesh(ctx)
+		return
+	}
 	data, err := os.ReadFile(a.cfg.PeersFile)
 	if err != nil {
 		a.peersError(&PeersError{Kind: PeersRead, File: a.cfg.PeersFile, Err: err})
@@ -481,7 +517,7 @@ func (a *Agent) apply(addrs []string, data []byte) {
 	var tooMany error
 	if len(addrs) > a.cfg.MaxPeers {
 		pe := errTooMany(a.cfg.PeersFile, a.cfg.PeersDNS, len(addrs), a.cfg.MaxPeers)
-		pe.SRV = a.cfg.PeersSRV
+		pe.SRV, pe.Mesh = a.cfg.PeersSRV, a.cfg.PeersMesh
 		tooMany = pe
 		addrs = addrs[:a.cfg.MaxPeers]
 	}
@@ -490,7 +526,7 @@ func (a *Agent) apply(addrs []string, data []byte) {
 	a.failKind = ""
 	a.mu.Unlock()
 	if was != "" {
-		a.logf("peers: %s usable again", a.peersSource())
+		a.logf("peers: %s usable again", a.source())
 	}
 	a.setPeers(addrs, data)
 	if tooMany != nil {
@@ -510,7 +546,7 @@ func (a *Agent) peersError(err error) {
 	}
 	a.st.peersOK = false
 	again := false
-	if isLookupKind(kind) {
+	if isLookupKind(kind) || isRegistryKind(kind) {
 		a.lastFile = nil
 		again = a.failKind == kind
 		a.failKind = kind
@@ -875,8 +911,13 @@ func (a *Agent) judgeFigure(v verdictOf) []string {
 // FormatText), as /metrics serves them. The port counters are read now.
 func (a *Agent) WriteMetrics(w io.Writer, format expfmt.Format) error {
 	pc := a.portCounters()
+	n := 0
+	if a.registry != nil {
+		n = a.registry.Len()
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.st.registrations = n
 	return writeMetrics(w, &a.st, pc, format)
 }
 

@@ -7,10 +7,14 @@
 // Peers come from a file (ParsePeers), re-read while the agent runs, or
 // from the addresses of a DNS name (Config.PeersDNS: a Kubernetes headless
 // Service's) or the targets and ports of a name's SRV records
-// (Config.PeersSRV), looked up while it runs, so that peers that appear or vanish
-// are picked up without a restart; a file that cannot be read or parsed,
-// or a name that does not resolve, is a named error in the log and in the
-// metrics, and the last good set is kept. Probes go round-robin over the
+// (Config.PeersSRV), looked up while it runs, or from the registrations of
+// a registry (Config.PeersMesh: an agent with Config.Registry, which keeps
+// the registrations of the agents that register on its test server,
+// control.Registry), registered with and read while it runs, so that
+// peers that appear or vanish are picked up without a restart; a file
+// that cannot be read or parsed, a name that does not resolve, or a
+// registry that cannot be reached or refuses the registration, is a named
+// error in the log and in the metrics, and the last good set is kept. Probes go round-robin over the
 // peers at Config.Rate probes per second in all, so every peer is probed
 // once every len(peers)/Rate seconds. Each probe is one workloads run of
 // the probe test (write-lat by default, any latency test allowed) at one

@@ -30,6 +30,8 @@ const (
 	metricPeersOK     = "rdmabench_agent_peers_ok"                       // gauge 0/1
 	metricPortCounter = "rdmabench_agent_port_errors_total"              // counter, per port counter
 	metricPortOK      = "rdmabench_agent_port_counters_ok"               // gauge 0/1
+	// The registry's, with one (--registry).
+	metricRegistrations = "rdmabench_agent_registrations" // gauge
 	// The bandwidth probe's, with one.
 	metricBW       = "rdmabench_agent_peer_bandwidth_bytes_per_second"          // gauge, per peer
 	metricBWProbes = "rdmabench_agent_bandwidth_probes_total"                   // counter, per peer and result
@@ -65,7 +67,7 @@ func resultIndex(r string) int {
 }
 
 // peersKinds are the kinds of the peers' source errors, in counter order.
-var peersKinds = []string{PeersRead, PeersParse, PeersTooMany, PeersNotFound, PeersResolve}
+var peersKinds = []string{PeersRead, PeersParse, PeersTooMany, PeersNotFound, PeersResolve, PeersUnreachable, PeersRefused}
 
 // recentProbes is how many of a peer's last good probes its judged p50 is
 // the median of at most (Config.BlameProbes, by default all).
@@ -160,7 +162,7 @@ type state struct {
 	port        int          // the probe device's port
 	peers       []*peerStats // in the peers file's order
 	skipped     uint64
-	peersErrors [5]uint64 // by peersKinds
+	peersErrors [7]uint64 // by peersKinds
 	peersOK     bool
 	judged      bool // a blame pass ran
 	rate        float64
@@ -168,6 +170,10 @@ type state struct {
 	// bwPeriod one starts, at one peer.
 	bwTest   string
 	bwPeriod time.Duration
+	// registry: the agent keeps one, of registrations live ones at the
+	// scrape.
+	registry      bool
+	registrations int
 }
 
 func ptrTo[T any](v T) *T { return &v }
@@ -243,8 +249,12 @@ func metricFamilies(s *state, pc *portReading) []*dto.MetricFamily {
 	peers := fam(metricPeers, "", gauge, "Peers in the set being probed.")
 	period := fam(metricPeriod, "seconds", gauge, "Every peer is probed once in this period: the peers over the probe rate.")
 	skipped := fam(metricSkipped, "", counter, "Probe slots skipped because every peer was still being probed or the probes in flight were at their cap.")
-	peersErr := fam(metricPeersErrors, "", counter, "Times the peers' source could not be used, by kind: the file's read or parse, the DNS name's not_found or resolve (the last good set is kept); too_many (the first peers are kept).")
-	peersOK := fam(metricPeersOK, "", gauge, "1 when the last read of the peers file or lookup of the peers' name was used whole, else 0.")
+	peersErr := fam(metricPeersErrors, "", counter, "Times the peers' source could not be used, by kind: the file's read or parse, the DNS name's not_found or resolve, the registry's unreachable or refused (the last good set is kept); too_many (the first peers are kept).")
+	peersOK := fam(metricPeersOK, "", gauge, "1 when the last read of the peers file, lookup of the peers' name or registration was used whole, else 0.")
+	registrations := fam(metricRegistrations, "", gauge, "With --registry: the live registrations of the registry this agent keeps, at this scrape.")
+	if s.registry {
+		registrations.Metric = append(registrations.Metric, g(float64(s.registrations), labelPairs(base...)))
+	}
 
 	bounds := render.OpenMetricsLatencyBoundsNs
 	for _, p := range s.peers {
@@ -311,7 +321,7 @@ func metricFamilies(s *state, pc *portReading) []*dto.MetricFamily {
 	}
 
 	var fams []*dto.MetricFamily
-	for _, mf := range []*dto.MetricFamily{lat, probes, lastOK, p50, slow, peers, period, skipped, peersErr, peersOK, portCounter, portOK,
+	for _, mf := range []*dto.MetricFamily{lat, probes, lastOK, p50, slow, peers, period, skipped, peersErr, peersOK, registrations, portCounter, portOK,
 		bw, bwProbes, bwLastOK, bwLow, bwPeriod} {
 		if len(mf.Metric) > 0 {
 			fams = append(fams, mf)

@@ -18,17 +18,20 @@ const (
 	PeersTooMany  = "too_many"  // more peers than the cap: the first ones are kept
 	PeersNotFound = "not_found" // the DNS name has no address (NXDOMAIN, or no A/AAAA record; no SRV record, or no target with an address)
 	PeersResolve  = "resolve"   // the DNS lookup failed (no server answered in time, SERVFAIL, ...)
+	// and PeersUnreachable, PeersRefused of a registry (registry.go).
 )
 
 // PeersError is a peers source that could not be used (Kind read, parse,
-// not_found or resolve) or was used in part (too_many). File names a
-// peers file, DNS a name (NAME[:PORT] of --peers dns:), SRV the name of
-// SRV records (of --peers srv:).
+// not_found, resolve, unreachable or refused) or was used in part
+// (too_many). File names a peers file, DNS a name (NAME[:PORT] of --peers
+// dns:), SRV the name of SRV records (of --peers srv:), Mesh a registry
+// (HOST[:PORT] of --peers mesh:).
 type PeersError struct {
 	Kind string
 	File string
 	DNS  string
 	SRV  string
+	Mesh string
 	Line int // 1-based; 0 when not about one line
 	Err  error
 }
@@ -40,6 +43,9 @@ func (e *PeersError) Error() string {
 	}
 	if e.SRV != "" {
 		src = "peers srv:" + e.SRV
+	}
+	if e.Mesh != "" {
+		src = "peers mesh:" + e.Mesh
 	}
 	if e.Line > 0 {
 		return fmt.Sprintf("%s: line %d: %v", src, e.Line, e.Err)

@@ -80,7 +80,7 @@ func (a *Agent) peerAddrs() []string {
 	return s
 }
 
-func (a *Agent) fileCounts() (errs [5]uint64, ok bool) {
+func (a *Agent) fileCounts() (errs [7]uint64, ok bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.st.peersErrors, a.st.peersOK
