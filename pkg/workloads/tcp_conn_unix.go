@@ -10,6 +10,8 @@ import (
 	"os"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // tcpConn is a connection as the TCP loops use it: a blocking duplicate of
@@ -29,7 +31,9 @@ func newTCPConn(c *net.TCPConn, idle time.Duration) (*tcpConn, error) {
 	}
 	fd := -1
 	var derr error
-	if err := raw.Control(func(s uintptr) { fd, derr = syscall.Dup(int(s)) }); err != nil {
+	// Close-on-exec, as Go's own descriptors are: a process this one
+	// starts must not keep the connection open.
+	if err := raw.Control(func(s uintptr) { fd, derr = unix.FcntlInt(s, unix.F_DUPFD_CLOEXEC, 0) }); err != nil {
 		return nil, err
 	}
 	if derr != nil {
