@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Agent soak: two `rdmabench agent`s on one RDMA device probe each other
 # (write-lat over RC, --rate probes/s each) for SECONDS, and their levels
-# stay flat. Each agent's levels are read after a warm-up (a minute) and
-# again at the end, both times with its peers file emptied (the agent
+# stay flat. Each agent's levels are read after a warm-up (a minute),
+# half-way and at the end, each time with its peers file emptied (the agent
 # re-reads it every 2 s and stops probing) and once it is idle (its count
 # of verbs objects unchanged for 4 s):
 #   - verbs objects: its PDs, MRs, CQs, QPs and contexts in
@@ -12,7 +12,8 @@
 #   - resident memory (VmRSS).
 # It exits 1 unless each is back at its level (the device's count and the
 # descriptors within 60 s of the probes' end): verbs objects and files
-# equal, goroutines at most 2 more, resident memory at most 16 MiB more; or
+# equal at all three reads, goroutines at most 2 more and resident memory
+# at most 16 MiB more at the end; or
 # when an agent made fewer than one good probe per 10 s (it stopped
 # probing: an emulated probe takes up to seconds, so the rate asked is not
 # what is met there, and a rate is not asserted). In between it prints a
@@ -91,8 +92,7 @@ ko() { echo "--- FAIL: agent-soak/$1: $2"; fail=1; }
 # (write-lat's ends poll memory for each ping: on the emulated device that
 # keeps a core busy per agent, so its CPU per probe there is the
 # emulation's, not the agent's.) The probes' timeout is long, 30 s: the
-# soak is of whole probes; one cut short by its timeout has been seen to
-# leave a device context open (docs/agent.md, "Not done yet").
+# soak is of whole probes.
 declare -A pid ctl met
 ctl[a]=19515 met[a]=19516 ctl[b]=19525 met[b]=19526
 peer_of() { [[ $1 == a ]] && echo b || echo a; }
@@ -161,11 +161,11 @@ levels() {
 			((same >= 4)) && break
 			sleep 1
 		done
-		# The device's count of its objects and its descriptors: at the
-		# end, until they are back at the warm-up's (a test torn down just
-		# now closes its context last), at most 60 s; after the warm-up,
-		# until 5 reads a second apart agree.
-		want=$(sed -n "s/^warm $x .*\(rdma=[0-9]* fds=[0-9]*\).*/\1/p" "$out/levels" 2>/dev/null || true)
+		# The device's count of its objects and its descriptors: half-way
+		# and at the end, until they are back at the read before (a test
+		# torn down just now closes its context last), at most 60 s; after
+		# the warm-up, until 5 reads a second apart agree.
+		want=$(grep " $x " "$out/levels" 2>/dev/null | tail -1 | sed -n "s/.*\(rdma=[0-9]* fds=[0-9]*\).*/\1/p" || true)
 		seen="" same=0
 		for _ in $(seq 1 60); do
 			r=0
@@ -173,15 +173,16 @@ levels() {
 				r=$((r + $(rdma resource show "$kind" 2>/dev/null | grep -c " pid ${pid[$x]} " || true)))
 			done
 			fds=$(find "/proc/${pid[$x]}/fd" -mindepth 1 -maxdepth 1 | wc -l)
-			[[ $name == end && "rdma=$r fds=$fds" == "$want" ]] && break
+			[[ $name != warm && "rdma=$r fds=$fds" == "$want" ]] && break
 			[[ "$r/$fds" == "$seen" ]] && same=$((same + 1)) || same=0
 			seen="$r/$fds"
-			[[ $name != end ]] && ((same >= 4)) && break
+			[[ $name == warm ]] && ((same >= 4)) && break
 			sleep 1
 		done
 		echo "$name $x verbs=$v rdma=$r fds=$fds goroutines=$(field goroutines "$line") rss_kib=$(rss $x)"
-		# What it holds, kept for comparing the two reads.
+		# What it holds, kept for comparing the reads.
 		{
+			date +%s.%N
 			ls -l "/proc/${pid[$x]}/fd"
 			for kind in ctx pd mr cq qp; do
 				rdma resource show "$kind" 2>/dev/null | grep " pid ${pid[$x]} " || true
@@ -196,13 +197,23 @@ levels warm | tee "$out/levels"
 declare -A cpu0 good0
 for x in a b; do cpu0[$x]=$(cpu $x) good0[$x]=$(good $x); done
 start=$SECONDS
-while ((SECONDS - start < seconds)); do
-	sleep $((seconds - (SECONDS - start) < 60 ? seconds - (SECONDS - start) : 60))
-	for x in a b; do
-		line=$(stats $x)
-		rb_log "after $((SECONDS - start)) s: agent $x rss_kib=$(rss $x) goroutines=$(field goroutines "$line") good_probes=$(($(good $x) - good0[$x]))"
+# soak_until S: probe until S seconds of the soak have passed, a line a
+# minute per agent.
+soak_until() {
+	local line
+	while ((SECONDS - start < $1)); do
+		sleep $(($1 - (SECONDS - start) < 60 ? $1 - (SECONDS - start) : 60))
+		for x in a b; do
+			line=$(stats $x)
+			rb_log "after $((SECONDS - start)) s: agent $x rss_kib=$(rss $x) goroutines=$(field goroutines "$line") good_probes=$(($(good $x) - good0[$x]))"
+		done
 	done
-done
+}
+soak_until $((seconds / 2))
+paused=$SECONDS
+levels mid | tee -a "$out/levels"
+start=$((start + SECONDS - paused)) # the read is not soak time
+soak_until "$seconds"
 took=$((SECONDS - start))
 declare -A cpu1 good1
 for x in a b; do
@@ -224,18 +235,19 @@ for x in a b; do
 		echo "agent $x: $bwn good $bw probes, the last at $(awk -v b="${bps:-0}" 'BEGIN {printf "%.3f", b * 8 / 1e9}') Gbit/s (emulation figures)"
 		((bwn >= 1)) || ko "$x-bw-probes" "no good $bw probe in $took s (one every 10 s asked)"
 	fi
-	w=$(grep "^warm $x " "$out/levels") e=$(grep "^end $x " "$out/levels")
-	leaked=0
+	w=$(grep "^warm $x " "$out/levels") m=$(grep "^mid $x " "$out/levels") e=$(grep "^end $x " "$out/levels")
+	held=0
 	for k in verbs rdma fds; do
-		[[ $(field $k "$w") == "$(field $k "$e")" ]] || { ko "$x-$k" "$k $(field $k "$w") after the warm-up, $(field $k "$e") at the end"; leaked=1; }
+		if [[ $(field $k "$w") != "$(field $k "$m")" || $(field $k "$m") != "$(field $k "$e")" ]]; then
+			ko "$x-$k" "$k $(field $k "$w") after the warm-up, $(field $k "$m") half-way, $(field $k "$e") at the end"
+			held=1
+		fi
 	done
-	if ((leaked)); then
-		# What is left open, for the one who reads this: the descriptors,
-		# the device's objects of the agent, and the end of its log.
-		ls -l "/proc/${pid[$x]}/fd" | sed "s/^/  agent $x fd: /"
-		for kind in ctx pd mr cq qp; do
-			rdma resource show "$kind" 2>/dev/null | grep " pid ${pid[$x]} " | sed "s/^/  agent $x $kind: /"
-		done
+	if ((held)); then
+		# What it holds, for the one who reads this: what changed in its
+		# descriptors and device objects between the reads, and the end
+		# of its log.
+		diff "$out/held.warm.$x" "$out/held.end.$x" | sed "s/^/  agent $x held (warm-up to end): /" || true
 		grep -v 'stats goroutines=' "$out/agent.$x.log" | tail -n 20 | sed "s/^/  agent $x log: /"
 	fi
 	(($(field goroutines "$e") <= $(field goroutines "$w") + 2)) ||
