@@ -27,9 +27,8 @@
 #      results[].devices, both directions), N(N-1)/2 links, none failed.
 #   Both with --blame=false: emulated figures are too noisy to judge.
 # RDMABENCH_MESH_HOSTS_CASES (passed with vm-group.sh -e) runs the runs it
-# names (default slurm-hosts blame-host blame-link, and rails-hosts
-# host-level when the VMs have two NICs: the agent case is not yet steady
-# enough on loaded emulated hosts to gate CI; add "agent" to run it). A
+# names (default slurm-hosts blame-host blame-link agent, and rails-hosts
+# host-level when the VMs have two NICs). A
 # two-NIC case named on VMs of one NIC is skipped ("--- SKIP").
 # Prints "--- PASS: mesh/NAME" (or FAIL) per run, its table, verdicts and
 # wall time, and "mesh-hosts: N passed, N failed".
@@ -62,7 +61,7 @@ ok() { echo "--- PASS: mesh/$1"; pass=$((pass + 1)); }
 ko() { echo "--- FAIL: mesh/$1: $2"; fail=$((fail + 1)); }
 links=$((n * (n - 1)))
 nics=${RDMABENCH_VM_NICS:-1}
-default_cases="slurm-hosts blame-host blame-link"
+default_cases="slurm-hosts blame-host blame-link agent"
 ((nics < 2)) || default_cases+=" rails-hosts host-level"
 cases=" ${RDMABENCH_MESH_HOSTS_CASES:-$default_cases} "
 runs() { [[ $cases == *" $1 "* ]]; }

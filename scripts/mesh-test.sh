@@ -8,11 +8,9 @@
 #     four, one rank per VM on rxe0, then one host and one path slowed with
 #     tc netem on eth0 and blamed; then a rank per NIC with --rails (every
 #     link on one rail) and a rank per VM with --host-level (every link on
-#     both NICs at once) (scripts/mesh-hosts.sh); with
-#     RDMABENCH_MESH_HOSTS_CASES="slurm-hosts blame-host blame-link agent",
-#     then, in the same VMs, an agent in each scraped by Prometheus, one
-#     host slowed and blamed in the queried metrics (scripts/agent-vms.sh,
-#     "--- PASS: agent-vms/NAME"; not in CI's default cases yet).
+#     both NICs at once) (scripts/mesh-hosts.sh); then, in the same VMs,
+#     an agent in each scraped by Prometheus, one host slowed and blamed in
+#     the queried metrics (scripts/agent-vms.sh, "--- PASS: agent-vms/NAME").
 # Each case prints "--- PASS: mesh/NAME" or "--- FAIL: mesh/NAME", its
 # matrices and its wall time. Ends with "mesh: N passed, N failed".
 #
