@@ -174,13 +174,15 @@ func isLookupKind(kind string) bool {
 	return kind == PeersRead || kind == PeersNotFound || kind == PeersResolve
 }
 
-// peersSource names the peers' source for the log: the file, dns:NAME or
-// srv:NAME.
-func (a *Agent) peersSource() string {
-	if a.cfg.PeersSRV != "" {
+// source names the peers' source for the log: the file, dns:NAME,
+// srv:NAME or mesh:HOST.
+func (a *Agent) source() string {
+	switch {
+	case a.cfg.PeersMesh != "":
+		return PeersMeshPrefix + a.cfg.PeersMesh
+	case a.cfg.PeersSRV != "":
 		return PeersSRVPrefix + a.cfg.PeersSRV
-	}
-	if a.cfg.PeersDNS != "" {
+	case a.cfg.PeersDNS != "":
 		return PeersDNSPrefix + a.cfg.PeersDNS
 	}
 	return a.cfg.PeersFile

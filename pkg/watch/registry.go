@@ -52,15 +52,6 @@ func (a *Agent) RegistryExpiry() time.Duration {
 // told once while it lasts rather than at every reload.
 func isRegistryKind(kind string) bool { return kind == PeersUnreachable || kind == PeersRefused }
 
-// source names the peers' source for the log: the file, dns:NAME or
-// mesh:HOST.
-func (a *Agent) source() string {
-	if a.cfg.PeersMesh != "" {
-		return PeersMeshPrefix + a.cfg.PeersMesh
-	}
-	return a.peersSource()
-}
-
 // registration is what this agent registers: its host name and the
 // address it serves tests on (Advertise, else its listener's; an
 // unspecified host is the address the registry sees it from).
