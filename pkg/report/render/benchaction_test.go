@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/rdmabench/rdmabench/internal/reporttest"
 	"math"
 	"regexp"
 	"strconv"
@@ -66,7 +67,7 @@ func readBenchAction(t *testing.T, out []byte) []benchActionInput {
 // median over runs, with its confidence interval as range, when repeated),
 // and extra names the device and firmware.
 func TestBenchActionReadsBack(t *testing.T) {
-	docs := map[string]*report.Document{"suite": suiteDoc(), "duration": durationDoc(), "repeat": repeatDoc(), "sweep": sweepDoc(false), "empty": report.NewDocument()}
+	docs := map[string]*report.Document{"suite": reporttest.SuiteDoc(), "duration": reporttest.DurationDoc(), "repeat": reporttest.RepeatDoc(), "sweep": reporttest.SweepDoc(false), "empty": report.NewDocument()}
 	for name, doc := range docs {
 		for _, bandwidth := range []bool{false, true} {
 			format := FormatBenchActionLatency
@@ -136,7 +137,7 @@ func TestBenchActionReadsBack(t *testing.T) {
 // starting with its source's; a source named twice gets a number.
 func TestBenchActionSources(t *testing.T) {
 	var buf bytes.Buffer
-	srcs := []report.Source{{Name: "base.json", Doc: baseRuns()}, {Name: "new.json", Doc: regressedRuns()}, {Name: "new.json", Doc: noiseRuns()}}
+	srcs := []report.Source{{Name: "base.json", Doc: reporttest.BaseRuns()}, {Name: "new.json", Doc: reporttest.RegressedRuns()}, {Name: "new.json", Doc: reporttest.NoiseRuns()}}
 	if err := WriteSources(&buf, FormatBenchActionLatency, srcs); err != nil {
 		t.Fatal(err)
 	}

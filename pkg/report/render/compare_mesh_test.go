@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"github.com/rdmabench/rdmabench/internal/reporttest"
 	"strings"
 	"testing"
 
@@ -16,7 +17,7 @@ import (
 // and a rank whose every link got half as fast is named on each of them.
 func TestCompareMesh256(t *testing.T) {
 	const n = 256
-	base, new := bigMeshDoc(n), bigMeshDoc(n)
+	base, new := reporttest.BigMeshDoc(n), reporttest.BigMeshDoc(n)
 	for j, v := range new.Mesh.Matrices[0].Values[9] {
 		if v != nil {
 			x := *v / 2
@@ -49,7 +50,7 @@ func TestCompareMesh256(t *testing.T) {
 // TestCompareMeshFailedLink: a link failed in new is listed with its
 // error, and its figures count as measured in base only.
 func TestCompareMeshFailedLink(t *testing.T) {
-	c := mustCompareMesh(t, cmpMesh{n: 4}.doc(), cmpMesh{n: 4, failed: func(from, to int) bool { return from == 2 && to == 0 }}.doc(), 0)
+	c := mustCompareMesh(t, reporttest.CmpMesh{N: 4}.Doc(), reporttest.CmpMesh{N: 4, Failed: func(from, to int) bool { return from == 2 && to == 0 }}.Doc(), 0)
 	if len(c.FailedNew) != 1 || c.FailedNew[0].From != 2 || c.FailedNew[0].To != 0 || c.FailedNew[0].Error != "rank 0 was lost" ||
 		len(c.FailedBase) != 0 || c.New.Failed != 1 {
 		t.Fatalf("failed: base %+v new %+v", c.FailedBase, c.FailedNew)
@@ -72,7 +73,7 @@ func TestCompareMeshFailedLink(t *testing.T) {
 // per link and figure; a single run's document is refused, naming which
 // is which.
 func TestCompareMeshFormats(t *testing.T) {
-	c := mustCompareMesh(t, cmpMesh{n: 3}.doc(), cmpMesh{n: 3, slowBW: func(from, to int) float64 { return 1.25 }}.doc(), 0)
+	c := mustCompareMesh(t, reporttest.CmpMesh{N: 3}.Doc(), reporttest.CmpMesh{N: 3, SlowBW: func(from, to int) float64 { return 1.25 }}.Doc(), 0)
 	g := c.CheckGates(compare.Gates{compare.MinRatioGate("--min-bw-ratio 0.9", 0.9, report.FigGbps)})
 	c.AddLimits(g, "--limit-bw 90Gbps", report.Limits{MinGbps: 90})
 	if len(g.Failures) != 6 || len(g.Limits) != 6 {
@@ -135,7 +136,7 @@ func TestCompareMeshFormats(t *testing.T) {
 	}
 
 	single := report.NewDocument()
-	if _, err := compare.CompareMesh(cmpMesh{n: 2}.doc(), single, compare.MeshOptions{BaseName: "a.json", NewName: "b.json"}); err == nil ||
+	if _, err := compare.CompareMesh(reporttest.CmpMesh{N: 2}.Doc(), single, compare.MeshOptions{BaseName: "a.json", NewName: "b.json"}); err == nil ||
 		!strings.Contains(err.Error(), "BASE a.json is a mesh document (rdmabench mesh) but NEW b.json is a single run's document") {
 		t.Errorf("mixed kinds: %v", err)
 	}
@@ -148,15 +149,15 @@ func TestCompareMeshMovedRanks(t *testing.T) {
 	// base: rank r on node<r>; new: rank r on node<3-r>, the same links
 	// between the same hosts, the link node1 -> node2 twice as slow.
 	hostLat := func(fh, th int) float64 { return 1000 + float64(fh*10+th) }
-	base := cmpMesh{n: 4, lat: hostLat}.doc()
-	new := cmpMesh{n: 4, host: func(r int) (string, string) { return fmt.Sprintf("node%d", 3-r), "mlx5_0" },
-		lat: func(from, to int) float64 {
+	base := reporttest.CmpMesh{N: 4, Lat: hostLat}.Doc()
+	new := reporttest.CmpMesh{N: 4, Host: func(r int) (string, string) { return fmt.Sprintf("node%d", 3-r), "mlx5_0" },
+		Lat: func(from, to int) float64 {
 			v := hostLat(3-from, 3-to)
 			if 3-from == 1 && 3-to == 2 {
 				v *= 2
 			}
 			return v
-		}}.doc()
+		}}.Doc()
 	c := mustCompareMesh(t, base, new, 1)
 	if c.MatchedBy != compare.MatchByHost || len(c.Ranks) != 4 {
 		t.Fatalf("matched by %s: %v", c.MatchedBy, c.Ranks)
@@ -179,7 +180,7 @@ func TestCompareMeshMovedRanks(t *testing.T) {
 	twoPer := func(shift int) func(int) (string, string) {
 		return func(r int) (string, string) { return fmt.Sprintf("node%d", (r/2+shift)%2), "" }
 	}
-	c = mustCompareMesh(t, cmpMesh{n: 4, host: twoPer(0)}.doc(), cmpMesh{n: 4, host: twoPer(1)}.doc(), 0)
+	c = mustCompareMesh(t, reporttest.CmpMesh{N: 4, Host: twoPer(0)}.Doc(), reporttest.CmpMesh{N: 4, Host: twoPer(1)}.Doc(), 0)
 	if c.MatchedBy != compare.MatchByRank || len(c.Ranks) != 4 || c.Ranks[0].String() != "rank 0 is on node1, was on node0 in base" {
 		t.Errorf("matched by %s: %v", c.MatchedBy, c.Ranks)
 	}
@@ -196,14 +197,14 @@ func TestCompareMeshMovedRanks(t *testing.T) {
 // of its matrix and, with one value per side, fails a 10% p50 gate on its
 // own; the other figures and links pass.
 func TestCompareMeshSlowLink(t *testing.T) {
-	base := cmpMesh{n: 4}.doc()
-	new := cmpMesh{n: 4, lat: func(from, to int) float64 {
+	base := reporttest.CmpMesh{N: 4}.Doc()
+	new := reporttest.CmpMesh{N: 4, Lat: func(from, to int) float64 {
 		ns := 1000 + float64((from*4+to)%5)*10
 		if from == 1 && to == 2 {
 			ns *= 2
 		}
 		return ns
-	}}.doc()
+	}}.Doc()
 	c := mustCompareMesh(t, base, new, 3)
 	if c.MatchedBy != compare.MatchByRank || len(c.Ranks) != 0 || len(c.Matrices) != 3 {
 		t.Fatalf("matched by %s, ranks %v, %d matrices", c.MatchedBy, c.Ranks, len(c.Matrices))

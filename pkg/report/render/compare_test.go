@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/rdmabench/rdmabench/internal/reporttest"
 	"math"
 	"strings"
 	"testing"
@@ -14,24 +15,24 @@ import (
 // TestCompareFailedRuns: failed runs are left out and noted; a test that
 // failed on one side has no delta.
 func TestCompareFailedRuns(t *testing.T) {
-	n := regressedRuns()
+	n := reporttest.RegressedRuns()
 	n.Results[2].Error = "timeout" // write-lat, run 2
 	n.Results[2].Latency = nil
-	c := compareNamed(baseRuns(), n)
+	c := compareNamed(reporttest.BaseRuns(), n)
 	row := c.Rows[0]
 	if got := row.Figures[1]; len(got.NewValues) != 4 || !got.Significant {
 		t.Errorf("p99 with a failed run: %+v", got)
 	}
-	eq(t, "notes", row.Notes, []string{"new: 1 of 5 runs failed and are left out (timeout)"})
+	reporttest.Equal(t, "notes", row.Notes, []string{"new: 1 of 5 runs failed and are left out (timeout)"})
 
-	one := singleNew()
+	one := reporttest.SingleNew()
 	one.Results[1] = report.Result{Test: "write-bw", Connection: "RC", Size: 65536, QPs: 4, Error: "RNR retry exceeded"}
-	c = compareNamed(singleBase(), one)
+	c = compareNamed(reporttest.SingleBase(), one)
 	bw := c.Rows[1]
 	if bw.Kind != "bandwidth" || bw.Figures[0].Delta() != "-" || bw.Figures[0].Change != nil {
 		t.Errorf("failed test: %+v", bw)
 	}
-	eq(t, "notes", bw.Notes, []string{"new: the test failed: RNR retry exceeded", "QPs differ: base 1, new 4"})
+	reporttest.Equal(t, "notes", bw.Notes, []string{"new: the test failed: RNR retry exceeded", "QPs differ: base 1, new 4"})
 	if fs := c.Gate(compare.Gates{compare.MaxRegressionGate("x", 0)}); len(fs) != 0 {
 		t.Errorf("gate on a failed test: %v", fs)
 	}
@@ -45,7 +46,7 @@ func TestCompareFailedRuns(t *testing.T) {
 }
 
 func TestCompareJSON(t *testing.T) {
-	c := compareNamed(singleBase(), singleNew())
+	c := compareNamed(reporttest.SingleBase(), reporttest.SingleNew())
 	var buf bytes.Buffer
 	if err := WriteComparison(&buf, FormatJSON, c, c.CheckGates(compare.Gates{compare.MaxRegressionGate("--max-regression 5%", 0.05)})); err != nil {
 		t.Fatal(err)
@@ -82,8 +83,8 @@ func TestCompareJSON(t *testing.T) {
 // TestCompareMismatch: another device, firmware, MTU, GID type, tool and
 // tx-depth are footnoted; a test on one side only is listed.
 func TestCompareMismatch(t *testing.T) {
-	c := compareNamed(baseRuns(), otherDeviceRuns())
-	eq(t, "warnings", c.Warnings, []string{
+	c := compareNamed(reporttest.BaseRuns(), reporttest.OtherDeviceRuns())
+	reporttest.Equal(t, "warnings", c.Warnings, []string{
 		"tool version differs: base 0.2.0 (9d41e07), new 0.3.0 (5be1c2a)",
 		"device differs: base mlx5_0, new mlx5_1",
 		"firmware differs: base 20.39.1002, new 22.41.1000",
@@ -98,18 +99,18 @@ func TestCompareMismatch(t *testing.T) {
 	if err := WriteComparison(&buf, FormatTable, c, nil); err != nil {
 		t.Fatal(err)
 	}
-	checkGolden(t, "compare-mismatch.txt", buf.Bytes())
+	reporttest.CheckGolden(t, "../testdata", "compare-mismatch.txt", buf.Bytes())
 	for _, s := range []string{"warning: device differs: base mlx5_0, new mlx5_1", "only in new: read-lat RC 2 B"} {
 		if !strings.Contains(buf.String(), s) {
 			t.Errorf("table lacks %q", s)
 		}
 	}
 	// Remote hosts, kernel, CPU, loopback against two hosts.
-	b, n := baseRuns(), baseRuns()
+	b, n := reporttest.BaseRuns(), reporttest.BaseRuns()
 	n.Hosts.Local.Kernel = "6.13.0"
 	n.Hosts.Remote = &report.Host{Hostname: "node-b"}
 	n.Params.Extra = map[string]string{"tcp-port": "19515"}
-	eq(t, "more warnings", compare.Compare(b, n, compare.Options{}).Warnings, []string{
+	reporttest.Equal(t, "more warnings", compare.Compare(b, n, compare.Options{}).Warnings, []string{
 		"setup differs: base loopback on one host, new between two hosts",
 		"kernel differs: base 6.12.9, new 6.13.0",
 		"parameter tcp-port differs: base default, new 19515",
@@ -119,8 +120,8 @@ func TestCompareMismatch(t *testing.T) {
 // TestCompareNoise: overlapping distributions: every delta is "~" and a
 // 5% gate passes.
 func TestCompareNoise(t *testing.T) {
-	c := compareNamed(baseRuns(), noiseRuns())
-	eq(t, "deltas", deltas(c), []string{"write-lat p50 ~", "write-lat p99 ~", "write-bw bw ~", "write-bw msg-rate ~"})
+	c := compareNamed(reporttest.BaseRuns(), reporttest.NoiseRuns())
+	reporttest.Equal(t, "deltas", deltas(c), []string{"write-lat p50 ~", "write-lat p99 ~", "write-bw bw ~", "write-bw msg-rate ~"})
 	for _, r := range c.Rows {
 		for _, f := range r.Figures {
 			if f.Significant || f.TooFewRuns || f.P == nil || *f.P <= 0.05 {
@@ -136,7 +137,7 @@ func TestCompareNoise(t *testing.T) {
 	if err := WriteComparison(&buf, FormatTable, c, res); err != nil {
 		t.Fatal(err)
 	}
-	checkGolden(t, "compare-noise.txt", buf.Bytes())
+	reporttest.CheckGolden(t, "../testdata", "compare-noise.txt", buf.Bytes())
 	if !strings.Contains(buf.String(), "gates: --max-regression 5%: passed\n") {
 		t.Errorf("no verdict:\n%s", buf.String())
 	}
@@ -145,8 +146,8 @@ func TestCompareNoise(t *testing.T) {
 // TestCompareRegression: 5 runs each, p99 +50% and bandwidth -10% beyond
 // any doubt; p50 the same noise.
 func TestCompareRegression(t *testing.T) {
-	c := compareNamed(baseRuns(), regressedRuns())
-	eq(t, "deltas", deltas(c), []string{
+	c := compareNamed(reporttest.BaseRuns(), reporttest.RegressedRuns())
+	reporttest.Equal(t, "deltas", deltas(c), []string{
 		"write-lat p50 ~", "write-lat p99 +50.38%", "write-bw bw -10.05%", "write-bw msg-rate -10.05%",
 	})
 	p99 := c.Rows[0].Figures[1]
@@ -163,12 +164,12 @@ func TestCompareRegression(t *testing.T) {
 	}
 
 	gates := compare.Gates{compare.MaxRegressionGate("--max-regression 5%", 0.05)}
-	eq(t, "--max-regression 5%", messages(c.Gate(gates)), []string{
+	reporttest.Equal(t, "--max-regression 5%", messages(c.Gate(gates)), []string{
 		"gate failed: write-lat RC 2 B: p99 +50.38% > 5% (--max-regression 5%)",
 		"gate failed: write-bw RC 65536 B: bw -10.05% < -5% (--max-regression 5%)",
 		"gate failed: write-bw RC 65536 B: msg-rate -10.05% < -5% (--max-regression 5%)",
 	})
-	eq(t, "per-figure gates", messages(c.Gate(compare.Gates{
+	reporttest.Equal(t, "per-figure gates", messages(c.Gate(compare.Gates{
 		compare.MaxRegressionGate("--max-p50-regression 1%", 0.01, report.FigP50),
 		compare.MaxRegressionGate("--max-p99-regression 60%", 0.60, report.FigP99),
 		compare.MaxRegressionGate("--max-bw-regression 10%", 0.10, report.FigGbps),
@@ -186,15 +187,15 @@ func TestCompareRegression(t *testing.T) {
 		if err := WriteComparison(&buf, f, c, c.CheckGates(gates)); err != nil {
 			t.Fatal(err)
 		}
-		checkGolden(t, "compare-regression."+formatExt[f], buf.Bytes())
+		reporttest.CheckGolden(t, "../testdata", "compare-regression."+formatExt[f], buf.Bytes())
 	}
 }
 
 // TestCompareTooFewRuns: one run on each side: the same +50% p99 is not
 // tested, a footnote says why, and gates do not fail on it.
 func TestCompareTooFewRuns(t *testing.T) {
-	c := compareNamed(singleBase(), singleNew())
-	eq(t, "deltas", deltas(c), []string{"write-lat p50 ~", "write-lat p99 ~", "write-bw bw ~", "write-bw msg-rate ~"})
+	c := compareNamed(reporttest.SingleBase(), reporttest.SingleNew())
+	reporttest.Equal(t, "deltas", deltas(c), []string{"write-lat p50 ~", "write-lat p99 ~", "write-bw bw ~", "write-bw msg-rate ~"})
 	p99 := c.Rows[0].Figures[1]
 	if !p99.TooFewRuns || p99.Significant || p99.Change == nil || math.Abs(*p99.Change-(1.97/1.31-1)) > 1e-12 || p99.Test() != "n=1" {
 		t.Errorf("p99: %+v", p99)
@@ -203,7 +204,7 @@ func TestCompareTooFewRuns(t *testing.T) {
 	if res.Failed() {
 		t.Errorf("a gate failed on untested changes: %v", res.Failures)
 	}
-	eq(t, "not significant", messages(res.NotSignificant), []string{
+	reporttest.Equal(t, "not significant", messages(res.NotSignificant), []string{
 		"gate not failed: write-lat RC 2 B: p99 +50.38% > 5% (--max-regression 5%): not significant, too few runs (n=1; need at least 4 on each side)",
 		"gate not failed: write-bw RC 65536 B: bw -10.05% < -5% (--max-regression 5%): not significant, too few runs (n=1; need at least 4 on each side)",
 		"gate not failed: write-bw RC 65536 B: msg-rate -10.05% < -5% (--max-regression 5%): not significant, too few runs (n=1; need at least 4 on each side)",
@@ -212,7 +213,7 @@ func TestCompareTooFewRuns(t *testing.T) {
 	if err := WriteComparison(&buf, FormatTable, c, res); err != nil {
 		t.Fatal(err)
 	}
-	checkGolden(t, "compare-single.txt", buf.Bytes())
+	reporttest.CheckGolden(t, "../testdata", "compare-single.txt", buf.Bytes())
 	if !strings.Contains(buf.String(), "need at least 4 runs on each side for a significance test") {
 		t.Errorf("no footnote:\n%s", buf.String())
 	}

@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"github.com/rdmabench/rdmabench/internal/reporttest"
 	"strings"
 	"testing"
 
@@ -10,7 +11,7 @@ import (
 )
 
 func TestFabricRendering(t *testing.T) {
-	doc := fabricDoc()
+	doc := reporttest.FabricDoc()
 	var b bytes.Buffer
 	if err := WriteTable(&b, doc); err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"github.com/rdmabench/rdmabench/internal/reporttest"
 	"strconv"
 	"strings"
 	"testing"
@@ -35,9 +36,9 @@ func TestFormatsGolden(t *testing.T) {
 		name string
 		doc  *report.Document
 	}{
-		{"suite", suiteDoc()},
-		{"duration", durationDoc()},
-		{"repeat", repeatDoc()},
+		{"suite", reporttest.SuiteDoc()},
+		{"duration", reporttest.DurationDoc()},
+		{"repeat", reporttest.RepeatDoc()},
 		{"units", unitsDoc()},
 		{"empty", report.NewDocument()},
 	} {
@@ -46,14 +47,14 @@ func TestFormatsGolden(t *testing.T) {
 				continue
 			}
 			t.Run(tc.name+"/"+f, func(t *testing.T) {
-				checkGolden(t, tc.name+"."+formatExt[f], render(t, f, tc.doc))
+				reporttest.CheckGolden(t, "../testdata", tc.name+"."+formatExt[f], render(t, f, tc.doc))
 			})
 		}
 	}
 }
 
 func TestWriteUnknownFormat(t *testing.T) {
-	if err := Write(&bytes.Buffer{}, "xml", suiteDoc()); err == nil || !strings.Contains(err.Error(), "table, json, csv, markdown, gobench") {
+	if err := Write(&bytes.Buffer{}, "xml", reporttest.SuiteDoc()); err == nil || !strings.Contains(err.Error(), "table, json, csv, markdown, gobench") {
 		t.Errorf("unknown format: %v", err)
 	}
 	for _, f := range Formats {
@@ -77,7 +78,7 @@ func TestFormatForPath(t *testing.T) {
 // TestCSVReadsBack: encoding/csv reads the output, one row per result,
 // with every figure exactly as in the document.
 func TestCSVReadsBack(t *testing.T) {
-	for name, doc := range map[string]*report.Document{"suite": suiteDoc(), "duration": durationDoc(), "repeat": repeatDoc(), "full": fullDoc()} {
+	for name, doc := range map[string]*report.Document{"suite": reporttest.SuiteDoc(), "duration": reporttest.DurationDoc(), "repeat": reporttest.RepeatDoc(), "full": reporttest.FullDoc()} {
 		recs, err := csv.NewReader(bytes.NewReader(render(t, FormatCSV, doc))).ReadAll()
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -125,7 +126,7 @@ func TestCSVReadsBack(t *testing.T) {
 // with their direction, the configuration, one result per result without
 // an error, with its iteration count and values.
 func TestGobenchReadsBack(t *testing.T) {
-	for name, doc := range map[string]*report.Document{"suite": suiteDoc(), "repeat": repeatDoc(), "duration": durationDoc()} {
+	for name, doc := range map[string]*report.Document{"suite": reporttest.SuiteDoc(), "repeat": reporttest.RepeatDoc(), "duration": reporttest.DurationDoc()} {
 		r := benchfmt.NewReader(bytes.NewReader(render(t, FormatGobench, doc)), name+".bench")
 		var got []*benchfmt.Result
 		for r.Scan() {
@@ -216,7 +217,7 @@ func TestGobenchName(t *testing.T) {
 
 // TestWriteSources: several documents together, in every format.
 func TestWriteSources(t *testing.T) {
-	srcs := []report.Source{{Name: "base.json", Doc: suiteDoc()}, {Name: "runs.json", Doc: repeatDoc()}}
+	srcs := []report.Source{{Name: "base.json", Doc: reporttest.SuiteDoc()}, {Name: "runs.json", Doc: reporttest.RepeatDoc()}}
 	out := func(format string) string {
 		var buf bytes.Buffer
 		if err := WriteSources(&buf, format, srcs); err != nil {
@@ -224,7 +225,7 @@ func TestWriteSources(t *testing.T) {
 		}
 		return buf.String()
 	}
-	checkGolden(t, "sources.txt", []byte(out(FormatTable)))
+	reporttest.CheckGolden(t, "../testdata", "sources.txt", []byte(out(FormatTable)))
 	if s := out(FormatTable); strings.Count(s, "==> ") != 2 || !strings.HasPrefix(s, "==> base.json <==\n") || !strings.Contains(s, "\n==> runs.json <==\n") {
 		t.Errorf("table of two documents:\n%s", s)
 	}
@@ -270,9 +271,9 @@ func TestWriteSources(t *testing.T) {
 // TestMarkdownTablesAreRectangular: every row of a Markdown table has as
 // many cells as its header, whatever the cells hold.
 func TestMarkdownTablesAreRectangular(t *testing.T) {
-	doc := durationDoc()
+	doc := reporttest.DurationDoc()
 	doc.Results[0].Warnings = []string{"a | pipe and a *star*"}
-	for name, d := range map[string]*report.Document{"suite": suiteDoc(), "duration": doc, "repeat": repeatDoc()} {
+	for name, d := range map[string]*report.Document{"suite": reporttest.SuiteDoc(), "duration": doc, "repeat": reporttest.RepeatDoc()} {
 		cols := 0
 		for i, l := range strings.Split(string(render(t, FormatMarkdown, d)), "\n") {
 			if !strings.HasPrefix(l, "|") {
@@ -293,8 +294,8 @@ func TestMarkdownTablesAreRectangular(t *testing.T) {
 // spaces.
 func TestTablesFit(t *testing.T) {
 	var outs []string
-	outs = append(outs, string(render(t, FormatTable, repeatDoc())))
-	for _, pair := range [][2]*report.Document{{baseRuns(), regressedRuns()}, {singleBase(), singleNew()}, {baseRuns(), otherDeviceRuns()}} {
+	outs = append(outs, string(render(t, FormatTable, reporttest.RepeatDoc())))
+	for _, pair := range [][2]*report.Document{{reporttest.BaseRuns(), reporttest.RegressedRuns()}, {reporttest.SingleBase(), reporttest.SingleNew()}, {reporttest.BaseRuns(), reporttest.OtherDeviceRuns()}} {
 		c := compareNamed(pair[0], pair[1])
 		var buf bytes.Buffer
 		if err := WriteComparison(&buf, FormatTable, c, c.CheckGates(compare.Gates{compare.MaxRegressionGate("--max-regression 5%", 0.05)})); err != nil {
@@ -320,10 +321,10 @@ func TestTablesFit(t *testing.T) {
 // columns v1 first named with their unit, which keep their name beside a
 // column of the JSON name holding the same value.
 func TestCSVNamesMatchJSON(t *testing.T) {
-	defs := loadSchema(t)["$defs"].(schemaNode)
+	defs := reporttest.LoadSchema(t)["$defs"].(reporttest.SchemaNode)
 	props := map[string]bool{}
 	for _, def := range []string{"result", "latency", "bandwidth", "effective"} {
-		for name := range defs[def].(schemaNode)["properties"].(schemaNode) {
+		for name := range defs[def].(reporttest.SchemaNode)["properties"].(reporttest.SchemaNode) {
 			props[name] = true
 		}
 	}
@@ -343,7 +344,7 @@ func TestCSVNamesMatchJSON(t *testing.T) {
 			t.Errorf("column %s: no JSON property of that name", h)
 		}
 	}
-	doc := durationDoc()
+	doc := reporttest.DurationDoc()
 	recs, err := csv.NewReader(bytes.NewReader(render(t, FormatCSV, doc))).ReadAll()
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"fmt"
+	"github.com/rdmabench/rdmabench/internal/reporttest"
 	"math"
 	"strings"
 	"testing"
@@ -18,7 +19,7 @@ import (
 // 1 or more (k, M, G: never m or µ, as a prefixed unit such as Gbps gave
 // for 0.37 Gbit/s), and the scaled value says the same figure.
 func TestGobenchUnitsScaleInBenchstat(t *testing.T) {
-	docs := map[string]*report.Document{"suite": suiteDoc(), "repeat": repeatDoc()}
+	docs := map[string]*report.Document{"suite": reporttest.SuiteDoc(), "repeat": reporttest.RepeatDoc()}
 	for _, f := range []string{"../../../docs/examples/base.json", "../../../docs/examples/new.json"} {
 		doc, err := report.ReadFile(f)
 		if err != nil {

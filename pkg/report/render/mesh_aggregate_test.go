@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"github.com/rdmabench/rdmabench/internal/reporttest"
 	"slices"
 	"strings"
 	"testing"
@@ -25,7 +26,7 @@ func TestMeshAggregate(t *testing.T) {
 		}
 		return v
 	}
-	doc := railMesh(t, hosts, rails, lat, [2]int{-1, -1})
+	doc := reporttest.RailMesh(t, hosts, rails, lat, [2]int{-1, -1})
 	m := doc.Mesh
 	if len(m.Matrices) != 3 || m.Aggregate == nil || len(m.Links) != hosts*(hosts-1)*rails || m.LinkCount != 0 {
 		t.Fatalf("72 ranks: %d matrices, aggregate %v, %d links (count %d)", len(m.Matrices), m.Aggregate != nil, len(m.Links), m.LinkCount)
@@ -103,7 +104,7 @@ func TestMeshAggregate(t *testing.T) {
 // TestMeshAggregateCSV: the CSV of a summary past the rank matrices has a
 // row per host pair and figure, and the failed link.
 func TestMeshAggregateCSV(t *testing.T) {
-	doc := railMesh(t, 65, 8, func(from, to int) float64 { return 2000 }, [2]int{8, 16})
+	doc := reporttest.RailMesh(t, 65, 8, func(from, to int) float64 { return 2000 }, [2]int{8, 16})
 	var b bytes.Buffer
 	if err := writeMesh(&b, FormatCSV, doc); err != nil {
 		t.Fatal(err)
@@ -119,7 +120,7 @@ func TestMeshAggregateCSV(t *testing.T) {
 // the table lists the worst ranks (and the plot draws the rank matrices
 // alone, no host matrix of one cell: TestPlotMeshAggregateOneHost).
 func TestMeshAggregateOneHost(t *testing.T) {
-	doc := oneHostMesh(t)
+	doc := reporttest.OneHostMesh(t)
 	var txt bytes.Buffer
 	if err := writeMesh(&txt, FormatTable, doc); err != nil {
 		t.Fatal(err)
@@ -135,7 +136,7 @@ func TestMeshAggregateOneHost(t *testing.T) {
 // TestPlotMeshAggregateOnly).
 func TestMeshAggregateOnly(t *testing.T) {
 	const hosts, rails = 65, 8 // 520 ranks, 33,280 links
-	doc := aggregateOnlyMesh(t)
+	doc := reporttest.AggregateOnlyMesh(t)
 	m := doc.Mesh
 	if len(m.Matrices) != 0 || m.Aggregate == nil || len(m.Links) != 1 || m.LinkTotal() != hosts*(hosts-1)*rails {
 		t.Fatalf("520 ranks: %d matrices, aggregate %v, %d links listed of %d", len(m.Matrices), m.Aggregate != nil, len(m.Links), m.LinkTotal())

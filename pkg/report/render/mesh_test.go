@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"fmt"
+	"github.com/rdmabench/rdmabench/internal/reporttest"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +19,7 @@ import (
 // both empty and shows in both rows of the CSV. Its limits are checked on
 // each direction's bandwidth and once on its ping-pong.
 func TestMeshDuplexMatrices(t *testing.T) {
-	doc := duplexFixture(t)
+	doc := reporttest.DuplexFixture(t)
 	m := doc.Mesh
 	if len(m.Matrices) != 3 {
 		t.Fatalf("%d matrices", len(m.Matrices))
@@ -90,7 +91,7 @@ func TestMeshDuplexMatrices(t *testing.T) {
 // A host-level mesh's table says that its cells are sums over the ranks'
 // lanes, and its document follows the schema.
 func TestMeshHostLevelTable(t *testing.T) {
-	doc := duplexFixture(t)
+	doc := reporttest.DuplexFixture(t)
 	m := doc.Mesh
 	m.HostLevel = true
 	for i := range m.Ranks {
@@ -114,7 +115,7 @@ func TestMeshHostLevelTable(t *testing.T) {
 }
 
 func TestMeshRender(t *testing.T) {
-	doc := meshFixture(t)
+	doc := reporttest.MeshFixture(t)
 	report.CheckMesh(doc.Mesh, report.Limits{}, 0.5)
 	doc.Mesh.Blame = &report.MeshBlame{Multiplier: 4, MinSpread: 1, MaxSpread: 1, Figures: []report.BlameFigure{
 		{Test: "write-lat", Connection: "RC", Size: 2, Figure: report.FigP50, Links: 5, FleetMedian: 1000, Spread: 1, Limit: 16},

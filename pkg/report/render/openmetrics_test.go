@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"errors"
+	"github.com/rdmabench/rdmabench/internal/reporttest"
 	"io"
 	"math"
 	"sort"
@@ -132,7 +133,7 @@ func labelKey(m *dto.Metric) string {
 // and nothing else; the latency histogram is checked by
 // checkLatencyHistograms.
 func TestOpenMetricsReadsBack(t *testing.T) {
-	docs := map[string]*report.Document{"suite": suiteDoc(), "duration": durationDoc(), "repeat": repeatDoc(), "sweep": sweepDoc(true), "empty": report.NewDocument()}
+	docs := map[string]*report.Document{"suite": reporttest.SuiteDoc(), "duration": reporttest.DurationDoc(), "repeat": reporttest.RepeatDoc(), "sweep": reporttest.SweepDoc(true), "empty": report.NewDocument()}
 	for name, doc := range docs {
 		got := parseOpenMetrics(t, render(t, FormatOpenMetrics, doc))
 		checkLatencyHistograms(t, name, doc, got)
@@ -309,7 +310,7 @@ func TestOpenMetricsHistogramBuckets(t *testing.T) {
 // by a label source; the parsers read it, with no sample twice.
 func TestOpenMetricsSources(t *testing.T) {
 	var buf bytes.Buffer
-	srcs := []report.Source{{Name: "base.json", Doc: baseRuns()}, {Name: "new.json", Doc: regressedRuns()}, {Name: "new.json", Doc: noiseRuns()}}
+	srcs := []report.Source{{Name: "base.json", Doc: reporttest.BaseRuns()}, {Name: "new.json", Doc: reporttest.RegressedRuns()}, {Name: "new.json", Doc: reporttest.NoiseRuns()}}
 	if err := WriteSources(&buf, FormatOpenMetrics, srcs); err != nil {
 		t.Fatal(err)
 	}
@@ -339,7 +340,7 @@ func TestOpenMetricsSources(t *testing.T) {
 // TestOpenMetricsDecoderIsStrict: the decoder the tests read with refuses
 // an exposition without its final "# EOF", so passing it means something.
 func TestOpenMetricsDecoderIsStrict(t *testing.T) {
-	out := render(t, FormatOpenMetrics, suiteDoc())
+	out := render(t, FormatOpenMetrics, reporttest.SuiteDoc())
 	if !bytes.HasSuffix(out, []byte("\n# EOF\n")) {
 		t.Fatalf("no final # EOF:\n%s", out)
 	}

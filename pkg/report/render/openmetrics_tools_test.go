@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"github.com/rdmabench/rdmabench/internal/reporttest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -64,7 +65,7 @@ func pythonWithClient(t *testing.T) string {
 func openMetricsOutputs(t *testing.T) map[string][]byte {
 	t.Helper()
 	out := map[string][]byte{}
-	for name, doc := range map[string]*report.Document{"suite": suiteDoc(), "duration": durationDoc(), "repeat": repeatDoc(), "sweep": sweepDoc(false), "sweep-mtu1024": sweepDoc(true), "empty": report.NewDocument()} {
+	for name, doc := range map[string]*report.Document{"suite": reporttest.SuiteDoc(), "duration": reporttest.DurationDoc(), "repeat": reporttest.RepeatDoc(), "sweep": reporttest.SweepDoc(false), "sweep-mtu1024": reporttest.SweepDoc(true), "empty": report.NewDocument()} {
 		out["fixture "+name] = render(t, FormatOpenMetrics, doc)
 	}
 	files, _ := filepath.Glob("../testdata/*.json")

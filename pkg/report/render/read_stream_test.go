@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"github.com/rdmabench/rdmabench/internal/reporttest"
 	"strings"
 	"testing"
 
@@ -12,8 +13,8 @@ import (
 // and ranks of the document with the links' results, and its links
 // without them.
 func TestReadLinkStream(t *testing.T) {
-	full := meshPlotDoc()
-	stream := linkStream(t, full)
+	full := reporttest.MeshPlotDoc()
+	stream := reporttest.LinkStream(t, full)
 	doc, err := report.ReadNamed(bytes.NewReader(stream), "fabric.links.ndjson")
 	if err != nil {
 		t.Fatal(err)
@@ -22,10 +23,10 @@ func TestReadLinkStream(t *testing.T) {
 		t.Fatalf("partial %v, warnings %q", doc.Partial, doc.Warnings)
 	}
 	m := doc.Mesh
-	if got, want := jsonOf(t, m.Matrices), jsonOf(t, full.Mesh.Matrices); got != want {
+	if got, want := reporttest.JSONOf(t, m.Matrices), reporttest.JSONOf(t, full.Mesh.Matrices); got != want {
 		t.Errorf("matrices:\n%s\nwant\n%s", got, want)
 	}
-	if got, want := jsonOf(t, m.Failures), jsonOf(t, full.Mesh.Failures); got != want {
+	if got, want := reporttest.JSONOf(t, m.Failures), reporttest.JSONOf(t, full.Mesh.Failures); got != want {
 		t.Errorf("failures:\n%s\nwant\n%s", got, want)
 	}
 	if len(m.Links) != len(full.Mesh.Links) {
@@ -59,8 +60,8 @@ func TestReadLinkStream(t *testing.T) {
 // A stream cut anywhere (rank 0 killed mid-write) reads as the links it
 // holds in full, marked partial, saying why.
 func TestReadLinkStreamCut(t *testing.T) {
-	full := meshPlotDoc()
-	stream := linkStream(t, full)
+	full := reporttest.MeshPlotDoc()
+	stream := reporttest.LinkStream(t, full)
 	lines := bytes.SplitAfter(stream, []byte("\n"))
 	// The start, four links, and half of the fifth.
 	cut := bytes.Join(lines[:5], nil)

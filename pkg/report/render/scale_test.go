@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"github.com/rdmabench/rdmabench/internal/reporttest"
 	"strings"
 	"testing"
 	"time"
@@ -28,13 +29,13 @@ func unitsDoc() *report.Document {
 		Params: report.Params{Server: "node-b", Device: "mlx5_0", GIDIndex: -1, Iterations: 10000},
 		Results: []report.Result{
 			{Test: "write-lat", Connection: "RC", Size: 2, Iterations: 10000, QPs: 1,
-				Latency: lat(report.BasisRTTHalf, 10000, 0.481, 0.523, 0.5314, 0.0421, 0.552, 0.613, 1.204, 3.41, 3.41)},
+				Latency: reporttest.Latency(report.BasisRTTHalf, 10000, 0.481, 0.523, 0.5314, 0.0421, 0.552, 0.613, 1.204, 3.41, 3.41)},
 			{Test: "send-lat", Connection: "RC", Size: 2, Iterations: 10000, QPs: 1,
-				Latency: lat(report.BasisRTTHalf, 10000, 0.532, 0.581, 0.5902, 0.0388, 0.611, 0.702, 1.398, 4.022, 4.022)},
+				Latency: reporttest.Latency(report.BasisRTTHalf, 10000, 0.532, 0.581, 0.5902, 0.0388, 0.611, 0.702, 1.398, 4.022, 4.022)},
 			{Test: "write-bw", Connection: "RC", Size: 65536, Iterations: 10000, QPs: 1,
-				Bandwidth: bw(655360000, 10000, 53_210_000*time.Nanosecond)},
+				Bandwidth: report.NewBandwidth(655360000, 10000, 53_210_000*time.Nanosecond)},
 			{Test: "tcp-lat", Connection: "TCP", Size: 8388608, Iterations: 100,
-				Latency: lat(report.BasisRTTHalf, 100, 3901.2, 4210.5, 4302.25, 210.71, 4603.9, 5207.3, 8109.6, 9112.4, 9112.4)},
+				Latency: reporttest.Latency(report.BasisRTTHalf, 100, 3901.2, 4210.5, 4302.25, 210.71, 4603.9, 5207.3, 8109.6, 9112.4, 9112.4)},
 		},
 	}
 }
@@ -87,7 +88,7 @@ func TestLatencyUnits(t *testing.T) {
 func TestLatencyUnitsElsewhere(t *testing.T) {
 	fast := func(run int, p50us float64) report.Result {
 		return report.Result{Test: "write-lat", Connection: "RC", Size: 2, Iterations: 1000, Run: run,
-			Latency: lat(report.BasisRTTHalf, 1000, p50us-0.05, p50us, p50us+0.01, 0.04, p50us+0.03, p50us+0.1, p50us+0.6, p50us+2, p50us+2)}
+			Latency: reporttest.Latency(report.BasisRTTHalf, 1000, p50us-0.05, p50us, p50us+0.01, 0.04, p50us+0.03, p50us+0.1, p50us+0.6, p50us+2, p50us+2)}
 	}
 	base, next := report.NewDocument(), report.NewDocument()
 	base.Params.Repeat, next.Params.Repeat = 3, 3
@@ -106,7 +107,7 @@ func TestLatencyUnitsElsewhere(t *testing.T) {
 		t.Errorf("a comparison below 1 µs is not in ns:\n%s", cmp.String())
 	}
 
-	slow := railMesh(t, 3, 1, func(from, to int) float64 { return 2_000_000 + 1000*float64(from+to) }, [2]int{-1, -1})
+	slow := reporttest.RailMesh(t, 3, 1, func(from, to int) float64 { return 2_000_000 + 1000*float64(from+to) }, [2]int{-1, -1})
 	var mesh bytes.Buffer
 	if err := Write(&mesh, FormatTable, slow); err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"github.com/rdmabench/rdmabench/internal/reporttest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -18,10 +19,10 @@ import (
 // them) agree field by field, as the results document's do.
 func TestCompareSchemasMatchModel(t *testing.T) {
 	t.Run("compare", func(t *testing.T) {
-		checkSchemaModel(t, loadSchemaFile(t, schema.CompareJSON()), reflect.TypeFor[comparisonJSON]())
+		reporttest.CheckSchemaModel(t, reporttest.LoadSchemaFile(t, schema.CompareJSON()), reflect.TypeFor[comparisonJSON]())
 	})
 	t.Run("compare-mesh", func(t *testing.T) {
-		checkSchemaModel(t, loadSchemaFile(t, schema.CompareMeshJSON()), reflect.TypeFor[meshComparisonJSON]())
+		reporttest.CheckSchemaModel(t, reporttest.LoadSchemaFile(t, schema.CompareMeshJSON()), reflect.TypeFor[meshComparisonJSON]())
 	})
 }
 
@@ -46,22 +47,22 @@ func comparisonOutputs(t *testing.T) map[string][]byte {
 	}
 	doc := func(name string, d *report.Document) report.Source { return report.Source{Name: name, Doc: d} }
 	examples := func(name string) report.Source {
-		return fixture(t, filepath.Join("..", "..", "..", "docs", "examples", name))
+		return reporttest.ReadFixture(t, filepath.Join("..", "..", "..", "docs", "examples", name))
 	}
 	regress := compare.Gates{compare.MaxRegressionGate("--max-regression 5%", 0.05)}
 	write("examples", examples("base.json"), examples("new.json"), regress, report.Limits{MinGbps: 50})
 	write("examples, no gates", examples("base.json"), examples("new.json"), nil, report.Limits{})
-	write("sweep", fixture(t, "sweep.json"), fixture(t, "sweep-mtu1024.json"), compare.Gates{compare.MinRatioGate("--min-bw-ratio 0.95", 0.95)}, report.Limits{})
-	write("sweep against duration", fixture(t, "sweep.json"), fixture(t, "duration.json"), regress, report.Limits{})
-	write("repeat", fixture(t, "repeat.json"), fixture(t, "repeat.json"), regress, report.Limits{})
-	write("regressed", doc("base.json", baseRuns()), doc("new.json", regressedRuns()), regress, report.Limits{})
-	write("noise", doc("base.json", baseRuns()), doc("new.json", noiseRuns()), regress, report.Limits{})
-	write("single", doc("base.json", singleBase()), doc("new.json", singleNew()), regress, report.Limits{})
-	write("other device", doc("base.json", baseRuns()), doc("new.json", otherDeviceRuns()), nil, report.Limits{})
-	failed := regressedRuns()
+	write("sweep", reporttest.ReadFixture(t, "sweep.json"), reporttest.ReadFixture(t, "sweep-mtu1024.json"), compare.Gates{compare.MinRatioGate("--min-bw-ratio 0.95", 0.95)}, report.Limits{})
+	write("sweep against duration", reporttest.ReadFixture(t, "sweep.json"), reporttest.ReadFixture(t, "duration.json"), regress, report.Limits{})
+	write("repeat", reporttest.ReadFixture(t, "repeat.json"), reporttest.ReadFixture(t, "repeat.json"), regress, report.Limits{})
+	write("regressed", doc("base.json", reporttest.BaseRuns()), doc("new.json", reporttest.RegressedRuns()), regress, report.Limits{})
+	write("noise", doc("base.json", reporttest.BaseRuns()), doc("new.json", reporttest.NoiseRuns()), regress, report.Limits{})
+	write("single", doc("base.json", reporttest.SingleBase()), doc("new.json", reporttest.SingleNew()), regress, report.Limits{})
+	write("other device", doc("base.json", reporttest.BaseRuns()), doc("new.json", reporttest.OtherDeviceRuns()), nil, report.Limits{})
+	failed := reporttest.RegressedRuns()
 	failed.Results[0].Error = "IBV_WC_RETRY_EXC_ERR"
 	failed.Error = "interrupted"
-	write("failed runs", doc("base.json", baseRuns()), doc("new.json", failed), regress, report.Limits{})
+	write("failed runs", doc("base.json", reporttest.BaseRuns()), doc("new.json", failed), regress, report.Limits{})
 	write("empty", doc("base.json", report.NewDocument()), doc("new.json", report.NewDocument()), nil, report.Limits{})
 	return out
 }
@@ -88,19 +89,19 @@ func meshComparisonOutputs(t *testing.T) map[string][]byte {
 		}
 		out[name] = buf.Bytes()
 	}
-	mesh := fixture(t, "mesh.json").Doc
+	mesh := reporttest.ReadFixture(t, "mesh.json").Doc
 	write("fixture", mesh, mesh, compare.Gates{compare.MaxRegressionGate("--max-regression 5%", 0.05)}, report.Limits{MinGbps: 90})
 	write("no gates", mesh, mesh, nil, report.Limits{})
-	slow := cmpMesh{n: 4, slowBW: func(from, to int) float64 {
+	slow := reporttest.CmpMesh{N: 4, SlowBW: func(from, to int) float64 {
 		if from == 1 && to == 2 {
 			return 2
 		}
 		return 1
-	}, failed: func(from, to int) bool { return from == 3 && to == 0 }}.doc()
-	write("slow link", cmpMesh{n: 4}.doc(), slow, compare.Gates{compare.MinRatioGate("--min-bw-ratio 0.9", 0.9, report.FigGbps)}, report.Limits{MinGbps: 90})
-	moved := cmpMesh{n: 4, host: func(r int) (string, string) { return "node" + string(rune('0'+3-r)), "mlx5_0" }}.doc()
-	write("moved ranks", cmpMesh{n: 4}.doc(), moved, nil, report.Limits{})
-	write("other size", cmpMesh{n: 3}.doc(), cmpMesh{n: 4}.doc(), nil, report.Limits{})
+	}, Failed: func(from, to int) bool { return from == 3 && to == 0 }}.Doc()
+	write("slow link", reporttest.CmpMesh{N: 4}.Doc(), slow, compare.Gates{compare.MinRatioGate("--min-bw-ratio 0.9", 0.9, report.FigGbps)}, report.Limits{MinGbps: 90})
+	moved := reporttest.CmpMesh{N: 4, Host: func(r int) (string, string) { return "node" + string(rune('0'+3-r)), "mlx5_0" }}.Doc()
+	write("moved ranks", reporttest.CmpMesh{N: 4}.Doc(), moved, nil, report.Limits{})
+	write("other size", reporttest.CmpMesh{N: 3}.Doc(), reporttest.CmpMesh{N: 4}.Doc(), nil, report.Limits{})
 	return out
 }
 

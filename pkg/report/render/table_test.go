@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"github.com/rdmabench/rdmabench/internal/reporttest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,8 +18,8 @@ func TestWriteTableGolden(t *testing.T) {
 		name string
 		doc  *report.Document
 	}{
-		{"suite", suiteDoc()},
-		{"duration", durationDoc()},
+		{"suite", reporttest.SuiteDoc()},
+		{"duration", reporttest.DurationDoc()},
 		{"units", unitsDoc()},
 		{"empty", report.NewDocument()},
 	} {
@@ -28,7 +29,7 @@ func TestWriteTableGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			golden := filepath.Join("..", "testdata", tc.name+".txt")
-			if *update {
+			if *reporttest.Update {
 				if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
 					t.Fatal(err)
 				}
@@ -54,7 +55,7 @@ func renderTable(t *testing.T, doc *report.Document) string {
 }
 
 func TestTableFitsAndHoldsEveryTest(t *testing.T) {
-	out := renderTable(t, suiteDoc())
+	out := renderTable(t, reporttest.SuiteDoc())
 	for i, l := range strings.Split(out, "\n") {
 		if n := utf8.RuneCountInString(l); n > 120 {
 			t.Errorf("line %d is %d columns wide (max 120): %q", i+1, n, l)
@@ -74,7 +75,7 @@ func TestTableFitsAndHoldsEveryTest(t *testing.T) {
 		}
 	}
 	var want []string
-	for _, r := range suiteDoc().Results {
+	for _, r := range reporttest.SuiteDoc().Results {
 		want = append(want, r.Test)
 	}
 	if strings.Join(order, " ") != strings.Join(want, " ") {
@@ -129,7 +130,7 @@ func TestTableRows(t *testing.T) {
 }
 
 func TestTableOfRecordedDocument(t *testing.T) {
-	out := renderTable(t, fullDoc())
+	out := renderTable(t, reporttest.FullDoc())
 	if !strings.Contains(out, "write-lat") || strings.Contains(out, "NaN") || strings.Contains(out, "Inf") {
 		t.Errorf("table of recorded data:\n%s", out)
 	}

@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"fmt"
+	"github.com/rdmabench/rdmabench/internal/reporttest"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -84,7 +85,7 @@ func TestTableFitsWidth(t *testing.T) {
 
 // A table that fits the width is laid out as with none.
 func TestTableWidthKeepsWhatFits(t *testing.T) {
-	doc := suiteDoc()
+	doc := reporttest.SuiteDoc()
 	var wide, at bytes.Buffer
 	if err := WriteTable(&wide, doc); err != nil {
 		t.Fatal(err)
@@ -150,9 +151,9 @@ func TestMeshTableFitsWidth(t *testing.T) {
 		cols int // the columns of its matrices, 0 for a per-host table
 	}{
 		{"../testdata/mesh.json", fixture, 4},
-		{"16 ranks", railMesh(t, 16, 1, lat, [2]int{-1, -1}), 16},
-		{"16 hosts × 8 rails", railMesh(t, 16, 8, lat, [2]int{-1, -1}), 16},
-		{"40 hosts × 2 rails", railMesh(t, 40, 2, lat, [2]int{0, 2}), 0},
+		{"16 ranks", reporttest.RailMesh(t, 16, 1, lat, [2]int{-1, -1}), 16},
+		{"16 hosts × 8 rails", reporttest.RailMesh(t, 16, 8, lat, [2]int{-1, -1}), 16},
+		{"40 hosts × 2 rails", reporttest.RailMesh(t, 40, 2, lat, [2]int{0, 2}), 0},
 	}
 	for _, c := range cases {
 		var wide bytes.Buffer

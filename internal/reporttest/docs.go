@@ -1,4 +1,4 @@
-package render
+package reporttest
 
 import (
 	"time"
@@ -9,7 +9,9 @@ import (
 // Fixed documents for the golden tables and the JSON round trip: every value
 // is a literal, so the output cannot change from run to run.
 
-func lat(basis string, count int64, minUs, p50, mean, stdev, p90, p99, p999, p9999, maxUs float64) *report.Latency {
+// Latency is a latency distribution of count samples with the given
+// figures (µs).
+func Latency(basis string, count int64, minUs, p50, mean, stdev, p90, p99, p999, p9999, maxUs float64) *report.Latency {
 	return &report.Latency{
 		Basis: basis, Count: count,
 		MinNs: minUs * 1e3, P50Ns: p50 * 1e3, MeanNs: mean * 1e3, StdevNs: stdev * 1e3,
@@ -23,8 +25,8 @@ func bw(bytes, msgs uint64, d time.Duration) *report.Bandwidth {
 	return report.NewBandwidth(bytes, msgs, d)
 }
 
-// suiteDoc is `rdmabench suite` between two hosts: all ten tests.
-func suiteDoc() *report.Document {
+// SuiteDoc is `rdmabench suite` between two hosts: all ten tests.
+func SuiteDoc() *report.Document {
 	start := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 	dev := func(gid string) *report.Device {
 		return &report.Device{
@@ -54,17 +56,17 @@ func suiteDoc() *report.Document {
 		Results: []report.Result{
 			{Test: "write-lat", Connection: "RC", Size: 64, Iterations: 10000, Warmup: 1000, QPs: 1,
 				Clock: "tsc", Effective: &report.Effective{TxDepth: 1, CQMod: 1, InlineMax: 220, Inline: true, PathMTU: 4096},
-				Latency: lat(report.BasisRTTHalf, 10000, 0.98, 1.04, 1.06, 0.07, 1.09, 1.31, 2.87, 5.12, 5.12)},
+				Latency: Latency(report.BasisRTTHalf, 10000, 0.98, 1.04, 1.06, 0.07, 1.09, 1.31, 2.87, 5.12, 5.12)},
 			{Test: "read-lat", Connection: "RC", Size: 64, Iterations: 10000, Warmup: 1000, QPs: 1,
 				Clock: "tsc", Effective: &report.Effective{TxDepth: 1, CQMod: 1, PathMTU: 4096, MaxRdAtomic: 16},
-				Latency: lat(report.BasisRTT, 10000, 1.91, 2.01, 2.04, 0.11, 2.09, 2.42, 4.66, 9.87, 9.87)},
+				Latency: Latency(report.BasisRTT, 10000, 1.91, 2.01, 2.04, 0.11, 2.09, 2.42, 4.66, 9.87, 9.87)},
 			{Test: "atomic-lat", Connection: "RC", Size: 8, Iterations: 10000, Warmup: 1000, QPs: 1,
-				Latency: lat(report.BasisRTT, 10000, 1.95, 2.06, 2.08, 0.09, 2.13, 2.47, 3.98, 7.21, 7.21)},
+				Latency: Latency(report.BasisRTT, 10000, 1.95, 2.06, 2.08, 0.09, 2.13, 2.47, 3.98, 7.21, 7.21)},
 			{Test: "send-lat", Connection: "RC", Size: 64, Iterations: 10000, Warmup: 1000, QPs: 1,
-				Latency: lat(report.BasisRTTHalf, 10000, 1.07, 1.13, 1.16, 0.08, 1.19, 1.44, 3.02, 6.4, 6.4)},
+				Latency: Latency(report.BasisRTTHalf, 10000, 1.07, 1.13, 1.16, 0.08, 1.19, 1.44, 3.02, 6.4, 6.4)},
 			{Test: "tcp-lat", Connection: "TCP", Size: 64, Iterations: 10000, Warmup: 1000,
 				Clock: "go", Effective: &report.Effective{Connections: 1, NoDelay: true, SendBuf: 2626560, RecvBuf: 131072},
-				Latency: lat(report.BasisRTTHalf, 10000, 11.42, 12.87, 13.31, 1.96, 14.58, 19.93, 41.2, 187.35, 187.35)},
+				Latency: Latency(report.BasisRTTHalf, 10000, 11.42, 12.87, 13.31, 1.96, 14.58, 19.93, 41.2, 187.35, 187.35)},
 			{Test: "write-bw", Connection: "RC", Size: 65536, Iterations: 10000, Warmup: 1000, QPs: 1,
 				Clock: "tsc", Effective: &report.Effective{TxDepth: 128, CQMod: 1, PostList: 1, PathMTU: 4096},
 				Bandwidth: bw(655360000, 10000, 53_210_000*time.Nanosecond)},
@@ -83,9 +85,9 @@ func suiteDoc() *report.Document {
 	}
 }
 
-// durationDoc is a loopback run on Soft-RoCE in duration mode: intervals, a
+// DurationDoc is a loopback run on Soft-RoCE in duration mode: intervals, a
 // bidirectional test, a failed test, a test cut short, and a run-level error.
-func durationDoc() *report.Document {
+func DurationDoc() *report.Document {
 	start := time.Date(2025, 3, 2, 8, 30, 0, 0, time.UTC)
 	fwd := bw(3_495_755_776, 53341, 3*time.Second)
 	rev := bw(3_422_552_064, 52224, 3*time.Second+2*time.Millisecond)
@@ -109,11 +111,11 @@ func durationDoc() *report.Document {
 					{StartS: 2, DurationS: 1, Bandwidth: bw(1_176_829_952, 17957, time.Second)},
 				}},
 			{Test: "write-lat", Connection: "RC", Size: 2, Iterations: 301422, Warmup: 100, QPs: 1, DurationS: 3,
-				Latency: lat(report.BasisRTTHalf, 301422, 3.41, 4.87, 4.98, 0.66, 5.52, 7.9, 17.26, 88.03, 412.77),
+				Latency: Latency(report.BasisRTTHalf, 301422, 3.41, 4.87, 4.98, 0.66, 5.52, 7.9, 17.26, 88.03, 412.77),
 				Intervals: []report.Interval{
-					{StartS: 0, DurationS: 1, Latency: lat(report.BasisRTTHalf, 100212, 3.41, 4.88, 4.99, 0.69, 5.54, 8.01, 18.4, 90.11, 412.77)},
-					{StartS: 1, DurationS: 1, Latency: lat(report.BasisRTTHalf, 100650, 3.44, 4.86, 4.97, 0.63, 5.5, 7.83, 16.93, 71.02, 95.5)},
-					{StartS: 2, DurationS: 1, Latency: lat(report.BasisRTTHalf, 100560, 3.42, 4.87, 4.98, 0.65, 5.52, 7.86, 16.52, 85.7, 101.2)},
+					{StartS: 0, DurationS: 1, Latency: Latency(report.BasisRTTHalf, 100212, 3.41, 4.88, 4.99, 0.69, 5.54, 8.01, 18.4, 90.11, 412.77)},
+					{StartS: 1, DurationS: 1, Latency: Latency(report.BasisRTTHalf, 100650, 3.44, 4.86, 4.97, 0.63, 5.5, 7.83, 16.93, 71.02, 95.5)},
+					{StartS: 2, DurationS: 1, Latency: Latency(report.BasisRTTHalf, 100560, 3.42, 4.87, 4.98, 0.65, 5.52, 7.86, 16.52, 85.7, 101.2)},
 				}},
 			{Test: "send-bw", Connection: "UD", Size: 4096, Warmup: 100, QPs: 1, DurationS: 3,
 				Error: "post send: work completion IBV_WC_RETRY_EXC_ERR (transport retry counter exceeded): the peer did not answer; check the GID index and RoCE mode"},

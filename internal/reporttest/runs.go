@@ -1,6 +1,7 @@
-package render
+package reporttest
 
 import (
+	"flag"
 	"os"
 	"path/filepath"
 	"testing"
@@ -12,41 +13,45 @@ import (
 // Fixed documents of repeated runs, for the golden files and the compare
 // tests: every value is a literal or computed from literals.
 
-// checkGolden compares got with ../testdata/name (pkg/report/testdata), rewriting it with -update.
-func checkGolden(t *testing.T, name string, got []byte) {
+// Update is the -update flag of every test binary that uses CheckGolden.
+var Update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// CheckGolden compares got with the golden file dir/name, rewriting it
+// with -update.
+func CheckGolden(t *testing.T, dir, name string, got []byte) {
 	t.Helper()
-	golden := filepath.Join("..", "testdata", name)
-	if *update {
+	golden := filepath.Join(dir, name)
+	if *Update {
 		if err := os.WriteFile(golden, got, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 	want, err := os.ReadFile(golden)
 	if err != nil {
-		t.Fatalf("%v (run `go test ./pkg/report/render -update` to create it)", err)
+		t.Fatalf("%v (rerun with -update to create it)", err)
 	}
 	if string(got) != string(want) {
 		t.Errorf("output differs from %s (rerun with -update if intended)\n--- got:\n%s\n--- want:\n%s", golden, got, want)
 	}
 }
 
-// bwAt returns the figures of 10000 messages of size bytes at gbps.
-func bwAt(size int, gbps float64) *report.Bandwidth {
+// BwAt returns the figures of 10000 messages of size bytes at gbps.
+func BwAt(size int, gbps float64) *report.Bandwidth {
 	bytes := uint64(size) * 10000
 	d := time.Duration(float64(bytes) * 8 / gbps) // ns
 	return report.NewBandwidth(bytes, 10000, d)
 }
 
-// latAt is a latency distribution with the given p50 and p99 (µs), the
+// LatAt is a latency distribution with the given p50 and p99 (µs), the
 // other figures derived from them.
-func latAt(basis string, p50, p99 float64) *report.Latency {
-	return lat(basis, 10000, p50*0.94, p50, p50*1.02, p50*0.07, p50*1.05, p99, p99*2.2, p99*4, p99*4.1)
+func LatAt(basis string, p50, p99 float64) *report.Latency {
+	return Latency(basis, 10000, p50*0.94, p50, p50*1.02, p50*0.07, p50*1.05, p99, p99*2.2, p99*4, p99*4.1)
 }
 
-// runsDoc is a loopback document of len(p50) runs of write-lat RC 2 B and
+// RunsDoc is a loopback document of len(p50) runs of write-lat RC 2 B and
 // write-bw RC 64 KiB on device dev: run i has the i-th p50, p99 (µs) and
 // Gbit/s.
-func runsDoc(dev string, start time.Time, p50, p99, gbps []float64) *report.Document {
+func RunsDoc(dev string, start time.Time, p50, p99, gbps []float64) *report.Document {
 	doc := &report.Document{
 		Schema:  report.Schema,
 		Tool:    report.Tool{Name: "rdmabench", Version: "0.2.0", Commit: "9d41e07", GoVersion: "go1.26.8", Verbs: true},
@@ -71,10 +76,10 @@ func runsDoc(dev string, start time.Time, p50, p99, gbps []float64) *report.Docu
 		doc.Results = append(doc.Results,
 			report.Result{Test: "write-lat", Connection: "RC", Size: 2, Run: run, Iterations: 10000, Warmup: 1000, QPs: 1,
 				Clock: "tsc", Effective: &report.Effective{TxDepth: 1, CQMod: 1, InlineMax: 220, Inline: true, PathMTU: 4096},
-				Latency: latAt(report.BasisRTTHalf, p50[i], p99[i])},
+				Latency: LatAt(report.BasisRTTHalf, p50[i], p99[i])},
 			report.Result{Test: "write-bw", Connection: "RC", Size: 65536, Run: run, Iterations: 10000, Warmup: 1000, QPs: 1,
 				Clock: "tsc", Effective: &report.Effective{TxDepth: 128, CQMod: 1, PostList: 1, PathMTU: 4096},
-				Bandwidth: bwAt(65536, gbps[i])},
+				Bandwidth: BwAt(65536, gbps[i])},
 		)
 	}
 	if len(p50) > 1 {
@@ -84,47 +89,47 @@ func runsDoc(dev string, start time.Time, p50, p99, gbps []float64) *report.Docu
 }
 
 var (
-	baseTime = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
-	newTime  = time.Date(2025, 3, 2, 12, 0, 0, 0, time.UTC)
+	BaseTime = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	NewTime  = time.Date(2025, 3, 2, 12, 0, 0, 0, time.UTC)
 )
 
 // The base: 5 runs.
-func baseRuns() *report.Document {
-	return runsDoc("mlx5_0", baseTime,
+func BaseRuns() *report.Document {
+	return RunsDoc("mlx5_0", BaseTime,
 		[]float64{1.04, 1.05, 1.03, 1.04, 1.06},
 		[]float64{1.31, 1.30, 1.33, 1.32, 1.31},
 		[]float64{98.5, 98.4, 98.6, 98.5, 98.3})
 }
 
 // A clear regression: p99 +50%, bandwidth -10%, p50 the same noise.
-func regressedRuns() *report.Document {
-	return runsDoc("mlx5_0", newTime,
+func RegressedRuns() *report.Document {
+	return RunsDoc("mlx5_0", NewTime,
 		[]float64{1.05, 1.03, 1.04, 1.06, 1.04},
 		[]float64{1.97, 1.95, 1.99, 1.96, 1.98},
 		[]float64{88.6, 88.7, 88.5, 88.6, 88.4})
 }
 
 // Pure noise: every figure overlaps the base's.
-func noiseRuns() *report.Document {
-	return runsDoc("mlx5_0", newTime,
+func NoiseRuns() *report.Document {
+	return RunsDoc("mlx5_0", NewTime,
 		[]float64{1.05, 1.04, 1.03, 1.05, 1.04},
 		[]float64{1.32, 1.31, 1.30, 1.33, 1.31},
 		[]float64{98.4, 98.6, 98.5, 98.3, 98.5})
 }
 
 // One run on each side, with the same +50% p99 as regressedRuns.
-func singleBase() *report.Document {
-	return runsDoc("mlx5_0", baseTime, []float64{1.04}, []float64{1.31}, []float64{98.5})
+func SingleBase() *report.Document {
+	return RunsDoc("mlx5_0", BaseTime, []float64{1.04}, []float64{1.31}, []float64{98.5})
 }
 
-func singleNew() *report.Document {
-	return runsDoc("mlx5_0", newTime, []float64{1.05}, []float64{1.97}, []float64{88.6})
+func SingleNew() *report.Document {
+	return RunsDoc("mlx5_0", NewTime, []float64{1.05}, []float64{1.97}, []float64{88.6})
 }
 
 // The noise on another device, firmware, MTU, with another tool and
 // tx-depth, and with a test the base does not have.
-func otherDeviceRuns() *report.Document {
-	doc := noiseRuns()
+func OtherDeviceRuns() *report.Document {
+	doc := NoiseRuns()
 	d := doc.Hosts.Local.Device
 	d.Name, d.Firmware, d.ActiveMTU, d.GIDType = "mlx5_1", "22.41.1000", 1024, "IB/RoCE v1"
 	doc.Tool.Version, doc.Tool.Commit = "0.3.0", "5be1c2a"
@@ -137,15 +142,15 @@ func otherDeviceRuns() *report.Document {
 		}
 	}
 	doc.Results = append(doc.Results, report.Result{Test: "read-lat", Connection: "RC", Size: 2, Run: 1, Iterations: 10000,
-		Latency: latAt(report.BasisRTT, 2.01, 2.42)})
+		Latency: LatAt(report.BasisRTT, 2.01, 2.42)})
 	return doc
 }
 
-// repeatDoc is a document of 6 runs (enough for confidence intervals) of
+// RepeatDoc is a document of 6 runs (enough for confidence intervals) of
 // two tests, one with a warning in every run, then 5 runs of a
 // bidirectional test of which one failed, then a test of one run only.
-func repeatDoc() *report.Document {
-	doc := runsDoc("mlx5_0", baseTime,
+func RepeatDoc() *report.Document {
+	doc := RunsDoc("mlx5_0", BaseTime,
 		[]float64{1.04, 1.05, 1.03, 1.04, 1.06, 1.04},
 		[]float64{1.31, 1.30, 1.33, 1.32, 1.31, 1.35},
 		[]float64{98.5, 98.4, 98.6, 98.5, 98.3, 98.5})
@@ -157,7 +162,7 @@ func repeatDoc() *report.Document {
 	}
 	gb := []float64{18.4, 18.5, 18.3, 18.4, 18.6}
 	for i, g := range gb {
-		fwd, rev := bwAt(65536, g/2), bwAt(65536, g/2-0.1)
+		fwd, rev := BwAt(65536, g/2), BwAt(65536, g/2-0.1)
 		r := report.Result{Test: "send-bw", Connection: "UC", Size: 65536, Run: i + 1, Iterations: 10000, QPs: 2,
 			Bandwidth: fwd, Reverse: rev, Total: report.Sum(fwd, rev)}
 		if i == 2 {
@@ -167,7 +172,7 @@ func repeatDoc() *report.Document {
 		doc.Results = append(doc.Results, r)
 	}
 	doc.Results = append(doc.Results, report.Result{Test: "atomic-lat", Connection: "RC", Size: 8, Run: 1, Iterations: 10000,
-		Latency:  latAt(report.BasisRTT, 2.06, 2.47),
+		Latency:  LatAt(report.BasisRTT, 2.06, 2.47),
 		Warnings: []string{"CPU frequency changed during the test"}})
 	doc.Summaries = report.Summarize(doc)
 	return doc

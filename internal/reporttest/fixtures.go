@@ -1,9 +1,8 @@
-package render
+package reporttest
 
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"maps"
 	"math"
@@ -16,35 +15,30 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
-	"github.com/rdmabench/rdmabench/pkg/report/compare"
 	"github.com/rdmabench/rdmabench/pkg/report/schema"
 )
 
-// Test documents and checks that pkg/report's tests use too, copied
-// from them: a package's tests cannot reach those of another. So are
-// docs_test.go and fixtures_repeat_test.go.
-
-// cmpMesh is a mesh of n ranks (rank r on host node<r>, device mlx5_0,
-// unless host says otherwise), every link measured with write-lat (p50
-// about lat(from, to) ns) and write-bw (about 96 Gbit/s divided by slow(from,
-// to)), except the links failed says failed.
-type cmpMesh struct {
-	n      int
-	host   func(r int) (string, string)
-	lat    func(from, to int) float64
-	slowBW func(from, to int) float64
-	failed func(from, to int) bool
+// CmpMesh is a mesh of N ranks (rank r on host node<r>, device mlx5_0,
+// unless Host says otherwise), every link measured with write-lat (p50
+// about Lat(from, to) ns) and write-bw (about 96 Gbit/s divided by
+// SlowBW(from, to)), except the links Failed says failed.
+type CmpMesh struct {
+	N      int
+	Host   func(r int) (string, string)
+	Lat    func(from, to int) float64
+	SlowBW func(from, to int) float64
+	Failed func(from, to int) bool
 }
 
-func (c cmpMesh) doc() *report.Document {
+func (c CmpMesh) Doc() *report.Document {
 	doc := report.NewDocument()
 	doc.Tool = report.Tool{Name: "rdmabench", Version: "0.1.0"}
 	doc.Start = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	m := &report.Mesh{Size: c.n, Coordinator: "node0:19514", Tests: []string{"write-lat", "write-bw"}, Rounds: c.n - 1, Schedule: "round-robin"}
-	for r := range c.n {
+	m := &report.Mesh{Size: c.N, Coordinator: "node0:19514", Tests: []string{"write-lat", "write-bw"}, Rounds: c.N - 1, Schedule: "round-robin"}
+	for r := range c.N {
 		host, dev := fmt.Sprintf("node%d", r), "mlx5_0"
-		if c.host != nil {
-			host, dev = c.host(r)
+		if c.Host != nil {
+			host, dev = c.Host(r)
 		}
 		h := &report.Host{Hostname: host}
 		if dev != "" {
@@ -52,28 +46,28 @@ func (c cmpMesh) doc() *report.Document {
 		}
 		m.Ranks = append(m.Ranks, report.MeshRank{Rank: r, State: report.RankOK, Host: h})
 	}
-	for from := range c.n {
-		for to := range c.n {
+	for from := range c.N {
+		for to := range c.N {
 			if from == to {
 				continue
 			}
 			l := report.MeshLink{From: from, To: to, Round: 1}
-			if c.failed != nil && c.failed(from, to) {
+			if c.Failed != nil && c.Failed(from, to) {
 				l.Error = fmt.Sprintf("rank %d was lost", to)
 				m.Links = append(m.Links, l)
 				continue
 			}
-			ns := 1000 + float64((from*c.n+to)%5)*10
-			if c.lat != nil {
-				ns = c.lat(from, to)
+			ns := 1000 + float64((from*c.N+to)%5)*10
+			if c.Lat != nil {
+				ns = c.Lat(from, to)
 			}
 			rec := report.NewLatencyRecorder(report.BasisRTTHalf)
 			for range 10 {
 				rec.Record(uint64(2 * ns))
 			}
 			gbps := 96.0
-			if c.slowBW != nil {
-				gbps /= c.slowBW(from, to)
+			if c.SlowBW != nil {
+				gbps /= c.SlowBW(from, to)
 			}
 			l.Results = []report.Result{
 				{Test: "write-lat", Connection: "RC", Size: 2, Iterations: 10, Latency: rec.Snapshot()},
@@ -92,29 +86,9 @@ func (c cmpMesh) doc() *report.Document {
 	return doc
 }
 
-func mustCompareMesh(t *testing.T, base, new *report.Document, top int) *compare.MeshComparison {
-	t.Helper()
-	c, err := compare.CompareMesh(base, new, compare.MeshOptions{BaseName: "base.json", NewName: "new.json", Top: top})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-func matrixOf(t *testing.T, c *compare.MeshComparison, test string, fig report.Figure) *compare.MatrixChange {
-	t.Helper()
-	for i := range c.Matrices {
-		if c.Matrices[i].Test == test && c.Matrices[i].Figure == fig {
-			return &c.Matrices[i]
-		}
-	}
-	t.Fatalf("no matrix %s %s in %+v", test, fig, c.Matrices)
-	return nil
-}
-
-// meshFixture is a mesh of three ranks: every link measured but 2 -> 0
+// MeshFixture is a mesh of three ranks: every link measured but 2 -> 0
 // (rank 2 lost mid-run), the link 1 -> 2 four times slower than the others.
-func meshFixture(t testing.TB) *report.Document {
+func MeshFixture(t testing.TB) *report.Document {
 	t.Helper()
 	lat := func(p50 float64) report.Result {
 		rec := report.NewLatencyRecorder("rtt")
@@ -163,11 +137,11 @@ func meshFixture(t testing.TB) *report.Document {
 	return doc
 }
 
-// duplexFixture is a duplex mesh of three ranks: each pair ran once, from
+// DuplexFixture is a duplex mesh of three ranks: each pair ran once, from
 // its lower rank, its ping-pong and a bidirectional stream whose reverse
 // (the server's direction) is half as fast; the pair 0 <-> 2 failed. The
 // pair 1 <-> 2's ping-pong is four times slower.
-func duplexFixture(t testing.TB) *report.Document {
+func DuplexFixture(t testing.TB) *report.Document {
 	t.Helper()
 	lat := func(p50 float64) report.Result {
 		rec := report.NewLatencyRecorder("rtt")
@@ -199,11 +173,11 @@ func duplexFixture(t testing.TB) *report.Document {
 	return doc
 }
 
-// railMesh is a rail-aligned mesh of hosts × rails ranks (rank h*rails+k
+// RailMesh is a rail-aligned mesh of hosts × rails ranks (rank h*rails+k
 // on host node<h> with local rank k), every link measured with write-lat
 // at p50 lat(from, to) ns and write-bw at 100 Gbit/s, but the link failed
 // says failed; made by a MeshBuilder as rank 0 makes it.
-func railMesh(t testing.TB, hosts, rails int, lat func(from, to int) float64, failed [2]int) *report.Document {
+func RailMesh(t testing.TB, hosts, rails int, lat func(from, to int) float64, failed [2]int) *report.Document {
 	t.Helper()
 	n := hosts * rails
 	doc := report.NewDocument()
@@ -246,16 +220,16 @@ func railMesh(t testing.TB, hosts, rails int, lat func(from, to int) float64, fa
 	return doc
 }
 
-// aggregateOnlyMesh is a mesh of 520 ranks, 65 hosts of 8 rails (33,280
+// AggregateOnlyMesh is a mesh of 520 ranks, 65 hosts of 8 rails (33,280
 // links), every link at 2 µs but 8 -> 16, which failed.
-func aggregateOnlyMesh(t testing.TB) *report.Document {
-	return railMesh(t, 65, 8, func(from, to int) float64 { return 2000 }, [2]int{8, 16})
+func AggregateOnlyMesh(t testing.TB) *report.Document {
+	return RailMesh(t, 65, 8, func(from, to int) float64 { return 2000 }, [2]int{8, 16})
 }
 
-// oneHostMesh is 72 ranks on one host (a mesh of processes), every pair
+// OneHostMesh is 72 ranks on one host (a mesh of processes), every pair
 // measured, rank 5 slow.
-func oneHostMesh(t testing.TB) *report.Document {
-	doc := railMesh(t, 1, 1, func(from, to int) float64 { return 1000 }, [2]int{-1, -1})
+func OneHostMesh(t testing.TB) *report.Document {
+	doc := RailMesh(t, 1, 1, func(from, to int) float64 { return 1000 }, [2]int{-1, -1})
 	m := doc.Mesh
 	// 72 ranks on one host, every pair measured, rank 5 slow.
 	m.Size, m.Ranks = 72, nil
@@ -284,28 +258,28 @@ func oneHostMesh(t testing.TB) *report.Document {
 	return doc
 }
 
-// schemaNode is one schema object of the published schema.
-type schemaNode = map[string]any
+// SchemaNode is one schema object of the published schema.
+type SchemaNode = map[string]any
 
-func loadSchema(t *testing.T) schemaNode {
+func LoadSchema(t *testing.T) SchemaNode {
 	t.Helper()
-	var s schemaNode
+	var s SchemaNode
 	if err := json.Unmarshal(schema.JSON(), &s); err != nil {
 		t.Fatal(err)
 	}
 	return s
 }
 
-// jsonField is a field of a struct as encoding/json sees it: the fields of
+// JSONField is a field of a struct as encoding/json sees it: the fields of
 // an embedded struct without a json name are its own.
-type jsonField struct {
+type JSONField struct {
 	name, opts string
 	goName     string
 	typ        reflect.Type
 }
 
-func jsonFields(typ reflect.Type) []jsonField {
-	var out []jsonField
+func JSONFields(typ reflect.Type) []JSONField {
+	var out []JSONField
 	for f := range typ.Fields() {
 		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
 		if f.Anonymous && name == "" {
@@ -314,7 +288,7 @@ func jsonFields(typ reflect.Type) []jsonField {
 				et = et.Elem()
 			}
 			if et.Kind() == reflect.Struct {
-				out = append(out, jsonFields(et)...)
+				out = append(out, JSONFields(et)...)
 				continue
 			}
 		}
@@ -324,23 +298,23 @@ func jsonFields(typ reflect.Type) []jsonField {
 		if name == "" {
 			name = f.Name
 		}
-		out = append(out, jsonField{name: name, opts: opts, goName: typ.Name() + "." + f.Name, typ: f.Type})
+		out = append(out, JSONField{name: name, opts: opts, goName: typ.Name() + "." + f.Name, typ: f.Type})
 	}
 	return out
 }
 
-// checkSchemaModel checks the schema root against the Go type typ as
+// CheckSchemaModel checks the schema root against the Go type typ as
 // TestSchemaMatchesModel says. References into the results document's
 // schema (result-v1.json#/$defs/...) are followed there.
-func checkSchemaModel(t *testing.T, root schemaNode, typ reflect.Type) {
+func CheckSchemaModel(t *testing.T, root SchemaNode, typ reflect.Type) {
 	t.Helper()
-	defs, _ := root["$defs"].(schemaNode)
-	resultDefs := loadSchema(t)["$defs"].(schemaNode)
+	defs, _ := root["$defs"].(SchemaNode)
+	resultDefs := LoadSchema(t)["$defs"].(SchemaNode)
 	used := map[string]bool{}
 	// resolve follows n's reference, if any, from the definitions cur
 	// (root's or the results document's), and returns the definitions
 	// the references under it are relative to.
-	resolve := func(n, cur schemaNode) (schemaNode, schemaNode) {
+	resolve := func(n, cur SchemaNode) (SchemaNode, SchemaNode) {
 		ref, ok := n["$ref"].(string)
 		if !ok {
 			return n, cur
@@ -352,15 +326,15 @@ func checkSchemaModel(t *testing.T, root schemaNode, typ reflect.Type) {
 		if reflect.ValueOf(in).Pointer() == reflect.ValueOf(defs).Pointer() {
 			used[name] = true
 		}
-		d, ok := in[name].(schemaNode)
+		d, ok := in[name].(SchemaNode)
 		if !ok {
 			t.Fatalf("$ref %s: no such definition", ref)
 		}
 		return d, in
 	}
 	timeType := reflect.TypeFor[time.Time]()
-	var walk func(path string, typ reflect.Type, n, cur schemaNode)
-	walk = func(path string, typ reflect.Type, n, cur schemaNode) {
+	var walk func(path string, typ reflect.Type, n, cur SchemaNode)
+	walk = func(path string, typ reflect.Type, n, cur SchemaNode) {
 		// A pointer inside an array (a matrix cell) may be null.
 		nullable := typ.Kind() == reflect.Pointer && strings.HasSuffix(path, "[]")
 		for typ.Kind() == reflect.Pointer {
@@ -404,35 +378,35 @@ func checkSchemaModel(t *testing.T, root schemaNode, typ reflect.Type) {
 		switch {
 		case typ == timeType:
 		case typ.Kind() == reflect.Slice || typ.Kind() == reflect.Array:
-			items, ok := n["items"].(schemaNode)
+			items, ok := n["items"].(SchemaNode)
 			if !ok {
 				t.Errorf("%s: array without items", path)
 				return
 			}
 			walk(path+"[]", typ.Elem(), items, cur)
 		case typ.Kind() == reflect.Map:
-			add, ok := n["additionalProperties"].(schemaNode)
+			add, ok := n["additionalProperties"].(SchemaNode)
 			if !ok {
 				t.Errorf("%s: map without additionalProperties", path)
 				return
 			}
 			walk(path+"{}", typ.Elem(), add, cur)
 		case typ.Kind() == reflect.Struct:
-			props, _ := n["properties"].(schemaNode)
+			props, _ := n["properties"].(SchemaNode)
 			var required []string
 			reqs, _ := n["required"].([]any) // absent: nothing is required
 			for _, r := range reqs {
 				required = append(required, r.(string))
 			}
 			fields := map[string]bool{}
-			for _, f := range jsonFields(typ) {
+			for _, f := range JSONFields(typ) {
 				name := f.name
 				if fields[name] {
 					t.Fatalf("%s: two fields named %s: this test does not resolve them as encoding/json does", path, name)
 				}
 				fields[name] = true
 				fp := path + "." + name
-				p, ok := props[name].(schemaNode)
+				p, ok := props[name].(SchemaNode)
 				if !ok {
 					t.Errorf("%s: field %s is not in the schema", fp, f.goName)
 					continue
@@ -447,7 +421,7 @@ func checkSchemaModel(t *testing.T, root schemaNode, typ reflect.Type) {
 				walk(fp, f.typ, p, cur)
 			}
 			for name, p := range props {
-				if !fields[name] && p.(schemaNode)["deprecated"] != true {
+				if !fields[name] && p.(SchemaNode)["deprecated"] != true {
 					t.Errorf("%s.%s: in the schema, not in %s (mark it deprecated if older documents have it)", path, name, typ.Name())
 				}
 			}
@@ -466,19 +440,19 @@ func checkSchemaModel(t *testing.T, root schemaNode, typ reflect.Type) {
 	}
 }
 
-func loadSchemaFile(t *testing.T, data []byte) schemaNode {
+func LoadSchemaFile(t *testing.T, data []byte) SchemaNode {
 	t.Helper()
-	var s schemaNode
+	var s SchemaNode
 	if err := json.Unmarshal(data, &s); err != nil {
 		t.Fatal(err)
 	}
 	return s
 }
 
-// linkStream writes the link stream rank 0 writes for doc (a mesh document
+// LinkStream writes the link stream rank 0 writes for doc (a mesh document
 // with its links' full results): the start, a link event per link, the
 // end.
-func linkStream(t *testing.T, doc *report.Document) []byte {
+func LinkStream(t *testing.T, doc *report.Document) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	head := *doc
@@ -504,7 +478,7 @@ func linkStream(t *testing.T, doc *report.Document) []byte {
 	return b.Bytes()
 }
 
-func jsonOf(t *testing.T, v any) string {
+func JSONOf(t *testing.T, v any) string {
 	t.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -513,39 +487,16 @@ func jsonOf(t *testing.T, v any) string {
 	return string(b)
 }
 
-func compareNamed(base, new *report.Document) *compare.Comparison {
-	return compare.Compare(base, new, compare.Options{BaseName: "base.json", NewName: "new.json"})
-}
-
-// deltas returns "test figure delta" for every figure of c.
-func deltas(c *compare.Comparison) []string {
-	var s []string
-	for _, r := range c.Rows {
-		for _, f := range r.Figures {
-			s = append(s, r.Test+" "+string(f.Figure)+" "+f.Delta())
-		}
-	}
-	return s
-}
-
-func messages(fs []compare.GateFailure) []string {
-	s := []string{}
-	for _, f := range fs {
-		s = append(s, f.String())
-	}
-	return s
-}
-
-func eq(t *testing.T, what string, got, want []string) {
+func Equal(t *testing.T, what string, got, want []string) {
 	t.Helper()
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("%s:\n got %q\nwant %q", what, got, want)
 	}
 }
 
-// fabricDoc is a document with each fabric part: a bandwidth result on two
+// FabricDoc is a document with each fabric part: a bandwidth result on two
 // threads with its placement, one on two devices, and a latency under load.
-func fabricDoc() *report.Document {
+func FabricDoc() *report.Document {
 	doc := report.NewDocument()
 	doc.Tool = report.Tool{Name: "rdmabench", Version: "dev"}
 	bw := func(msgs uint64, size int, ns int64) *report.Bandwidth {
@@ -570,29 +521,29 @@ func fabricDoc() *report.Document {
 	return doc
 }
 
-// fullDoc is suiteDoc with real histograms from recorders.
-func fullDoc() *report.Document {
-	doc := suiteDoc()
-	gen := distributions()["rdma"]
+// FullDoc is suiteDoc with real histograms from recorders.
+func FullDoc() *report.Document {
+	doc := SuiteDoc()
+	gen := Distributions()["rdma"]
 	for i := range doc.Results {
 		r := &doc.Results[i]
 		if r.Latency == nil {
 			continue
 		}
 		rec := report.NewLatencyRecorder(r.Latency.Basis)
-		rec.RecordBatch(samples(gen, 1000, uint64(i)))
+		rec.RecordBatch(Samples(gen, 1000, uint64(i)))
 		r.Latency = rec.Snapshot()
 	}
-	d := durationDoc()
+	d := DurationDoc()
 	doc.Results = append(doc.Results, d.Results...)
 	doc.Error = d.Error
 	return doc
 }
 
-// sweepLatency is a latency result of n samples around a one-way (or
+// SweepLatency is a latency result of n samples around a one-way (or
 // round-trip, on BasisRTT) latency of us µs: a narrow body, 1% of samples
 // delayed by up to a third more, 0.1% by 3 to 8 times.
-func sweepLatency(basis string, us float64, n int, seed uint64) *report.Latency {
+func SweepLatency(basis string, us float64, n int, seed uint64) *report.Latency {
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	rec := report.NewLatencyRecorder(basis)
 	scale := 1.0
@@ -612,13 +563,13 @@ func sweepLatency(basis string, us float64, n int, seed uint64) *report.Latency 
 	return rec.Snapshot()
 }
 
-// sweepDoc is `rdmabench suite node-b -d mlx5_0 -s 2,64,1K,16K,256K`,
+// SweepDoc is `rdmabench suite node-b -d mlx5_0 -s 2,64,1K,16K,256K`,
 // with -m 1024 when mtu1024.
-func sweepDoc(mtu1024 bool) *report.Document {
-	doc := suiteDoc()
+func SweepDoc(mtu1024 bool) *report.Document {
+	doc := SuiteDoc()
 	doc.Warnings = nil
 	doc.Command = []string{"rdmabench", "suite", "node-b", "-d", "mlx5_0", "-s", "2,64,1K,16K,256K", "-n", "10000"}
-	doc.Params.Sizes = sweepSizes
+	doc.Params.Sizes = SweepSizes
 	pathMTU, seed := 4096, uint64(1)
 	if mtu1024 {
 		doc.Command = append(doc.Command, "-m", "1024")
@@ -652,7 +603,7 @@ func sweepDoc(mtu1024 bool) *report.Document {
 		for _, s := range sizes {
 			seed++
 			res = append(res, report.Result{Test: test, Connection: conn, Size: s, Iterations: 10000, Warmup: 1000, QPs: 1,
-				Clock: clock, Effective: eff, Latency: sweepLatency(basis, latUs(fixed, s, basis == report.BasisRTT), 10000, seed)})
+				Clock: clock, Effective: eff, Latency: SweepLatency(basis, latUs(fixed, s, basis == report.BasisRTT), 10000, seed)})
 		}
 	}
 	addBW := func(test, conn, clock string, ceiling float64, half int, sizes []int, eff *report.Effective) {
@@ -663,24 +614,24 @@ func sweepDoc(mtu1024 bool) *report.Document {
 				Clock: clock, Effective: eff, Bandwidth: report.NewBandwidth(bytes, 10000, time.Duration(float64(bytes)*8/g))})
 		}
 	}
-	addLat("write-lat", "RC", report.BasisRTTHalf, "tsc", 0.98, sweepSizes, rdmaEff)
-	addLat("read-lat", "RC", report.BasisRTT, "tsc", 1.92, sweepSizes, rdmaEff)
-	addLat("send-lat", "RC", report.BasisRTTHalf, "tsc", 1.06, sweepSizes, rdmaEff)
+	addLat("write-lat", "RC", report.BasisRTTHalf, "tsc", 0.98, SweepSizes, rdmaEff)
+	addLat("read-lat", "RC", report.BasisRTT, "tsc", 1.92, SweepSizes, rdmaEff)
+	addLat("send-lat", "RC", report.BasisRTTHalf, "tsc", 1.06, SweepSizes, rdmaEff)
 	addLat("atomic-lat", "RC", report.BasisRTT, "tsc", 1.96, []int{8}, rdmaEff)
-	addLat("tcp-lat", "TCP", report.BasisRTTHalf, "go", 11.4, sweepSizes, tcpEff)
+	addLat("tcp-lat", "TCP", report.BasisRTTHalf, "go", 11.4, SweepSizes, tcpEff)
 	bwEff := &report.Effective{TxDepth: 128, CQMod: 100, PostList: 1, PathMTU: pathMTU}
-	addBW("write-bw", "RC", "tsc", 98.4, 2048, sweepSizes, bwEff)
-	addBW("read-bw", "RC", "tsc", 97.1, 3072, sweepSizes, bwEff)
-	addBW("send-bw", "RC", "tsc", 97.9, 2560, sweepSizes, bwEff)
+	addBW("write-bw", "RC", "tsc", 98.4, 2048, SweepSizes, bwEff)
+	addBW("read-bw", "RC", "tsc", 97.1, 3072, SweepSizes, bwEff)
+	addBW("send-bw", "RC", "tsc", 97.9, 2560, SweepSizes, bwEff)
 	addBW("atomic-bw", "RC", "tsc", 0.54, 1, []int{8}, bwEff)
-	addBW("tcp-bw", "TCP", "go", 31.5, 16384, sweepSizes, tcpEff)
+	addBW("tcp-bw", "TCP", "go", 31.5, 16384, SweepSizes, tcpEff)
 	doc.Results = res
 	return doc
 }
 
-// fixture reads a document of testdata/ (or any path) as `rdmabench plot`
+// ReadFixture reads a document of testdata/ (or any path) as `rdmabench plot`
 // would.
-func fixture(t *testing.T, path string) report.Source {
+func ReadFixture(t *testing.T, path string) report.Source {
 	t.Helper()
 	if filepath.Dir(path) == "." {
 		path = filepath.Join("..", "testdata", path)
@@ -692,11 +643,11 @@ func fixture(t *testing.T, path string) report.Source {
 	return report.Source{Name: filepath.Base(path), Doc: doc}
 }
 
-// meshPlotDoc is `rdmabench mesh --out fabric.json --outlier 0.8` over four
+// MeshPlotDoc is `rdmabench mesh --out fabric.json --outlier 0.8` over four
 // ranks: every link measured but 3 -> 1 (rank 3 lost the connection), the
 // link 0 -> 2 four times slower than the others (an outlier in latency
 // and in bandwidth).
-func meshPlotDoc() *report.Document {
+func MeshPlotDoc() *report.Document {
 	doc := report.NewDocument()
 	doc.Tool = report.Tool{Name: "rdmabench", Version: "0.1.0"}
 	doc.Command = []string{"rdmabench", "mesh", "--out", "fabric.json", "--outlier", "0.8"}
@@ -750,11 +701,11 @@ func meshPlotDoc() *report.Document {
 	return doc
 }
 
-// bigMeshDoc is the matrices of a mesh of n ranks without the links'
+// BigMeshDoc is the matrices of a mesh of n ranks without the links'
 // results (too large to keep as a file): bandwidth around 95 Gbit/s, the
 // links of rank 7 as a client at half of it, and every link to rank 3
 // failed.
-func bigMeshDoc(n int) *report.Document {
+func BigMeshDoc(n int) *report.Document {
 	doc := report.NewDocument()
 	m := &report.Mesh{Size: n, Coordinator: "node0:19514", Tests: []string{"write-bw"}, Rounds: n - 1, Schedule: "round-robin"}
 	for r := range n {
@@ -781,13 +732,11 @@ func bigMeshDoc(n int) *report.Document {
 	return doc
 }
 
-var update = flag.Bool("update", false, "rewrite the golden files in ../testdata/")
+// SweepSizes are the sizes of the sweep fixtures: -s 2,64,1K,16K,256K.
+var SweepSizes = []int{2, 64, 1024, 16384, 262144}
 
-// sweepSizes are the sizes of the sweep fixtures: -s 2,64,1K,16K,256K.
-var sweepSizes = []int{2, 64, 1024, 16384, 262144}
-
-// distributions of raw samples (ns) the recorder must get right.
-func distributions() map[string]func(r *rand.Rand) uint64 {
+// Distributions of raw samples (ns) the recorder must get right.
+func Distributions() map[string]func(r *rand.Rand) uint64 {
 	return map[string]func(r *rand.Rand) uint64{
 		// A narrow RDMA-like peak with a long tail.
 		"rdma": func(r *rand.Rand) uint64 {
@@ -808,7 +757,7 @@ func distributions() map[string]func(r *rand.Rand) uint64 {
 	}
 }
 
-func samples(gen func(*rand.Rand) uint64, n int, seed uint64) []uint64 {
+func Samples(gen func(*rand.Rand) uint64, n int, seed uint64) []uint64 {
 	r := rand.New(rand.NewPCG(seed, 42))
 	s := make([]uint64, n)
 	for i := range s {
