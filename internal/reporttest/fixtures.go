@@ -629,8 +629,12 @@ func SweepDoc(mtu1024 bool) *report.Document {
 	return doc
 }
 
-// ReadFixture reads a document of testdata/ (or any path) as `rdmabench plot`
-// would.
+// ReadFixture reads a fixture document of pkg/report/testdata (a bare
+// name, from one of pkg/report's packages) or of any path as `rdmabench
+// plot` would. Those documents are made by generators in pkg/report's
+// tests: sweep.json and sweep-mtu1024.json a suite at five sizes with
+// latency histograms, mesh.json a mesh of four ranks with one link lost
+// and one four times slower than the others.
 func ReadFixture(t *testing.T, path string) report.Source {
 	t.Helper()
 	if filepath.Dir(path) == "." {

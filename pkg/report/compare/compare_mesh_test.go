@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"github.com/rdmabench/rdmabench/internal/reporttest"
 	"strings"
 	"testing"
 
@@ -10,7 +11,7 @@ import (
 // TestCompareMeshUnchanged: the same mesh twice: no change, no link
 // listed as changed, every gate passes.
 func TestCompareMeshUnchanged(t *testing.T) {
-	c := mustCompareMesh(t, cmpMesh{n: 5}.doc(), cmpMesh{n: 5}.doc(), 0)
+	c := mustCompareMesh(t, reporttest.CmpMesh{N: 5}.Doc(), reporttest.CmpMesh{N: 5}.Doc(), 0)
 	for _, mc := range c.Matrices {
 		if mc.Links != 20 || mc.Change == nil || *mc.Change != 0 || len(mc.Top) != 0 {
 			t.Errorf("%s: %+v", mc.MatrixID, mc)
@@ -31,8 +32,8 @@ func TestCompareMeshUnchanged(t *testing.T) {
 // most changed, and the comparison says how it compared.
 func TestCompareMeshHosts(t *testing.T) {
 	const hosts, rails = 65, 8
-	base := railMesh(t, hosts, rails, func(from, to int) float64 { return 2000 }, [2]int{-1, -1})
-	slow := railMesh(t, hosts, rails, func(from, to int) float64 {
+	base := reporttest.RailMesh(t, hosts, rails, func(from, to int) float64 { return 2000 }, [2]int{-1, -1})
+	slow := reporttest.RailMesh(t, hosts, rails, func(from, to int) float64 {
 		if from/rails == 3 && to/rails == 4 {
 			return 3000
 		}

@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"github.com/rdmabench/rdmabench/internal/reporttest"
 	"strings"
 	"testing"
 
@@ -10,7 +11,7 @@ import (
 // TestCompareLimitLink: compare applies the same limit to NEW, and a miss
 // fails the gates.
 func TestCompareLimitLink(t *testing.T) {
-	base, new := baseRuns(), regressedRuns() // new's median 88.6
+	base, new := reporttest.BaseRuns(), reporttest.RegressedRuns() // new's median 88.6
 	for _, d := range []*report.Document{base, new} {
 		for i := range d.Results {
 			d.Results[i].Effective = &report.Effective{LinkGbps: 100}

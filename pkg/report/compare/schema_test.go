@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"github.com/rdmabench/rdmabench/internal/reporttest"
 	"testing"
 
 	"github.com/rdmabench/rdmabench/pkg/report/schema"
@@ -16,11 +17,11 @@ func TestCompareSchemasCompile(t *testing.T) {
 		{schema.CompareURL, Schema, schema.CompareJSON()},
 		{schema.CompareMeshURL, MeshSchema, schema.CompareMeshJSON()},
 	} {
-		s := loadSchemaFile(t, tc.data)
+		s := reporttest.LoadSchemaFile(t, tc.data)
 		if s["$id"] != tc.url || s["$schema"] != "https://json-schema.org/draft/2020-12/schema" {
 			t.Errorf("$id %v, $schema %v", s["$id"], s["$schema"])
 		}
-		if c := s["properties"].(schemaNode)["schema"].(schemaNode)["const"]; c != tc.version {
+		if c := s["properties"].(reporttest.SchemaNode)["schema"].(reporttest.SchemaNode)["const"]; c != tc.version {
 			t.Errorf("%s: schema const %v, want %s", tc.url, c, tc.version)
 		}
 		for _, strict := range []bool{false, true} {

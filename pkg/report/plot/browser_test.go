@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/rdmabench/rdmabench/internal/reporttest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -661,7 +662,7 @@ func TestPlotInBrowser(t *testing.T) {
 // and shows every cell, at least a pixel wide, without a problem.
 func TestPlotHeatmapInBrowserLarge(t *testing.T) {
 	browser := newBrowser(t)
-	srcs := []report.Source{{Name: "fabric.json", Doc: bigMeshDoc(256)}}
+	srcs := []report.Source{{Name: "fabric.json", Doc: reporttest.BigMeshDoc(256)}}
 	path := filepath.Join(t.TempDir(), "fabric.html")
 	if err := os.WriteFile(path, renderPlot(t, srcs), 0o644); err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package plot
 
 import (
+	"github.com/rdmabench/rdmabench/internal/reporttest"
 	"html"
 	"math"
 	"regexp"
@@ -87,7 +88,7 @@ func (f *heatFigure) cell(prefix string) *heatRect {
 // in its tooltip, the outlier red and outlined, each value in its tooltip
 // and its cell.
 func TestPlotMeshHeatmap(t *testing.T) {
-	src := fixture(t, "mesh.json")
+	src := reporttest.ReadFixture(t, "mesh.json")
 	page := string(renderPlot(t, []report.Source{src}))
 	figs := heatFigures(t, page)
 	if len(figs) != 3 {
@@ -169,7 +170,7 @@ func redder(a, b string) bool {
 func TestPlotMeshHeatmapLarge(t *testing.T) {
 	const n = 256
 	start := time.Now()
-	page := string(renderPlot(t, []report.Source{{Name: "fabric.json", Doc: bigMeshDoc(n)}}))
+	page := string(renderPlot(t, []report.Source{{Name: "fabric.json", Doc: reporttest.BigMeshDoc(n)}}))
 	t.Logf("%d ranks: %d bytes in %v", n, len(page), time.Since(start))
 	figs := heatFigures(t, page)
 	if len(figs) != 1 {
@@ -266,7 +267,7 @@ func TestPlotMeshHeatmapOdd(t *testing.T) {
 		}
 	}
 
-	big := bigMeshDoc(maxHeatmapRanks + 1)
+	big := reporttest.BigMeshDoc(maxHeatmapRanks + 1)
 	big.Mesh.Matrices[0].Median = nil
 	empty := report.NewDocument()
 	empty.Mesh = &report.Mesh{Size: 2, Links: []report.MeshLink{{From: 0, To: 1, Error: "x"}, {From: 1, To: 0, Error: "x"}}}

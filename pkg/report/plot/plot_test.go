@@ -3,6 +3,7 @@ package plot
 import (
 	"bytes"
 	"fmt"
+	"github.com/rdmabench/rdmabench/internal/reporttest"
 	"math"
 	"strings"
 	"testing"
@@ -37,7 +38,7 @@ var plotPages = []struct {
 func plotSources(t *testing.T, files []string) []report.Source {
 	var srcs []report.Source
 	for _, f := range files {
-		srcs = append(srcs, fixture(t, f))
+		srcs = append(srcs, reporttest.ReadFixture(t, f))
 	}
 	return srcs
 }
@@ -59,7 +60,7 @@ func TestPlotGolden(t *testing.T) {
 			continue
 		}
 		t.Run(pg.name, func(t *testing.T) {
-			checkGolden(t, "plot-"+pg.name+".html", renderPlot(t, plotSources(t, pg.files)))
+			reporttest.CheckGolden(t, "testdata", "plot-"+pg.name+".html", renderPlot(t, plotSources(t, pg.files)))
 		})
 	}
 }
@@ -72,7 +73,7 @@ func TestWritePlotErrors(t *testing.T) {
 		t.Errorf("nil document: %v", err)
 	}
 	// A corrupt histogram is listed on the page, not fatal.
-	doc := fixture(t, "sweep.json").Doc
+	doc := reporttest.ReadFixture(t, "sweep.json").Doc
 	doc.Results[0].Latency.Histogram = "HISTFAAAnot-base64"
 	page := string(renderPlot(t, []report.Source{{Name: "bad.json", Doc: doc}}))
 	if !strings.Contains(page, "bad.json: write-lat RC 2 B: report: decode histogram") {
@@ -84,7 +85,7 @@ func TestWritePlotErrors(t *testing.T) {
 // on a strictly increasing x, ends at x = the sample count, and passes
 // through the document's own percentiles.
 func TestSpectrumPoints(t *testing.T) {
-	for _, r := range fixture(t, "sweep.json").Doc.Results {
+	for _, r := range reporttest.ReadFixture(t, "sweep.json").Doc.Results {
 		l := r.Latency
 		if l == nil {
 			continue
@@ -199,7 +200,7 @@ func TestPlotSingleSizeBandwidth(t *testing.T) {
 			t.Errorf("compare: write-bw %s", fc.Delta())
 		}
 	}
-	doc := fixture(t, "sweep.json").Doc
+	doc := reporttest.ReadFixture(t, "sweep.json").Doc
 	doc.Results[len(doc.Results)-1].Error = "IBV_WC_RETRY_EXC_ERR"
 	page = string(renderPlot(t, []report.Source{{Name: "bad.json", Doc: doc}}))
 	if !strings.Contains(page, "<li>bad.json: tcp-bw TCP 262144 B: the test failed: IBV_WC_RETRY_EXC_ERR</li>") {
