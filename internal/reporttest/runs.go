@@ -1,10 +1,6 @@
 package reporttest
 
 import (
-	"flag"
-	"os"
-	"path/filepath"
-	"testing"
 	"time"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
@@ -12,28 +8,6 @@ import (
 
 // Fixed documents of repeated runs, for the golden files and the compare
 // tests: every value is a literal or computed from literals.
-
-// Update is the -update flag of every test binary that uses CheckGolden.
-var Update = flag.Bool("update", false, "rewrite the golden files in testdata/")
-
-// CheckGolden compares got with the golden file dir/name, rewriting it
-// with -update.
-func CheckGolden(t *testing.T, dir, name string, got []byte) {
-	t.Helper()
-	golden := filepath.Join(dir, name)
-	if *Update {
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (rerun with -update to create it)", err)
-	}
-	if string(got) != string(want) {
-		t.Errorf("output differs from %s (rerun with -update if intended)\n--- got:\n%s\n--- want:\n%s", golden, got, want)
-	}
-}
 
 // BwAt returns the figures of 10000 messages of size bytes at gbps.
 func BwAt(size int, gbps float64) *report.Bandwidth {
@@ -48,10 +22,10 @@ func LatAt(basis string, p50, p99 float64) *report.Latency {
 	return Latency(basis, 10000, p50*0.94, p50, p50*1.02, p50*0.07, p50*1.05, p99, p99*2.2, p99*4, p99*4.1)
 }
 
-// RunsDoc is a loopback document of len(p50) runs of write-lat RC 2 B and
+// runsDoc is a loopback document of len(p50) runs of write-lat RC 2 B and
 // write-bw RC 64 KiB on device dev: run i has the i-th p50, p99 (µs) and
 // Gbit/s.
-func RunsDoc(dev string, start time.Time, p50, p99, gbps []float64) *report.Document {
+func runsDoc(dev string, start time.Time, p50, p99, gbps []float64) *report.Document {
 	doc := &report.Document{
 		Schema:  report.Schema,
 		Tool:    report.Tool{Name: "rdmabench", Version: "0.2.0", Commit: "9d41e07", GoVersion: "go1.26.8", Verbs: true},
@@ -89,13 +63,13 @@ func RunsDoc(dev string, start time.Time, p50, p99, gbps []float64) *report.Docu
 }
 
 var (
-	BaseTime = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
-	NewTime  = time.Date(2025, 3, 2, 12, 0, 0, 0, time.UTC)
+	baseTime = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	newTime  = time.Date(2025, 3, 2, 12, 0, 0, 0, time.UTC)
 )
 
 // The base: 5 runs.
 func BaseRuns() *report.Document {
-	return RunsDoc("mlx5_0", BaseTime,
+	return runsDoc("mlx5_0", baseTime,
 		[]float64{1.04, 1.05, 1.03, 1.04, 1.06},
 		[]float64{1.31, 1.30, 1.33, 1.32, 1.31},
 		[]float64{98.5, 98.4, 98.6, 98.5, 98.3})
@@ -103,7 +77,7 @@ func BaseRuns() *report.Document {
 
 // A clear regression: p99 +50%, bandwidth -10%, p50 the same noise.
 func RegressedRuns() *report.Document {
-	return RunsDoc("mlx5_0", NewTime,
+	return runsDoc("mlx5_0", newTime,
 		[]float64{1.05, 1.03, 1.04, 1.06, 1.04},
 		[]float64{1.97, 1.95, 1.99, 1.96, 1.98},
 		[]float64{88.6, 88.7, 88.5, 88.6, 88.4})
@@ -111,7 +85,7 @@ func RegressedRuns() *report.Document {
 
 // Pure noise: every figure overlaps the base's.
 func NoiseRuns() *report.Document {
-	return RunsDoc("mlx5_0", NewTime,
+	return runsDoc("mlx5_0", newTime,
 		[]float64{1.05, 1.04, 1.03, 1.05, 1.04},
 		[]float64{1.32, 1.31, 1.30, 1.33, 1.31},
 		[]float64{98.4, 98.6, 98.5, 98.3, 98.5})
@@ -119,11 +93,11 @@ func NoiseRuns() *report.Document {
 
 // One run on each side, with the same +50% p99 as regressedRuns.
 func SingleBase() *report.Document {
-	return RunsDoc("mlx5_0", BaseTime, []float64{1.04}, []float64{1.31}, []float64{98.5})
+	return runsDoc("mlx5_0", baseTime, []float64{1.04}, []float64{1.31}, []float64{98.5})
 }
 
 func SingleNew() *report.Document {
-	return RunsDoc("mlx5_0", NewTime, []float64{1.05}, []float64{1.97}, []float64{88.6})
+	return runsDoc("mlx5_0", newTime, []float64{1.05}, []float64{1.97}, []float64{88.6})
 }
 
 // The noise on another device, firmware, MTU, with another tool and
@@ -150,7 +124,7 @@ func OtherDeviceRuns() *report.Document {
 // two tests, one with a warning in every run, then 5 runs of a
 // bidirectional test of which one failed, then a test of one run only.
 func RepeatDoc() *report.Document {
-	doc := RunsDoc("mlx5_0", BaseTime,
+	doc := runsDoc("mlx5_0", baseTime,
 		[]float64{1.04, 1.05, 1.03, 1.04, 1.06, 1.04},
 		[]float64{1.31, 1.30, 1.33, 1.32, 1.31, 1.35},
 		[]float64{98.5, 98.4, 98.6, 98.5, 98.3, 98.5})

@@ -1,20 +1,22 @@
 package report
 
-// The test documents of this package, for the tests of package report_test
-// that draw them with pkg/report/plot (which imports report, so that the
-// tests inside report cannot).
-var (
-	HostileDocs       = hostileDocs
-	SuiteDoc          = suiteDoc
-	AggregateOnlyMesh = aggregateOnlyMesh
-	OneHostMesh       = oneHostMesh
-	CheckText         = checkText
-)
+import hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
-// The inputs and checks of the tests of package report_test that render
-// this package's test documents with pkg/report/render.
-var (
-	HostileHead = hostileHead
-	StreamStart = streamStart
-	TryRender   = tryRender
-)
+// What the tests of package report_test see of this package's internals.
+
+// CheckShape is checkShape.
+var CheckShape = checkShape
+
+// RecorderHistogram is the histogram r records into.
+func RecorderHistogram(r *LatencyRecorder) *hdrhistogram.Histogram { return r.hist }
+
+// SettingNamed is e's setting called name, as String writes it, and
+// whether e has one.
+func SettingNamed(e *Effective, name string) (string, bool) {
+	for _, s := range e.settings() {
+		if s.name == name {
+			return s.String(), true
+		}
+	}
+	return "", false
+}

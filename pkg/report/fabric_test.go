@@ -1,20 +1,22 @@
-package report
+package report_test
 
 import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/rdmabench/rdmabench/pkg/report"
 )
 
 // TestMergeLatency: merging the snapshots of two recorders gives what one
 // recorder of every sample gives (the mean and stdev up to rounding).
 func TestMergeLatency(t *testing.T) {
-	for _, basis := range []string{BasisRTT, BasisRTTHalf} {
-		all := NewLatencyRecorder(basis)
-		var parts []*Latency
+	for _, basis := range []string{report.BasisRTT, report.BasisRTTHalf} {
+		all := report.NewLatencyRecorder(basis)
+		var parts []*report.Latency
 		rng := rand.New(rand.NewPCG(1, 2))
 		for p := range 3 {
-			r := NewLatencyRecorder(basis)
+			r := report.NewLatencyRecorder(basis)
 			for range 1000 * (p + 1) {
 				v := uint64(1000 + rng.ExpFloat64()*float64(500*(p+1)))
 				r.Record(v)
@@ -22,7 +24,7 @@ func TestMergeLatency(t *testing.T) {
 			}
 			parts = append(parts, r.Snapshot())
 		}
-		got, err := MergeLatency(parts...)
+		got, err := report.MergeLatency(parts...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -34,15 +36,15 @@ func TestMergeLatency(t *testing.T) {
 		if math.Abs(got.MeanNs-want.MeanNs) > 1e-9*want.MeanNs || math.Abs(got.StdevNs-want.StdevNs) > 1e-6*want.StdevNs {
 			t.Fatalf("%s: mean %g stdev %g, one recorder %g %g", basis, got.MeanNs, got.StdevNs, want.MeanNs, want.StdevNs)
 		}
-		h, err := DecodeHistogram(got.Histogram)
+		h, err := report.DecodeHistogram(got.Histogram)
 		if err != nil || h.TotalCount() != want.Count {
 			t.Fatalf("merged histogram: %v, %d samples", err, h.TotalCount())
 		}
 	}
-	if _, err := MergeLatency(NewLatencyRecorder(BasisRTT).Snapshot(), NewLatencyRecorder(BasisRTTHalf).Snapshot()); err == nil {
+	if _, err := report.MergeLatency(report.NewLatencyRecorder(report.BasisRTT).Snapshot(), report.NewLatencyRecorder(report.BasisRTTHalf).Snapshot()); err == nil {
 		t.Fatal("merged latencies of different bases")
 	}
-	if l, err := MergeLatency(); l != nil || err != nil {
+	if l, err := report.MergeLatency(); l != nil || err != nil {
 		t.Fatalf("nothing merged: %+v, %v", l, err)
 	}
 }

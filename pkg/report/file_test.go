@@ -1,4 +1,4 @@
-package report
+package report_test
 
 import (
 	"errors"
@@ -7,6 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/rdmabench/rdmabench/internal/reporttest"
+	"github.com/rdmabench/rdmabench/pkg/report"
 )
 
 func dirEntries(t *testing.T, dir string) []string {
@@ -27,16 +30,16 @@ func TestWriteFileAtomic(t *testing.T) {
 	path := filepath.Join(dir, "results.json")
 
 	// New file.
-	if err := WriteFileAtomic(path, func(w io.Writer) error { return WriteJSON(w, durationDoc()) }); err != nil {
+	if err := report.WriteFileAtomic(path, func(w io.Writer) error { return report.WriteJSON(w, reporttest.DurationDoc()) }); err != nil {
 		t.Fatal(err)
 	}
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc, err := ReadJSON(f)
+	doc, err := report.ReadJSON(f)
 	f.Close()
-	if err != nil || len(doc.Results) != len(durationDoc().Results) {
+	if err != nil || len(doc.Results) != len(reporttest.DurationDoc().Results) {
 		t.Fatalf("read back: %v, %d results", err, len(doc.Results))
 	}
 	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o644 {
@@ -47,7 +50,7 @@ func TestWriteFileAtomic(t *testing.T) {
 	if err := os.Chmod(path, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteFileAtomic(path, func(w io.Writer) error { _, err := io.WriteString(w, "new\n"); return err }); err != nil {
+	if err := report.WriteFileAtomic(path, func(w io.Writer) error { _, err := io.WriteString(w, "new\n"); return err }); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(path); string(b) != "new\n" {
@@ -68,7 +71,7 @@ func TestWriteFileAtomicWriterFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	boom := errors.New("boom")
-	err := WriteFileAtomic(path, func(w io.Writer) error {
+	err := report.WriteFileAtomic(path, func(w io.Writer) error {
 		// Enough to go past any buffer, so part of it reached the temp file.
 		for i := range 10000 {
 			fmt.Fprintf(w, "partial line %d\n", i)
@@ -88,7 +91,7 @@ func TestWriteFileAtomicWriterFails(t *testing.T) {
 	// A panicking writer leaves nothing behind either.
 	func() {
 		defer func() { _ = recover() }()
-		_ = WriteFileAtomic(path, func(w io.Writer) error { panic("writer panic") })
+		_ = report.WriteFileAtomic(path, func(w io.Writer) error { panic("writer panic") })
 	}()
 	if b, _ := os.ReadFile(path); string(b) != "old results\n" {
 		t.Errorf("after a panic the target is %q", b)
@@ -100,10 +103,10 @@ func TestWriteFileAtomicWriterFails(t *testing.T) {
 
 func TestWriteFileAtomicBadPath(t *testing.T) {
 	dir := t.TempDir()
-	if err := WriteFileAtomic(filepath.Join(dir, "missing", "r.json"), func(io.Writer) error { return nil }); err == nil {
+	if err := report.WriteFileAtomic(filepath.Join(dir, "missing", "r.json"), func(io.Writer) error { return nil }); err == nil {
 		t.Error("missing directory: no error")
 	}
-	if err := WriteFileAtomic(dir, func(io.Writer) error { return nil }); err == nil {
+	if err := report.WriteFileAtomic(dir, func(io.Writer) error { return nil }); err == nil {
 		t.Error("path is a directory: no error")
 	}
 }

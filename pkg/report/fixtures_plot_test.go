@@ -1,8 +1,11 @@
-package report
+package report_test
 
 import (
 	"bytes"
 	"testing"
+
+	"github.com/rdmabench/rdmabench/internal/reporttest"
+	"github.com/rdmabench/rdmabench/pkg/report"
 )
 
 // Fixture documents with latency histograms, for the plots: a suite run
@@ -14,10 +17,10 @@ import (
 // would.
 
 // The fixture files and the documents they hold.
-var plotFixtures = map[string]func() *Document{
-	"sweep.json":         func() *Document { return sweepDoc(false) },
-	"sweep-mtu1024.json": func() *Document { return sweepDoc(true) },
-	"mesh.json":          meshPlotDoc,
+var plotFixtures = map[string]func() *report.Document{
+	"sweep.json":         func() *report.Document { return reporttest.SweepDoc(false) },
+	"sweep-mtu1024.json": func() *report.Document { return reporttest.SweepDoc(true) },
+	"mesh.json":          reporttest.MeshPlotDoc,
 }
 
 // TestPlotFixtures: the fixture documents in testdata/ are what their
@@ -25,9 +28,9 @@ var plotFixtures = map[string]func() *Document{
 func TestPlotFixtures(t *testing.T) {
 	for name, gen := range plotFixtures {
 		var buf bytes.Buffer
-		if err := WriteJSON(&buf, gen()); err != nil {
+		if err := report.WriteJSON(&buf, gen()); err != nil {
 			t.Fatal(err)
 		}
-		checkGolden(t, name, buf.Bytes())
+		reporttest.CheckGolden(t, "testdata", name, buf.Bytes())
 	}
 }

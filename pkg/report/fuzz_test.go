@@ -1,8 +1,10 @@
-package report
+package report_test
 
 import (
 	"math"
 	"testing"
+
+	"github.com/rdmabench/rdmabench/pkg/report"
 )
 
 // streamStart is the first line of a two-rank mesh's link stream.
@@ -18,18 +20,18 @@ func FuzzParseUnits(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if b, err := ParseBytes(s); err == nil && b == 0 {
+		if b, err := report.ParseBytes(s); err == nil && b == 0 {
 			t.Fatalf("ParseBytes(%q) = 0", s)
 		}
 		for _, p := range []struct {
 			name  string
 			parse func(string) (float64, error)
-		}{{"ParseBandwidth", ParseBandwidth}, {"ParseRate", ParseRate}} {
+		}{{"ParseBandwidth", report.ParseBandwidth}, {"ParseRate", report.ParseRate}} {
 			if v, err := p.parse(s); err == nil && !(v > 0 && !math.IsInf(v, 0)) {
 				t.Fatalf("%s(%q) = %v", p.name, s, v)
 			}
 		}
-		if d, err := ParseLimitDuration(s); err == nil && d <= 0 {
+		if d, err := report.ParseLimitDuration(s); err == nil && d <= 0 {
 			t.Fatalf("ParseLimitDuration(%q) = %v", s, d)
 		}
 	})

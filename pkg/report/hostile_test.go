@@ -1,4 +1,4 @@
-package report
+package report_test
 
 import (
 	"bytes"
@@ -10,6 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rdmabench/rdmabench/internal/reporttest"
+	"github.com/rdmabench/rdmabench/pkg/report"
 )
 
 // Hostile or broken files: each is refused with an error that names the
@@ -37,7 +40,7 @@ func repeated(head, elem string, n int, tail string) []byte {
 
 func TestReadHostileDocuments(t *testing.T) {
 	var valid bytes.Buffer
-	if err := WriteJSON(&valid, durationDoc()); err != nil {
+	if err := report.WriteJSON(&valid, reporttest.DurationDoc()); err != nil {
 		t.Fatal(err)
 	}
 	result := func(fields string) []byte {
@@ -75,7 +78,7 @@ func TestReadHostileDocuments(t *testing.T) {
 		{"a negative uint", result(`"bandwidth":{"bytes":-1}`), `field "results.bandwidth.bytes": cannot store JSON number -1 in uint64`},
 		{"a string for a number", result(`"warmup":"100"`), `field "results.warmup": cannot store JSON string in int`},
 		{"nested past encoding/json's limit", deep(20000, "[", "]"), "exceeded max depth"},
-		{"nested deeper than a document", deep(MaxDocumentDepth+1, `{"a":`, "}"), fmt.Sprintf("nested more than %d levels deep", MaxDocumentDepth)},
+		{"nested deeper than a document", deep(report.MaxDocumentDepth+1, `{"a":`, "}"), fmt.Sprintf("nested more than %d levels deep", report.MaxDocumentDepth)},
 		{"nested arrays deeper than a document", deep(100, "[", "]"), "nested more than"},
 		{"millions of empty results", repeated(hostileHead+`"results":[`, "{}", 2_000_000, "]}"),
 			`MiB of memory once decoded, most of it for "results", more than the 256 MiB limit`},
@@ -94,7 +97,7 @@ func TestReadHostileDocuments(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ReadNamed(bytes.NewReader(tc.in), "hostile.json")
+			_, err := report.ReadNamed(bytes.NewReader(tc.in), "hostile.json")
 			if err == nil {
 				t.Fatal("accepted")
 			}
@@ -130,13 +133,13 @@ func TestReadEndlessInput(t *testing.T) {
 		t.Skip("reads 256 MiB")
 	}
 	r := &endless{}
-	_, err := ReadNamed(r, "standard input")
+	_, err := report.ReadNamed(r, "standard input")
 	want := "read standard input: more than 268435456 bytes (256 MiB): too large for a results document (the limit is 268435456 bytes (256 MiB))"
 	if err == nil || err.Error() != want {
 		t.Fatalf("%v\nwant %s", err, want)
 	}
-	if r.n > MaxDocumentBytes+1<<20 {
-		t.Errorf("read %d bytes, more than the limit of %d and a buffer", r.n, MaxDocumentBytes)
+	if r.n > report.MaxDocumentBytes+1<<20 {
+		t.Errorf("read %d bytes, more than the limit of %d and a buffer", r.n, report.MaxDocumentBytes)
 	}
 }
 
@@ -155,20 +158,20 @@ func TestReadFileTooLarge(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	_, err = ReadFile(path)
+	_, err = report.ReadFile(path)
 	want := "read " + path + ": 1073741824 bytes (1 GiB): too large for a results document (the limit is 268435456 bytes (256 MiB))"
 	if err == nil || err.Error() != want {
 		t.Errorf("%v\nwant %s", err, want)
 	}
 
 	// Exactly at the limit is read (and refused for what it holds).
-	if err := os.Truncate(path, MaxDocumentBytes); err != nil {
+	if err := os.Truncate(path, report.MaxDocumentBytes); err != nil {
 		t.Fatal(err)
 	}
 	if testing.Short() {
 		return
 	}
-	_, err = ReadFile(path)
+	_, err = report.ReadFile(path)
 	if err == nil || strings.Contains(err.Error(), "too large") || !strings.HasPrefix(err.Error(), "read "+path+": malformed JSON") {
 		t.Errorf("a file at the limit: %v", err)
 	}
@@ -183,7 +186,7 @@ func TestCheckShape(t *testing.T) {
 		in   []byte
 		ok   bool
 	}{
-		{"a real document", mustJSON(t, sweepDoc(false)), true},
+		{"a real document", mustJSON(t, reporttest.SweepDoc(false)), true},
 		{"many map entries", repeated(hostileHead+`"params":{"extra":{`, `"k":"v"`, 40_000, "}}}"), false},
 		{"many distinct clocks", []byte(string(repeated(hostileHead+`"clocks":{`, `"c":{}`, 20_000, "}}"))), false},
 		{"a long string", []byte(hostileHead + `"error":"` + strings.Repeat("x", limit+1) + `"}`), false},
@@ -197,7 +200,7 @@ func TestCheckShape(t *testing.T) {
 			if !json.Valid(tc.in) {
 				t.Fatal("not valid JSON")
 			}
-			err := checkShape(tc.in, limit)
+			err := report.CheckShape(tc.in, limit)
 			if (err == nil) != tc.ok {
 				t.Errorf("checkShape: %v, want ok=%v", err, tc.ok)
 			}
@@ -205,10 +208,10 @@ func TestCheckShape(t *testing.T) {
 	}
 }
 
-func mustJSON(t *testing.T, doc *Document) []byte {
+func mustJSON(t *testing.T, doc *report.Document) []byte {
 	t.Helper()
 	var b bytes.Buffer
-	if err := WriteJSON(&b, doc); err != nil {
+	if err := report.WriteJSON(&b, doc); err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes()
@@ -217,96 +220,96 @@ func mustJSON(t *testing.T, doc *Document) []byte {
 // hostileDocs are documents whose values are absurd but that encoding/json
 // would decode: huge, zero, negative (as a Document built in Go may hold),
 // broken histograms, names full of markup.
-func hostileDocs() map[string]*Document {
-	huge := func() *Document {
-		d := NewDocument()
+func hostileDocs() map[string]*report.Document {
+	huge := func() *report.Document {
+		d := report.NewDocument()
 		big := math.MaxFloat64
 		d.Params.Sizes = []int{math.MaxInt, 1}
 		d.Params.Iterations, d.Params.QPs, d.Params.DurationS, d.Params.Repeat = math.MaxInt, math.MaxInt, big, math.MaxInt
-		d.Clocks = map[string]Clock{"tsc": {Source: "x", ResolutionNs: big, ReadCostNs: big}}
-		lat := &Latency{Basis: BasisRTT, Count: math.MaxInt64, MinNs: big, MeanNs: big, StdevNs: big, P50Ns: big, P90Ns: big,
+		d.Clocks = map[string]report.Clock{"tsc": {Source: "x", ResolutionNs: big, ReadCostNs: big}}
+		lat := &report.Latency{Basis: report.BasisRTT, Count: math.MaxInt64, MinNs: big, MeanNs: big, StdevNs: big, P50Ns: big, P90Ns: big,
 			P99Ns: big, P999Ns: big, P9999Ns: big, MaxNs: big}
-		bw := &Bandwidth{Bytes: math.MaxUint64, Messages: math.MaxUint64, DurationNs: math.MaxInt64, Gbps: big, MiBps: big, Mmsgps: big}
+		bw := &report.Bandwidth{Bytes: math.MaxUint64, Messages: math.MaxUint64, DurationNs: math.MaxInt64, Gbps: big, MiBps: big, Mmsgps: big}
 		for i, test := range []string{"write-lat", "write-bw", "send-bw", "tcp-lat"} {
-			d.Results = append(d.Results, Result{Test: test, Connection: "RC", Size: math.MaxInt - i, Run: math.MaxInt,
+			d.Results = append(d.Results, report.Result{Test: test, Connection: "RC", Size: math.MaxInt - i, Run: math.MaxInt,
 				Iterations: math.MaxInt, Warmup: math.MaxInt, QPs: math.MaxInt, DurationS: big, Clock: "tsc",
-				Effective: &Effective{TxDepth: math.MaxInt, CQMod: math.MaxInt, InlineMax: math.MaxInt, PathMTU: math.MaxInt},
+				Effective: &report.Effective{TxDepth: math.MaxInt, CQMod: math.MaxInt, InlineMax: math.MaxInt, PathMTU: math.MaxInt},
 				Latency:   lat, Bandwidth: bw, Reverse: bw, Total: bw,
-				Intervals: []Interval{{StartS: big, DurationS: big, Bandwidth: bw, Latency: lat}, {StartS: 0, DurationS: 0, Bandwidth: bw}}})
+				Intervals: []report.Interval{{StartS: big, DurationS: big, Bandwidth: bw, Latency: lat}, {StartS: 0, DurationS: 0, Bandwidth: bw}}})
 		}
 		return d
 	}
-	zero := func() *Document {
-		d := NewDocument()
-		d.Results = []Result{
-			{Test: "write-lat", Latency: &Latency{}},
-			{Test: "write-bw", Bandwidth: &Bandwidth{}, Intervals: []Interval{{}, {Bandwidth: &Bandwidth{}}, {Latency: &Latency{}}}},
-			{Test: "send-bw", Bandwidth: &Bandwidth{}, Reverse: &Bandwidth{}, Total: &Bandwidth{}},
+	zero := func() *report.Document {
+		d := report.NewDocument()
+		d.Results = []report.Result{
+			{Test: "write-lat", Latency: &report.Latency{}},
+			{Test: "write-bw", Bandwidth: &report.Bandwidth{}, Intervals: []report.Interval{{}, {Bandwidth: &report.Bandwidth{}}, {Latency: &report.Latency{}}}},
+			{Test: "send-bw", Bandwidth: &report.Bandwidth{}, Reverse: &report.Bandwidth{}, Total: &report.Bandwidth{}},
 			{},
 		}
-		d.Summaries = []Summary{{Latency: &LatencySummary{}, Bandwidth: &BandwidthSummary{}}}
+		d.Summaries = []report.Summary{{Latency: &report.LatencySummary{}, Bandwidth: &report.BandwidthSummary{}}}
 		return d
 	}
-	negative := func() *Document {
-		d := NewDocument()
+	negative := func() *report.Document {
+		d := report.NewDocument()
 		d.Params.Sizes = []int{-1, 0, -1 << 62}
-		lat := &Latency{Basis: BasisRTTHalf, Count: -1, MinNs: -5, MeanNs: -1e300, P50Ns: -1, P99Ns: -math.MaxFloat64, MaxNs: -1, Histogram: "HISTFAAAAB"}
-		bw := &Bandwidth{DurationNs: math.MinInt64, Gbps: -1, MiBps: -math.MaxFloat64, Mmsgps: -1}
+		lat := &report.Latency{Basis: report.BasisRTTHalf, Count: -1, MinNs: -5, MeanNs: -1e300, P50Ns: -1, P99Ns: -math.MaxFloat64, MaxNs: -1, Histogram: "HISTFAAAAB"}
+		bw := &report.Bandwidth{DurationNs: math.MinInt64, Gbps: -1, MiBps: -math.MaxFloat64, Mmsgps: -1}
 		for i := range 14 { // more sizes than the plot labels one by one
-			d.Results = append(d.Results, Result{Test: "write-lat", Connection: "RC", Size: -i * 1000, Run: -i, Iterations: -1,
+			d.Results = append(d.Results, report.Result{Test: "write-lat", Connection: "RC", Size: -i * 1000, Run: -i, Iterations: -1,
 				Warmup: math.MinInt, QPs: -3, DurationS: -1, Latency: lat},
-				Result{Test: "write-bw", Connection: "RC", Size: -i, Bandwidth: bw, Intervals: []Interval{{StartS: -1, DurationS: -1, Bandwidth: bw}}})
+				report.Result{Test: "write-bw", Connection: "RC", Size: -i, Bandwidth: bw, Intervals: []report.Interval{{StartS: -1, DurationS: -1, Bandwidth: bw}}})
 		}
 		return d
 	}
-	nonFinite := func() *Document {
-		d := NewDocument()
+	nonFinite := func() *report.Document {
+		d := report.NewDocument()
 		nan, inf := math.NaN(), math.Inf(1)
-		lat := &Latency{Basis: BasisRTT, Count: 3, MinNs: nan, MeanNs: inf, StdevNs: nan, P50Ns: inf, P90Ns: math.Inf(-1), P99Ns: nan, P999Ns: nan, P9999Ns: nan, MaxNs: inf}
-		bw := &Bandwidth{Bytes: 1, Messages: 1, DurationNs: 1, Gbps: nan, MiBps: inf, Mmsgps: math.Inf(-1)}
+		lat := &report.Latency{Basis: report.BasisRTT, Count: 3, MinNs: nan, MeanNs: inf, StdevNs: nan, P50Ns: inf, P90Ns: math.Inf(-1), P99Ns: nan, P999Ns: nan, P9999Ns: nan, MaxNs: inf}
+		bw := &report.Bandwidth{Bytes: 1, Messages: 1, DurationNs: 1, Gbps: nan, MiBps: inf, Mmsgps: math.Inf(-1)}
 		for run := 1; run <= 6; run++ {
-			d.Results = append(d.Results, Result{Test: "write-lat", Size: 2, Run: run, Latency: lat},
-				Result{Test: "write-bw", Size: 2, Run: run, Bandwidth: bw, Intervals: []Interval{{StartS: nan, DurationS: inf, Bandwidth: bw}}})
+			d.Results = append(d.Results, report.Result{Test: "write-lat", Size: 2, Run: run, Latency: lat},
+				report.Result{Test: "write-bw", Size: 2, Run: run, Bandwidth: bw, Intervals: []report.Interval{{StartS: nan, DurationS: inf, Bandwidth: bw}}})
 		}
 		d.Params.Repeat = 6
 		return d
 	}
-	histograms := func() *Document {
-		d := NewDocument()
+	histograms := func() *report.Document {
+		d := report.NewDocument()
 		for i, h := range []string{"", "HISTFAAA", "not base64!", "HISTFAAAAAAAAAAA", strings.Repeat("A", 4096), "HISTFAAAACx42pNpmSzMwMDAxQABzFCaEUzOmPXJHsL8AACfGAVj"} {
-			d.Results = append(d.Results, Result{Test: "read-lat", Size: 1 << i, Iterations: 1,
-				Latency: &Latency{Basis: BasisRTT, Count: 1, MinNs: 1, MeanNs: 1, P50Ns: 1, P90Ns: 1, P99Ns: 1, P999Ns: 1, P9999Ns: 1, MaxNs: 1, Histogram: h}})
+			d.Results = append(d.Results, report.Result{Test: "read-lat", Size: 1 << i, Iterations: 1,
+				Latency: &report.Latency{Basis: report.BasisRTT, Count: 1, MinNs: 1, MeanNs: 1, P50Ns: 1, P90Ns: 1, P99Ns: 1, P999Ns: 1, P9999Ns: 1, MaxNs: 1, Histogram: h}})
 		}
 		return d
 	}
-	markup := func() *Document {
-		d := NewDocument()
+	markup := func() *report.Document {
+		d := report.NewDocument()
 		evil := "<script>alert(1)</script>|\"a,b\"\n# HELP x\r\n\x00\x1b[31m}{"
 		d.Command = []string{evil}
-		d.Tool = Tool{Name: evil, Version: evil}
-		d.Hosts.Local = Host{Hostname: evil, CPU: evil, Device: &Device{Name: evil, Firmware: evil, LinkLayer: evil}}
+		d.Tool = report.Tool{Name: evil, Version: evil}
+		d.Hosts.Local = report.Host{Hostname: evil, CPU: evil, Device: &report.Device{Name: evil, Firmware: evil, LinkLayer: evil}}
 		d.Params.Extra = map[string]string{evil: evil}
 		d.Params.Device, d.Params.Connection = evil, evil
 		d.Warnings = []string{evil}
 		d.Error = evil
-		d.Results = []Result{
-			{Test: evil, Connection: evil, Size: 2, Clock: evil, Latency: &Latency{Basis: evil, Count: 1, P50Ns: 1}, Warnings: []string{evil}, Error: evil},
-			{Test: "write-bw", Connection: evil, Size: 2, Bandwidth: &Bandwidth{Bytes: 1, Messages: 1, DurationNs: 1, Gbps: 1}},
-			{Test: "", Size: 2, Latency: &Latency{Basis: "", Count: 1}},
+		d.Results = []report.Result{
+			{Test: evil, Connection: evil, Size: 2, Clock: evil, Latency: &report.Latency{Basis: evil, Count: 1, P50Ns: 1}, Warnings: []string{evil}, Error: evil},
+			{Test: "write-bw", Connection: evil, Size: 2, Bandwidth: &report.Bandwidth{Bytes: 1, Messages: 1, DurationNs: 1, Gbps: 1}},
+			{Test: "", Size: 2, Latency: &report.Latency{Basis: "", Count: 1}},
 		}
 		return d
 	}
-	duplicates := func() *Document {
-		d := NewDocument()
-		r := Result{Test: "write-lat", Size: 2, Latency: &Latency{Basis: BasisRTT, Count: 1, P50Ns: 1}}
-		d.Results = []Result{r, r, r}
-		d.Summaries = Summarize(d)
+	duplicates := func() *report.Document {
+		d := report.NewDocument()
+		r := report.Result{Test: "write-lat", Size: 2, Latency: &report.Latency{Basis: report.BasisRTT, Count: 1, P50Ns: 1}}
+		d.Results = []report.Result{r, r, r}
+		d.Summaries = report.Summarize(d)
 		d.Summaries = append(d.Summaries, d.Summaries...)
 		return d
 	}
-	return map[string]*Document{"huge values": huge(), "zero values": zero(), "negative values": negative(),
+	return map[string]*report.Document{"huge values": huge(), "zero values": zero(), "negative values": negative(),
 		"non-finite values": nonFinite(), "broken histograms": histograms(), "markup in names": markup(),
-		"duplicate results": duplicates(), "empty": NewDocument(), "no results": {}}
+		"duplicate results": duplicates(), "empty": report.NewDocument(), "no results": {}}
 }
 
 // tryRender runs f; a panic fails the test, naming what panicked.

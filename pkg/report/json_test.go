@@ -1,4 +1,4 @@
-package report
+package report_test
 
 import (
 	"bytes"
@@ -6,15 +6,18 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/rdmabench/rdmabench/internal/reporttest"
+	"github.com/rdmabench/rdmabench/pkg/report"
 )
 
 func TestJSONRoundTrip(t *testing.T) {
-	for name, doc := range map[string]*Document{"full": fullDoc(), "duration": durationDoc(), "empty": NewDocument()} {
+	for name, doc := range map[string]*report.Document{"full": reporttest.FullDoc(), "duration": reporttest.DurationDoc(), "empty": report.NewDocument()} {
 		var buf bytes.Buffer
-		if err := WriteJSON(&buf, doc); err != nil {
+		if err := report.WriteJSON(&buf, doc); err != nil {
 			t.Fatal(err)
 		}
-		got, err := ReadJSON(bytes.NewReader(buf.Bytes()))
+		got, err := report.ReadJSON(bytes.NewReader(buf.Bytes()))
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", name, err, buf.Bytes())
 		}
@@ -29,7 +32,7 @@ func TestJSONRoundTrip(t *testing.T) {
 		}
 		// And writing it again gives the same bytes: stable field order.
 		var again bytes.Buffer
-		if err := WriteJSON(&again, got); err != nil {
+		if err := report.WriteJSON(&again, got); err != nil {
 			t.Fatal(err)
 		}
 		if again.String() != buf.String() {
@@ -40,7 +43,7 @@ func TestJSONRoundTrip(t *testing.T) {
 
 func TestJSONFieldNames(t *testing.T) {
 	var buf bytes.Buffer
-	if err := WriteJSON(&buf, fullDoc()); err != nil {
+	if err := report.WriteJSON(&buf, reporttest.FullDoc()); err != nil {
 		t.Fatal(err)
 	}
 	s := buf.String()
@@ -62,7 +65,7 @@ func TestJSONFieldNames(t *testing.T) {
 	}
 	// Loopback: no remote host at all rather than null.
 	buf.Reset()
-	if err := WriteJSON(&buf, durationDoc()); err != nil {
+	if err := report.WriteJSON(&buf, reporttest.DurationDoc()); err != nil {
 		t.Fatal(err)
 	}
 	var m map[string]map[string]any
@@ -78,7 +81,7 @@ func TestJSONFieldNames(t *testing.T) {
 
 func TestWriteJSONDefaults(t *testing.T) {
 	var buf bytes.Buffer
-	if err := WriteJSON(&buf, &Document{}); err != nil {
+	if err := report.WriteJSON(&buf, &report.Document{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{`"schema": "rdmabench/result/v1"`, `"command": []`, `"results": []`} {
@@ -86,14 +89,14 @@ func TestWriteJSONDefaults(t *testing.T) {
 			t.Errorf("zero document: JSON lacks %s:\n%s", want, buf.String())
 		}
 	}
-	if err := WriteJSON(&buf, nil); err == nil {
+	if err := report.WriteJSON(&buf, nil); err == nil {
 		t.Error("nil document: no error")
 	}
 }
 
 func TestReadJSONErrors(t *testing.T) {
 	var buf bytes.Buffer
-	if err := WriteJSON(&buf, fullDoc()); err != nil {
+	if err := report.WriteJSON(&buf, reporttest.FullDoc()); err != nil {
 		t.Fatal(err)
 	}
 	good := buf.String()
@@ -101,7 +104,7 @@ func TestReadJSONErrors(t *testing.T) {
 		name, in string
 		want     []string // substrings of the error
 	}{
-		{"other schema", strings.Replace(good, Schema, "rdmabench/result/v2", 1), []string{`"rdmabench/result/v2"`, `"rdmabench/result/v1"`, "unsupported schema"}},
+		{"other schema", strings.Replace(good, report.Schema, "rdmabench/result/v2", 1), []string{`"rdmabench/result/v2"`, `"rdmabench/result/v1"`, "unsupported schema"}},
 		{"foreign schema", `{"schema": "fortio/1", "results": []}`, []string{`"fortio/1"`}},
 		{"no schema", `{"tool": {"name": "x"}}`, []string{`no "schema"`}},
 		{"truncated", good[:len(good)/2], []string{"truncated"}},
@@ -112,7 +115,7 @@ func TestReadJSONErrors(t *testing.T) {
 		{"wrong type", `{"schema": "rdmabench/result/v1", "results": [{"size": "big"}]}`, []string{"results.size", "string"}},
 		{"trailing garbage", good + "}", []string{"malformed"}},
 	} {
-		_, err := ReadJSON(strings.NewReader(tc.in))
+		_, err := report.ReadJSON(strings.NewReader(tc.in))
 		if err == nil {
 			t.Errorf("%s: no error", tc.name)
 			continue
@@ -127,12 +130,12 @@ func TestReadJSONErrors(t *testing.T) {
 }
 
 func FuzzDecodeHistogram(f *testing.F) {
-	rec := NewLatencyRecorder(BasisRTT)
+	rec := report.NewLatencyRecorder(report.BasisRTT)
 	rec.RecordBatch([]uint64{1, 1000, 1e6, 1e9})
 	f.Add(rec.Snapshot().Histogram)
 	f.Add("HISTFAAA")
 	f.Fuzz(func(t *testing.T, s string) {
-		h, err := DecodeHistogram(s)
+		h, err := report.DecodeHistogram(s)
 		if err == nil && h.TotalCount() < 0 {
 			t.Fatalf("negative count %d", h.TotalCount())
 		}

@@ -1,4 +1,4 @@
-package report
+package report_test
 
 import (
 	"bytes"
@@ -13,12 +13,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdmabench/rdmabench/internal/reporttest"
+	"github.com/rdmabench/rdmabench/pkg/report"
+
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
 
 var percentiles = []float64{50, 90, 99, 99.9, 99.99}
 
-func pctOf(l *Latency) []float64 {
+func pctOf(l *report.Latency) []float64 {
 	return []float64{l.P50Ns, l.P90Ns, l.P99Ns, l.P999Ns, l.P9999Ns}
 }
 
@@ -58,17 +61,17 @@ func relClose(got, want, tol float64) bool {
 }
 
 func TestLatencyRecorderAgainstReference(t *testing.T) {
-	for name, gen := range distributions() {
-		for _, basis := range []string{BasisRTT, BasisRTTHalf} {
+	for name, gen := range reporttest.Distributions() {
+		for _, basis := range []string{report.BasisRTT, report.BasisRTTHalf} {
 			for _, n := range []int{1, 2, 17, 10_000, 200_000} {
-				raw := samples(gen, n, uint64(n))
-				rec := NewLatencyRecorder(basis)
+				raw := reporttest.Samples(gen, n, uint64(n))
+				rec := report.NewLatencyRecorder(basis)
 				for _, v := range raw {
 					rec.Record(v)
 				}
 				got := rec.Snapshot()
 				scale := 1.0
-				if basis == BasisRTTHalf {
+				if basis == report.BasisRTTHalf {
 					scale = 0.5
 				}
 				mean, stdev, minV, maxV, pct := refStats(raw, scale)
@@ -102,9 +105,9 @@ func TestLatencyRecorderAgainstReference(t *testing.T) {
 }
 
 func TestRecordBatchEqualsRecord(t *testing.T) {
-	for name, gen := range distributions() {
-		raw := samples(gen, 50_000, 7)
-		one, batch, chunks := NewLatencyRecorder(BasisRTTHalf), NewLatencyRecorder(BasisRTTHalf), NewLatencyRecorder(BasisRTTHalf)
+	for name, gen := range reporttest.Distributions() {
+		raw := reporttest.Samples(gen, 50_000, 7)
+		one, batch, chunks := report.NewLatencyRecorder(report.BasisRTTHalf), report.NewLatencyRecorder(report.BasisRTTHalf), report.NewLatencyRecorder(report.BasisRTTHalf)
 		for _, v := range raw {
 			one.Record(v)
 		}
@@ -123,8 +126,8 @@ func TestRecordBatchEqualsRecord(t *testing.T) {
 }
 
 func TestRecordBatchDoesNotAllocate(t *testing.T) {
-	raw := samples(distributions()["wide"], 4096, 1)
-	rec := NewLatencyRecorder(BasisRTTHalf)
+	raw := reporttest.Samples(reporttest.Distributions()["wide"], 4096, 1)
+	rec := report.NewLatencyRecorder(report.BasisRTTHalf)
 	if a := testing.AllocsPerRun(100, func() { rec.RecordBatch(raw) }); a != 0 {
 		t.Errorf("RecordBatch: %v allocations per call, want 0", a)
 	}
@@ -134,17 +137,17 @@ func TestRecordBatchDoesNotAllocate(t *testing.T) {
 }
 
 func TestMergeEqualsCombinedRecording(t *testing.T) {
-	for name, gen := range distributions() {
-		raw := samples(gen, 100_000, 3)
-		all := NewLatencyRecorder(BasisRTT)
+	for name, gen := range reporttest.Distributions() {
+		raw := reporttest.Samples(gen, 100_000, 3)
+		all := report.NewLatencyRecorder(report.BasisRTT)
 		all.RecordBatch(raw)
 
 		// Uneven workers, one of them empty, merged into a fresh recorder.
-		workers := []*LatencyRecorder{NewLatencyRecorder(BasisRTT), NewLatencyRecorder(BasisRTT), NewLatencyRecorder(BasisRTT), NewLatencyRecorder(BasisRTT)}
+		workers := []*report.LatencyRecorder{report.NewLatencyRecorder(report.BasisRTT), report.NewLatencyRecorder(report.BasisRTT), report.NewLatencyRecorder(report.BasisRTT), report.NewLatencyRecorder(report.BasisRTT)}
 		workers[0].RecordBatch(raw[:10])
 		workers[1].RecordBatch(raw[10:60_000])
 		workers[3].RecordBatch(raw[60_000:])
-		merged := NewLatencyRecorder(BasisRTT)
+		merged := report.NewLatencyRecorder(report.BasisRTT)
 		for _, w := range workers {
 			if err := merged.Merge(w); err != nil {
 				t.Fatal(err)
@@ -154,7 +157,7 @@ func TestMergeEqualsCombinedRecording(t *testing.T) {
 		if got, want := merged.Snapshot(), all.Snapshot(); !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: merged\n got %+v\nwant %+v", name, got, want)
 		}
-		if !merged.hist.Equals(all.hist) {
+		if !report.RecorderHistogram(merged).Equals(report.RecorderHistogram(all)) {
 			t.Errorf("%s: merged histogram differs from the combined one", name)
 		}
 		// The sources are unchanged.
@@ -165,7 +168,7 @@ func TestMergeEqualsCombinedRecording(t *testing.T) {
 }
 
 func TestMergeErrors(t *testing.T) {
-	a, b := NewLatencyRecorder(BasisRTT), NewLatencyRecorder(BasisRTTHalf)
+	a, b := report.NewLatencyRecorder(report.BasisRTT), report.NewLatencyRecorder(report.BasisRTTHalf)
 	b.Record(10)
 	if err := a.Merge(b); err == nil {
 		t.Error("merging different bases: no error")
@@ -184,7 +187,7 @@ func TestMergeErrors(t *testing.T) {
 
 func mustDecode(t *testing.T, s string) *hdrhistogram.Histogram {
 	t.Helper()
-	h, err := DecodeHistogram(s)
+	h, err := report.DecodeHistogram(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,9 +195,9 @@ func mustDecode(t *testing.T, s string) *hdrhistogram.Histogram {
 }
 
 func TestHistogramRoundTrip(t *testing.T) {
-	for name, gen := range distributions() {
-		rec := NewLatencyRecorder(BasisRTTHalf)
-		rec.RecordBatch(samples(gen, 20_000, 11))
+	for name, gen := range reporttest.Distributions() {
+		rec := report.NewLatencyRecorder(report.BasisRTTHalf)
+		rec.RecordBatch(reporttest.Samples(gen, 20_000, 11))
 		snap := rec.Snapshot()
 		if len(snap.Histogram) < 8 || snap.Histogram[:8] != "HISTFAAA" {
 			t.Errorf("%s: histogram %.12q... is not V2 compressed base64", name, snap.Histogram)
@@ -204,12 +207,12 @@ func TestHistogramRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		live := rec.hist
+		live := report.RecorderHistogram(rec)
 		if h.TotalCount() != snap.Count || h.Min() != live.Min() || h.Max() != live.Max() {
 			t.Errorf("%s: decoded count/min/max %d/%d/%d, recorded %d/%d/%d", name,
 				h.TotalCount(), h.Min(), h.Max(), snap.Count, live.Min(), live.Max())
 		}
-		if h.LowestTrackableValue() != HistLowestNs || h.HighestTrackableValue() != HistHighestNs || h.SignificantFigures() != HistSigFigs {
+		if h.LowestTrackableValue() != report.HistLowestNs || h.HighestTrackableValue() != report.HistHighestNs || h.SignificantFigures() != report.HistSigFigs {
 			t.Errorf("%s: decoded geometry %d..%d, %d digits", name, h.LowestTrackableValue(), h.HighestTrackableValue(), h.SignificantFigures())
 		}
 		for i, p := range percentiles {
@@ -225,10 +228,10 @@ func TestHistogramRoundTrip(t *testing.T) {
 			t.Errorf("%s: decoded max %d, exact %v", name, h.Max(), snap.MaxNs)
 		}
 	}
-	if _, err := DecodeHistogram(""); err == nil {
+	if _, err := report.DecodeHistogram(""); err == nil {
 		t.Error("DecodeHistogram(\"\"): no error")
 	}
-	if _, err := DecodeHistogram("HISTFAAAnot base64!"); err == nil {
+	if _, err := report.DecodeHistogram("HISTFAAAnot base64!"); err == nil {
 		t.Error("DecodeHistogram(garbage): no error")
 	}
 }
@@ -248,7 +251,7 @@ func TestDecodeHistogramRefusesHugeGeometry(t *testing.T) {
 	enc := binary.BigEndian.AppendUint32(nil, 0x1c849304|0x10) // V2 compressed cookie
 	enc = binary.BigEndian.AppendUint32(enc, uint32(z.Len()))
 	enc = append(enc, z.Bytes()...)
-	_, err := DecodeHistogram(base64.StdEncoding.EncodeToString(enc))
+	_, err := report.DecodeHistogram(base64.StdEncoding.EncodeToString(enc))
 	if err == nil || !strings.Contains(err.Error(), "counters") {
 		t.Errorf("huge geometry: error %v, want a refusal naming the counters needed", err)
 	}
@@ -256,7 +259,7 @@ func TestDecodeHistogramRefusesHugeGeometry(t *testing.T) {
 
 func TestRTTHalf(t *testing.T) {
 	raw := []uint64{1001, 2000, 3, 40_000}
-	half, full := NewLatencyRecorder(BasisRTTHalf), NewLatencyRecorder(BasisRTT)
+	half, full := report.NewLatencyRecorder(report.BasisRTTHalf), report.NewLatencyRecorder(report.BasisRTT)
 	half.RecordBatch(raw)
 	full.RecordBatch(raw)
 	h, f := half.Snapshot(), full.Snapshot()
@@ -281,9 +284,9 @@ func TestRTTHalf(t *testing.T) {
 }
 
 func TestEmptyRecorder(t *testing.T) {
-	for _, basis := range []string{BasisRTT, BasisRTTHalf} {
-		l := NewLatencyRecorder(basis).Snapshot()
-		want := Latency{Basis: basis, Histogram: l.Histogram}
+	for _, basis := range []string{report.BasisRTT, report.BasisRTTHalf} {
+		l := report.NewLatencyRecorder(basis).Snapshot()
+		want := report.Latency{Basis: basis, Histogram: l.Histogram}
 		if *l != want {
 			t.Errorf("empty snapshot %+v, want all zero", *l)
 		}
@@ -297,7 +300,7 @@ func TestEmptyRecorder(t *testing.T) {
 }
 
 func TestClampAbove60s(t *testing.T) {
-	rec := NewLatencyRecorder(BasisRTT)
+	rec := report.NewLatencyRecorder(report.BasisRTT)
 	rec.RecordBatch([]uint64{1000, 120_000_000_000, math.MaxUint64})
 	l := rec.Snapshot()
 	if l.Count != 3 || l.MinNs != 1000 || l.MaxNs != float64(uint64(math.MaxUint64)) {
@@ -308,10 +311,10 @@ func TestClampAbove60s(t *testing.T) {
 		t.Errorf("mean %v, want %v", l.MeanNs, want)
 	}
 	h := mustDecode(t, l.Histogram)
-	if h.TotalCount() != 3 || !h.ValuesAreEquivalent(h.Max(), HistHighestNs) {
+	if h.TotalCount() != 3 || !h.ValuesAreEquivalent(h.Max(), report.HistHighestNs) {
 		t.Errorf("histogram count %d max %d, want 3 and 60 s", h.TotalCount(), h.Max())
 	}
-	half := NewLatencyRecorder(BasisRTTHalf)
+	half := report.NewLatencyRecorder(report.BasisRTTHalf)
 	half.Record(math.MaxUint64) // rounding the half must not overflow
 	if got := half.Snapshot().MaxNs; got != float64(uint64(math.MaxUint64))/2 {
 		t.Errorf("rtt_half of MaxUint64: %v", got)
@@ -319,10 +322,10 @@ func TestClampAbove60s(t *testing.T) {
 }
 
 func TestReset(t *testing.T) {
-	rec := NewLatencyRecorder(BasisRTTHalf)
-	rec.RecordBatch(samples(distributions()["wide"], 1000, 5))
+	rec := report.NewLatencyRecorder(report.BasisRTTHalf)
+	rec.RecordBatch(reporttest.Samples(reporttest.Distributions()["wide"], 1000, 5))
 	rec.Reset()
-	if got, want := rec.Snapshot(), NewLatencyRecorder(BasisRTTHalf).Snapshot(); !reflect.DeepEqual(got, want) {
+	if got, want := rec.Snapshot(), report.NewLatencyRecorder(report.BasisRTTHalf).Snapshot(); !reflect.DeepEqual(got, want) {
 		t.Errorf("after Reset %+v, want %+v", got, want)
 	}
 	rec.Record(10)
@@ -337,12 +340,12 @@ func TestUnknownBasisPanics(t *testing.T) {
 			t.Error("NewLatencyRecorder(\"one-way\") did not panic")
 		}
 	}()
-	NewLatencyRecorder("one-way")
+	report.NewLatencyRecorder("one-way")
 }
 
 func BenchmarkRecordBatch(b *testing.B) {
-	raw := samples(distributions()["rdma"], 4096, 1)
-	rec := NewLatencyRecorder(BasisRTTHalf)
+	raw := reporttest.Samples(reporttest.Distributions()["rdma"], 4096, 1)
+	rec := report.NewLatencyRecorder(report.BasisRTTHalf)
 	b.ReportAllocs()
 	b.SetBytes(int64(len(raw) * 8))
 	for b.Loop() {
@@ -352,8 +355,8 @@ func BenchmarkRecordBatch(b *testing.B) {
 }
 
 func BenchmarkSnapshot(b *testing.B) {
-	rec := NewLatencyRecorder(BasisRTTHalf)
-	rec.RecordBatch(samples(distributions()["rdma"], 100_000, 1))
+	rec := report.NewLatencyRecorder(report.BasisRTTHalf)
+	rec.RecordBatch(reporttest.Samples(reporttest.Distributions()["rdma"], 100_000, 1))
 	b.ReportAllocs()
 	for b.Loop() {
 		rec.Snapshot()

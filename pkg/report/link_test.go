@@ -1,8 +1,11 @@
-package report
+package report_test
 
 import (
 	"math"
 	"testing"
+
+	"github.com/rdmabench/rdmabench/internal/reporttest"
+	"github.com/rdmabench/rdmabench/pkg/report"
 )
 
 func TestParseBandwidthLimit(t *testing.T) {
@@ -14,24 +17,24 @@ func TestParseBandwidthLimit(t *testing.T) {
 		"90Gbps":     {90, 0},
 		"12.5GB/s":   {100, 0},
 	} {
-		g, f, err := ParseBandwidthLimit(in)
+		g, f, err := report.ParseBandwidthLimit(in)
 		if err != nil || g != want[0] || f != want[1] {
 			t.Errorf("ParseBandwidthLimit(%q) = %v, %v, %v; want %v", in, g, f, err, want)
 		}
 	}
 	for _, bad := range []string{"90link", "0%link", "101%link", "-5%link", "x%link", "%link", "90%lnk", "NaN%link"} {
-		if g, f, err := ParseBandwidthLimit(bad); err == nil {
+		if g, f, err := report.ParseBandwidthLimit(bad); err == nil {
 			t.Errorf("ParseBandwidthLimit(%q) = %v, %v; want an error", bad, g, f)
 		}
 	}
 }
 
 // linkRateDoc is write-bw at 64 KiB on a 100 Gbit/s link, then tcp-bw.
-func linkRateDoc(gbps, link float64) *Document {
-	doc := NewDocument()
-	doc.Results = []Result{
-		{Test: "write-bw", Connection: "RC", Size: 65536, Bandwidth: bwAt(65536, gbps), Effective: &Effective{LinkGbps: link}},
-		{Test: "tcp-bw", Connection: "TCP", Size: 65536, Bandwidth: bwAt(65536, 5)},
+func linkRateDoc(gbps, link float64) *report.Document {
+	doc := report.NewDocument()
+	doc.Results = []report.Result{
+		{Test: "write-bw", Connection: "RC", Size: 65536, Bandwidth: reporttest.BwAt(65536, gbps), Effective: &report.Effective{LinkGbps: link}},
+		{Test: "tcp-bw", Connection: "TCP", Size: 65536, Bandwidth: reporttest.BwAt(65536, 5)},
 	}
 	return doc
 }
@@ -40,26 +43,26 @@ func linkRateDoc(gbps, link float64) *Document {
 // bandwidth against the link rate its result records; TCP results are
 // not checked against it; a result without a link rate fails it.
 func TestCheckLimitsLink(t *testing.T) {
-	l := Limits{MinLinkFraction: 0.9}
-	if fs := CheckLimits(linkRateDoc(95, 100), l); len(fs) != 0 {
+	l := report.Limits{MinLinkFraction: 0.9}
+	if fs := report.CheckLimits(linkRateDoc(95, 100), l); len(fs) != 0 {
 		t.Errorf("95 of 100 Gbit/s: %q", messages2(fs))
 	}
-	eq(t, "below", messages2(CheckLimits(linkRateDoc(85, 100), l)), []string{
+	reporttest.Equal(t, "below", messages2(report.CheckLimits(linkRateDoc(85, 100), l)), []string{
 		"write-bw RC 65536 B: bandwidth 85.00 Gbit/s < limit 90% of the link (90 of 100 Gbit/s)",
 	})
-	if fs := CheckLimits(linkRateDoc(85, 100), l); math.Abs(fs[0].Limit-90) > 1e-6 || math.Abs(fs[0].Value-85) > 1e-3 {
+	if fs := report.CheckLimits(linkRateDoc(85, 100), l); math.Abs(fs[0].Limit-90) > 1e-6 || math.Abs(fs[0].Value-85) > 1e-3 {
 		t.Errorf("failure fields %+v", fs[0])
 	}
-	eq(t, "no link rate", messages2(CheckLimits(linkRateDoc(85, 0), l)), []string{
+	reporttest.Equal(t, "no link rate", messages2(report.CheckLimits(linkRateDoc(85, 0), l)), []string{
 		"write-bw RC 65536 B: bandwidth 90% of the link: the result records no link rate to measure it against",
 	})
 	tcp := linkRateDoc(1, 100)
 	tcp.Results = tcp.Results[1:]
-	eq(t, "TCP only", messages2(CheckLimits(tcp, l)), []string{
+	reporttest.Equal(t, "TCP only", messages2(report.CheckLimits(tcp, l)), []string{
 		"limit bandwidth 90% of the link: no result has an RDMA bandwidth to check it against",
 	})
 	// With an absolute limit too, each is checked.
-	eq(t, "both", messages2(CheckLimits(linkRateDoc(85, 100), Limits{MinLinkFraction: 0.8, MinGbps: 88})), []string{
+	reporttest.Equal(t, "both", messages2(report.CheckLimits(linkRateDoc(85, 100), report.Limits{MinLinkFraction: 0.8, MinGbps: 88})), []string{
 		"write-bw RC 65536 B: bandwidth 85.00 Gbit/s < limit 88 Gbit/s",
 		"tcp-bw TCP 65536 B: bandwidth 5.000 Gbit/s < limit 88 Gbit/s",
 	})
@@ -68,14 +71,14 @@ func TestCheckLimitsLink(t *testing.T) {
 // TestCheckLimitsLinkRepeated: over repeated runs the median is measured
 // against the link rate of its test and size.
 func TestCheckLimitsLinkRepeated(t *testing.T) {
-	doc := baseRuns() // bandwidth median 98.5
+	doc := reporttest.BaseRuns() // bandwidth median 98.5
 	for i := range doc.Results {
-		doc.Results[i].Effective = &Effective{LinkGbps: 100}
+		doc.Results[i].Effective = &report.Effective{LinkGbps: 100}
 	}
-	if fs := CheckLimits(doc, Limits{MinLinkFraction: 0.98}); len(fs) != 0 {
+	if fs := report.CheckLimits(doc, report.Limits{MinLinkFraction: 0.98}); len(fs) != 0 {
 		t.Errorf("98.5 of 100: %q", messages2(fs))
 	}
-	eq(t, "median", messages2(CheckLimits(doc, Limits{MinLinkFraction: 0.99})), []string{
+	reporttest.Equal(t, "median", messages2(report.CheckLimits(doc, report.Limits{MinLinkFraction: 0.99})), []string{
 		"write-bw RC 65536 B: bandwidth 98.50 Gbit/s (median of 5 runs) < limit 99% of the link (99 of 100 Gbit/s)",
 	})
 }

@@ -1,10 +1,13 @@
-package report
+package report_test
 
 import (
 	"bytes"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rdmabench/rdmabench/internal/reporttest"
+	"github.com/rdmabench/rdmabench/pkg/report"
 )
 
 // TestMeshAggregateStream: a link stream of 520 ranks reads as the same
@@ -12,18 +15,18 @@ import (
 func TestMeshAggregateStream(t *testing.T) {
 	const hosts, rails = 65, 8
 	lat := func(from, to int) float64 { return float64(1000 + (from*7+to)%13*10) }
-	want := railMesh(t, hosts, rails, lat, [2]int{-1, -1})
+	want := reporttest.RailMesh(t, hosts, rails, lat, [2]int{-1, -1})
 	var s bytes.Buffer
 	head := *want
 	hm := *want.Mesh
 	hm.Links, hm.Matrices, hm.Aggregate, hm.LinkCount = nil, nil, nil, 0
 	head.Mesh = &hm
-	if err := WriteEvent(&s, Event{Event: EventStart, Document: &head}); err != nil {
+	if err := report.WriteEvent(&s, report.Event{Event: report.EventStart, Document: &head}); err != nil {
 		t.Fatal(err)
 	}
 	// The links as a stream, with their results.
-	rec := map[float64]*Latency{}
-	bw := NewBandwidth(1000*65536, 1000, time.Duration(1000*65536*8/100))
+	rec := map[float64]*report.Latency{}
+	bw := report.NewBandwidth(1000*65536, 1000, time.Duration(1000*65536*8/100))
 	for a := range hosts {
 		for c := range hosts {
 			if a == c {
@@ -33,28 +36,28 @@ func TestMeshAggregateStream(t *testing.T) {
 				from, to := a*rails+k, c*rails+k
 				ns := lat(from, to)
 				if rec[ns] == nil {
-					r := NewLatencyRecorder(BasisRTT)
+					r := report.NewLatencyRecorder(report.BasisRTT)
 					r.Record(uint64(ns))
 					rec[ns] = r.Snapshot()
 				}
-				l := MeshLink{From: from, To: to, Round: 1, Results: []Result{
+				l := report.MeshLink{From: from, To: to, Round: 1, Results: []report.Result{
 					{Test: "write-lat", Connection: "RC", Size: 2, Iterations: 1, Latency: rec[ns]},
 					{Test: "write-bw", Connection: "RC", Size: 65536, Iterations: 1000, Bandwidth: bw}}}
-				if err := WriteEvent(&s, Event{Event: EventLink, Link: &l}); err != nil {
+				if err := report.WriteEvent(&s, report.Event{Event: report.EventLink, Link: &l}); err != nil {
 					t.Fatal(err)
 				}
 			}
 		}
 	}
-	got, err := ReadJSON(&s)
+	got, err := report.ReadJSON(&s)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var a, b bytes.Buffer
-	if err := WriteJSON(&a, &Document{Mesh: &Mesh{Aggregate: want.Mesh.Aggregate}}); err != nil {
+	if err := report.WriteJSON(&a, &report.Document{Mesh: &report.Mesh{Aggregate: want.Mesh.Aggregate}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteJSON(&b, &Document{Mesh: &Mesh{Aggregate: got.Mesh.Aggregate}}); err != nil {
+	if err := report.WriteJSON(&b, &report.Document{Mesh: &report.Mesh{Aggregate: got.Mesh.Aggregate}}); err != nil {
 		t.Fatal(err)
 	}
 	if a.String() != b.String() || got.Mesh.LinkTotal() != want.Mesh.LinkTotal() || len(got.Mesh.Matrices) != 0 {
@@ -76,7 +79,7 @@ func TestMeshAggregateHostile(t *testing.T) {
 			"negative host_median value"},
 	} {
 		doc := `{"schema":"rdmabench/result/v1","results":[],"mesh":{"size":1,"coordinator":"x","tests":["t"],"rounds":0,"schedule":"round-robin","ranks":[],"links":[],"matrices":[],"aggregate":` + tc.json + `}}`
-		_, err := ReadJSON(strings.NewReader(doc))
+		_, err := report.ReadJSON(strings.NewReader(doc))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
 		}

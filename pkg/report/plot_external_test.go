@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmabench/rdmabench/internal/reporttest"
 	"github.com/rdmabench/rdmabench/pkg/report"
 	"github.com/rdmabench/rdmabench/pkg/report/plot"
 )
@@ -18,14 +19,14 @@ import (
 // another neither panics nor writes a control character of the document,
 // as TestRenderHostileDocuments asks of every renderer.
 func TestPlotHostileDocuments(t *testing.T) {
-	docs := report.HostileDocs()
+	docs := hostileDocs()
 	for name, doc := range docs {
 		t.Run(name, func(t *testing.T) {
 			done := make(chan struct{})
 			go func() {
 				defer close(done)
-				for _, other := range []*report.Document{report.SuiteDoc(), docs["huge values"]} {
-					report.CheckText(t, "plot", func(w io.Writer) error {
+				for _, other := range []*report.Document{reporttest.SuiteDoc(), docs["huge values"]} {
+					checkText(t, "plot", func(w io.Writer) error {
 						return plot.Write(w, []report.Source{{Name: "a.json", Doc: doc}, {Name: "b.json", Doc: other}})
 					})
 				}
@@ -43,7 +44,7 @@ func TestPlotHostileDocuments(t *testing.T) {
 // from its JSON, draws its aggregate alone (see TestMeshAggregateOnly).
 func TestPlotMeshAggregateOnly(t *testing.T) {
 	var js bytes.Buffer
-	if err := report.WriteJSON(&js, report.AggregateOnlyMesh(t)); err != nil {
+	if err := report.WriteJSON(&js, reporttest.AggregateOnlyMesh(t)); err != nil {
 		t.Fatal(err)
 	}
 	back, err := report.ReadJSON(bytes.NewReader(js.Bytes()))
@@ -75,7 +76,7 @@ func TestPlotMeshAggregateOnly(t *testing.T) {
 // TestMeshAggregateOneHost).
 func TestPlotMeshAggregateOneHost(t *testing.T) {
 	var page bytes.Buffer
-	if err := plot.Write(&page, []report.Source{{Name: "m.json", Doc: report.OneHostMesh(t)}}); err != nil {
+	if err := plot.Write(&page, []report.Source{{Name: "m.json", Doc: reporttest.OneHostMesh(t)}}); err != nil {
 		t.Fatal(err)
 	}
 	if html := page.String(); strings.Contains(html, "data-aggregate=") || strings.Count(html, `data-ranks="72"`) != 2 {

@@ -11,14 +11,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmabench/rdmabench/internal/reporttest"
 	"github.com/rdmabench/rdmabench/pkg/report"
 	"github.com/rdmabench/rdmabench/pkg/report/compare"
 	"github.com/rdmabench/rdmabench/pkg/report/render"
 )
 
 // The renderers on this package's test documents: hostile ones, and
-// whatever the fuzzer makes ReadJSON accept. They are external tests
-// because pkg/report/render imports report (through export_test.go).
+// whatever the fuzzer makes ReadJSON accept.
 
 // FuzzReadJSON feeds arbitrary files to the results reader. It never
 // panics and its errors say what they read; a document it accepts renders
@@ -32,19 +32,19 @@ func FuzzReadJSON(f *testing.F) {
 		}
 	}
 	for _, s := range []string{
-		report.HostileHead + `"results":[{"test":"write-lat","size":-1}]}`,
-		report.HostileHead + `"results":[{"test":"write-bw","size":2,"bandwidth":{"bytes":18446744073709551615,"duration_ns":1,"bw_gbps":1.7e308}}]}`,
-		report.HostileHead + `"results":[{"test":"x","size":3,"run":1},{"test":"x","size":3,"run":2}],"params":{"repeat":2}}`,
-		report.HostileHead + `"results":[{"test":"read-lat","size":2,"latency":{"basis":"rtt","count":1,"histogram":"HISTFAAAAB"}}]}`,
-		report.HostileHead + `"results":[null,{},[]]}`,
-		report.HostileHead + `"clocks":{"a":{"resolution_ns":1e308}},"summaries":[{"runs":1,"latency":{"p50_ns":{"median":1,"n":1}}}]}`,
-		report.HostileHead + `"x":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[0]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}`,
+		hostileHead + `"results":[{"test":"write-lat","size":-1}]}`,
+		hostileHead + `"results":[{"test":"write-bw","size":2,"bandwidth":{"bytes":18446744073709551615,"duration_ns":1,"bw_gbps":1.7e308}}]}`,
+		hostileHead + `"results":[{"test":"x","size":3,"run":1},{"test":"x","size":3,"run":2}],"params":{"repeat":2}}`,
+		hostileHead + `"results":[{"test":"read-lat","size":2,"latency":{"basis":"rtt","count":1,"histogram":"HISTFAAAAB"}}]}`,
+		hostileHead + `"results":[null,{},[]]}`,
+		hostileHead + `"clocks":{"a":{"resolution_ns":1e308}},"summaries":[{"runs":1,"latency":{"p50_ns":{"median":1,"n":1}}}]}`,
+		hostileHead + `"x":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[0]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}`,
 		`{"schema":"rdmabench/result/v2"}`, `[]`, `NaN`, "\x00", `{"schema":`,
 		`{"schema": "rdmabench/result/v1", "results": [{"test": "write-bw", "run": 2, "total": {"bw_gbps": 1}}, {"test": "write-bw", "run": 1, "error": "x"}]}`,
 		`{"schema": "rdmabench/result/v1", "results": [{"latency": {"histogram": "HISTFAAAACB4nJNpmSzMwMDAxQABzFCaEUzOmNZg/wEi0NQFAC7aAw4="}}]}`,
-		report.StreamStart + "\n" + `{"event":"link","link":{"from":0,"to":1,"round":1,"start":"0001-01-01T00:00:00Z","end":"0001-01-01T00:00:00Z","results":[{"test":"tcp-lat","size":64,"latency":{"basis":"rtt_half","count":1,"p50_ns":5}}]}}` + "\n",
-		report.StreamStart + "\n" + `{"event":"link","link":{"from":7,"to":-1,"round":1,"results":[{"test":"tcp-bw","size":64,"bandwidth":{"bw_gbps":1}}]}}` + "\n" + `{"event":"end"}`,
-		report.StreamStart + "\n" + `{"event":"link","link":{"from":0,"to":1,"res`,
+		streamStart + "\n" + `{"event":"link","link":{"from":0,"to":1,"round":1,"start":"0001-01-01T00:00:00Z","end":"0001-01-01T00:00:00Z","results":[{"test":"tcp-lat","size":64,"latency":{"basis":"rtt_half","count":1,"p50_ns":5}}]}}` + "\n",
+		streamStart + "\n" + `{"event":"link","link":{"from":7,"to":-1,"round":1,"results":[{"test":"tcp-bw","size":64,"bandwidth":{"bw_gbps":1}}]}}` + "\n" + `{"event":"end"}`,
+		streamStart + "\n" + `{"event":"link","link":{"from":0,"to":1,"res`,
 		`{"event":"link"}`, `{"event":"start","document":{"schema":"rdmabench/result/v1"}}` + "\n" + `{"event":"result","result":{"test":"x","size":-1}}`,
 	} {
 		f.Add([]byte(s))
@@ -89,7 +89,7 @@ func renderAll(t *testing.T, doc, other *report.Document) {
 	t.Helper()
 	try := func(what string, f func() error) {
 		t.Helper()
-		report.TryRender(t, what, f)
+		tryRender(t, what, f)
 	}
 	jsonOut := func(what string, f func(w io.Writer) error) {
 		t.Helper()
@@ -106,7 +106,7 @@ func renderAll(t *testing.T, doc, other *report.Document) {
 	}
 	textOut := func(what string, f func(w io.Writer) error) {
 		t.Helper()
-		report.CheckText(t, what, f)
+		checkText(t, what, f)
 	}
 	for _, format := range render.Formats {
 		w := func(w io.Writer) error { return render.Write(w, format, doc) }
@@ -151,13 +151,13 @@ func renderAll(t *testing.T, doc, other *report.Document) {
 }
 
 func TestRenderHostileDocuments(t *testing.T) {
-	docs := report.HostileDocs()
+	docs := hostileDocs()
 	for name, doc := range docs {
 		t.Run(name, func(t *testing.T) {
 			done := make(chan struct{})
 			go func() {
 				defer close(done)
-				renderAll(t, doc, report.SuiteDoc())
+				renderAll(t, doc, reporttest.SuiteDoc())
 				renderAll(t, doc, docs["huge values"])
 			}()
 			select {

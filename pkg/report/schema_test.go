@@ -1,4 +1,4 @@
-package report
+package report_test
 
 import (
 	"bytes"
@@ -9,16 +9,19 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdmabench/rdmabench/internal/reporttest"
+	"github.com/rdmabench/rdmabench/pkg/report"
+
 	"github.com/rdmabench/rdmabench/pkg/report/schema"
 )
 
 func TestSchemaCompiles(t *testing.T) {
-	s := loadSchema(t)
+	s := reporttest.LoadSchema(t)
 	if s["$id"] != schema.URL || s["$schema"] != "https://json-schema.org/draft/2020-12/schema" {
 		t.Errorf("$id %v, $schema %v", s["$id"], s["$schema"])
 	}
-	if c := s["properties"].(schemaNode)["schema"].(schemaNode)["const"]; c != Schema {
-		t.Errorf("schema const %v, want %s", c, Schema)
+	if c := s["properties"].(reporttest.SchemaNode)["schema"].(reporttest.SchemaNode)["const"]; c != report.Schema {
+		t.Errorf("schema const %v, want %s", c, report.Schema)
 	}
 	for _, strict := range []bool{false, true} {
 		if _, err := schema.Compile(strict); err != nil {
@@ -35,7 +38,7 @@ func TestSchemaCompiles(t *testing.T) {
 // A field added to the model without the schema, or the reverse, fails
 // here.
 func TestSchemaMatchesModel(t *testing.T) {
-	checkSchemaModel(t, loadSchema(t), reflect.TypeFor[Document]())
+	reporttest.CheckSchemaModel(t, reporttest.LoadSchema(t), reflect.TypeFor[report.Document]())
 }
 
 // resultDocuments returns the files under the directories that hold a
@@ -56,7 +59,7 @@ func resultDocuments(t *testing.T, dirs ...string) map[string][]byte {
 			var probe struct {
 				Schema string `json:"schema"`
 			}
-			if json.Unmarshal(data, &probe) == nil && probe.Schema == Schema {
+			if json.Unmarshal(data, &probe) == nil && probe.Schema == report.Schema {
 				out[f] = data
 			}
 		}
@@ -77,13 +80,13 @@ func TestSchemaValidatesDocuments(t *testing.T) {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
-	for name, doc := range map[string]*Document{
-		"suite": suiteDoc(), "duration": durationDoc(), "repeat": repeatDoc(), "full": fullDoc(), "empty": NewDocument(),
-		"base": baseRuns(), "regressed": regressedRuns(), "single": singleBase(), "other device": otherDeviceRuns(),
-		"sweep": sweepDoc(false), "sweep mtu 1024": sweepDoc(true),
+	for name, doc := range map[string]*report.Document{
+		"suite": reporttest.SuiteDoc(), "duration": reporttest.DurationDoc(), "repeat": reporttest.RepeatDoc(), "full": reporttest.FullDoc(), "empty": report.NewDocument(),
+		"base": reporttest.BaseRuns(), "regressed": reporttest.RegressedRuns(), "single": reporttest.SingleBase(), "other device": reporttest.OtherDeviceRuns(),
+		"sweep": reporttest.SweepDoc(false), "sweep mtu 1024": reporttest.SweepDoc(true),
 	} {
 		var buf bytes.Buffer
-		if err := WriteJSON(&buf, doc); err != nil {
+		if err := report.WriteJSON(&buf, doc); err != nil {
 			t.Fatal(err)
 		}
 		if err := schema.Validate(buf.Bytes()); err != nil {
@@ -95,7 +98,7 @@ func TestSchemaValidatesDocuments(t *testing.T) {
 // TestValidateJSONRefuses: what the schema rules out, with the place named.
 func TestValidateJSONRefuses(t *testing.T) {
 	var buf bytes.Buffer
-	if err := WriteJSON(&buf, sweepDoc(false)); err != nil {
+	if err := report.WriteJSON(&buf, reporttest.SweepDoc(false)); err != nil {
 		t.Fatal(err)
 	}
 	good := buf.String()

@@ -1,6 +1,10 @@
 package reporttest
 
 import (
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
 	"time"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
@@ -130,4 +134,191 @@ func DurationDoc() *report.Document {
 		},
 		Error: "interrupted (SIGINT)",
 	}
+}
+
+// FabricDoc is a document with each fabric part: a bandwidth result on two
+// threads with its placement, one on two devices, and a latency under load.
+func FabricDoc() *report.Document {
+	doc := report.NewDocument()
+	doc.Tool = report.Tool{Name: "rdmabench", Version: "dev"}
+	bw := func(msgs uint64, size int, ns int64) *report.Bandwidth {
+		return report.NewBandwidth(msgs*uint64(size), msgs, time.Duration(ns))
+	}
+	rec := report.NewLatencyRecorder(report.BasisRTTHalf)
+	rec.RecordBatch([]uint64{3000, 3200, 5000})
+	node := 0
+	doc.Results = []report.Result{
+		{Test: "write-bw", Connection: "RC", Size: 2, Iterations: 100, QPs: 4, Bandwidth: bw(400, 2, 1e6),
+			Effective: &report.Effective{TxDepth: 128, Threads: 2, RateLimitGbps: 0.5, RateLimiter: "sw"},
+			Threads: []report.Thread{{End: "client", Index: 0, QPs: []int{0, 1}, Bandwidth: bw(200, 2, 1e6)},
+				{End: "client", Index: 1, QPs: []int{2, 3}, Bandwidth: bw(200, 2, 9e5)}},
+			Placement: &report.Placement{Client: &report.EndPlacement{Policy: report.PlaceCPUList, CPUs: []int{0, 1}, Used: []int{0, 1}},
+				Server: &report.EndPlacement{Policy: report.PlaceNUMA, NUMANode: &node, CPUs: []int{0, 1, 2, 3}}}},
+		{Test: "send-bw", Connection: "RC", Size: 4096, Iterations: 100, QPs: 1, Bandwidth: report.Sum(bw(100, 4096, 1e6), bw(100, 4096, 2e6)),
+			Devices: []report.DeviceResult{{Device: "mlx5_0", ServerDevice: "mlx5_2", Iterations: 100, Bandwidth: bw(100, 4096, 1e6)},
+				{Device: "mlx5_1", ServerDevice: "mlx5_3", Iterations: 100, Bandwidth: bw(100, 4096, 2e6)}}},
+		{Test: "write-lat", Connection: "RC", Size: 2, Iterations: 3, Latency: rec.Snapshot(),
+			Load: &report.Load{Test: "write-bw", Connection: "RC", Size: 65536, QPs: 4, Bandwidth: bw(1000, 65536, 1e8)}},
+	}
+	return doc
+}
+
+// FullDoc is suiteDoc with real histograms from recorders.
+func FullDoc() *report.Document {
+	doc := SuiteDoc()
+	gen := Distributions()["rdma"]
+	for i := range doc.Results {
+		r := &doc.Results[i]
+		if r.Latency == nil {
+			continue
+		}
+		rec := report.NewLatencyRecorder(r.Latency.Basis)
+		rec.RecordBatch(Samples(gen, 1000, uint64(i)))
+		r.Latency = rec.Snapshot()
+	}
+	d := DurationDoc()
+	doc.Results = append(doc.Results, d.Results...)
+	doc.Error = d.Error
+	return doc
+}
+
+// sweepLatency is a latency result of n samples around a one-way (or
+// round-trip, on BasisRTT) latency of us µs: a narrow body, 1% of samples
+// delayed by up to a third more, 0.1% by 3 to 8 times.
+func sweepLatency(basis string, us float64, n int, seed uint64) *report.Latency {
+	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	rec := report.NewLatencyRecorder(basis)
+	scale := 1.0
+	if basis == report.BasisRTTHalf {
+		scale = 2 // the recorder halves round trips
+	}
+	for range n {
+		v := us * (1 + 0.03*math.Abs(rng.NormFloat64()))
+		switch u := rng.Float64(); {
+		case u < 0.001:
+			v *= 3 + 5*rng.Float64()
+		case u < 0.011:
+			v *= 1 + rng.ExpFloat64()/3
+		}
+		rec.Record(uint64(math.Round(v * 1e3 * scale)))
+	}
+	return rec.Snapshot()
+}
+
+// SweepDoc is `rdmabench suite node-b -d mlx5_0 -s 2,64,1K,16K,256K`,
+// with -m 1024 when mtu1024.
+func SweepDoc(mtu1024 bool) *report.Document {
+	doc := SuiteDoc()
+	doc.Warnings = nil
+	doc.Command = []string{"rdmabench", "suite", "node-b", "-d", "mlx5_0", "-s", "2,64,1K,16K,256K", "-n", "10000"}
+	doc.Params.Sizes = sweepSizes
+	pathMTU, seed := 4096, uint64(1)
+	if mtu1024 {
+		doc.Command = append(doc.Command, "-m", "1024")
+		doc.Params.MTU = 1024
+		doc.Start = doc.Start.Add(time.Hour)
+		doc.End = doc.End.Add(time.Hour)
+		pathMTU, seed = 1024, 2
+	}
+	// One-way (or round-trip) latency at size s: a fixed part, the time on
+	// the wire at 100 Gbit/s, and a cost per packet.
+	latUs := func(fixed float64, s int, rtt bool) float64 {
+		packets := float64(max(1, (s+pathMTU-1)/pathMTU))
+		v := fixed + float64(s)*8/100e3 + 0.012*packets
+		if rtt {
+			v += float64(s) * 8 / 100e3
+		}
+		return v
+	}
+	// Bandwidth at size s: a ceiling reached at large sizes, lower with
+	// more packets per byte.
+	gbps := func(ceiling float64, half, s int) float64 {
+		if pathMTU == 1024 {
+			ceiling *= 0.91
+		}
+		return ceiling * float64(s) / float64(s+half)
+	}
+	rdmaEff := &report.Effective{TxDepth: 1, CQMod: 1, InlineMax: 220, PathMTU: pathMTU}
+	tcpEff := &report.Effective{Connections: 1, NoDelay: true, SendBuf: 2626560, RecvBuf: 131072}
+	var res []report.Result
+	addLat := func(test, conn, basis, clock string, fixed float64, sizes []int, eff *report.Effective) {
+		for _, s := range sizes {
+			seed++
+			res = append(res, report.Result{Test: test, Connection: conn, Size: s, Iterations: 10000, Warmup: 1000, QPs: 1,
+				Clock: clock, Effective: eff, Latency: sweepLatency(basis, latUs(fixed, s, basis == report.BasisRTT), 10000, seed)})
+		}
+	}
+	addBW := func(test, conn, clock string, ceiling float64, half int, sizes []int, eff *report.Effective) {
+		for _, s := range sizes {
+			g := gbps(ceiling, half, s)
+			bytes := uint64(s) * 10000
+			res = append(res, report.Result{Test: test, Connection: conn, Size: s, Iterations: 10000, Warmup: 1000, QPs: 1,
+				Clock: clock, Effective: eff, Bandwidth: report.NewBandwidth(bytes, 10000, time.Duration(float64(bytes)*8/g))})
+		}
+	}
+	addLat("write-lat", "RC", report.BasisRTTHalf, "tsc", 0.98, sweepSizes, rdmaEff)
+	addLat("read-lat", "RC", report.BasisRTT, "tsc", 1.92, sweepSizes, rdmaEff)
+	addLat("send-lat", "RC", report.BasisRTTHalf, "tsc", 1.06, sweepSizes, rdmaEff)
+	addLat("atomic-lat", "RC", report.BasisRTT, "tsc", 1.96, []int{8}, rdmaEff)
+	addLat("tcp-lat", "TCP", report.BasisRTTHalf, "go", 11.4, sweepSizes, tcpEff)
+	bwEff := &report.Effective{TxDepth: 128, CQMod: 100, PostList: 1, PathMTU: pathMTU}
+	addBW("write-bw", "RC", "tsc", 98.4, 2048, sweepSizes, bwEff)
+	addBW("read-bw", "RC", "tsc", 97.1, 3072, sweepSizes, bwEff)
+	addBW("send-bw", "RC", "tsc", 97.9, 2560, sweepSizes, bwEff)
+	addBW("atomic-bw", "RC", "tsc", 0.54, 1, []int{8}, bwEff)
+	addBW("tcp-bw", "TCP", "go", 31.5, 16384, sweepSizes, tcpEff)
+	doc.Results = res
+	return doc
+}
+
+// ReadFixture reads a fixture document of pkg/report/testdata (a bare
+// name, from one of pkg/report's packages) or of any path as `rdmabench
+// plot` would. Those documents are made by generators in pkg/report's
+// tests: sweep.json and sweep-mtu1024.json a suite at five sizes with
+// latency histograms, mesh.json a mesh of four ranks with one link lost
+// and one four times slower than the others.
+func ReadFixture(t *testing.T, path string) report.Source {
+	t.Helper()
+	if filepath.Dir(path) == "." {
+		path = filepath.Join("..", "testdata", path)
+	}
+	doc, err := report.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return report.Source{Name: filepath.Base(path), Doc: doc}
+}
+
+// sweepSizes are the sizes of the sweep fixtures: -s 2,64,1K,16K,256K.
+var sweepSizes = []int{2, 64, 1024, 16384, 262144}
+
+// Distributions of raw samples (ns) the recorder must get right.
+func Distributions() map[string]func(r *rand.Rand) uint64 {
+	return map[string]func(r *rand.Rand) uint64{
+		// A narrow RDMA-like peak with a long tail.
+		"rdma": func(r *rand.Rand) uint64 {
+			if r.IntN(1000) == 0 {
+				return 2000 + uint64(r.ExpFloat64()*50000)
+			}
+			return 1800 + uint64(r.NormFloat64()*40+40)
+		},
+		// Log-uniform over 1 ns .. 60 s: every histogram bucket.
+		"wide": func(r *rand.Rand) uint64 {
+			return uint64(math.Exp(r.Float64() * math.Log(report.HistHighestNs)))
+		},
+		// A large offset and a small spread: naive sum-of-squares variance
+		// loses everything here.
+		"offset": func(r *rand.Rand) uint64 { return 50_000_000_000 + uint64(r.IntN(1000)) },
+		// Tiny values including 0 and odd values (rtt/2 rounding).
+		"tiny": func(r *rand.Rand) uint64 { return uint64(r.IntN(8)) },
+	}
+}
+
+func Samples(gen func(*rand.Rand) uint64, n int, seed uint64) []uint64 {
+	r := rand.New(rand.NewPCG(seed, 42))
+	s := make([]uint64, n)
+	for i := range s {
+		s[i] = gen(r)
+	}
+	return s
 }
