@@ -210,25 +210,8 @@ func TestRunDNS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- a.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
-	waitPeers := func(want ...string) {
-		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for !slices.Equal(a.peerAddrs(), want) {
-			if time.Now().After(deadline) {
-				t.Fatalf("peers %q, want %q", a.peerAddrs(), want)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
+	runAgent(t, "h", a)
+	waitPeers := func(want ...string) { t.Helper(); waitPeersOf(t, "h", a, want...) }
 	waitPeers("127.0.0.1:1", "127.0.0.2:1")
 	z.set("agents.rdma.test", "127.0.0.2", "127.0.0.3")
 	waitPeers("127.0.0.2:1", "127.0.0.3:1")

@@ -1,7 +1,6 @@
 package watch
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -60,27 +59,7 @@ func startAgent(t *testing.T, name, peersText string) *runningAgent {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- a.Run(ctx) }()
-	stopped := false
-	stop := func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("agent %s: %v", name, err)
-			}
-		case <-time.After(15 * time.Second):
-			t.Errorf("agent %s did not stop", name)
-		}
-	}
-	t.Cleanup(stop)
-	return &runningAgent{name: name, addr: ln.Addr().String(), metrics: mln.Addr().String(), peers: file, stop: stop}
+	return &runningAgent{name: name, addr: ln.Addr().String(), metrics: mln.Addr().String(), peers: file, stop: runAgent(t, name, a)}
 }
 
 // testLog is an agent's log, as the test's.

@@ -34,46 +34,7 @@ func meshAgent(t *testing.T, name, registry, token string) (*Agent, string, func
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- a.Run(ctx) }()
-	stopped := false
-	stop := func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("agent %s: %v", name, err)
-			}
-		case <-time.After(15 * time.Second):
-			t.Errorf("agent %s did not stop", name)
-		}
-	}
-	t.Cleanup(stop)
-	return a, ln.Addr().String(), stop
-}
-
-// waitFor waits until cond holds, failing t with what() after 30 s.
-func waitFor(t *testing.T, cond func() bool, what func() string) {
-	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal(what())
-		}
-	}
-}
-
-func waitPeersOf(t *testing.T, name string, a *Agent, want ...string) {
-	t.Helper()
-	slices.Sort(want)
-	waitFor(t, func() bool { return slices.Equal(a.peerAddrs(), want) },
-		func() string {
-			return name + ": peers " + strings.Join(a.peerAddrs(), ",") + ", want " + strings.Join(want, ",")
-		})
+	return a, ln.Addr().String(), runAgent(t, name, a)
 }
 
 // TestRunMesh: three agents find each other through the registry one of

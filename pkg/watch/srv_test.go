@@ -1,7 +1,6 @@
 package watch
 
 import (
-	"context"
 	"slices"
 	"strconv"
 	"strings"
@@ -208,25 +207,8 @@ func TestRunSRV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- a.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
-	waitPeers := func(want ...string) {
-		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for !slices.Equal(a.peerAddrs(), want) {
-			if time.Now().After(deadline) {
-				t.Fatalf("peers %q, want %q", a.peerAddrs(), want)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
+	runAgent(t, "h", a)
+	waitPeers := func(want ...string) { t.Helper(); waitPeersOf(t, "h", a, want...) }
 	waitPeers("127.0.0.1:1", "127.0.0.2:2")
 	z.setSRV(name, "b.rdma.test:2", "a.rdma.test:3")
 	waitPeers("127.0.0.1:3", "127.0.0.2:2")
