@@ -113,10 +113,11 @@ for x in a b; do
 	done
 done
 
-# good X: the good probes agent X made.
+# good X [FAMILY]: the good probes agent X made (of FAMILY, default
+# rdmabench_agent_probes_total: the latency probes).
 good() {
 	curl -fs -m 20 "http://127.0.0.1:${met[$1]}/metrics" |
-		awk '/^rdmabench_agent_probes_total\{/ && /result="ok"/ {n += $NF} END {print n + 0}'
+		awk -v f="^${2:-rdmabench_agent_probes_total}\\{" '$0 ~ f && /result="ok"/ {n += $NF} END {print n + 0}'
 }
 # cpu X: agent X's CPU time in clock ticks (utime + stime).
 cpu() { awk '{print $14 + $15}' "/proc/${pid[$1]}/stat"; }
@@ -194,8 +195,10 @@ levels() {
 
 sleep "$warmup"
 levels warm | tee "$out/levels"
-declare -A cpu0 good0
-for x in a b; do cpu0[$x]=$(cpu $x) good0[$x]=$(good $x); done
+# good0 X: agent X's good probes when the soak's count of them (before[X]
+# more) began; a read empties the peers, and their counts with them.
+declare -A cpu0 good0 before bw_before
+for x in a b; do cpu0[$x]=$(cpu $x) good0[$x]=$(good $x) before[$x]=0; done
 start=$SECONDS
 # soak_until S: probe until S seconds of the soak have passed, a line a
 # minute per agent.
@@ -205,13 +208,18 @@ soak_until() {
 		sleep $(($1 - (SECONDS - start) < 60 ? $1 - (SECONDS - start) : 60))
 		for x in a b; do
 			line=$(stats $x)
-			rb_log "after $((SECONDS - start)) s: agent $x rss_kib=$(rss $x) goroutines=$(field goroutines "$line") good_probes=$(($(good $x) - good0[$x]))"
+			rb_log "after $((SECONDS - start)) s: agent $x rss_kib=$(rss $x) goroutines=$(field goroutines "$line") good_probes=$((before[$x] + $(good $x) - good0[$x]))"
 		done
 	done
 }
 soak_until $((seconds / 2))
+for x in a b; do
+	before[$x]=$((before[$x] + $(good $x) - good0[$x]))
+	bw_before[$x]=$(good $x rdmabench_agent_bandwidth_probes_total)
+done
 paused=$SECONDS
 levels mid | tee -a "$out/levels"
+for x in a b; do good0[$x]=$(good $x); done
 start=$((start + SECONDS - paused)) # the read is not soak time
 soak_until "$seconds"
 took=$((SECONDS - start))
@@ -225,12 +233,12 @@ levels end | tee -a "$out/levels"
 
 hz=$(getconf CLK_TCK)
 for x in a b; do
-	n=$((good1[$x] - good0[$x]))
+	n=$((before[$x] + good1[$x] - good0[$x]))
 	ms=$(awk -v c=$((cpu1[$x] - cpu0[$x])) -v hz="$hz" -v n="$n" 'BEGIN {printf "%.2f", n ? 1000 * c / hz / n : 0}')
 	echo "agent $x (pid ${pid[$x]}): $n good probes in $took s ($rate/s asked), CPU $ms ms a probe ($((cpu1[$x] - cpu0[$x])) ticks of 1/$hz s)"
 	((10 * n >= took)) || ko "$x-probes" "$n good probes in $took s: fewer than one per 10 s"
 	if [[ -n $bw ]]; then
-		bwn=$(awk '/^rdmabench_agent_bandwidth_probes_total\{/ && /result="ok"/ {n += $NF} END {print n + 0}' "$out/metrics.$x")
+		bwn=$((bw_before[$x] + $(awk '/^rdmabench_agent_bandwidth_probes_total\{/ && /result="ok"/ {n += $NF} END {print n + 0}' "$out/metrics.$x")))
 		bps=$(awk '/^rdmabench_agent_peer_bandwidth_bytes_per_second\{/ {print $NF}' "$out/metrics.$x")
 		echo "agent $x: $bwn good $bw probes, the last at $(awk -v b="${bps:-0}" 'BEGIN {printf "%.3f", b * 8 / 1e9}') Gbit/s (emulation figures)"
 		((bwn >= 1)) || ko "$x-bw-probes" "no good $bw probe in $took s (one every 10 s asked)"
