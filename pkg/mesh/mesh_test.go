@@ -178,17 +178,6 @@ func checkStream(t *testing.T, doc *report.Document, stream []byte) []report.Mes
 	return links
 }
 
-func linkOf(t *testing.T, m *report.Mesh, from, to int) *report.MeshLink {
-	t.Helper()
-	for i := range m.Links {
-		if m.Links[i].From == from && m.Links[i].To == to {
-			return &m.Links[i]
-		}
-	}
-	t.Fatalf("no link %d -> %d", from, to)
-	return nil
-}
-
 func TestMeshAllPairs(t *testing.T) {
 	doc, errs, links := meshRun{n: 4}.runStream(t)
 	for r, err := range errs {

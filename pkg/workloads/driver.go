@@ -594,7 +594,7 @@ func (d *driver) startPassives(st *stage) <-chan passiveEnd {
 	}
 	if len(passives) > 0 {
 		go func() {
-			err, cpu := runPassives(passives, st.abort, &d.place)
+			cpu, err := runPassives(passives, st.abort, &d.place)
 			if err != nil {
 				st.abort() // the other direction stops too
 			}

@@ -19,7 +19,7 @@ func (failingRunner) connect(context.Context, json.RawMessage) (func() error, er
 	return nil, nil
 }
 func (f failingRunner) prepare(int) (*stage, error) {
-	return &stage{stream: failingStream{f.err}, abort: func() {}, release: func() {}}, nil
+	return &stage{stream: failingStream(f), abort: func() {}, release: func() {}}, nil
 }
 func (failingRunner) now() uint64      { return 0 }
 func (failingRunner) clock() clockInfo { return clockInfo{name: "fake"} }

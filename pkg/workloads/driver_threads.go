@@ -174,9 +174,9 @@ func (ps *parallelStream) threads(size int) []report.Thread {
 }
 
 // runPassives runs each passive part on a loop thread of its own, side by
-// side, and returns the first failure (which stops the others) and the CPU
-// the threads used.
-func runPassives(parts []func() error, abort func(), p *placement) (error, cpuSpan) {
+// side, and returns the CPU the threads used and the first failure (which
+// stops the others).
+func runPassives(parts []func() error, abort func(), p *placement) (cpuSpan, error) {
 	errs := make([]error, len(parts))
 	spans := make([]cpuSpan, len(parts))
 	var wg sync.WaitGroup
@@ -196,5 +196,5 @@ func runPassives(parts []func() error, abort func(), p *placement) (error, cpuSp
 	for _, s := range spans {
 		cpu = cpu.add(s)
 	}
-	return firstCause(errs), cpu
+	return cpu, firstCause(errs)
 }

@@ -271,7 +271,7 @@ func TestRunPassives(t *testing.T) {
 	boom := errors.New("boom")
 	stop := make(chan struct{})
 	var once atomic.Bool
-	err, _ := runPassives([]func() error{
+	_, err := runPassives([]func() error{
 		func() error { <-stop; return nil },
 		func() error { return boom },
 	}, func() {

@@ -85,14 +85,6 @@ type rowSummary struct {
 // Latency reports whether the row is a latency test (else bandwidth).
 func (r rowSummary) Latency() bool { return strings.HasSuffix(r.Test, "-lat") }
 
-// figs are the figures of the row's kind.
-func (r rowSummary) figs() []int {
-	if r.Latency() {
-		return []int{figMin, figP50}
-	}
-	return []int{figMiB, figMsg}
-}
-
 // summarize groups runs into rows, in the order rows first appear, and
 // computes each row's statistics. Pair 0 is left out.
 func summarize(runs []measurement) []rowSummary {
