@@ -102,6 +102,23 @@ start=$SECONDS
 RDMABENCH_RDMA_MODE=$mode "$here/soak.sh" --tests "$soak_tests" --kill-pct 30 --agent-seconds 30 --out "$out/soak" 2>&1 | tee "$out/soak.log" || failed=1
 rb_log "the soak took $((SECONDS - start)) s"
 
+: >"$out/readme-vm.log"
+if [[ $mode == vm ]]; then
+	step "the README's Soft-RoCE VM example, as written"
+	go build -o out/rdmabench ./cmd/rdmabench
+	readme_vm=$(grep -o '`scripts/vm.sh -- out/rdmabench [^`]*`' README.md | head -1 | tr -d '`')
+	if [[ -z $readme_vm ]]; then
+		echo "--- FAIL: README's scripts/vm.sh example: README.md has none" | tee "$out/readme-vm.log"
+		failed=1
+	elif eval "$readme_vm" >"$out/readme-vm.out" 2>&1 && grep -q '^write-lat ' "$out/readme-vm.out"; then
+		echo "--- PASS: README's scripts/vm.sh example ($readme_vm)" | tee "$out/readme-vm.log"
+	else
+		cat "$out/readme-vm.out"
+		echo "--- FAIL: README's scripts/vm.sh example ($readme_vm)" | tee "$out/readme-vm.log"
+		failed=1
+	fi
+fi
+
 : >"$out/two-host.log"
 if [[ $mode == vm ]]; then
 	step "two hosts: two VMs, a server in one, the suite and the failure cases from the other"
@@ -154,7 +171,7 @@ echo "container image: $imp passed, $imf failed, $ims skipped"
 read -r sp sf _ < <(tally "$out/soak.log")
 echo "soak: $sp passed, $sf failed"
 ((sp > 0)) || failed=1
-read -r p f s < <(tally "$out/nocgo.log" "$out/host.log" "$out/fuzz.log" "$out/rdma.log" "$out/soak.log" "$out/two-host.log" "$out/mesh.log" "$out/mesh-scale.log" "$out/image.log")
+read -r p f s < <(tally "$out/nocgo.log" "$out/host.log" "$out/fuzz.log" "$out/rdma.log" "$out/soak.log" "$out/readme-vm.log" "$out/two-host.log" "$out/mesh.log" "$out/mesh-scale.log" "$out/image.log")
 if ((failed)) && ((f == 0)); then
 	f=1 # a build, vet or format failure counts as one
 fi
