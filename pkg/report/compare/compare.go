@@ -335,8 +335,8 @@ func compareRow(b, n *report.Group, alpha float64) Row {
 		d = report.SettingsDiff(be, ne)
 	}
 	if br, nr := firstMeasured(b.Results), firstMeasured(n.Results); br != nil && nr != nil {
-		if br.Clock != nr.Clock {
-			d = append(d, fmt.Sprintf("clock base %s, new %s", cmp.Or(report.Clean(br.Clock), "-"), cmp.Or(report.Clean(nr.Clock), "-")))
+		if br.Clock != nr.Clock && br.Clock != "" && nr.Clock != "" {
+			d = append(d, fmt.Sprintf("clock base %s, new %s", report.Clean(br.Clock), report.Clean(nr.Clock)))
 		}
 		d = append(d, pinningDiff(br.Placement, nr.Placement)...)
 	}
@@ -358,8 +358,10 @@ func firstMeasured(rs []*report.Result) *report.Result {
 
 // pinningDiff says how the cores each end's loops were pinned to differ
 // (--cpu, --server-cpu, or the device's NUMA node): "server pinning base
-// cores 1, new cores 0". Where they were seen running is left out: it
-// changes from run to run when they are not pinned.
+// cores 1, new cores 0". An end that a side does not record is left out
+// (the parameters --cpu and --server-cpu say what was asked), and so is
+// where the loops were seen running: it changes from run to run when they
+// are not pinned.
 func pinningDiff(b, n *report.Placement) []string {
 	var d []string
 	ends := func(p *report.Placement) (client, server *report.EndPlacement) {
@@ -374,6 +376,9 @@ func pinningDiff(b, n *report.Placement) []string {
 		name string
 		b, n *report.EndPlacement
 	}{{"client", bc, nc}, {"server", bs, ns}} {
+		if e.b == nil || e.n == nil {
+			continue
+		}
 		if bt, nt := pinningText(e.b), pinningText(e.n); bt != nt {
 			d = append(d, fmt.Sprintf("%s pinning base %s, new %s", e.name, bt, nt))
 		}
@@ -382,11 +387,8 @@ func pinningDiff(b, n *report.Placement) []string {
 }
 
 // pinningText is where one end's loops were pinned: "cores 0-3", "NUMA
-// node 1 (cores 8-15)", "not pinned", "-" when the result does not say.
+// node 1 (cores 8-15)", "not pinned".
 func pinningText(e *report.EndPlacement) string {
-	if e == nil {
-		return "-"
-	}
 	cores := strings.Join(report.IntRanges(e.CPUs), ",")
 	switch e.Policy {
 	case report.PlaceCPUList:
