@@ -57,6 +57,10 @@ func TestGatesFailClosed(t *testing.T) {
 	if !res.Failed() || res.Count() != 4 {
 		t.Errorf("verdict: %+v", res)
 	}
+	// The same without a gate on changes (a --limit-bw alone).
+	if res := Compare(reporttest.BaseRuns(), n, Options{}).CheckGates(nil); len(res.Incomplete) != 4 {
+		t.Errorf("no gate on changes: %q", res.FailedLines())
+	}
 
 	// A run whose error is its failed test's did not stop.
 	n = reporttest.NoiseRuns()
