@@ -560,8 +560,9 @@ func meshDiff(base, new *report.Document) []string {
 		w = append(w, fmt.Sprintf("ranks differ: base %d, new %d", b, n))
 	}
 	for _, d := range envDiff(base, new) {
-		// The documents' hosts are rank 0's; the ranks' own are matched above.
-		if !strings.HasPrefix(d, "setup ") && !strings.HasPrefix(d, "remote ") {
+		// The documents' hosts are rank 0's; the ranks' own are matched
+		// above (a rank on another host is listed).
+		if !strings.HasPrefix(d, "setup ") && !strings.HasPrefix(d, "remote ") && !strings.HasPrefix(d, "host name ") {
 			w = append(w, d)
 		}
 	}

@@ -223,6 +223,9 @@ func gatesLine(gates []string, failed bool, failures int) string {
 	if failed {
 		verdict = fmt.Sprintf("%d failed", failures)
 	}
+	if len(gates) == 0 {
+		return "gates: " + verdict
+	}
 	return fmt.Sprintf("gates: %s: %s", strings.Join(gates, ", "), verdict)
 }
 
