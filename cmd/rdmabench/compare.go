@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"slices"
 	"strings"
 
@@ -22,12 +24,14 @@ func newCompareCmd() *cobra.Command {
 connection and size found in both, as benchstat does: for the p50 and p99
 latency, or the bandwidth and message rate, each side's median over its
 runs with a 95% confidence interval, the change of the medians, and a
-Mann-Whitney U test: "~" where the difference is not significant. Run the
+Mann-Whitney U test: "~" beside a change that is not significant. Run the
 tests with --repeat (at least 4 runs on each side for a significance test,
-6 for a confidence interval); a document of one run gives one value, and
-no change is significant. Differences of device, firmware, MTU, link
-layer, GID type, kernel, CPU, parameters or tool version are footnoted;
-tests found on one side only are listed.
+6 for a confidence interval); a document of one run gives one value, too
+few for a test ("untested"). Every difference in what ran is footnoted:
+tool version, host name, kernel, CPU, device, firmware, MTU, link layer,
+GID type, each parameter (cores --cpu and --server-cpu, memory, inline,
+queue depths ...) and each result's effective settings, clock and
+pinning; tests found on one side only and tests that failed are listed.
 
 Two mesh documents (rdmabench mesh --out) are compared link by link: per
 matrix (test, connection, size and figure) found in both, the links
@@ -43,11 +47,18 @@ link of NEW. -o csv writes one row per link and figure. A link that
 failed in NEW makes the exit status 1, as it made the mesh's. A mesh
 document against a single run's is refused.
 
-Gates make compare a CI check: it exits with status 3, listing the failing
-rows, when a figure got significantly worse than a gate allows. A change
-beyond a gate that is not significant (noise, or too few runs) does not
-fail it; the output says so. Without gates, or when every gate passes,
-the exit status is 0.`,
+Gates make compare a CI check, and they fail closed: the exit status is
+3, naming each reason, when a figure got worse than a gate allows and the
+change is significant, or the runs are too few for a significance test
+(the gate then judges the change alone, and says so; with
+--require-significance such a change does not fail it); when a test
+failed in NEW, or BASE has a test NEW lacks, or NEW's run stopped early;
+when a gate has nothing to compare (no test, size or matrix in common).
+A change beyond a gate that the U test finds to be noise does not fail
+it; the output says so. Without gates, or when every gate passes, the
+exit status is 0. The failed checks are listed with the output (stdout);
+the error on stderr counts them, and lists them too unless stdout and
+stderr are the same terminal, pipe or file.`,
 		Example: `  rdmabench suite --repeat 5 -o json --out new.json
   rdmabench compare base.json new.json --max-regression 5%
   rdmabench compare base.json new.json --max-p99-regression 10% \
@@ -75,6 +86,9 @@ the exit status is 0.`,
 				docs[i] = doc
 			}
 			if report.IsMesh(docs[0]) || report.IsMesh(docs[1]) {
+				if cmd.Flags().Changed("require-significance") && report.IsMesh(docs[0]) && report.IsMesh(docs[1]) {
+					return usageError{errors.New("compare: --require-significance does not apply to two mesh documents: each link has one value per side, so there is no significance test")}
+				}
 				return compareMeshes(cmd, args, docs, f.output, f.top, gates, f.limits)
 			}
 			return f.compareRuns(cmd, args, docs, gates)
@@ -92,6 +106,7 @@ type compareFlags struct {
 	minBWRatio                    ratioFlag
 	limits                        report.Limits
 	top                           int
+	requireSignificance           bool
 }
 
 // add declares the flags.
@@ -100,11 +115,12 @@ func (f *compareFlags) add(fs *pflag.FlagSet) {
 		"; for two meshes also csv (one row per link and figure)")
 	fs.Float64Var(&f.alpha, "alpha", report.Alpha, "significance level of the Mann-Whitney U test (single runs)")
 	fs.IntVar(&f.top, "top", compare.DefaultMeshTop, "two meshes: how many of each matrix's most changed links to list (0: none)")
-	fs.Var(&f.maxReg, "max-regression", "fail when any figure got significantly worse by more than this (latency up, bandwidth down), e.g. 5%")
-	fs.Var(&f.maxP50, "max-p50-regression", "fail when the p50 latency rose significantly by more than this")
-	fs.Var(&f.maxP99, "max-p99-regression", "fail when the p99 latency rose significantly by more than this")
-	fs.Var(&f.maxBW, "max-bw-regression", "fail when the bandwidth fell significantly by more than this")
-	fs.Var(&f.minBWRatio, "min-bw-ratio", "fail when NEW/BASE bandwidth is significantly below this ratio, e.g. 0.95")
+	fs.Var(&f.maxReg, "max-regression", "fail when any figure got worse by more than this (latency up, bandwidth down), significantly or with too few runs to test, e.g. 5%")
+	fs.Var(&f.maxP50, "max-p50-regression", "fail when the p50 latency rose by more than this (as --max-regression)")
+	fs.Var(&f.maxP99, "max-p99-regression", "fail when the p99 latency rose by more than this (as --max-regression)")
+	fs.Var(&f.maxBW, "max-bw-regression", "fail when the bandwidth fell by more than this (as --max-regression)")
+	fs.Var(&f.minBWRatio, "min-bw-ratio", "fail when NEW/BASE bandwidth is below this ratio (as --max-regression), e.g. 0.95")
+	fs.BoolVar(&f.requireSignificance, "require-significance", false, "single runs: fail a gate only on a change the U test finds significant; with too few runs for a test (as one run a side, every command's default) a change beyond the gate then passes, where by default the gate judges the change alone")
 	fs.Var(&bwLimit{&f.limits}, "limit-bw", "fail when a NEW bandwidth (the median of its runs) is below this, e.g. 90Gbps, or this share of the link's nominal rate for RDMA, e.g. 90%link")
 }
 
@@ -137,8 +153,8 @@ func (f *compareFlags) gates() (compare.Gates, error) {
 }
 
 // compareRuns is compare of two single runs' documents: per test,
-// connection and size, the gates on significant changes, --limit-bw on
-// NEW's medians.
+// connection and size, the gates (failing closed), --limit-bw on NEW's
+// medians.
 func (f *compareFlags) compareRuns(cmd *cobra.Command, args []string, docs [2]*report.Document, gates compare.Gates) error {
 	if cmd.Flags().Changed("top") {
 		return usageError{errors.New("compare: --top applies to two mesh documents, not to single runs")}
@@ -146,10 +162,13 @@ func (f *compareFlags) compareRuns(cmd *cobra.Command, args []string, docs [2]*r
 	if !slices.Contains(render.CompareFormats, f.output) {
 		return usageError{fmt.Errorf("compare: -o %s applies to two mesh documents; for single runs want %s", f.output, strings.Join(render.CompareFormats, ", "))}
 	}
+	if f.requireSignificance && len(gates) == 0 {
+		return usageError{errors.New("compare: --require-significance applies to the gates on changes (--max-regression, --max-p50-regression, --max-p99-regression, --max-bw-regression, --min-bw-ratio); none was given")}
+	}
 	c := compare.Compare(docs[0], docs[1], compare.Options{BaseName: args[0], NewName: args[1], Alpha: f.alpha})
 	var verdict *compare.GateResult
 	if len(gates) > 0 || !f.limits.IsZero() {
-		verdict = c.CheckGates(gates)
+		verdict = c.CheckGatesWith(gates, compare.GateOptions{RequireSignificance: f.requireSignificance})
 		bw := bwLimit{&f.limits}
 		verdict.AddLimits("--limit-bw "+bw.String(), docs[1], f.limits)
 	}
@@ -157,16 +176,39 @@ func (f *compareFlags) compareRuns(cmd *cobra.Command, args []string, docs [2]*r
 		return err
 	}
 	if verdict.Failed() {
-		var lines []string
-		for _, fl := range verdict.Failures {
-			lines = append(lines, fl.String())
-		}
-		for _, fl := range verdict.Limits {
-			lines = append(lines, "limit failed (new): "+fl.String())
-		}
-		return gateError{fmt.Errorf("compare: %d gate check(s) failed\n%s", len(lines), strings.Join(lines, "\n"))}
+		return gateError{gateFailures(cmd, fmt.Sprintf("%d gate check(s) failed", verdict.Count()), verdict.FailedLines())}
 	}
 	return nil
+}
+
+// gateFailures is the error of checks that failed: what says how many,
+// then each line of lines, unless stdout, where the output listed them,
+// is where stderr goes too (one terminal, pipe or file): then once is
+// enough. A CI log that keeps stderr alone still sees each failure.
+func gateFailures(cmd *cobra.Command, what string, lines []string) error {
+	if sameDestination(cmd.OutOrStdout(), cmd.ErrOrStderr()) {
+		return fmt.Errorf("compare: %s (listed above)", what)
+	}
+	if len(lines) > maxStderrLinks {
+		lines = append(lines[:maxStderrLinks:maxStderrLinks], fmt.Sprintf("... and %d more (-o json lists them all)", len(lines)-maxStderrLinks))
+	}
+	return fmt.Errorf("compare: %s\n%s", what, strings.Join(lines, "\n"))
+}
+
+// sameDestination reports whether stdout and stderr write to one place:
+// the same writer, or files (a terminal, a pipe, a file) that are one.
+func sameDestination(stdout, stderr io.Writer) bool {
+	fo, ok1 := stdout.(*os.File)
+	fe, ok2 := stderr.(*os.File)
+	if !ok1 || !ok2 {
+		return false
+	}
+	if fo == fe {
+		return true
+	}
+	so, err1 := fo.Stat()
+	se, err2 := fe.Stat()
+	return err1 == nil && err2 == nil && os.SameFile(so, se)
 }
 
 // maxStderrLinks is how many failed links and gate failures a mesh
@@ -205,29 +247,17 @@ func compareMeshes(cmd *cobra.Command, args []string, docs [2]*report.Document, 
 	for _, l := range c.FailedNew {
 		lines = append(lines, fmt.Sprintf("link failed (new): %d -> %d: %s", l.From, l.To, l.Error))
 	}
-	var checks int
-	if verdict.Failed() {
-		for _, f := range verdict.Failures {
-			lines = append(lines, f.String())
-		}
-		for _, f := range verdict.Limits {
-			lines = append(lines, "limit failed (new): "+f.Message)
-		}
-		checks = len(verdict.Failures) + len(verdict.Limits)
-	}
-	if len(lines) > maxStderrLinks {
-		lines = append(lines[:maxStderrLinks:maxStderrLinks], fmt.Sprintf("... and %d more (-o json lists them all)", len(lines)-maxStderrLinks))
-	}
-	list := strings.Join(lines, "\n")
+	lines = append(lines, verdict.FailedLines()...)
+	checks := verdict.Count()
 	switch {
 	case len(c.FailedNew) > 0:
 		what := fmt.Sprintf("%d of %d links failed in NEW", len(c.FailedNew), c.New.Links)
 		if checks > 0 {
 			what += fmt.Sprintf(", and %d gate check(s) failed", checks)
 		}
-		return fmt.Errorf("compare: %s\n%s", what, list)
+		return gateFailures(cmd, what, lines)
 	case checks > 0:
-		return gateError{fmt.Errorf("compare: %d gate check(s) failed\n%s", checks, list)}
+		return gateError{gateFailures(cmd, fmt.Sprintf("%d gate check(s) failed", checks), lines)}
 	}
 	return nil
 }

@@ -122,19 +122,28 @@ func TestCompareNoise(t *testing.T) {
 }
 
 // TestCompareTooFewRuns: one run each: the +50% p99 is not tested, a
-// footnote says why, and the gate does not fail (the output says so).
+// footnote says why, and the gate judges the change alone: it fails,
+// saying so; with --require-significance it does not (the output says
+// so).
 func TestCompareTooFewRuns(t *testing.T) {
 	_, file := compareFiles(t)
-	out, stderr, code := cli(t, "compare", file("base.json", "mlx5_0", baseP99[:1], baseGbps[:1]), file("new.json", "mlx5_0", regressP99[:1], baseGbps[:1]),
-		"--max-regression", "5%")
-	if code != 0 {
+	base, new := file("base.json", "mlx5_0", baseP99[:1], baseGbps[:1]), file("new.json", "mlx5_0", regressP99[:1], baseGbps[:1])
+	out, stderr, code := cli(t, "compare", base, new, "--max-regression", "5%")
+	if code != exitGate {
 		t.Fatalf("exit %d: %s\n%s", code, stderr, out)
 	}
-	for _, w := range []string{"need at least 4 runs on each side for a significance test",
-		"gate not failed: write-lat RC 2 B: p99 +50.38% > 5% (--max-regression 5%): not significant, too few runs"} {
+	for _, w := range []string{"need at least 4 runs on each side for a significance test", "+50.38% ~  n=1 untested",
+		"gate failed: write-lat RC 2 B: p99 +50.38% > 5% (--max-regression 5%): too few runs to test its significance (n=1; need at least 4 on each side): judged on the change alone"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("stdout lacks %q:\n%s", w, out)
 		}
+	}
+	out, stderr, code = cli(t, "compare", base, new, "--max-regression", "5%", "--require-significance")
+	if code != 0 {
+		t.Fatalf("--require-significance: exit %d: %s\n%s", code, stderr, out)
+	}
+	if w := "gate not failed: write-lat RC 2 B: p99 +50.38% > 5% (--max-regression 5%): not significant, too few runs (n=1; need at least 4 on each side)"; !strings.Contains(out, w) {
+		t.Errorf("stdout lacks %q:\n%s", w, out)
 	}
 }
 

@@ -245,11 +245,15 @@ type Clock struct {
 // [Hosts].
 //
 // A field tagged compare is a parameter compare warns about when two
-// documents differ in it: `compare:"KEY,ORDER[,auto|,seconds|,omitempty]"`,
-// the warnings in ORDER; auto: an int whose -1 is unset (0 is shown),
-// seconds: a float64 shown in seconds when above 0, omitempty: a string
-// not there when empty. Otherwise a string, int (0 unset), *int (nil
-// unset) or bool (false unset).
+// documents differ in it: `compare:"KEY,ORDER[,FORMAT]"`, the warnings in
+// ORDER (two fields of one flag share its KEY and ORDER). FORMAT is auto:
+// an int whose -1 is unset (0 is shown); runs: an int unset up to 1;
+// seconds, percent, gbps or msgs: a float64 shown in that unit when
+// above 0; omitempty: a string not there when empty. Otherwise a string,
+// int (0 unset), *int (nil unset), bool (false unset), []int (cores,
+// empty unset) or *LoadParams (nil unset). Server, Device, ServerDevice,
+// Port, Sizes and Loopback are left out: the rows, the devices and ports
+// each end used and the setup (loopback or two hosts) show them.
 type Params struct {
 	Server     string `json:"server,omitempty"`                     // HOST as given; empty on loopback
 	Device     string `json:"device,omitempty"`                     // -d; empty: the first device
@@ -267,51 +271,52 @@ type Params struct {
 	Events     bool   `json:"events,omitempty" compare:"events,10"` // -e: wait on completion events instead of polling
 	// QPTimeout (-u) is the QPs' local ACK timeout exponent: 4.096 µs ×
 	// 2^QPTimeout; 0 left the default.
-	QPTimeout int `json:"qp_timeout,omitempty"`
+	QPTimeout int `json:"qp_timeout,omitempty" compare:"qp-timeout,11"`
 	// Bidirectional (-b): both ends send at once.
-	Bidirectional bool    `json:"bidirectional,omitempty" compare:"bidirectional,11"`
-	AtomicType    string  `json:"atomic_type,omitempty" compare:"atomic,12"`          // -A: "FETCH_AND_ADD" or "CMP_AND_SWAP"
-	Iterations    int     `json:"iterations,omitempty" compare:"iterations,13"`       // -n
-	DurationS     float64 `json:"duration_s,omitempty" compare:"duration,14,seconds"` // -D; duration mode when > 0
-	Warmup        *int    `json:"warmup,omitempty" compare:"warm-up,15"`              // --warmup, iterations per size
+	Bidirectional bool    `json:"bidirectional,omitempty" compare:"bidirectional,12"`
+	AtomicType    string  `json:"atomic_type,omitempty" compare:"atomic,13"`          // -A: "FETCH_AND_ADD" or "CMP_AND_SWAP"
+	Iterations    int     `json:"iterations,omitempty" compare:"iterations,14"`       // -n
+	DurationS     float64 `json:"duration_s,omitempty" compare:"duration,15,seconds"` // -D; duration mode when > 0
+	Warmup        *int    `json:"warmup,omitempty" compare:"warm-up,16"`              // --warmup, iterations per size
 	// PrecisionPct (--precision) runs each size until its headline figure
 	// is known to this half-width, percent, or for at most PrecisionCapS.
-	PrecisionPct  float64 `json:"precision_pct,omitempty"`
-	PrecisionCapS float64 `json:"precision_cap_s,omitempty"`
+	PrecisionPct  float64 `json:"precision_pct,omitempty" compare:"precision,17,percent"`
+	PrecisionCapS float64 `json:"precision_cap_s,omitempty" compare:"precision-cap,18,seconds"`
 	Loopback      bool    `json:"loopback,omitempty"`
 	// Validate (--validate): each size of each RDMA test is followed by a
 	// data check (see [Validation]).
-	Validate bool `json:"validate,omitempty"`
+	Validate bool `json:"validate,omitempty" compare:"validate,34"`
 	// Repeat is the number of runs requested (--repeat); 0 or 1: one.
-	Repeat int `json:"repeat,omitempty"`
+	Repeat int `json:"repeat,omitempty" compare:"repeat,19,runs"`
 	// Reverse (--reverse): in bandwidth tests the server initiated.
-	Reverse bool `json:"reverse,omitempty" compare:"reverse,20"`
+	Reverse bool `json:"reverse,omitempty" compare:"reverse,24"`
 	// RDMACM (-R): rdma_cm set up the QPs' connections.
-	RDMACM bool `json:"rdma_cm,omitempty" compare:"rdma-cm,21"`
+	RDMACM bool `json:"rdma_cm,omitempty" compare:"rdma-cm,25"`
 	// The path asked for (--tclass or --dscp, --sl, --flow-label,
 	// --hop-limit); what reached the device is in each result's
 	// effective.av.
-	TClass    *int `json:"tclass,omitempty" compare:"tclass,16"`
-	SL        *int `json:"sl,omitempty" compare:"sl,17"`
-	FlowLabel *int `json:"flow_label,omitempty" compare:"flow-label,18"`
-	HopLimit  *int `json:"hop_limit,omitempty" compare:"hop-limit,19"`
+	TClass    *int `json:"tclass,omitempty" compare:"tclass,20"`
+	SL        *int `json:"sl,omitempty" compare:"sl,21"`
+	FlowLabel *int `json:"flow_label,omitempty" compare:"flow-label,22"`
+	HopLimit  *int `json:"hop_limit,omitempty" compare:"hop-limit,23"`
 
 	// Threads (--threads), the loop threads' cores (--cpu, --server-cpu),
-	// the rate limit (--rate-limit: Gbit/s of payload, or messages per
-	// second) and its limiter (--rate-limiter), the load (--load).
-	Threads       int         `json:"threads,omitempty"`
-	CPUs          []int       `json:"cpus,omitempty"`
-	ServerCPUs    []int       `json:"server_cpus,omitempty"`
+	// the server's device (--server-dev; compare leaves it out as it does
+	// -d), the rate limit (--rate-limit: Gbit/s of payload, or messages
+	// per second) and its limiter (--rate-limiter), the load (--load).
+	Threads       int         `json:"threads,omitempty" compare:"threads,26"`
+	CPUs          []int       `json:"cpus,omitempty" compare:"cpu,27"`
+	ServerCPUs    []int       `json:"server_cpus,omitempty" compare:"server-cpu,28"`
 	ServerDevice  string      `json:"server_device,omitempty"`
-	RateLimitGbps float64     `json:"rate_limit_gbps,omitempty"`
-	RateLimitMsgs float64     `json:"rate_limit_msgs,omitempty"`
-	RateLimiter   string      `json:"rate_limiter,omitempty"`
-	Load          *LoadParams `json:"load,omitempty"`
+	RateLimitGbps float64     `json:"rate_limit_gbps,omitempty" compare:"rate-limit,29,gbps"`
+	RateLimitMsgs float64     `json:"rate_limit_msgs,omitempty" compare:"rate-limit,29,msgs"`
+	RateLimiter   string      `json:"rate_limiter,omitempty" compare:"rate-limiter,30,omitempty"`
+	Load          *LoadParams `json:"load,omitempty" compare:"load,31"`
 	// Mem (--mem) is where the buffers were asked to live: "hugepages",
 	// "hugepages:1G", "cuda:0", ...; empty: host memory. ODP (--odp): they
 	// were asked to be registered for on-demand paging.
-	Mem string `json:"mem,omitempty" compare:"mem,22,omitempty"`
-	ODP bool   `json:"odp,omitempty" compare:"odp,23"`
+	Mem string `json:"mem,omitempty" compare:"mem,32,omitempty"`
+	ODP bool   `json:"odp,omitempty" compare:"odp,33"`
 	// Extra holds parameters without a field of their own.
 	Extra map[string]string `json:"extra,omitempty"`
 }

@@ -95,6 +95,27 @@ func TClassName(tc int) string {
 	return s + ")"
 }
 
+// diffSettings are e's settings as a comparison of two results of one
+// size weighs them: [Effective.settings], then what the "ran with" line
+// of a table leaves out or says otherwise: whether the payload went
+// inline, the QPs' ACK timeout, and the server's memory.
+func (e *Effective) diffSettings() []setting {
+	out := e.settings()
+	if e == nil {
+		return out
+	}
+	if e.Inline {
+		out = append(out, setting{name: "payload inline"})
+	}
+	if e.QPTimeout != 0 {
+		out = append(out, setting{"qp-timeout", strconv.Itoa(e.QPTimeout)})
+	}
+	if m := e.ServerMemory; m != nil && (m.Kind != MemHost || m.ODP || m.Registration != RegMR) {
+		out = append(out, setting{"server mem", m.Text()})
+	}
+	return out
+}
+
 // SettingsDiff lists how the effective values of base and new differ, as a
 // comparison notes them: "tx-depth base 128, new 64".
 func SettingsDiff(base, new *Effective) []string {
@@ -105,7 +126,7 @@ func SettingsDiff(base, new *Effective) []string {
 		}
 		return m
 	}
-	bs, ns := base.settings(), new.settings()
+	bs, ns := base.diffSettings(), new.diffSettings()
 	bm, nm := index(bs), index(ns)
 	var out []string
 	seen := map[string]bool{}

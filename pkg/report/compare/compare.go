@@ -35,7 +35,8 @@ type Options struct {
 // confidence interval, the relative change of the medians, and whether the
 // Mann-Whitney U test finds the two sets of runs different at level Alpha.
 // A document of one run gives one value per figure: too few for a test,
-// so no change is significant.
+// so no change is significant (a gate then judges the change alone, see
+// [Gate]).
 type Comparison struct {
 	Base  Side    `json:"base"`
 	New   Side    `json:"new"`
@@ -47,9 +48,14 @@ type Comparison struct {
 	OnlyBase []report.Key `json:"only_base,omitempty"`
 	OnlyNew  []report.Key `json:"only_new,omitempty"`
 	// Warnings are the differences between the two runs' environments
-	// and parameters (device, firmware, MTU, link layer, GID type, kernel,
-	// CPU, tool version, test parameters) that may explain a change.
+	// and parameters (tool version, host name, kernel, CPU, device,
+	// firmware, MTU, link layer, GID type, test parameters) that may
+	// explain a change, then each side's failed tests, a run that stopped
+	// early, a partial document.
 	Warnings []string `json:"warnings,omitempty"`
+
+	// newState is what went wrong in new's run, for the gates.
+	newState runState
 }
 
 // Side describes one of the two documents of a comparison.
@@ -95,7 +101,8 @@ type FigureChange struct {
 	// Significant is P <= Alpha: the difference is not noise.
 	Significant bool `json:"significant"`
 	// TooFewRuns is true when the sides have so few runs that no outcome
-	// could be significant (fewer than [report.MinRunsForTest] on each side).
+	// could be significant ([Testable]; [report.MinRunsForTest] on each
+	// side are enough).
 	TooFewRuns bool `json:"too_few_runs,omitempty"`
 	// Warnings are other remarks of the statistics.
 	Warnings []string `json:"warnings,omitempty"`
@@ -114,23 +121,25 @@ func (fc *FigureChange) Worse() (worse float64, ok bool) {
 	return *fc.Change, true
 }
 
-// Delta is the change as benchstat prints it: "+12.30%" when significant,
-// "~" when not, "?" when it cannot be computed (base median 0), "-" when a
-// side has no value.
+// Delta is the change of the medians, always, with benchstat's "~" beside
+// it when it is not significant (noise, or too few runs to test it):
+// "+12.30%", "+2.10% ~"; "?" when it cannot be computed (base median 0),
+// "-" when a side has no value.
 func (fc *FigureChange) Delta() string {
 	switch {
 	case fc.P == nil:
 		return "-"
-	case !fc.Significant:
-		return "~"
 	case fc.Change == nil:
 		return "?"
+	case !fc.Significant:
+		return pct(*fc.Change) + " ~"
 	}
 	return pct(*fc.Change)
 }
 
-// Test says how the U test went, as benchstat does: "p=0.008 n=5+5",
-// "n=1" (no p-value without a test).
+// Test says how the U test went, as benchstat does: "p=0.008 n=5",
+// "p=0.421 n=5+4"; with too few runs for a test "n=1 untested" (no
+// p-value).
 func (fc *FigureChange) Test() string {
 	n1, n2 := len(fc.BaseValues), len(fc.NewValues)
 	s := ""
@@ -138,9 +147,14 @@ func (fc *FigureChange) Test() string {
 		s = fmt.Sprintf("p=%.3f ", *fc.P)
 	}
 	if n1 == n2 {
-		return s + fmt.Sprintf("n=%d", n1)
+		s += fmt.Sprintf("n=%d", n1)
+	} else {
+		s += fmt.Sprintf("n=%d+%d", n1, n2)
 	}
-	return s + fmt.Sprintf("n=%d+%d", n1, n2)
+	if fc.TooFewRuns {
+		s += " untested"
+	}
+	return s
 }
 
 // compareFigures are the figures compared for each kind of test.
@@ -185,15 +199,91 @@ func Compare(base, new *report.Document, opt Options) *Comparison {
 		}
 	}
 	c.Warnings = envDiff(base, new)
+	c.newState = stateOf(new)
 	for _, d := range []struct {
 		name string
-		doc  *report.Document
-	}{{"base", base}, {"new", new}} {
-		if d.doc.Error != "" {
-			c.Warnings = append(c.Warnings, fmt.Sprintf("the %s run stopped early: %s", d.name, report.Clean(d.doc.Error)))
+		st   runState
+	}{{"base", stateOf(base)}, {"new", c.newState}} {
+		if len(d.st.failed) > 0 {
+			c.Warnings = append(c.Warnings, failedWarning(d.name, d.st))
+		}
+		if d.st.stopped != "" {
+			c.Warnings = append(c.Warnings, fmt.Sprintf("the %s run stopped early: %s", d.name, report.Clean(d.st.stopped)))
+		}
+		if d.st.partial {
+			c.Warnings = append(c.Warnings, fmt.Sprintf("the %s document is partial: its run was still going when it was written", d.name))
 		}
 	}
 	return c
+}
+
+// runState is what went wrong in one side's run: its tests (at one size)
+// that failed, its run-level error when that is not one of theirs (the
+// run stopped: interrupted), whether its document is partial.
+type runState struct {
+	tests   int // tests and sizes in the document
+	failed  []testFailure
+	stopped string
+	partial bool
+}
+
+// testFailure is a test at one size with failed runs.
+type testFailure struct {
+	key          report.Key
+	failed, runs int
+	err          string // the first run's that failed
+}
+
+func (f testFailure) String() string {
+	if f.runs > 1 {
+		return fmt.Sprintf("%s (%d of %d runs)", f.key, f.failed, f.runs)
+	}
+	return f.key.String()
+}
+
+func stateOf(doc *report.Document) runState {
+	st := runState{partial: doc.Partial, stopped: doc.Error}
+	for _, g := range report.GroupResults(doc) {
+		st.tests++
+		f := testFailure{key: g.Key, runs: len(g.Results)}
+		for _, r := range g.Results {
+			if r.Error == "" {
+				continue
+			}
+			if f.failed++; f.err == "" {
+				f.err = r.Error
+			}
+			// A run's error that is its first failed test's (a failed test
+			// does not stop a run: the tests after it go on) is not one of
+			// its own.
+			if st.stopped != "" && strings.HasSuffix(st.stopped, r.Error) {
+				st.stopped = ""
+			}
+		}
+		if f.failed > 0 {
+			st.failed = append(st.failed, f)
+		}
+	}
+	return st
+}
+
+// maxNamed is how many failed tests a warning names.
+const maxNamed = 10
+
+func failedWarning(side string, st runState) string {
+	var names []string
+	for i, f := range st.failed {
+		if i == maxNamed {
+			names = append(names, fmt.Sprintf("and %d more", len(st.failed)-maxNamed))
+			break
+		}
+		names = append(names, f.String())
+	}
+	what := fmt.Sprintf("%d of %d tests", len(st.failed), st.tests)
+	if st.tests == 1 {
+		what = "its test"
+	}
+	return fmt.Sprintf("%s: %s failed: %s", side, what, strings.Join(names, ", "))
 }
 
 func side(name string, doc *report.Document) Side {
@@ -237,15 +327,80 @@ func compareRow(b, n *report.Group, alpha float64) Row {
 			row.Notes = append(row.Notes, fmt.Sprintf("%s: %d of %d runs failed and are left out (%s)", s.name, failed, len(s.g.Results), report.Clean(firstError(s.g.Results))))
 		}
 	}
-	if bq, nq := qpsOf(b), qpsOf(n); bq != nq {
+	if bq, nq := qpsOf(b), qpsOf(n); bq != nq && bq != "" && nq != "" {
 		row.Notes = append(row.Notes, fmt.Sprintf("QPs differ: base %s, new %s", bq, nq))
 	}
+	var d []string
 	if be, ne := firstEffective(b.Results), firstEffective(n.Results); be != nil && ne != nil {
-		if d := report.SettingsDiff(be, ne); len(d) > 0 {
-			row.Notes = append(row.Notes, "ran with different settings: "+strings.Join(d, "; "))
+		d = report.SettingsDiff(be, ne)
+	}
+	if br, nr := firstMeasured(b.Results), firstMeasured(n.Results); br != nil && nr != nil {
+		if br.Clock != nr.Clock && br.Clock != "" && nr.Clock != "" {
+			d = append(d, fmt.Sprintf("clock base %s, new %s", report.Clean(br.Clock), report.Clean(nr.Clock)))
 		}
+		d = append(d, pinningDiff(br.Placement, nr.Placement)...)
+	}
+	if len(d) > 0 {
+		row.Notes = append(row.Notes, "ran with different settings: "+strings.Join(d, "; "))
 	}
 	return row
+}
+
+// firstMeasured is the first of rs that did not fail.
+func firstMeasured(rs []*report.Result) *report.Result {
+	for _, r := range rs {
+		if r.Error == "" {
+			return r
+		}
+	}
+	return nil
+}
+
+// pinningDiff says how the cores each end's loops were pinned to differ
+// (--cpu, --server-cpu, or the device's NUMA node): "server pinning base
+// cores 1, new cores 0". An end that a side does not record is left out
+// (the parameters --cpu and --server-cpu say what was asked), and so is
+// where the loops were seen running: it changes from run to run when they
+// are not pinned.
+func pinningDiff(b, n *report.Placement) []string {
+	var d []string
+	ends := func(p *report.Placement) (client, server *report.EndPlacement) {
+		if p == nil {
+			return nil, nil
+		}
+		return p.Client, p.Server
+	}
+	bc, bs := ends(b)
+	nc, ns := ends(n)
+	for _, e := range []struct {
+		name string
+		b, n *report.EndPlacement
+	}{{"client", bc, nc}, {"server", bs, ns}} {
+		if e.b == nil || e.n == nil {
+			continue
+		}
+		if bt, nt := pinningText(e.b), pinningText(e.n); bt != nt {
+			d = append(d, fmt.Sprintf("%s pinning base %s, new %s", e.name, bt, nt))
+		}
+	}
+	return d
+}
+
+// pinningText is where one end's loops were pinned: "cores 0-3", "NUMA
+// node 1 (cores 8-15)", "not pinned".
+func pinningText(e *report.EndPlacement) string {
+	cores := strings.Join(report.IntRanges(e.CPUs), ",")
+	switch e.Policy {
+	case report.PlaceCPUList:
+		return "cores " + cores
+	case report.PlaceNUMA:
+		node := "?"
+		if e.NUMANode != nil {
+			node = strconv.Itoa(*e.NUMANode)
+		}
+		return fmt.Sprintf("NUMA node %s (cores %s)", node, cores)
+	}
+	return "not pinned"
 }
 
 func firstEffective(rs []*report.Result) *report.Effective {
@@ -266,9 +421,14 @@ func firstError(rs []*report.Result) string {
 	return ""
 }
 
+// qpsOf is the QPs g's results ran with, each once: "1", "1/4"; a
+// result that failed before it made its QPs (0) is left out.
 func qpsOf(g *report.Group) string {
 	var qs []string
 	for _, r := range g.Results {
+		if r.Error != "" && r.QPs == 0 {
+			continue
+		}
 		q := strconv.Itoa(r.QPs)
 		if !slices.Contains(qs, q) {
 			qs = append(qs, q)
@@ -293,8 +453,7 @@ func compareFigure(f report.Figure, bv, nv []float64, alpha float64) FigureChang
 	p := cmp.P
 	fc.P = &p
 	fc.Significant = p <= alpha
-	need := report.MinRunsForTest(alpha)
-	if !fc.Significant && len(bv) < need && len(nv) < need {
+	if !Testable(len(bv), len(nv), alpha) {
 		// benchmath's own warning says the same, in its words.
 		fc.TooFewRuns = true
 	}
@@ -309,6 +468,22 @@ func compareFigure(f report.Figure, bv, nv []float64, alpha float64) FigureChang
 		}
 	}
 	return fc
+}
+
+// Testable reports whether a Mann-Whitney U test of n1 runs against n2
+// can find a difference at level alpha: whether its smallest p-value, of
+// the most extreme outcome (every run of one side beyond every run of the
+// other), 2/C(n1+n2, n1), is at most alpha. At 0.05: 4 runs against 4,
+// 3 against 5, never 1 against any number below 39.
+func Testable(n1, n2 int, alpha float64) bool {
+	if n1 <= 0 || n2 <= 0 {
+		return false
+	}
+	c := 1.0 // C(n1+k, k), k = 0..n2
+	for k := 1; k <= n2; k++ {
+		c = c * float64(n1+k) / float64(k)
+	}
+	return 2/c <= alpha
 }
 
 func nonNil(v []float64) []float64 {
@@ -340,6 +515,16 @@ func envDiff(base, new *report.Document) []string {
 		return s
 	}
 	diff("tool version", tool(base.Tool), tool(new.Tool))
+	diff("Go version", base.Tool.GoVersion, new.Tool.GoVersion)
+	if base.Tool.Verbs != new.Tool.Verbs {
+		verbs := func(t report.Tool) string {
+			if t.Verbs {
+				return "built with libibverbs"
+			}
+			return "built without libibverbs"
+		}
+		diff("tool build", verbs(base.Tool), verbs(new.Tool))
+	}
 	if (base.Hosts.Remote == nil) != (new.Hosts.Remote == nil) {
 		where := func(d *report.Document) string {
 			if d.Hosts.Remote == nil {
@@ -350,8 +535,14 @@ func envDiff(base, new *report.Document) []string {
 		diff("setup", where(base), where(new))
 	}
 	hostDiff := func(prefix string, b, n *report.Host) {
+		diff(prefix+"host name", b.Hostname, n.Hostname)
+		diff(prefix+"OS", b.OS, n.OS)
 		diff(prefix+"kernel", b.Kernel, n.Kernel)
 		diff(prefix+"CPU", b.CPU, n.CPU)
+		diff(prefix+"CPU count", itoaOr(b.CPUs), itoaOr(n.CPUs))
+		if len(b.Devices) > 1 || len(n.Devices) > 1 {
+			diff(prefix+"devices", deviceNames(b.Devices), deviceNames(n.Devices))
+		}
 		bd, nd := b.Device, n.Device
 		if bd == nil || nd == nil {
 			if (bd == nil) != (nd == nil) {
@@ -371,6 +562,8 @@ func envDiff(base, new *report.Document) []string {
 		diff(prefix+"transport", bd.Transport, nd.Transport)
 		diff(prefix+"link layer", bd.LinkLayer, nd.LinkLayer)
 		diff(prefix+"active MTU", itoaOr(bd.ActiveMTU), itoaOr(nd.ActiveMTU))
+		diff(prefix+"link rate", linkRate(bd), linkRate(nd))
+		diff(prefix+"GID index", strconv.Itoa(bd.GIDIndex), strconv.Itoa(nd.GIDIndex))
 		diff(prefix+"GID type", bd.GIDType, nd.GIDType)
 	}
 	hostDiff("", &base.Hosts.Local, &new.Hosts.Local)
@@ -385,6 +578,28 @@ func envDiff(base, new *report.Document) []string {
 		}
 	}
 	return w
+}
+
+// deviceNames are the names of the devices a test ran on at once (-d A,B).
+func deviceNames(ds []report.Device) string {
+	names := make([]string, len(ds))
+	for i := range ds {
+		names[i] = ds[i].Name
+	}
+	return strings.Join(names, ",")
+}
+
+// linkRate is a port's nominal rate as compare prints it: "100 Gbit/s
+// (25.0 Gbps (EDR) 4X)"; empty when the document does not say.
+func linkRate(d *report.Device) string {
+	s := ""
+	if d.LinkGbps > 0 {
+		s = report.Num(d.LinkGbps) + " Gbit/s"
+	}
+	if sw := strings.TrimSpace(d.ActiveSpeed + " " + d.ActiveWidth); sw != "" {
+		s = strings.TrimSpace(s + " (" + sw + ")")
+	}
+	return s
 }
 
 func itoaOr(n int) string {
@@ -429,46 +644,78 @@ var paramFields = func() []paramField {
 	return fields
 }()
 
-// paramKeys are the keys of paramFields, in order.
+// paramKeys are the keys of paramFields, in order, each once (two fields
+// of one flag share a key).
 var paramKeys = func() []string {
-	keys := make([]string, len(paramFields))
-	for i, f := range paramFields {
-		keys[i] = f.key
+	var keys []string
+	for _, f := range paramFields {
+		if !slices.Contains(keys, f.key) {
+			keys = append(keys, f.key)
+		}
 	}
 	return keys
 }()
+
+// floatUnits are the units of the float64 formats of compare tags.
+var floatUnits = map[string]string{"seconds": " s", "percent": "%", "gbps": " Gbit/s", "msgs": " msg/s"}
 
 // paramMap is p's parameters compared, as compare prints them. A string
 // (but omitempty) or int is there even when unset (""), the others only
 // when set; an Extra key only where no field has it.
 func paramMap(p *report.Params) map[string]string {
 	m := map[string]string{}
+	set := func(k, v string) {
+		if old, ok := m[k]; !ok || old == "" {
+			m[k] = v
+		}
+	}
 	v := reflect.ValueOf(p).Elem()
 	for _, f := range paramFields {
 		switch fv := v.Field(f.index); fv.Kind() {
 		case reflect.String:
 			if f.format != "omitempty" || fv.String() != "" {
-				m[f.key] = fv.String()
+				set(f.key, fv.String())
 			}
 		case reflect.Int:
-			if f.format == "auto" {
+			switch {
+			case f.format == "auto":
 				if fv.Int() >= 0 {
-					m[f.key] = strconv.FormatInt(fv.Int(), 10)
+					set(f.key, strconv.FormatInt(fv.Int(), 10))
 				}
-			} else {
-				m[f.key] = itoaOr(int(fv.Int()))
+			case f.format == "runs" && fv.Int() <= 1:
+				set(f.key, "")
+			default:
+				set(f.key, itoaOr(int(fv.Int())))
 			}
 		case reflect.Bool:
 			if fv.Bool() {
-				m[f.key] = "on"
+				set(f.key, "on")
 			}
 		case reflect.Pointer:
-			if !fv.IsNil() {
-				m[f.key] = strconv.FormatInt(fv.Elem().Int(), 10)
+			if fv.IsNil() {
+				continue
+			}
+			switch x := fv.Interface().(type) {
+			case *int:
+				set(f.key, strconv.Itoa(*x))
+			case *report.LoadParams:
+				set(f.key, loadText(x))
+			default:
+				panic("report: compare tag on a " + fv.Type().String())
+			}
+		case reflect.Slice:
+			if cores, ok := fv.Interface().([]int); ok && len(cores) > 0 {
+				set(f.key, strings.Join(report.IntRanges(cores), ","))
+			} else if !ok {
+				panic("report: compare tag on a " + fv.Type().String())
 			}
 		case reflect.Float64:
-			if f.format == "seconds" && fv.Float() > 0 {
-				m[f.key] = report.Num(fv.Float()) + " s"
+			unit, ok := floatUnits[f.format]
+			if !ok {
+				panic("report: compare tag on a float64 without a unit: " + f.key)
+			}
+			if fv.Float() > 0 {
+				set(f.key, report.Num(fv.Float())+unit)
 			}
 		default:
 			panic("report: compare tag on a " + fv.Kind().String())
@@ -480,6 +727,19 @@ func paramMap(p *report.Params) map[string]string {
 		}
 	}
 	return m
+}
+
+// loadText writes a load (--load) as compare prints it: "write-bw, 4 QPs,
+// 65536 B".
+func loadText(l *report.LoadParams) string {
+	parts := []string{cmp.Or(report.Clean(l.Test), "?")}
+	if l.QPs > 0 {
+		parts = append(parts, fmt.Sprintf("%d QPs", l.QPs))
+	}
+	if l.Size > 0 {
+		parts = append(parts, fmt.Sprintf("%d B", l.Size))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func paramOrder(a, b map[string]string) []string {
@@ -494,155 +754,4 @@ func paramOrder(a, b map[string]string) []string {
 	}
 	slices.Sort(extra)
 	return append(keys, extra...)
-}
-
-// --- gates ---
-
-// Gate is a threshold on a comparison. A regression gate (MinRatio 0)
-// fails when a figure got worse by more than MaxRegression (a fraction:
-// latency up, bandwidth down); a ratio gate (MinRatio > 0) fails when a
-// higher-is-better figure's NEW/BASE ratio of medians is below MinRatio.
-// Either fails only on a significant change: a figure beyond the threshold
-// whose change is noise, or that has too few runs for a test, does not
-// fail the gate (CheckGates reports it as not significant).
-type Gate struct {
-	// Name is how messages show the gate: "--max-p99-regression 5%".
-	Name string
-	// Figures are the figures the gate checks; none: every compared one.
-	Figures       []report.Figure
-	MaxRegression float64
-	MinRatio      float64
-}
-
-// Gates are the gates of one comparison.
-type Gates []Gate
-
-// MaxRegressionGate returns a regression gate: figs (every compared
-// figure if none) may get worse by at most frac (0.05 for 5%).
-func MaxRegressionGate(name string, frac float64, figs ...report.Figure) Gate {
-	return Gate{Name: name, Figures: figs, MaxRegression: frac}
-}
-
-// MinRatioGate returns a ratio gate: NEW/BASE of figs (higher-is-better
-// figures) must be at least ratio.
-func MinRatioGate(name string, ratio float64, figs ...report.Figure) Gate {
-	return Gate{Name: name, Figures: figs, MinRatio: ratio}
-}
-
-// GateFailure is one figure of one row beyond a gate's threshold.
-type GateFailure struct {
-	Gate string `json:"gate"`
-	report.Key
-	Figure report.Figure `json:"figure"`
-	// Change is the relative change of the medians (New/Base - 1).
-	Change float64 `json:"change"`
-	// Significant is false for a change beyond the threshold that is
-	// noise or has too few runs for a test: it does not fail the gate.
-	Significant bool `json:"significant"`
-	// Message says what crossed which threshold: "write-lat RC 2 B: p99
-	// +12.30% > 5% (--max-p99-regression 5%)"; for a change that is not
-	// significant it also says why.
-	Message string `json:"message"`
-}
-
-func (f GateFailure) String() string {
-	if f.Significant {
-		return "gate failed: " + f.Message
-	}
-	return "gate not failed: " + f.Message
-}
-
-// GateResult is the verdict of a comparison's gates.
-type GateResult struct {
-	// Gates names the gates checked.
-	Gates []string `json:"gates"`
-	// Failures are the significant changes beyond a threshold: the gates
-	// failed.
-	Failures []GateFailure `json:"failures"`
-	// NotSignificant are changes beyond a threshold that are noise or
-	// come from too few runs: they do not fail a gate.
-	NotSignificant []GateFailure `json:"not_significant,omitempty"`
-	// Limits are the figures of NEW that miss an absolute limit
-	// (compare --limit-bw 90%link): each fails the gates.
-	Limits []report.LimitFailure `json:"limits,omitempty"`
-}
-
-// Failed reports whether a gate failed.
-func (g *GateResult) Failed() bool { return g != nil && (len(g.Failures) > 0 || len(g.Limits) > 0) }
-
-// AddLimits checks the limits l, named name ("--limit-bw 90%link"), on
-// the NEW document of the comparison, as a run checks its own
-// ([report.CheckLimits]): every figure that misses one fails the gates.
-func (g *GateResult) AddLimits(name string, new *report.Document, l report.Limits) {
-	if l.IsZero() {
-		return
-	}
-	g.Gates = append(g.Gates, name)
-	g.Limits = append(g.Limits, report.CheckLimits(new, l)...)
-}
-
-// CheckGates checks every gate on every row and figure of c.
-func (c *Comparison) CheckGates(gates Gates) *GateResult {
-	res := &GateResult{Gates: []string{}, Failures: []GateFailure{}}
-	for _, g := range gates {
-		res.Gates = append(res.Gates, g.Name)
-	}
-	for _, row := range c.Rows {
-		for i := range row.Figures {
-			fc := &row.Figures[i]
-			for _, g := range gates {
-				if len(g.Figures) > 0 && !slices.Contains(g.Figures, fc.Figure) {
-					continue
-				}
-				msg, over := g.check(fc)
-				if !over {
-					continue
-				}
-				f := GateFailure{Gate: g.Name, Key: row.Key, Figure: fc.Figure, Change: *fc.Change, Significant: fc.Significant,
-					Message: fmt.Sprintf("%s: %s (%s)", row.Key, msg, g.Name)}
-				if f.Significant {
-					res.Failures = append(res.Failures, f)
-					continue
-				}
-				if fc.TooFewRuns {
-					f.Message += fmt.Sprintf(": not significant, too few runs (%s; need at least %d on each side)", fc.Test(), report.MinRunsForTest(c.Alpha))
-				} else {
-					f.Message += fmt.Sprintf(": not significant (%s > alpha %g)", fc.Test(), c.Alpha)
-				}
-				res.NotSignificant = append(res.NotSignificant, f)
-			}
-		}
-	}
-	return res
-}
-
-// Gate returns the failures of gates on c: significant changes beyond a
-// threshold (see [Comparison.CheckGates]).
-func (c *Comparison) Gate(gates Gates) []GateFailure { return c.CheckGates(gates).Failures }
-
-// check reports whether fc is beyond g's threshold, and says how.
-func (g *Gate) check(fc *FigureChange) (string, bool) {
-	if fc.Change == nil || math.IsNaN(*fc.Change) {
-		return "", false
-	}
-	label := string(fc.Figure)
-	if g.MinRatio > 0 {
-		if !fc.Figure.HigherIsBetter() {
-			return "", false
-		}
-		ratio := 1 + *fc.Change
-		if ratio >= g.MinRatio {
-			return "", false
-		}
-		return fmt.Sprintf("%s ratio %s < %s", label, strconv.FormatFloat(ratio, 'f', 3, 64), report.Num(g.MinRatio)), true
-	}
-	worse, _ := fc.Worse()
-	if worse <= g.MaxRegression {
-		return "", false
-	}
-	limit := report.Num(100*g.MaxRegression) + "%"
-	if fc.Figure.HigherIsBetter() {
-		return fmt.Sprintf("%s %s < -%s", label, pct(*fc.Change), limit), true
-	}
-	return fmt.Sprintf("%s %s > %s", label, pct(*fc.Change), limit), true
 }

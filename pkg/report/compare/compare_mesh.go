@@ -560,8 +560,9 @@ func meshDiff(base, new *report.Document) []string {
 		w = append(w, fmt.Sprintf("ranks differ: base %d, new %d", b, n))
 	}
 	for _, d := range envDiff(base, new) {
-		// The documents' hosts are rank 0's; the ranks' own are matched above.
-		if !strings.HasPrefix(d, "setup ") && !strings.HasPrefix(d, "remote ") {
+		// The documents' hosts are rank 0's; the ranks' own are matched
+		// above (a rank on another host is listed).
+		if !strings.HasPrefix(d, "setup ") && !strings.HasPrefix(d, "remote ") && !strings.HasPrefix(d, "host name ") {
 			w = append(w, d)
 		}
 	}
@@ -610,14 +611,44 @@ type MeshGateResult struct {
 	// Failures are the links whose change is beyond a gate's threshold,
 	// matrix by matrix, most changed first.
 	Failures []MeshGateFailure `json:"failures"`
+	// Incomplete are the reasons new cannot be judged in full: a matrix
+	// base has and new lacks, a gate with nothing to check. Each fails the
+	// gates. (A link that failed in new is an error of its own.)
+	Incomplete []Incomplete `json:"incomplete,omitempty"`
 	// Limits are the links of new that miss an absolute limit
 	// (--limit-bw).
 	Limits []report.LinkFailure `json:"limits,omitempty"`
 }
 
 // Failed reports whether a gate failed.
-func (g *MeshGateResult) Failed() bool {
-	return g != nil && (len(g.Failures) > 0 || len(g.Limits) > 0)
+func (g *MeshGateResult) Failed() bool { return g.Count() > 0 }
+
+// Count is the number of checks that failed: incomplete, failures,
+// limits.
+func (g *MeshGateResult) Count() int {
+	if g == nil {
+		return 0
+	}
+	return len(g.Incomplete) + len(g.Failures) + len(g.Limits)
+}
+
+// FailedLines are the checks that failed, one line each, as compare
+// prints them: "gate failed: ...", then "limit failed (new): ...".
+func (g *MeshGateResult) FailedLines() []string {
+	if g == nil {
+		return nil
+	}
+	var lines []string
+	for _, f := range g.Incomplete {
+		lines = append(lines, "gate failed: "+f.Message)
+	}
+	for _, f := range g.Failures {
+		lines = append(lines, f.String())
+	}
+	for _, f := range g.Limits {
+		lines = append(lines, "limit failed (new): "+f.Message)
+	}
+	return lines
 }
 
 // linkName names a link of new for messages: "0 -> 2 (node1 -> node3)".
@@ -635,21 +666,36 @@ func (c *MeshComparison) linkName(from, to int) string {
 // own change is beyond the gate's threshold (a regression gate: latency
 // up, bandwidth down by more than MaxRegression; a ratio gate: new/base
 // below MinRatio). Failures come matrix by matrix, the worst first.
+//
+// Gates fail closed: a matrix base has and new lacks fails them, and so
+// does a gate with nothing to check (no matrix in common, or no link of
+// its figures measured on both sides) ([MeshGateResult.Incomplete]).
 func (c *MeshComparison) CheckGates(gates Gates) *MeshGateResult {
 	res := &MeshGateResult{Gates: []string{}, Failures: []MeshGateFailure{}}
 	for _, g := range gates {
 		res.Gates = append(res.Gates, g.Name)
 	}
+	for _, m := range c.OnlyBase {
+		k := m.Key
+		res.Incomplete = append(res.Incomplete, Incomplete{Reason: IncompleteMissing, Key: &k,
+			Message: fmt.Sprintf("%s: in base, missing in new", m)})
+	}
 	if len(gates) == 0 {
 		return res
 	}
+	if len(c.Matrices) == 0 {
+		res.Incomplete = append(res.Incomplete, Incomplete{Reason: IncompleteNothing,
+			Message: "nothing compared: no matrix (test, size and figure) in common"})
+	}
+	checked := make([]bool, len(gates))
 	for i, pr := range c.pairs {
 		bm, nm := &c.base.Matrices[pr[0]], &c.new.Matrices[pr[1]]
 		mc := &c.Matrices[i]
 		var gs []*Gate
 		for k := range gates {
-			if len(gates[k].Figures) == 0 || slices.Contains(gates[k].Figures, mc.Figure) {
+			if gates[k].applies(mc.Figure) {
 				gs = append(gs, &gates[k])
+				checked[k] = checked[k] || mc.Links > 0
 			}
 		}
 		if len(gs) == 0 {
@@ -682,6 +728,12 @@ func (c *MeshComparison) CheckGates(gates Gates) *MeshGateResult {
 			return f.Change
 		}
 		slices.SortStableFunc(res.Failures[from:], func(a, b MeshGateFailure) int { return cmp.Compare(worse(&b), worse(&a)) })
+	}
+	for k, g := range gates {
+		if !checked[k] && len(c.Matrices) > 0 {
+			res.Incomplete = append(res.Incomplete, Incomplete{Reason: IncompleteNothing, Gate: g.Name,
+				Message: fmt.Sprintf("%s: nothing compared: no link of %s measured on both sides", g.Name, g.what())})
+		}
 	}
 	return res
 }

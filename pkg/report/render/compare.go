@@ -26,12 +26,13 @@ var CompareFormats = []string{FormatTable, FormatMarkdown, FormatJSON}
 // The table and Markdown forms have one row per figure of each test and
 // size: each side's median over its runs with the 95% confidence interval
 // ("±2%"; "±∞" with too few runs for one), the change of the medians with
-// the U test's p-value and run counts, and "~" where the change is not
-// significant, as benchstat prints it. Footnotes follow: rows with too
-// few runs for a significance test, failed runs, tests on one side only,
-// differences of environment and parameters, then the gates: each failure
-// ("gate failed: ..."), and each change beyond a threshold that does not
-// fail it because it is not significant.
+// the U test's p-value and run counts, and "~" beside a change that is
+// not significant, as benchstat prints it (but never in place of the
+// change). Footnotes follow: rows with too few runs for a significance
+// test, failed runs, tests on one side only, differences of environment
+// and parameters, then the gates: each check that failed ("gate failed:
+// ...", "limit failed (new): ..."), and each change beyond a threshold
+// that does not fail it because it is noise.
 //
 // The JSON form is the Comparison itself with "schema"
 // ([compare.Schema]) and "gates" fields.
@@ -125,6 +126,24 @@ func compareCells(c *compare.Comparison) (rows []row, notes []string) {
 	return rows, notes
 }
 
+// alignDeltas pads the deltas without a "~" so that, right-aligned, their
+// numbers line up with those beside one: "+50.38%  " over "+0.96% ~".
+func alignDeltas(rows []row) {
+	const col = 6
+	marked := false
+	for _, r := range rows {
+		marked = marked || strings.HasSuffix(r.cells[col], " ~")
+	}
+	if !marked {
+		return
+	}
+	for i := range rows {
+		if !strings.HasSuffix(rows[i].cells[col], " ~") {
+			rows[i].cells[col] += "  "
+		}
+	}
+}
+
 func spreadCell(f report.Figure, s report.Spread, u report.LatencyUnit) string {
 	if s.N == 0 {
 		return "-"
@@ -170,17 +189,10 @@ func compareTrailer(c *compare.Comparison, gates *compare.GateResult) []string {
 	for _, w := range c.Warnings {
 		lines = append(lines, "warning: "+w)
 	}
-	if gates != nil && len(gates.Gates) > 0 {
-		lines = append(lines, gatesLine(gates.Gates, gates.Failed(), len(gates.Failures)+len(gates.Limits)))
-		for _, f := range gates.Failures {
-			lines = append(lines, f.String())
-		}
-		for _, f := range gates.Limits {
-			lines = append(lines, "limit failed (new): "+f.String())
-		}
-		for _, f := range gates.NotSignificant {
-			lines = append(lines, f.String())
-		}
+	if gates != nil && (len(gates.Gates) > 0 || gates.Failed()) {
+		lines = append(lines, gatesLine(gates.Gates, gates.Failed(), gates.Count()))
+		lines = append(lines, gates.FailedLines()...)
+		lines = append(lines, gates.NotFailedLines()...)
 	}
 	return lines
 }
@@ -210,6 +222,9 @@ func gatesLine(gates []string, failed bool, failures int) string {
 	verdict := "passed"
 	if failed {
 		verdict = fmt.Sprintf("%d failed", failures)
+	}
+	if len(gates) == 0 {
+		return "gates: " + verdict
 	}
 	return fmt.Sprintf("gates: %s: %s", strings.Join(gates, ", "), verdict)
 }
@@ -265,6 +280,7 @@ func compareTable(b *bytes.Buffer, c *compare.Comparison, gates *compare.GateRes
 		b.WriteString("no test and size in common\n")
 	} else {
 		cells, notes := compareCells(c)
+		alignDeltas(cells)
 		rows := []row{
 			{kind: rowTitle, text: fmt.Sprintf(compareLegend, c.Alpha)},
 			{cells: compareLabels},
@@ -322,7 +338,7 @@ func compareMarkdown(b *bytes.Buffer, c *compare.Comparison, gates *compare.Gate
 			if r.suffix != "" {
 				cs[len(cs)-1] += " " + r.suffix
 			}
-			if cs[6] != "~" && cs[6] != "-" && cs[6] != "?" {
+			if !strings.HasSuffix(cs[6], "~") && cs[6] != "-" && cs[6] != "?" {
 				cs[6] = "**" + cs[6] + "**"
 			}
 			b.WriteString(mdLine(cs))

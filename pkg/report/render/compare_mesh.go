@@ -353,16 +353,9 @@ func meshCompareNotes(c *compare.MeshComparison, gates *compare.MeshGateResult) 
 	for _, w := range c.Warnings {
 		notes = append(notes, "warning: "+w)
 	}
-	if gates != nil && len(gates.Gates) > 0 {
-		notes = append(notes, gatesLine(gates.Gates, gates.Failed(), len(gates.Failures)+len(gates.Limits)))
-		var fs []string
-		for _, f := range gates.Failures {
-			fs = append(fs, f.String())
-		}
-		for _, f := range gates.Limits {
-			fs = append(fs, "limit failed (new): "+f.Message)
-		}
-		notes = append(notes, capped(fs, "gate failures (-o json or -o csv lists every link)")...)
+	if gates != nil && (len(gates.Gates) > 0 || gates.Failed()) {
+		notes = append(notes, gatesLine(gates.Gates, gates.Failed(), gates.Count()))
+		notes = append(notes, capped(gates.FailedLines(), "gate failures (-o json or -o csv lists every link)")...)
 	}
 	return notes
 }

@@ -33,9 +33,16 @@ func TestCompareFailedRuns(t *testing.T) {
 		t.Errorf("failed test: %+v", bw)
 	}
 	reporttest.Equal(t, "notes", bw.Notes, []string{"new: the test failed: RNR retry exceeded", "QPs differ: base 1, new 4"})
-	if fs := c.Gate(compare.Gates{compare.MaxRegressionGate("x", 0)}); len(fs) != 0 {
-		t.Errorf("gate on a failed test: %v", fs)
+	// The failed test has no change to judge; it fails the gates as a
+	// test failed in new.
+	res := c.CheckGates(compare.Gates{compare.MaxRegressionGate("x", 0)})
+	for _, f := range res.Failures {
+		if f.Test == "write-bw" {
+			t.Errorf("a change of a failed test: %v", f)
+		}
 	}
+	reporttest.Equal(t, "incomplete", res.FailedLines()[:1], []string{"gate failed: write-bw RC 65536 B: the test failed in new: RNR retry exceeded"})
+	reporttest.Equal(t, "warnings", c.Warnings, []string{"new: 1 of 2 tests failed: write-bw RC 65536 B"})
 	var buf bytes.Buffer
 	if err := WriteComparison(&buf, FormatTable, c, nil); err != nil {
 		t.Fatal(err)
@@ -72,7 +79,7 @@ func TestCompareJSON(t *testing.T) {
 	}
 	if v.Schema != compare.Schema || len(v.Rows) != 2 || v.Rows[0].Figures[1].Figure != "p99" || !v.Rows[0].Figures[1].TooFewRuns ||
 		v.Rows[0].Figures[1].Change == nil || len(v.Rows[0].Figures[1].BaseValues) != 1 ||
-		len(v.Gates.Failures) != 0 || len(v.Gates.NotSignificant) != 3 {
+		len(v.Gates.Failures) != 3 || len(v.Gates.NotSignificant) != 0 || !v.Gates.Failures[0].TooFewRuns {
 		t.Errorf("json: %+v\n%s", v, buf.String())
 	}
 	if err := WriteComparison(&buf, "csv", c, nil); err == nil {
@@ -121,7 +128,7 @@ func TestCompareMismatch(t *testing.T) {
 // 5% gate passes.
 func TestCompareNoise(t *testing.T) {
 	c := compareNamed(reporttest.BaseRuns(), reporttest.NoiseRuns())
-	reporttest.Equal(t, "deltas", deltas(c), []string{"write-lat p50 ~", "write-lat p99 ~", "write-bw bw ~", "write-bw msg-rate ~"})
+	reporttest.Equal(t, "deltas", deltas(c), []string{"write-lat p50 +0.00% ~", "write-lat p99 +0.00% ~", "write-bw bw +0.00% ~", "write-bw msg-rate +0.00% ~"})
 	for _, r := range c.Rows {
 		for _, f := range r.Figures {
 			if f.Significant || f.TooFewRuns || f.P == nil || *f.P <= 0.05 {
@@ -148,7 +155,7 @@ func TestCompareNoise(t *testing.T) {
 func TestCompareRegression(t *testing.T) {
 	c := compareNamed(reporttest.BaseRuns(), reporttest.RegressedRuns())
 	reporttest.Equal(t, "deltas", deltas(c), []string{
-		"write-lat p50 ~", "write-lat p99 +50.38%", "write-bw bw -10.05%", "write-bw msg-rate -10.05%",
+		"write-lat p50 +0.00% ~", "write-lat p99 +50.38%", "write-bw bw -10.05%", "write-bw msg-rate -10.05%",
 	})
 	p99 := c.Rows[0].Figures[1]
 	// Every new run is above every base run: the most extreme outcome of
@@ -192,22 +199,25 @@ func TestCompareRegression(t *testing.T) {
 }
 
 // TestCompareTooFewRuns: one run on each side: the same +50% p99 is not
-// tested, a footnote says why, and gates do not fail on it.
+// tested, a footnote says why, its delta is shown all the same, and the
+// gates judge the change alone (they fail, saying so); with significance
+// required they do not.
 func TestCompareTooFewRuns(t *testing.T) {
 	c := compareNamed(reporttest.SingleBase(), reporttest.SingleNew())
-	reporttest.Equal(t, "deltas", deltas(c), []string{"write-lat p50 ~", "write-lat p99 ~", "write-bw bw ~", "write-bw msg-rate ~"})
+	reporttest.Equal(t, "deltas", deltas(c), []string{"write-lat p50 +0.96% ~", "write-lat p99 +50.38% ~", "write-bw bw -10.05% ~", "write-bw msg-rate -10.05% ~"})
 	p99 := c.Rows[0].Figures[1]
-	if !p99.TooFewRuns || p99.Significant || p99.Change == nil || math.Abs(*p99.Change-(1.97/1.31-1)) > 1e-12 || p99.Test() != "n=1" {
+	if !p99.TooFewRuns || p99.Significant || p99.Change == nil || math.Abs(*p99.Change-(1.97/1.31-1)) > 1e-12 || p99.Test() != "n=1 untested" {
 		t.Errorf("p99: %+v", p99)
 	}
-	res := c.CheckGates(compare.Gates{compare.MaxRegressionGate("--max-regression 5%", 0.05)})
-	if res.Failed() {
-		t.Errorf("a gate failed on untested changes: %v", res.Failures)
+	gates := compare.Gates{compare.MaxRegressionGate("--max-regression 5%", 0.05)}
+	res := c.CheckGates(gates)
+	if !res.Failed() || len(res.NotSignificant) != 0 || len(res.Incomplete) != 0 {
+		t.Errorf("gates on untested changes: %+v", res)
 	}
-	reporttest.Equal(t, "not significant", messages(res.NotSignificant), []string{
-		"gate not failed: write-lat RC 2 B: p99 +50.38% > 5% (--max-regression 5%): not significant, too few runs (n=1; need at least 4 on each side)",
-		"gate not failed: write-bw RC 65536 B: bw -10.05% < -5% (--max-regression 5%): not significant, too few runs (n=1; need at least 4 on each side)",
-		"gate not failed: write-bw RC 65536 B: msg-rate -10.05% < -5% (--max-regression 5%): not significant, too few runs (n=1; need at least 4 on each side)",
+	reporttest.Equal(t, "judged alone", messages(res.Failures), []string{
+		"gate failed: write-lat RC 2 B: p99 +50.38% > 5% (--max-regression 5%): too few runs to test its significance (n=1; need at least 4 on each side): judged on the change alone",
+		"gate failed: write-bw RC 65536 B: bw -10.05% < -5% (--max-regression 5%): too few runs to test its significance (n=1; need at least 4 on each side): judged on the change alone",
+		"gate failed: write-bw RC 65536 B: msg-rate -10.05% < -5% (--max-regression 5%): too few runs to test its significance (n=1; need at least 4 on each side): judged on the change alone",
 	})
 	var buf bytes.Buffer
 	if err := WriteComparison(&buf, FormatTable, c, res); err != nil {
@@ -217,4 +227,14 @@ func TestCompareTooFewRuns(t *testing.T) {
 	if !strings.Contains(buf.String(), "need at least 4 runs on each side for a significance test") {
 		t.Errorf("no footnote:\n%s", buf.String())
 	}
+
+	strict := c.CheckGatesWith(gates, compare.GateOptions{RequireSignificance: true})
+	if strict.Failed() {
+		t.Errorf("significance required: a gate failed on untested changes: %v", strict.Failures)
+	}
+	reporttest.Equal(t, "not significant", messages(strict.NotSignificant), []string{
+		"gate not failed: write-lat RC 2 B: p99 +50.38% > 5% (--max-regression 5%): not significant, too few runs (n=1; need at least 4 on each side)",
+		"gate not failed: write-bw RC 65536 B: bw -10.05% < -5% (--max-regression 5%): not significant, too few runs (n=1; need at least 4 on each side)",
+		"gate not failed: write-bw RC 65536 B: msg-rate -10.05% < -5% (--max-regression 5%): not significant, too few runs (n=1; need at least 4 on each side)",
+	})
 }

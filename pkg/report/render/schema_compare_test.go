@@ -138,10 +138,11 @@ func TestCompareSchemasValidate(t *testing.T) {
 		}
 	}
 	// The outputs hold what the schemas have to describe.
-	for name, want := range map[string]string{"examples": `"limits"`, "sweep against duration": `"only_base"`,
-		"failed runs": `"notes"`, "single": `"not_significant"`, "other device": `"warnings"`} {
-		if !strings.Contains(string(outs[name]), want) {
-			t.Errorf("%s: no %s in\n%s", name, want, outs[name])
+	for _, w := range []struct{ name, want string }{{"examples", `"limits"`}, {"examples", `"not_significant"`},
+		{"sweep against duration", `"only_base"`}, {"failed runs", `"notes"`}, {"failed runs", `"incomplete"`},
+		{"single", `"too_few_runs"`}, {"other device", `"warnings"`}} {
+		if !strings.Contains(string(outs[w.name]), w.want) {
+			t.Errorf("%s: no %s in\n%s", w.name, w.want, outs[w.name])
 		}
 	}
 	mesh := meshComparisonOutputs(t)
