@@ -828,6 +828,8 @@ func classify(err error) string {
 		return ResultConnect
 	case errors.As(err, &ne) && ne.Timeout():
 		return ResultTimeout
+	case errors.Is(err, control.ErrPeerShutdown):
+		return ResultClosed
 	case errors.Is(err, control.ErrBadFrame), errors.Is(err, control.ErrFrameTooLarge), errors.Is(err, control.ErrProtocol),
 		errors.Is(err, control.ErrPeerClosed), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return ResultProtocol

@@ -53,14 +53,15 @@ const (
 	ResultBusy     = "busy"     // the peer's server ran another test, through every retry
 	ResultAuth     = "auth"     // the token was refused
 	ResultVersion  = "version"  // the peer runs another protocol version
-	ResultProtocol = "protocol" // the peer answered what is not the control protocol (garbage), or closed mid-probe
+	ResultProtocol = "protocol" // the peer answered what is not the control protocol (garbage), or closed without saying bye (killed, crashed)
+	ResultClosed   = "closed"   // the peer's server said it is shutting down (bye) and closed: a clean stop or restart, not an error of the link
 	ResultRefused  = "refused"  // the peer's server refused the probe test (spec, limit)
 	ResultTest     = "test"     // the test itself failed
 )
 
 // results are every result, in the order of a peer's counters.
 var results = []string{ResultOK, ResultConnect, ResultTimeout, ResultBusy, ResultAuth, ResultVersion,
-	ResultProtocol, ResultRefused, ResultTest}
+	ResultProtocol, ResultClosed, ResultRefused, ResultTest}
 
 func resultIndex(r string) int {
 	i := slices.Index(results, r)
@@ -86,7 +87,7 @@ type peerStats struct {
 	buckets [26]uint64
 	count   uint64
 	sumNs   float64
-	probes  [9]uint64 // by results
+	probes  [10]uint64 // by results
 	lastOK  time.Time
 	recent  [recentProbes]float64 // p50s (ns) of the last good probes, a ring
 	nRecent int
@@ -96,7 +97,7 @@ type peerStats struct {
 	slow    bool
 	// The bandwidth probes': by result, the last good one's payload
 	// bytes per second and end, and blame's verdict on it.
-	bwProbes [9]uint64
+	bwProbes [10]uint64
 	bwBytes  float64
 	bwAt     time.Time
 	bwLow    bool
@@ -310,7 +311,7 @@ func metricFamilies(s *state, pc *portReading) []*dto.MetricFamily {
 	}
 
 	lat := fam(metricLatency, "seconds", histogram, "Latency samples of the good probes of a peer, on the test's basis (rtt_half: one-way, half the round trip; rtt: round trip), since the agent started; the bucket bounds of rdmabench_latency_seconds.")
-	probes := fam(metricProbes, "", counter, "Probes of a peer since the agent started, by result: ok, or the kind of error.")
+	probes := fam(metricProbes, "", counter, "Probes of a peer since the agent started, by result: ok, closed (its server shut down cleanly), or the kind of error.")
 	lastOK := fam(metricLastOK, "seconds", gauge, "When the last good probe of a peer ended, Unix time; absent before the first.")
 	p50 := fam(metricP50, "seconds", gauge, "A peer's p50 as blame judges it: the median of the p50s of its last good probes (--blame-probes, 16 by default; at least 3); absent before.")
 	slow := fam(metricSlow, "", gauge, "1 when blame judged a peer's p50 bad against this agent's other peers (the mesh's rules), else 0; absent for a peer not judged (no p50 yet) and for all while blame_judged is 0.")

@@ -151,6 +151,7 @@ func TestClassify(t *testing.T) {
 		{fmt.Errorf("tcp-lat: %w", context.DeadlineExceeded), ResultTimeout},
 		{fmt.Errorf("read: %w", control.ErrBadFrame), ResultProtocol},
 		{control.ErrPeerClosed, ResultProtocol},
+		{fmt.Errorf("tcp-lat: %w (while sending run)", control.ErrPeerShutdown), ResultClosed},
 		{errors.New("peer failed (ready/0): no"), ResultTest},
 	} {
 		if got := classify(tc.err); got != tc.want {
