@@ -79,8 +79,12 @@ func writeMeshText(w io.Writer, doc *report.Document, md bool, opts Options) err
 		line("start", s)
 	}
 	failed := m.FailedLinks()
-	line("mesh", fmt.Sprintf("%s (%s), coordinator %s, %s schedule: %d rounds, %d links, %d measured, %d failed",
-		m.Shape(), cmp.Or(m.Launcher, "?"), m.Coordinator, cmp.Or(m.Schedule, "?"), m.Rounds, m.LinkTotal(),
+	rounds := "rounds"
+	if m.Rounds == 1 {
+		rounds = "round"
+	}
+	line("mesh", fmt.Sprintf("%s (%s), coordinator %s, %s schedule: %d %s, %d links, %d measured, %d failed",
+		m.Shape(), cmp.Or(m.Launcher, "?"), m.Coordinator, cmp.Or(m.Schedule, "?"), m.Rounds, rounds, m.LinkTotal(),
 		m.LinkTotal()-len(failed), len(failed)))
 	line("tests", strings.Join(m.Tests, ", "))
 	if m.Duplex {
