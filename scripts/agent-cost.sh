@@ -48,7 +48,7 @@ ticks=$(getconf CLK_TCK)
 cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 oks() {
 	curl -s "http://127.0.0.1:$1/metrics" |
-		awk '/^rdmabench_agent_probes_total\{.*result="ok"\}/ {n += $2} END {print n + 0}'
+		awk '/^rdmabench_agent_probes_total\{/ && /result="ok"/ {n += $NF} END {print n + 0}'
 }
 declare -A c0 o0
 for i in 1 2; do

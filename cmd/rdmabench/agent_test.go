@@ -66,9 +66,9 @@ func TestAgentUsage(t *testing.T) {
 func TestAgentProbesServe(t *testing.T) {
 	port, _ := startServer(t)
 	maddr, log := startAgent(t, "# the server\n127.0.0.1:"+port+"\n", "--rate", "20")
-	want := `rdmabench_agent_probes_total{host="node-a",device="",peer="127.0.0.1:` + port + `",test="tcp-lat",result="ok"}`
+	want := `rdmabench_agent_probes_total{device="",host="node-a",peer="127.0.0.1:` + port + `",result="ok",test="tcp-lat"}`
 	body := scrapeUntilGood(t, maddr, want, log)
-	if !strings.Contains(body, `rdmabench_agent_probe_latency_seconds_count{host="node-a"`) {
+	if !strings.Contains(body, `rdmabench_agent_probe_latency_seconds_count{basis="rtt_half",device="",host="node-a"`) {
 		t.Errorf("no latency histogram:\n%s", body)
 	}
 	if !strings.Contains(log.String(), "rdmabench agent: serving tests on 127.0.0.1:") {
@@ -124,14 +124,18 @@ func TestAgentBandwidthProbe(t *testing.T) {
 	}
 	maddr, log := startAgent(t, "127.0.0.1:"+port+"\n", "--rate", "5",
 		"--bw-probe", "tcp-bw", "--bw-duration", "200ms", "--bw-share", "50%", "--bw-size", "8K")
-	peer := `peer="127.0.0.1:` + port + `",test="tcp-bw"`
-	body := scrapeUntilGood(t, maddr, `rdmabench_agent_bandwidth_probes_total{host="node-a",device="",`+peer+`,result="ok"}`, log)
-	for _, want := range []string{`rdmabench_agent_peer_bandwidth_bytes_per_second{host="node-a",device="",` + peer + `} `,
-		`rdmabench_agent_peer_bandwidth_low{host="node-a",device="",` + peer + `} 0`,
-		`rdmabench_agent_bandwidth_probe_period_seconds{host="node-a",device=""} 0.4`} {
+	peer := `peer="127.0.0.1:` + port + `"`
+	body := scrapeUntilGood(t, maddr, `rdmabench_agent_bandwidth_probes_total{device="",host="node-a",`+peer+`,result="ok",test="tcp-bw"}`, log)
+	for _, want := range []string{`rdmabench_agent_peer_bandwidth_bytes_per_second{device="",host="node-a",` + peer + `,test="tcp-bw"} `,
+		`rdmabench_agent_blame_judged{device="",host="node-a",test="tcp-bw"} 0`,
+		`rdmabench_agent_bandwidth_probe_period_seconds{device="",host="node-a"} 0.4`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("no %s in:\n%s", want, body)
 		}
+	}
+	// One peer: blame cannot judge it, so no verdict.
+	if strings.Contains(body, "rdmabench_agent_peer_bandwidth_low{") {
+		t.Errorf("a verdict on the one peer:\n%s", body)
 	}
 	if !strings.Contains(log.String(), "bandwidth with tcp-bw (200ms of 8192 B messages, 50% of the time)") {
 		t.Errorf("log: %s", log.String())
@@ -148,12 +152,12 @@ func TestAgentRegistry(t *testing.T) {
 	t.Setenv(EnvToken, "s3cret")
 	rm, rlog := startAgent(t, "", "--peers", mesh, "--listen", raddr, "--registry", "--registry-expiry", "2s", "--reload", "200ms", "--rate", "20")
 	bm, blog := startAgent(t, "", "--peers", mesh, "--listen", baddr, "--host", "node-b", "--reload", "200ms", "--rate", "20")
-	scrapeUntilGood(t, bm, `rdmabench_agent_probes_total{host="node-b",device="",peer="`+raddr+`",test="tcp-lat",result="ok"}`, blog)
-	body := scrapeUntilGood(t, rm, `rdmabench_agent_probes_total{host="node-a",device="",peer="`+baddr+`",test="tcp-lat",result="ok"}`, rlog)
+	scrapeUntilGood(t, bm, `rdmabench_agent_probes_total{device="",host="node-b",peer="`+raddr+`",result="ok",test="tcp-lat"}`, blog)
+	body := scrapeUntilGood(t, rm, `rdmabench_agent_probes_total{device="",host="node-a",peer="`+baddr+`",result="ok",test="tcp-lat"}`, rlog)
 	if strings.Contains(body, `peer="`+raddr+`"`) {
 		t.Errorf("the registry's agent probes itself:\n%s", body)
 	}
-	if !strings.Contains(body, `rdmabench_agent_registrations{host="node-a",device=""} 2`+"\n") {
+	if !strings.Contains(body, `rdmabench_agent_registrations{device="",host="node-a"} 2`+"\n") {
 		t.Errorf("no 2 registrations in the registry's metrics:\n%s", body)
 	}
 	if !strings.Contains(rlog.String(), "token required) and keeping a registry (at most 1024 agents, each forgotten 2s after its last renewal)") {
@@ -228,10 +232,11 @@ func TestAgentOnDevice(t *testing.T) {
 		}
 	}()
 	start := time.Now()
-	body := scrapeUntilGood(t, maddr, `rdmabench_agent_probes_total{host="node-a",device="`+dev+`",peer="127.0.0.1:`+port+`",test="write-lat",result="ok"}`, &log)
+	body := scrapeUntilGood(t, maddr, `rdmabench_agent_probes_total{device="`+dev+`",host="node-a",peer="127.0.0.1:`+port+`",result="ok",test="write-lat"}`, &log)
 	t.Logf("a good probe after %.1fs", time.Since(start).Seconds())
-	l := `{host="node-a",device="` + dev + `",port="1"`
-	if !strings.Contains(body, "rdmabench_agent_port_counters_ok"+l+"} 1\n") || !strings.Contains(body, "rdmabench_agent_port_errors_total"+l+`,counter="`) {
+	l := `device="` + dev + `",host="node-a",port="1"`
+	if !strings.Contains(body, "rdmabench_agent_port_counters_ok{"+l+"} 1\n") || !strings.Contains(body, "rdmabench_agent_port_errors_total{counter=") ||
+		!strings.Contains(body, ","+l+"} ") {
 		t.Errorf("no port counters of %s:\n%s\nlog:\n%s", dev, body, log.String())
 	}
 	for _, line := range strings.Split(body, "\n") {

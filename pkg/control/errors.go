@@ -33,6 +33,13 @@ var (
 	ErrVersion = errors.New("protocol version mismatch")
 )
 
+// ErrPeerShutdown: the other end said bye, then closed the connection: a
+// server shutting down (a clean stop or restart), a client done. An
+// error that matches it matches ErrPeerClosed too; a close without bye
+// (a process killed, a crash: the kernel closes its sockets alike) does
+// not match it.
+var ErrPeerShutdown = errors.New("the other end shut down")
+
 // Error codes of "error" frames.
 const (
 	CodeVersion  = "version"  // protocol versions differ; the connection closes

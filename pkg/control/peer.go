@@ -107,7 +107,7 @@ func (p *peer) readLoop() {
 		case TypePing:
 			continue
 		case TypeBye:
-			p.fail(&closedError{name: p.name, how: ": " + p.byeMeans})
+			p.fail(&closedError{name: p.name, how: ": " + p.byeMeans, cause: ErrPeerShutdown})
 			_ = p.conn.Close()
 			return
 		}

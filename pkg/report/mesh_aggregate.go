@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
+	"strings"
 )
 
 // MeshAggregateRanks is the most ranks whose mesh is shown by rank: the
@@ -164,6 +166,43 @@ func (m *Mesh) RankPlaces() (host, rail []int) {
 		host[i], rail[i] = int(p.host[i]), int(p.rail[i])
 	}
 	return host, rail
+}
+
+// Shape says what a mesh is, for headers: "4 ranks on 4 hosts", "2
+// ranks on 1 host", "16 ranks on 2 hosts (1 rank's host unknown)": its
+// ranks, and the hosts they ran on by host name (the aggregate's, past
+// its rank list), a rank that never registered a host counted apart. A
+// mesh is never loopback, whatever its hosts.
+func (m *Mesh) Shape() string {
+	n := max(m.Size, len(m.Ranks))
+	var hosts []string
+	if m.Aggregate != nil && len(m.Aggregate.Hosts) > 0 {
+		hosts = m.Aggregate.Hosts
+	} else {
+		hosts = placeRanks(m, n).hosts
+	}
+	known, unknown := 0, 0
+	for _, h := range hosts {
+		if strings.HasPrefix(h, "rank ") { // placeRanks' name for a rank without a host
+			unknown++
+		} else {
+			known++
+		}
+	}
+	plural := func(k int, one, many string) string {
+		if k == 1 {
+			return "1 " + one
+		}
+		return strconv.Itoa(k) + " " + many
+	}
+	s := plural(n, "rank", "ranks")
+	switch {
+	case known == 0:
+		return s
+	case unknown > 0:
+		return s + " on " + plural(known, "host", "hosts") + " (" + plural(unknown, "rank's host", "ranks' hosts") + " unknown)"
+	}
+	return s + " on " + plural(known, "host", "hosts")
 }
 
 // placeRanks groups the n ranks of m by host name (a rank without one: a

@@ -85,3 +85,35 @@ func TestMeshAggregateHostile(t *testing.T) {
 		}
 	}
 }
+
+// TestMeshShape: a mesh says its ranks and the hosts they ran on, by host
+// name, a rank whose host is unknown (it never registered) counted apart.
+func TestMeshShape(t *testing.T) {
+	mesh := func(size int, hosts ...string) *report.Mesh {
+		m := &report.Mesh{Size: size}
+		for r, h := range hosts {
+			rk := report.MeshRank{Rank: r, State: report.RankOK}
+			if h != "" {
+				rk.Host = &report.Host{Hostname: h}
+			}
+			m.Ranks = append(m.Ranks, rk)
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		m    *report.Mesh
+		want string
+	}{
+		{mesh(4, "node1", "node2", "node3", "node4"), "4 ranks on 4 hosts"},
+		{mesh(2, "vm", "vm"), "2 ranks on 1 host"},
+		{mesh(16, "a", "a", "a", "a", "a", "a", "a", "a", "b", "b", "b", "b", "b", "b", "b", "b"), "16 ranks on 2 hosts"},
+		{mesh(3, "a", "b", ""), "3 ranks on 2 hosts (1 rank's host unknown)"},
+		{mesh(4, "a", "a"), "4 ranks on 1 host (2 ranks' hosts unknown)"},
+		{mesh(2), "2 ranks"},
+		{reporttest.AggregateOnlyMesh(t).Mesh, "520 ranks on 65 hosts"},
+	} {
+		if got := tc.m.Shape(); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.m.Ranks, got, tc.want)
+		}
+	}
+}

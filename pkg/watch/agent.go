@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
 	"github.com/rdmabench/rdmabench/pkg/control"
 	"github.com/rdmabench/rdmabench/pkg/mesh"
@@ -157,7 +158,13 @@ type Agent struct {
 	// (workloads.PortCounters; a fake sysfs's in tests).
 	readPort    func(dev string, port int) (map[string]uint64, error)
 	portFailing bool // the last read of the port counters failed (for the log)
-	logMu       sync.Mutex
+	// slowFewTold, bwFewTold: the log said that too few peers had a p50,
+	// a bandwidth, for blame (MinBlamePeers), until enough have.
+	slowFewTold, bwFewTold bool
+	// process gathers rdmabench_build_info, process_* and go_*
+	// (processRegistry), served with the agent's own families.
+	process *prometheus.Registry
+	logMu   sync.Mutex
 }
 
 // peer is one peer's live state: its stats (in st.peers) and its kept
@@ -266,6 +273,7 @@ func New(cfg Config) (*Agent, error) {
 		}
 	}
 	a.st.labels = labels{host: cfg.Host, device: cfg.Probe.Spec.Device, test: info.Name, basis: info.Basis}
+	a.process = processRegistry(cfg.Host, cfg.Probe.Spec.Device)
 	a.st.port = max(cfg.Probe.Spec.Port, 1)
 	a.st.rate = cfg.Rate
 	a.st.registry = a.registry != nil
@@ -820,6 +828,8 @@ func classify(err error) string {
 		return ResultConnect
 	case errors.As(err, &ne) && ne.Timeout():
 		return ResultTimeout
+	case errors.Is(err, control.ErrPeerShutdown):
+		return ResultClosed
 	case errors.Is(err, control.ErrBadFrame), errors.Is(err, control.ErrFrameTooLarge), errors.Is(err, control.ErrProtocol),
 		errors.Is(err, control.ErrPeerClosed), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return ResultProtocol
@@ -837,6 +847,7 @@ func (a *Agent) judge() {
 	a.mu.Unlock()
 	lines := a.judgeFigure(verdictOf{figure: a.info.Name + " p50", higherIsWorse: true,
 		value: func(s *peerStats) float64 { return s.p50 }, flag: func(s *peerStats) *bool { return &s.slow },
+		judged: &a.st.slowJudged, fewTold: &a.slowFewTold,
 		bad: func(s *peerStats, b mesh.Blame) string {
 			return fmt.Sprintf("blame: peer %s slow: p50 %.3gus, %.3gx this agent's median over its peers (limit %.3gx)",
 				s.addr, s.p50/1e3, s.p50/b.FleetMedian, b.Limit)
@@ -844,18 +855,29 @@ func (a *Agent) judge() {
 	if a.bw != nil {
 		lines = append(lines, a.judgeFigure(verdictOf{figure: a.bwInfo.Name + " bandwidth",
 			value: func(s *peerStats) float64 { return s.bwBytes }, flag: func(s *peerStats) *bool { return &s.bwLow },
+			judged: &a.st.bwJudged, fewTold: &a.bwFewTold,
 			bad: func(s *peerStats, b mesh.Blame) string {
 				return fmt.Sprintf("blame: peer %s bandwidth low: %.4g Gbit/s, %.3gx this agent's median over its peers (limit %.3gx)",
 					s.addr, s.bwBytes*8/1e9, s.bwBytes/b.FleetMedian, b.Limit)
 			}, good: "bandwidth no longer low"})...)
 	}
-	a.mu.Lock()
-	a.st.judged = true
-	a.mu.Unlock()
 	for _, l := range lines {
 		a.logf("%s", l)
 	}
 }
+
+// MinBlamePeers is the fewest peers with a figure that blame judges
+// against each other. The mesh's rules over an agent's links (a star:
+// every link has the agent at one end) put the median at the peers'
+// median and the spread at least at 1.48 times their median deviation
+// from it: of one or two peers, each is as far from their median as
+// that deviation, never 5 spreads past it, so a verdict of slow is
+// impossible, and "not slow" is no verdict either (a --blame-max-spread
+// under that deviation would call the slower of two slow against their
+// midpoint, which does not say which of them is off). With fewer, the agent
+// exports no verdict (rdmabench_agent_peer_slow, …_bandwidth_low) and
+// rdmabench_agent_blame_judged is 0.
+const MinBlamePeers = 3
 
 // verdictOf is how judgeFigure judges one figure of the peers.
 type verdictOf struct {
@@ -863,6 +885,8 @@ type verdictOf struct {
 	higherIsWorse bool
 	value         func(*peerStats) float64 // 0: none yet
 	flag          func(*peerStats) *bool   // the peer's verdict
+	judged        *bool                    // whether the last pass could judge the figure (MinBlamePeers)
+	fewTold       *bool                    // the log said that too few peers had the figure
 	bad           func(*peerStats, mesh.Blame) string
 	good          string // the log's words for a bad peer good again
 }
@@ -885,15 +909,34 @@ func (a *Agent) judgeFigure(v verdictOf) []string {
 		}
 	}
 	a.mu.Unlock()
-	b := mesh.Judge(in, a.cfg.Blame)
+	n := len(in.Links)
+	can := n >= MinBlamePeers
 	bad := map[*peerStats]bool{}
-	for _, l := range b.Links {
-		bad[idx[l.Link.To]] = true
+	var b mesh.Blame
+	if can {
+		b = mesh.Judge(in, a.cfg.Blame)
+		for _, l := range b.Links {
+			bad[idx[l.Link.To]] = true
+		}
 	}
 	var lines []string
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	switch {
+	case !can && n > 0 && !*v.fewTold:
+		*v.fewTold = true
+		lines = append(lines, fmt.Sprintf("blame: %d of %d peers with a %s, not judged: it takes %d peers, of fewer none can stand out",
+			n, len(a.st.peers), v.figure, MinBlamePeers))
+	case can && *v.fewTold:
+		*v.fewTold = false
+		lines = append(lines, fmt.Sprintf("blame: %d peers with a %s: judged again", n, v.figure))
+	}
+	*v.judged = can
 	for _, s := range a.st.peers {
+		if !can {
+			*v.flag(s) = false // no verdict: the line above says why
+			continue
+		}
 		f := v.flag(s)
 		if now := bad[s]; now != *f {
 			if now {
@@ -908,7 +951,9 @@ func (a *Agent) judgeFigure(v verdictOf) []string {
 }
 
 // WriteMetrics writes the agent's metrics in format (FormatOpenMetrics or
-// FormatText), as /metrics serves them. The port counters are read now.
+// FormatText), as /metrics serves them: its own families, and its
+// build's and process's (rdmabench_build_info, process_*, go_*). The
+// port counters and the process's figures are read now.
 func (a *Agent) WriteMetrics(w io.Writer, format expfmt.Format) error {
 	pc := a.portCounters()
 	n := 0
@@ -916,9 +961,10 @@ func (a *Agent) WriteMetrics(w io.Writer, format expfmt.Format) error {
 		n = a.registry.Len()
 	}
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	a.st.registrations = n
-	return writeMetrics(w, &a.st, pc, format)
+	own := metricFamilies(&a.st, pc)
+	a.mu.Unlock()
+	return writeFamilies(w, own, a.process, format)
 }
 
 // portCounters reads the error and retransmission counters of the probe

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rdmabench/rdmabench/pkg/workloads"
 )
@@ -155,5 +156,100 @@ func TestBlameBandwidth(t *testing.T) {
 	if !strings.Contains(log.String(), "blame: peer p2:19515 bandwidth low: 50 Gbit/s, 0.5x this agent's median over its peers") ||
 		!strings.Contains(log.String(), "blame: peer p2:19515 bandwidth no longer low") {
 		t.Errorf("log:\n%s", log.String())
+	}
+}
+
+// metricsText is a's metrics in the text format.
+func metricsText(t *testing.T, a *Agent) string {
+	t.Helper()
+	var b strings.Builder
+	if err := a.WriteMetrics(&b, FormatText); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// TestBlameTooFewPeers: with one or two peers with a p50 blame cannot
+// judge (of fewer than 3 none can stand out), even a peer 3× the other:
+// no peer has a verdict series, rdmabench_agent_blame_judged is 0, a
+// verdict from before is dropped, and the log says it once; with three,
+// the slow one is named again.
+func TestBlameTooFewPeers(t *testing.T) {
+	a, file := testAgent(t, 0)
+	var log strings.Builder
+	a.cfg.Log = &log
+	slowSeries := func(text string) int { return strings.Count(text, "\nrdmabench_agent_peer_slow{") }
+	const judged0 = `rdmabench_agent_blame_judged{device="",host="h",test="tcp-lat"} 0` + "\n"
+	const judged1 = `rdmabench_agent_blame_judged{device="",host="h",test="tcp-lat"} 1` + "\n"
+
+	write(t, file, "p0\n")
+	a.reload()
+	if text := metricsText(t, a); slowSeries(text) != 0 || !strings.Contains(text, judged0) {
+		t.Errorf("before a blame pass: %d verdicts, judged 1:\n%s", slowSeries(text), text)
+	}
+	for _, tc := range []struct {
+		what  string
+		peers string
+		p50s  []float64
+		slow  string // the peers named slow; "-": not judged
+	}{
+		{"one peer", "p0", []float64{30e3}, "-"},
+		{"three peers, one 3x", "p0\np1\np2", []float64{30e3, 10e3, 10.1e3}, "p0:19515"},
+		{"two peers, one 3x", "p0\np1", []float64{30e3, 10e3}, "-"},
+		{"two peers, one not probed well yet", "p0\np1\np2", []float64{30e3, 10e3, 0}, "-"},
+		{"three again", "p0\np1\np2", []float64{30e3, 10e3, 10.1e3}, "p0:19515"},
+	} {
+		write(t, file, tc.peers+"\n")
+		a.reload()
+		setP50s(a, tc.p50s...)
+		a.judge()
+		text := metricsText(t, a)
+		if tc.slow == "-" {
+			if n := slowSeries(text); n != 0 || !strings.Contains(text, judged0) || len(a.slowPeers()) != 0 {
+				t.Errorf("%s: %d verdict series, slow %q, want none and blame_judged 0:\n%s", tc.what, n, a.slowPeers(), text)
+			}
+			continue
+		}
+		// A verdict for each peer with a p50.
+		if got := strings.Join(a.slowPeers(), " "); got != tc.slow || slowSeries(text) != len(tc.p50s) || !strings.Contains(text, judged1) ||
+			!strings.Contains(text, `rdmabench_agent_peer_slow{device="",host="h",peer="p0:19515",test="tcp-lat"} 1`+"\n") {
+			t.Errorf("%s: slow %q, want %q:\n%s", tc.what, got, tc.slow, text)
+		}
+	}
+	l := log.String()
+	for _, want := range []string{
+		"blame: 1 of 1 peers with a tcp-lat p50, not judged: it takes 3 peers, of fewer none can stand out",
+		"blame: 3 peers with a tcp-lat p50: judged again",
+		"blame: peer p0:19515 slow:",
+		"blame: 2 of 2 peers with a tcp-lat p50, not judged",
+	} {
+		if !strings.Contains(l, want) {
+			t.Errorf("the log lacks %q:\n%s", want, l)
+		}
+	}
+	if n := strings.Count(l, "not judged"); n != 2 {
+		t.Errorf("not judged told %d times, want 2 (once each time it became so):\n%s", n, l)
+	}
+	if strings.Contains(l, "no longer slow") {
+		t.Errorf("a peer not judged told no longer slow:\n%s", l)
+	}
+}
+
+// TestRunOnePeerNoVerdict: a running agent probing one peer well, its
+// p50 judged (rdmabench_agent_peer_p50_seconds there, blame having run),
+// exports no rdmabench_agent_peer_slow for it, and says blame did not
+// judge: one peer is no fleet to stand out of.
+func TestRunOnePeerNoVerdict(t *testing.T) {
+	a, b := startAgent(t, "a", ""), startAgent(t, "b", "")
+	write(t, a.peers, b.addr+"\n")
+	url := "http://" + a.metrics + "/metrics"
+	var text string
+	eventually(t, 30*time.Second, "a's judged p50 of b", func() (bool, string) {
+		body, _ := scrape(t, url, "")
+		text = string(body)
+		return strings.Contains(text, "\nrdmabench_agent_peer_p50_seconds{"), text
+	})
+	if strings.Contains(text, "rdmabench_agent_peer_slow{") || !strings.Contains(text, `rdmabench_agent_blame_judged{device="",host="a",test="tcp-lat"} 0`) {
+		t.Errorf("one peer judged:\n%s", text)
 	}
 }

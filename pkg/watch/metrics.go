@@ -10,8 +10,11 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
+	"github.com/rdmabench/rdmabench/internal/buildinfo"
 	"github.com/rdmabench/rdmabench/pkg/report"
 	"github.com/rdmabench/rdmabench/pkg/report/render"
 )
@@ -22,7 +25,8 @@ const (
 	metricProbes      = "rdmabench_agent_probes_total"                   // counter, per peer and result
 	metricLastOK      = "rdmabench_agent_peer_last_ok_timestamp_seconds" // gauge, per peer
 	metricP50         = "rdmabench_agent_peer_p50_seconds"               // gauge, per peer, as judged
-	metricSlow        = "rdmabench_agent_peer_slow"                      // gauge 0/1, per peer
+	metricSlow        = "rdmabench_agent_peer_slow"                      // gauge 0/1, per peer judged
+	metricJudged      = "rdmabench_agent_blame_judged"                   // gauge 0/1, per figure (test)
 	metricPeers       = "rdmabench_agent_peers"                          // gauge
 	metricPeriod      = "rdmabench_agent_probe_period_seconds"           // gauge
 	metricSkipped     = "rdmabench_agent_probes_skipped_total"           // counter
@@ -49,14 +53,15 @@ const (
 	ResultBusy     = "busy"     // the peer's server ran another test, through every retry
 	ResultAuth     = "auth"     // the token was refused
 	ResultVersion  = "version"  // the peer runs another protocol version
-	ResultProtocol = "protocol" // the peer answered what is not the control protocol (garbage), or closed mid-probe
+	ResultProtocol = "protocol" // the peer answered what is not the control protocol (garbage), or closed without saying bye (killed, crashed)
+	ResultClosed   = "closed"   // the peer's server said it is shutting down (bye) and closed: a clean stop or restart, not an error of the link
 	ResultRefused  = "refused"  // the peer's server refused the probe test (spec, limit)
 	ResultTest     = "test"     // the test itself failed
 )
 
 // results are every result, in the order of a peer's counters.
 var results = []string{ResultOK, ResultConnect, ResultTimeout, ResultBusy, ResultAuth, ResultVersion,
-	ResultProtocol, ResultRefused, ResultTest}
+	ResultProtocol, ResultClosed, ResultRefused, ResultTest}
 
 func resultIndex(r string) int {
 	i := slices.Index(results, r)
@@ -82,7 +87,7 @@ type peerStats struct {
 	buckets [26]uint64
 	count   uint64
 	sumNs   float64
-	probes  [9]uint64 // by results
+	probes  [10]uint64 // by results
 	lastOK  time.Time
 	recent  [recentProbes]float64 // p50s (ns) of the last good probes, a ring
 	nRecent int
@@ -92,7 +97,7 @@ type peerStats struct {
 	slow    bool
 	// The bandwidth probes': by result, the last good one's payload
 	// bytes per second and end, and blame's verdict on it.
-	bwProbes [9]uint64
+	bwProbes [10]uint64
 	bwBytes  float64
 	bwAt     time.Time
 	bwLow    bool
@@ -164,8 +169,11 @@ type state struct {
 	skipped     uint64
 	peersErrors [7]uint64 // by peersKinds
 	peersOK     bool
-	judged      bool // a blame pass ran
-	rate        float64
+	// slowJudged, bwJudged: the last blame pass judged the peers' p50s,
+	// bandwidths: at least MinBlamePeers of them had one. Without, no
+	// peer has a verdict.
+	slowJudged, bwJudged bool
+	rate                 float64
 	// bwTest is the bandwidth probe's test ("" without one); every
 	// bwPeriod one starts, at one peer.
 	bwTest   string
@@ -195,11 +203,72 @@ var (
 	FormatText        = expfmt.NewFormat(expfmt.TypeTextPlain)
 )
 
-// writeMetrics writes s, and pc when not nil, in format.
-func writeMetrics(w io.Writer, s *state, pc *portReading, format expfmt.Format) error {
+// metricBuildInfo is the build's family: 1, its facts in the labels, as
+// Prometheus's own *_build_info.
+const metricBuildInfo = "rdmabench_build_info"
+
+// processRegistry is the registry of what the agent says of its process
+// beside its own families: rdmabench_build_info, the process collector's
+// process_* (CPU seconds, resident and virtual memory, descriptors, start
+// time) and the Go collector's go_* (goroutines, threads, GC pauses and
+// the runtime's memory classes: go_memory_classes_heap_objects_bytes is
+// the live heap, go_memory_classes_total_bytes all the runtime mapped),
+// every sample with the agent's labels host and device. The collector's
+// go_memstats_* are left out: in OpenMetrics, which Prometheus asks the
+// agent for, its counter go_memstats_alloc_bytes_total is a family
+// go_memstats_alloc_bytes, the name of its gauge too, and a strict parser
+// refuses the exposition.
+func processRegistry(host, device string) *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	wrapped := prometheus.WrapRegistererWith(prometheus.Labels{"host": host, "device": device}, reg)
+	bi := buildinfo.Get()
+	commit := bi.Commit
+	switch {
+	case commit == "":
+		commit = "unknown"
+	case bi.Modified:
+		commit += "-modified"
+	}
+	build := prometheus.NewGauge(prometheus.GaugeOpts{Name: metricBuildInfo,
+		Help:        "1, with this rdmabench's version, commit (-modified: built from a changed tree) and Go version in the labels.",
+		ConstLabels: prometheus.Labels{"version": bi.Version, "commit": commit, "goversion": bi.GoVersion}})
+	build.Set(1)
+	wrapped.MustRegister(build, collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		collectors.NewGoCollector(collectors.WithGoCollectorMemStatsMetricsDisabled(), collectors.WithGoCollectorRuntimeMetrics(collectors.MetricsMemory)))
+	return reg
+}
+
+// writeMetrics writes s, and pc when not nil, with what reg gathers
+// (nil: nothing more), in format: one exposition, gathered together
+// (prometheus.Gatherers, which refuses a series twice) and encoded by
+// expfmt.
+func writeMetrics(w io.Writer, s *state, pc *portReading, reg prometheus.Gatherer, format expfmt.Format) error {
+	return writeFamilies(w, metricFamilies(s, pc), reg, format)
+}
+
+// writeFamilies writes own, the agent's families, with what reg gathers
+// (nil: nothing more), in format.
+func writeFamilies(w io.Writer, own []*dto.MetricFamily, reg prometheus.Gatherer, format expfmt.Format) error {
+	fams := own
+	if reg != nil {
+		var err error
+		if fams, err = (prometheus.Gatherers{reg, prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) { return own, nil })}).Gather(); err != nil {
+			return fmt.Errorf("write metrics: %w", err)
+		}
+		// Gather keeps a family's name, help and type, not its unit.
+		units := map[string]*string{}
+		for _, mf := range own {
+			units[mf.GetName()] = mf.Unit
+		}
+		for _, mf := range fams {
+			if u, ok := units[mf.GetName()]; ok {
+				mf.Unit = u
+			}
+		}
+	}
 	var out bytes.Buffer
 	enc := expfmt.NewEncoder(&out, format)
-	for _, mf := range metricFamilies(s, pc) {
+	for _, mf := range fams {
 		if err := enc.Encode(mf); err != nil {
 			return fmt.Errorf("write metrics: %w", err)
 		}
@@ -242,10 +311,12 @@ func metricFamilies(s *state, pc *portReading) []*dto.MetricFamily {
 	}
 
 	lat := fam(metricLatency, "seconds", histogram, "Latency samples of the good probes of a peer, on the test's basis (rtt_half: one-way, half the round trip; rtt: round trip), since the agent started; the bucket bounds of rdmabench_latency_seconds.")
-	probes := fam(metricProbes, "", counter, "Probes of a peer since the agent started, by result: ok, or the kind of error.")
+	probes := fam(metricProbes, "", counter, "Probes of a peer since the agent started, by result: ok, closed (its server shut down cleanly), or the kind of error.")
 	lastOK := fam(metricLastOK, "seconds", gauge, "When the last good probe of a peer ended, Unix time; absent before the first.")
-	p50 := fam(metricP50, "seconds", gauge, "A peer's p50 as blame judged it: the median of the p50s of its last good probes (--blame-probes, 16 by default; at least 3); absent before.")
-	slow := fam(metricSlow, "", gauge, "1 when blame judged a peer's p50 bad against this agent's other peers (the mesh's rules), else 0.")
+	p50 := fam(metricP50, "seconds", gauge, "A peer's p50 as blame judges it: the median of the p50s of its last good probes (--blame-probes, 16 by default; at least 3); absent before.")
+	slow := fam(metricSlow, "", gauge, "1 when blame judged a peer's p50 bad against this agent's other peers (the mesh's rules), else 0; absent for a peer not judged (no p50 yet) and for all while blame_judged is 0.")
+	judged := fam(metricJudged, "", gauge, "1 when the last blame pass judged this test's figure of the peers (at least 3 peers had one), 0 when it could not (fewer: none can stand out) or has not run: then no peer has a verdict.")
+	judged.Metric = append(judged.Metric, g(b01(s.slowJudged), labelPairs(append(slices.Clone(base), "test", s.test)...)))
 	peers := fam(metricPeers, "", gauge, "Peers in the set being probed.")
 	period := fam(metricPeriod, "seconds", gauge, "Every peer is probed once in this period: the peers over the probe rate.")
 	skipped := fam(metricSkipped, "", counter, "Probe slots skipped because every peer was still being probed or the probes in flight were at their cap.")
@@ -275,7 +346,9 @@ func metricFamilies(s *state, pc *portReading) []*dto.MetricFamily {
 		if p.p50 > 0 {
 			p50.Metric = append(p50.Metric, g(p.p50/1e9, peerL(p, "basis", s.basis)))
 		}
-		slow.Metric = append(slow.Metric, g(b01(p.slow), peerL(p)))
+		if s.slowJudged && p.p50 > 0 {
+			slow.Metric = append(slow.Metric, g(b01(p.slow), peerL(p)))
+		}
 	}
 	peers.Metric = append(peers.Metric, g(float64(len(s.peers)), labelPairs(base...)))
 	if s.rate > 0 {
@@ -301,7 +374,7 @@ func metricFamilies(s *state, pc *portReading) []*dto.MetricFamily {
 	bw := fam(metricBW, "bytes_per_second", gauge, "The payload rate of the last good bandwidth probe of a peer (--bw-probe), this agent sending; absent before the first.")
 	bwProbes := fam(metricBWProbes, "", counter, "Bandwidth probes of a peer since the agent started, by result, as rdmabench_agent_probes_total's.")
 	bwLastOK := fam(metricBWLastOK, "seconds", gauge, "When the last good bandwidth probe of a peer ended, Unix time; absent before the first.")
-	bwLow := fam(metricBWLow, "", gauge, "1 when blame judged a peer's last bandwidth bad against this agent's other peers (the mesh's rules), else 0.")
+	bwLow := fam(metricBWLow, "", gauge, "1 when blame judged a peer's last bandwidth bad against this agent's other peers (the mesh's rules), else 0; absent for a peer not judged (no bandwidth yet) and for all while blame_judged is 0.")
 	bwPeriod := fam(metricBWPeriod, "seconds", gauge, "Every peer gets a bandwidth probe once in this period: the peers times the interval between two (--bw-duration over --bw-share).")
 	if s.bwTest != "" {
 		bwL := func(p *peerStats, extra ...string) []*dto.LabelPair {
@@ -315,13 +388,16 @@ func metricFamilies(s *state, pc *portReading) []*dto.MetricFamily {
 			for i, r := range results {
 				bwProbes.Metric = append(bwProbes.Metric, c(p.bwProbes[i], bwL(p, "result", r)))
 			}
-			bwLow.Metric = append(bwLow.Metric, g(b01(p.bwLow), bwL(p)))
+			if s.bwJudged && p.bwBytes > 0 {
+				bwLow.Metric = append(bwLow.Metric, g(b01(p.bwLow), bwL(p)))
+			}
 		}
+		judged.Metric = append(judged.Metric, g(b01(s.bwJudged), labelPairs(append(slices.Clone(base), "test", s.bwTest)...)))
 		bwPeriod.Metric = append(bwPeriod.Metric, g(float64(len(s.peers))*s.bwPeriod.Seconds(), labelPairs(base...)))
 	}
 
 	var fams []*dto.MetricFamily
-	for _, mf := range []*dto.MetricFamily{lat, probes, lastOK, p50, slow, peers, period, skipped, peersErr, peersOK, registrations, portCounter, portOK,
+	for _, mf := range []*dto.MetricFamily{lat, probes, lastOK, p50, slow, judged, peers, period, skipped, peersErr, peersOK, registrations, portCounter, portOK,
 		bw, bwProbes, bwLastOK, bwLow, bwPeriod} {
 		if len(mf.Metric) > 0 {
 			fams = append(fams, mf)

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -34,12 +35,19 @@ func promtool(t *testing.T) string {
 	return p
 }
 
-// probedAgent is an agent with two peers: one probed well (a real tcp-lat
-// run in this process, its result recorded as a probe's), one that failed.
+// probedAgent is an agent with four peers: three probed well (a real
+// tcp-lat run in this process, its result recorded as their probes'),
+// one that failed, judged by blame (three peers with a p50 and a
+// bandwidth, as it takes).
 func probedAgent(t *testing.T) *Agent {
 	t.Helper()
-	a, file := testAgent(t, 0)
-	write(t, file, "good\nbad\n")
+	file := filepath.Join(t.TempDir(), "peers")
+	write(t, file, "good\nbad\nok2\nok3\n")
+	// A bandwidth probe of 1 s every 50 s.
+	a, err := New(Config{Host: "h", PeersFile: file, Probe: probeRequest(), BW: BWProbe{Test: "tcp-bw", Share: 0.02}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	a.reload()
 	run, err := workloads.NewRun(workloads.Request{Tests: []string{"tcp-lat"},
 		Spec: workloads.Spec{Iterations: 50}})
@@ -51,19 +59,21 @@ func probedAgent(t *testing.T) *Agent {
 		t.Fatal(err)
 	}
 	a.mu.Lock()
-	good, bad := a.byAddr["good:19515"].stats, a.byAddr["bad:19515"].stats
-	for range 3 {
-		if err := good.addSamples(doc.Results[0].Latency); err != nil {
-			t.Fatal(err)
+	bad := a.byAddr["bad:19515"].stats
+	for _, name := range []string{"good", "ok2", "ok3"} {
+		good := a.byAddr[name+":19515"].stats
+		for range 3 {
+			if err := good.addSamples(doc.Results[0].Latency); err != nil {
+				t.Fatal(err)
+			}
+			good.probes[resultIndex(ResultOK)]++
 		}
-		good.probes[resultIndex(ResultOK)]++
+		good.lastOK = time.Unix(1_700_000_000, 0)
+		// A bandwidth probe, as a tcp-bw probe records it.
+		good.bwBytes, good.bwAt = 1.25e9, time.Unix(1_700_000_000, 0)
+		good.bwProbes[resultIndex(ResultOK)]++
 	}
-	good.lastOK = time.Unix(1_700_000_000, 0)
 	bad.probes[resultIndex(ResultConnect)] += 2
-	// A bandwidth probe of the good peer, as a tcp-bw probe records it.
-	a.st.bwTest, a.st.bwPeriod = "tcp-bw", 50*time.Second
-	good.bwBytes, good.bwAt = 1.25e9, time.Unix(1_700_000_000, 0)
-	good.bwProbes[resultIndex(ResultOK)]++
 	bad.bwProbes[resultIndex(ResultTimeout)]++
 	a.mu.Unlock()
 	a.judge()
@@ -82,23 +92,25 @@ func TestMetricsText(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		`rdmabench_agent_probe_latency_seconds_bucket{host="h",device="",peer="good:19515",test="tcp-lat",basis="rtt_half",le="+Inf"} 150`,
-		`rdmabench_agent_probe_latency_seconds_count{host="h",device="",peer="good:19515",test="tcp-lat",basis="rtt_half"} 150`,
-		`rdmabench_agent_probe_latency_seconds_count{host="h",device="",peer="bad:19515",test="tcp-lat",basis="rtt_half"} 0`,
-		`rdmabench_agent_probes_total{host="h",device="",peer="good:19515",test="tcp-lat",result="ok"} 3`,
-		`rdmabench_agent_probes_total{host="h",device="",peer="bad:19515",test="tcp-lat",result="connect"} 2`,
-		`rdmabench_agent_peer_last_ok_timestamp_seconds{host="h",device="",peer="good:19515",test="tcp-lat"} 1.7e+09`,
-		`rdmabench_agent_peer_p50_seconds{host="h",device="",peer="good:19515",test="tcp-lat",basis="rtt_half"}`,
-		`rdmabench_agent_peer_slow{host="h",device="",peer="bad:19515",test="tcp-lat"} 0`,
-		`rdmabench_agent_peers{host="h",device=""} 2`,
-		`rdmabench_agent_probe_period_seconds{host="h",device=""} 0.2`,
-		`rdmabench_agent_peers_errors_total{host="h",device="",kind="not_found"} 0`,
-		`rdmabench_agent_peers_ok{host="h",device=""} 1`,
-		`rdmabench_agent_peer_bandwidth_bytes_per_second{host="h",device="",peer="good:19515",test="tcp-bw"} 1.25e+09`,
-		`rdmabench_agent_bandwidth_probes_total{host="h",device="",peer="bad:19515",test="tcp-bw",result="timeout"} 1`,
-		`rdmabench_agent_peer_bandwidth_last_ok_timestamp_seconds{host="h",device="",peer="good:19515",test="tcp-bw"} 1.7e+09`,
-		`rdmabench_agent_peer_bandwidth_low{host="h",device="",peer="bad:19515",test="tcp-bw"} 0`,
-		`rdmabench_agent_bandwidth_probe_period_seconds{host="h",device=""} 100`,
+		`rdmabench_agent_probe_latency_seconds_bucket{basis="rtt_half",device="",host="h",peer="good:19515",test="tcp-lat",le="+Inf"} 150`,
+		`rdmabench_agent_probe_latency_seconds_count{basis="rtt_half",device="",host="h",peer="good:19515",test="tcp-lat"} 150`,
+		`rdmabench_agent_probe_latency_seconds_count{basis="rtt_half",device="",host="h",peer="bad:19515",test="tcp-lat"} 0`,
+		`rdmabench_agent_probes_total{device="",host="h",peer="good:19515",result="ok",test="tcp-lat"} 3`,
+		`rdmabench_agent_probes_total{device="",host="h",peer="bad:19515",result="connect",test="tcp-lat"} 2`,
+		`rdmabench_agent_peer_last_ok_timestamp_seconds{device="",host="h",peer="good:19515",test="tcp-lat"} 1.7e+09`,
+		`rdmabench_agent_peer_p50_seconds{basis="rtt_half",device="",host="h",peer="good:19515",test="tcp-lat"}`,
+		`rdmabench_agent_peer_slow{device="",host="h",peer="good:19515",test="tcp-lat"} 0`,
+		`rdmabench_agent_blame_judged{device="",host="h",test="tcp-lat"} 1`,
+		`rdmabench_agent_blame_judged{device="",host="h",test="tcp-bw"} 1`,
+		`rdmabench_agent_peers{device="",host="h"} 4`,
+		`rdmabench_agent_probe_period_seconds{device="",host="h"} 0.4`,
+		`rdmabench_agent_peers_errors_total{device="",host="h",kind="not_found"} 0`,
+		`rdmabench_agent_peers_ok{device="",host="h"} 1`,
+		`rdmabench_agent_peer_bandwidth_bytes_per_second{device="",host="h",peer="good:19515",test="tcp-bw"} 1.25e+09`,
+		`rdmabench_agent_bandwidth_probes_total{device="",host="h",peer="bad:19515",result="timeout",test="tcp-bw"} 1`,
+		`rdmabench_agent_peer_bandwidth_last_ok_timestamp_seconds{device="",host="h",peer="good:19515",test="tcp-bw"} 1.7e+09`,
+		`rdmabench_agent_peer_bandwidth_low{device="",host="h",peer="good:19515",test="tcp-bw"} 0`,
+		`rdmabench_agent_bandwidth_probe_period_seconds{device="",host="h"} 200`,
 	} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("the text lacks %s", want)
@@ -108,8 +120,11 @@ func TestMetricsText(t *testing.T) {
 			t.Errorf("the OpenMetrics text lacks %s", name)
 		}
 	}
-	if strings.Contains(text.String(), `peer_last_ok_timestamp_seconds{host="h",device="",peer="bad`) {
+	if strings.Contains(text.String(), `peer_last_ok_timestamp_seconds{device="",host="h",peer="bad`) {
 		t.Error("a peer never probed well has a last good probe")
+	}
+	if strings.Contains(text.String(), `peer_slow{device="",host="h",peer="bad`) || strings.Contains(text.String(), `bandwidth_low{device="",host="h",peer="bad`) {
+		t.Error("a peer never probed well has a verdict")
 	}
 	if !strings.HasSuffix(om.String(), "# EOF\n") || !strings.Contains(om.String(), "# TYPE rdmabench_agent_probes counter\n") {
 		t.Errorf("not OpenMetrics:\n%s", om.String())
@@ -136,6 +151,7 @@ func TestClassify(t *testing.T) {
 		{fmt.Errorf("tcp-lat: %w", context.DeadlineExceeded), ResultTimeout},
 		{fmt.Errorf("read: %w", control.ErrBadFrame), ResultProtocol},
 		{control.ErrPeerClosed, ResultProtocol},
+		{fmt.Errorf("tcp-lat: %w (while sending run)", control.ErrPeerShutdown), ResultClosed},
 		{errors.New("peer failed (ready/0): no"), ResultTest},
 	} {
 		if got := classify(tc.err); got != tc.want {

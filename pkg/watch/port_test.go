@@ -61,13 +61,13 @@ func TestPortCounterMetrics(t *testing.T) {
 		}
 		return b.String()
 	}
-	const l = `{host="h",device="rxe0",port="1"`
+	const l = `{device="rxe0",host="h",port="1"`
 	text := scrape()
 	for _, want := range []string{
 		"# TYPE rdmabench_agent_port_errors_total counter\n",
-		`rdmabench_agent_port_errors_total` + l + `,counter="completer_retry_err"} 12` + "\n",
-		`rdmabench_agent_port_errors_total` + l + `,counter="rcvd_seq_err"} 3` + "\n",
-		`rdmabench_agent_port_errors_total` + l + `,counter="port_rcv_errors"} 1` + "\n",
+		`rdmabench_agent_port_errors_total{counter="completer_retry_err",device="rxe0",host="h",port="1"} 12` + "\n",
+		`rdmabench_agent_port_errors_total{counter="rcvd_seq_err",device="rxe0",host="h",port="1"} 3` + "\n",
+		`rdmabench_agent_port_errors_total{counter="port_rcv_errors",device="rxe0",host="h",port="1"} 1` + "\n",
 		`rdmabench_agent_port_counters_ok` + l + `} 1` + "\n",
 	} {
 		if !strings.Contains(text, want) {
@@ -82,7 +82,7 @@ func TestPortCounterMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !strings.Contains(om.String(), "# TYPE rdmabench_agent_port_errors counter\n") ||
-		!strings.Contains(om.String(), `rdmabench_agent_port_errors_total`+l+`,counter="rcvd_seq_err"} 3`) {
+		!strings.Contains(om.String(), `rdmabench_agent_port_errors_total{counter="rcvd_seq_err",device="rxe0",host="h",port="1"} 3`) {
 		t.Errorf("OpenMetrics:\n%s", om.String())
 	}
 	cmd := exec.Command(promtool(t), "check", "metrics")
@@ -92,7 +92,7 @@ func TestPortCounterMetrics(t *testing.T) {
 	}
 
 	write(t, filepath.Join(root, "rxe0/ports/1/hw_counters/rcvd_seq_err"), "5\n")
-	if text := scrape(); !strings.Contains(text, `counter="rcvd_seq_err"} 5`+"\n") {
+	if text := scrape(); !strings.Contains(text, `counter="rcvd_seq_err",device="rxe0",host="h",port="1"} 5`+"\n") {
 		t.Errorf("the counter's new value not scraped:\n%s", text)
 	}
 
@@ -104,7 +104,7 @@ func TestPortCounterMetrics(t *testing.T) {
 	if !strings.Contains(text, `rdmabench_agent_port_counters_ok`+l+`} 0`) || strings.Contains(text, "rdmabench_agent_port_errors_total{") {
 		t.Errorf("an unreadable port:\n%s", text)
 	}
-	if !strings.Contains(text, `rdmabench_agent_peers{host="h",device="rxe0"} 1`) {
+	if !strings.Contains(text, `rdmabench_agent_peers{device="rxe0",host="h"} 1`) {
 		t.Errorf("the rest of the scrape is missing:\n%s", text)
 	}
 	if n := strings.Count(log.String(), "port counters of rxe0 port 1: "); n != 1 {

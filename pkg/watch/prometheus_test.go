@@ -186,12 +186,12 @@ scrape_configs:
 	}
 	var first [3]float64
 	eventually(t, 20*time.Second, "probe errors of the stopped and the garbage peers", func() (bool, string) {
-		first = [3]float64{errorsOf("a", c, "connect|protocol|timeout"), errorsOf("b", c, "connect|protocol|timeout"),
+		first = [3]float64{errorsOf("a", c, "closed|connect|protocol|timeout"), errorsOf("b", c, "closed|connect|protocol|timeout"),
 			errorsOf("a", garbage.Addr().String(), "protocol")}
 		return first[0] > 0 && first[1] > 0 && first[2] > 0, fmt.Sprint(first)
 	})
 	eventually(t, 20*time.Second, "the probe errors rising", func() (bool, string) {
-		now := [3]float64{errorsOf("a", c, "connect|protocol|timeout"), errorsOf("b", c, "connect|protocol|timeout"),
+		now := [3]float64{errorsOf("a", c, "closed|connect|protocol|timeout"), errorsOf("b", c, "closed|connect|protocol|timeout"),
 			errorsOf("a", garbage.Addr().String(), "protocol")}
 		return now[0] > first[0] && now[1] > first[1] && now[2] > first[2], fmt.Sprint(first, now)
 	})

@@ -68,7 +68,7 @@ func TestRunMesh(t *testing.T) {
 	if err := r.WriteMetrics(&text, FormatText); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(text.String(), `rdmabench_agent_registrations{host="r",device=""} 3`+"\n") {
+	if !strings.Contains(text.String(), `rdmabench_agent_registrations{device="",host="r"} 3`+"\n") {
 		t.Errorf("the registry's metrics:\n%s", text.String())
 	}
 	if p, err := exec.LookPath("promtool"); err == nil {

@@ -24,7 +24,7 @@ func TestAlertingRules(t *testing.T) {
 	var text bytes.Buffer
 	a := probedAgent(t)
 	a.mu.Lock()
-	err = writeMetrics(&text, &a.st, &portReading{counters: map[string]uint64{"rcvd_seq_err": 1}}, FormatText)
+	err = writeMetrics(&text, &a.st, &portReading{counters: map[string]uint64{"rcvd_seq_err": 1}}, a.process, FormatText)
 	a.mu.Unlock()
 	if err != nil {
 		t.Fatal(err)

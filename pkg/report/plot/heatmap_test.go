@@ -315,3 +315,24 @@ func TestHeatScale(t *testing.T) {
 		}
 	}
 }
+
+// TestPlotMeshSource: a mesh's line among the page's sources says what it
+// is, its ranks and hosts, never loopback, even with every rank on one
+// host (rank 0's host the document's, no remote end); a single run on one
+// host still says loopback.
+func TestPlotMeshSource(t *testing.T) {
+	doc := reporttest.MeshFixture(t)
+	doc.Hosts = report.Hosts{Local: report.Host{Hostname: "vm", Device: &report.Device{Name: "rxe0"}}}
+	for i := range doc.Mesh.Ranks {
+		doc.Mesh.Ranks[i].Host.Hostname = "vm"
+	}
+	page := string(renderPlot(t, []report.Source{{Name: "mesh.json", Doc: doc}}))
+	line := page[strings.Index(page, `<li data-source="mesh.json">`):]
+	line = line[:strings.Index(line, "</li>")]
+	if !strings.Contains(line, ", mesh of 3 ranks on 1 host") || strings.Contains(line, "loopback") || strings.Contains(line, "rxe0") {
+		t.Errorf("the mesh's source line: %s", line)
+	}
+	if got := sourceLine(reporttest.DurationDoc()); !strings.Contains(got, "laptop (loopback)") {
+		t.Errorf("a loopback run's source line: %s", got)
+	}
+}

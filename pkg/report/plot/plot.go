@@ -929,8 +929,8 @@ func kindTitle(kind string) string {
 	return kind
 }
 
-// sourceLine says where a document comes from: tool, time, host, device,
-// command.
+// sourceLine says where a document comes from: tool, time, hosts (a
+// mesh's ranks and hosts), device, command.
 func sourceLine(doc *report.Document) string {
 	parts := []string{cmp.Or(doc.Tool.Name, "rdmabench") + " " + cmp.Or(doc.Tool.Version, "devel")}
 	if !doc.Start.IsZero() {
@@ -941,15 +941,20 @@ func sourceLine(doc *report.Document) string {
 	}
 	h := doc.Hosts.Local
 	host := h.Hostname
-	if doc.Hosts.Remote != nil {
+	switch {
+	case doc.Mesh != nil:
+		// A mesh is between its ranks, never loopback; rank 0's host and
+		// device are one rank's.
+		host = "mesh of " + doc.Mesh.Shape()
+	case doc.Hosts.Remote != nil:
 		host += " → " + doc.Hosts.Remote.Hostname
-	} else if host != "" {
+	case host != "":
 		host += " (loopback)"
 	}
 	if host != "" {
 		parts = append(parts, host)
 	}
-	if d := h.Device; d != nil {
+	if d := h.Device; d != nil && doc.Mesh == nil {
 		dev := d.Name
 		if d.Firmware != "" {
 			dev += ", fw " + d.Firmware

@@ -79,8 +79,12 @@ func writeMeshText(w io.Writer, doc *report.Document, md bool, opts Options) err
 		line("start", s)
 	}
 	failed := m.FailedLinks()
-	line("mesh", fmt.Sprintf("%d ranks (%s), coordinator %s, %s schedule: %d rounds, %d links, %d measured, %d failed",
-		m.Size, cmp.Or(m.Launcher, "?"), m.Coordinator, cmp.Or(m.Schedule, "?"), m.Rounds, m.LinkTotal(),
+	rounds := "rounds"
+	if m.Rounds == 1 {
+		rounds = "round"
+	}
+	line("mesh", fmt.Sprintf("%s (%s), coordinator %s, %s schedule: %d %s, %d links, %d measured, %d failed",
+		m.Shape(), cmp.Or(m.Launcher, "?"), m.Coordinator, cmp.Or(m.Schedule, "?"), m.Rounds, rounds, m.LinkTotal(),
 		m.LinkTotal()-len(failed), len(failed)))
 	line("tests", strings.Join(m.Tests, ", "))
 	if m.Duplex {
@@ -120,7 +124,7 @@ func writeMeshText(w io.Writer, doc *report.Document, md bool, opts Options) err
 		u := matrixUnit(&mx)
 		head := fmt.Sprintf("%s: %s (%s), %s", mx.Key(), what, meshTableUnit(mx.Figure, u), mx.Between())
 		if mx.Median != nil {
-			head += fmt.Sprintf("; median %s", formatIn(mx.Figure, *mx.Median, u))
+			head += fmt.Sprintf("; %s %s", linksMedianWords(matrixLinks(&mx)), formatIn(mx.Figure, *mx.Median, u))
 		}
 		if md {
 			fmt.Fprintf(&b, "**%s**\n\n", mdEscape(head))
@@ -185,10 +189,38 @@ func blameLine(b *report.MeshBlame) string {
 		if !f.Figure.IsLatency() {
 			side = "below"
 		}
-		s += fmt.Sprintf("; %s %s: bad %s %s× the fleet median of %s (spread %s)", k, f.Figure.Name(), side,
+		s += fmt.Sprintf("; %s %s: bad %s %s× the fleet median of %s (the median of the ranks' medians; spread %s)", k, f.Figure.Name(), side,
 			strconv.FormatFloat(f.Limit, 'g', 3, 64), report.MessageFigures(f.Figure, f.FleetMedian)[0], pct(f.Spread))
 	}
 	return s
+}
+
+// matrixLinks counts the links of mx with a figure: its cells with a
+// value off the diagonal, a duplex ping-pong's pair once (its figure is in
+// both cells).
+func matrixLinks(mx *report.Matrix) int {
+	n := 0
+	for i, row := range mx.Values {
+		for j, v := range row {
+			if v != nil && i != j {
+				n++
+			}
+		}
+	}
+	if mx.Duplex == report.DuplexPingPong {
+		n /= 2
+	}
+	return n
+}
+
+// linksMedianWords names the median of a matrix, or of an aggregate: the
+// median of its n links' figures (not blame's fleet median, the median
+// of the ranks' medians).
+func linksMedianWords(n int) string {
+	if n == 1 {
+		return "median of the 1 link"
+	}
+	return fmt.Sprintf("median of the %d links", n)
 }
 
 // rankLine describes a rank: its host, server address, device and GID.

@@ -84,7 +84,7 @@ func writeAggregateText(b *bytes.Buffer, m *report.Mesh, md bool, width int) {
 		cell := func(v *float64) string { return meshCell(fig, v, u) }
 		head := fmt.Sprintf("%s: %s (%s), %d links", f.Key(), what, meshTableUnit(fig, u), f.Links)
 		if f.Median != nil {
-			head += "; median " + formatIn(fig, *f.Median, u)
+			head += "; median of the links " + formatIn(fig, *f.Median, u)
 		}
 		b.WriteByte('\n')
 		heading(b, head, md)

@@ -139,15 +139,15 @@ func TestMeshRender(t *testing.T) {
 	}
 	table := strings.ReplaceAll(tb.String(), "\n         ", " ") // unwrapped
 	for _, want := range []string{
-		"3 ranks (slurm), coordinator node1:19514, round-robin schedule: 3 rounds, 6 links, 5 measured, 1 failed",
-		"write-lat RC 2 B: p50 latency (µs), from the row's rank to the column's; median 1 µs",
-		"write-bw RC 65536 B: bandwidth (Gbit/s), from the row's rank to the column's; median 4.00 Gbit/s",
+		"3 ranks on 3 hosts (slurm), coordinator node1:19514, round-robin schedule: 3 rounds, 6 links, 5 measured, 1 failed",
+		"write-lat RC 2 B: p50 latency (µs), from the row's rank to the column's; median of the 5 links 1 µs",
+		"write-bw RC 65536 B: bandwidth (Gbit/s), from the row's rank to the column's; median of the 5 links 4.00 Gbit/s",
 		"link 2 -> 0 failed: rank 2 lost",
 		"outlier failed: 1 -> 2 write-bw RC 65536 B: bandwidth 1.000 Gbit/s < 2.000 Gbit/s (0.5 × the median 4.000 Gbit/s of all links)",
 		"outlier failed: 1 -> 2 write-lat RC 2 B: p50 4.001 µs > 2 µs (the median 1 µs of all links ÷ 0.5)",
 		"lost: rank at 10.0.0.3:5000 closed the connection",
-		"blame    multiplier 4, spread at least 100%, at most 100%; write-lat RC 2 B p50: bad above 16× the fleet median of 1 µs (spread 100%); " +
-			"write-bw RC 65536 B bandwidth: bad below 0.0625× the fleet median of 4.000 Gbit/s (spread 100%)",
+		"blame    multiplier 4, spread at least 100%, at most 100%; write-lat RC 2 B p50: bad above 16× the fleet median of 1 µs (the median of the ranks' medians; spread 100%); " +
+			"write-bw RC 65536 B bandwidth: bad below 0.0625× the fleet median of 4.000 Gbit/s (the median of the ranks' medians; spread 100%)",
 	} {
 		if !strings.Contains(table, want) {
 			t.Errorf("table lacks %q:\n%s", want, table)
@@ -209,5 +209,51 @@ func TestMeshRender(t *testing.T) {
 	}
 	if err := WriteSources(&bytes.Buffer{}, FormatCSV, []report.Source{{Name: "a.json", Doc: back}, {Name: "p.json", Doc: report.NewDocument()}}); err == nil {
 		t.Error("a mesh and a pair document in one CSV")
+	}
+}
+
+// oneHostMesh is MeshFixture's mesh with every rank on host vm (rank 0's
+// host the document's, no remote end): a mesh of processes on one host,
+// judged by blame.
+func oneHostMesh(t *testing.T) *report.Document {
+	doc := reporttest.MeshFixture(t)
+	doc.Hosts = report.Hosts{Local: report.Host{Hostname: "vm"}}
+	for i := range doc.Mesh.Ranks {
+		doc.Mesh.Ranks[i].Host.Hostname = "vm"
+	}
+	doc.Mesh.Blame = &report.MeshBlame{Multiplier: 5, MinSpread: 0.02, Figures: []report.BlameFigure{
+		{Test: "write-lat", Connection: "RC", Size: 2, Figure: report.FigP50, Links: 5, FleetMedian: 1100, Spread: 0.07, Limit: 1.41}}}
+	return doc
+}
+
+// TestMeshOneHostHeader: a mesh's header says what it is, its ranks and
+// hosts ("3 ranks on 1 host"), never loopback (no remote end is no
+// loopback in a mesh); and its two medians say which is which: a
+// matrix's is the median of its links, blame's the fleet median, the
+// median of the ranks' medians.
+func TestMeshOneHostHeader(t *testing.T) {
+	doc := oneHostMesh(t)
+	for _, f := range []string{FormatTable, FormatMarkdown} {
+		var b bytes.Buffer
+		if err := Write(&b, f, doc); err != nil {
+			t.Fatal(err)
+		}
+		out := strings.ReplaceAll(b.String(), "\n         ", " ") // unwrapped
+		for _, want := range []string{
+			"3 ranks on 1 host (slurm), coordinator node1:19514",
+			"p50 latency (µs), from the row's rank to the column's; median of the 5 links 1 µs",
+			"bandwidth (Gbit/s), from the row's rank to the column's; median of the 5 links 4.00 Gbit/s",
+			"write-lat RC 2 B p50: bad above 1.41× the fleet median of 1.1 µs (the median of the ranks' medians; spread 7%)",
+		} {
+			if f == FormatMarkdown {
+				want = mdEscape(want)
+			}
+			if !strings.Contains(out, want) {
+				t.Errorf("%s lacks %q:\n%s", f, want, out)
+			}
+		}
+		if strings.Contains(out, "loopback") {
+			t.Errorf("%s: a mesh said loopback:\n%s", f, out)
+		}
 	}
 }

@@ -63,7 +63,9 @@ var openMetricsQuantiles = []struct {
 // reads), encoded by Prometheus's own expfmt; `promtool check metrics`
 // finds nothing to say about it. Every sample has the labels test,
 // connection, size (bytes), device (the local RDMA device, empty without
-// one) and host (the local host name); the families are:
+// one), host (the local host name) and remote (the other end, see
+// [OpenMetricsRemote]), so that one host measuring several servers writes
+// a series per server; the families are:
 //
 //	rdmabench_latency_seconds{...,basis}            histogram: _bucket{le}, _sum, _count
 //	rdmabench_latency_quantiles_seconds{...,basis}  summary: quantile 0 (min), 0.5, 0.9, 0.99, 0.999, 0.9999, 1 (max); _sum, _count
@@ -73,7 +75,7 @@ var openMetricsQuantiles = []struct {
 //	rdmabench_message_rate_messages_per_second{...} gauge
 //	rdmabench_runs{...}                             gauge: runs with figures
 //	rdmabench_failed_runs{...}                      gauge: runs that recorded an error
-//	rdmabench_end_timestamp_seconds{device,host}    gauge: when the run ended, Unix time
+//	rdmabench_end_timestamp_seconds{device,host,remote} gauge: when the run ended, Unix time
 //
 // basis is rtt_half (one-way) or rtt (round trip). The histogram's
 // buckets (bounds [OpenMetricsLatencyBoundsNs]) count every sample of the
@@ -183,12 +185,13 @@ func (f *metricFamilies) add(doc *report.Document, source string) {
 		device = d.Name
 	}
 	host := doc.Hosts.Local.Hostname
+	remote := OpenMetricsRemote(doc)
 	base := func(extra ...string) []string {
 		l := []string{}
 		if source != "" {
 			l = append(l, "source", source)
 		}
-		return append(append(l, "device", device, "host", host), extra...)
+		return append(append(l, "device", device, "host", host, "remote", remote), extra...)
 	}
 	if !doc.End.IsZero() {
 		f.gauge(metricEnd, float64(doc.End.UnixNano())/1e9, base()...)
@@ -220,6 +223,26 @@ func (f *metricFamilies) add(doc *report.Document, source string) {
 		f.gauge(metricRuns, float64(sum.Runs-sum.Failed), key...)
 		f.gauge(metricFailedRuns, float64(sum.Failed), key...)
 	}
+}
+
+// OpenMetricsLoopback is the label remote of a run whose two ends ran in
+// one process (loopback): not a host's name, since a server on the same
+// host (remote its host name) is another measurement.
+const OpenMetricsLoopback = "loopback"
+
+// OpenMetricsRemote is the label remote of doc's samples: the server's
+// host name as it reported it (the document's hosts.remote.hostname),
+// else the server as given on the command line (params.server: a run
+// that failed before reaching it), else, both ends in this process,
+// [OpenMetricsLoopback].
+func OpenMetricsRemote(doc *report.Document) string {
+	if r := doc.Hosts.Remote; r != nil && r.Hostname != "" {
+		return r.Hostname
+	}
+	if doc.Params.Server != "" {
+		return doc.Params.Server
+	}
+	return OpenMetricsLoopback
 }
 
 // latencySamples returns the number of latency samples of g's runs with

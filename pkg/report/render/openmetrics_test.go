@@ -13,6 +13,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/pkg/report"
 
+	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -129,8 +130,8 @@ func labelKey(m *dto.Metric) string {
 
 // TestOpenMetricsReadsBack: Prometheus's parsers read every figure of
 // the document back, value by value (the median over runs when
-// repeated), under the labels test, connection, size, device and host,
-// and nothing else; the latency histogram is checked by
+// repeated), under the labels test, connection, size, device, host and
+// remote, and nothing else; the latency histogram is checked by
 // checkLatencyHistograms.
 func TestOpenMetricsReadsBack(t *testing.T) {
 	docs := map[string]*report.Document{"suite": reporttest.SuiteDoc(), "duration": reporttest.DurationDoc(), "repeat": reporttest.RepeatDoc(), "sweep": reporttest.SweepDoc(true), "empty": report.NewDocument()}
@@ -154,11 +155,12 @@ func TestOpenMetricsReadsBack(t *testing.T) {
 			dev = d.Name
 		}
 		host := doc.Hosts.Local.Hostname
+		remote := OpenMetricsRemote(doc)
 		if !doc.End.IsZero() {
-			put("rdmabench_end_timestamp_seconds", "", float64(doc.End.Unix()), "device", dev, "host", host)
+			put("rdmabench_end_timestamp_seconds", "", float64(doc.End.Unix()), "device", dev, "host", host, "remote", remote)
 		}
 		for _, s := range report.Summarize(doc) {
-			key := []string{"device", dev, "host", host, "test", s.Test, "connection", s.Connection, "size", strconv.Itoa(s.Size)}
+			key := []string{"device", dev, "host", host, "remote", remote, "test", s.Test, "connection", s.Connection, "size", strconv.Itoa(s.Size)}
 			if s.Latency != nil {
 				lat := append(key[:len(key):len(key)], "basis", s.Latency.Basis)
 				for q, f := range map[string]report.Figure{"0": report.FigMin, "0.5": report.FigP50, "0.9": report.FigP90, "0.99": report.FigP99, "0.999": report.FigP999, "0.9999": report.FigP9999, "1": report.FigMax} {
@@ -334,6 +336,96 @@ func TestOpenMetricsSources(t *testing.T) {
 	}
 	if len(seen) != 3 {
 		t.Errorf("%d latency summaries, want %d", len(seen), 3)
+	}
+}
+
+// TestOpenMetricsRemote: the label remote names the other end: the
+// server's host name as it reported it, else the server as given (a run
+// that failed before reaching it), else loopback; every sample has it.
+func TestOpenMetricsRemote(t *testing.T) {
+	failed := reporttest.SuiteDoc()
+	failed.Hosts.Remote = nil
+	failed.Params.Server = "10.0.0.9:19515"
+	for _, tc := range []struct {
+		what string
+		doc  *report.Document
+		want string
+	}{
+		{"a server", reporttest.SuiteDoc(), "node-b"},
+		{"a server never reached", failed, "10.0.0.9:19515"},
+		{"loopback", reporttest.DurationDoc(), "loopback"},
+		{"loopback, repeated", reporttest.RepeatDoc(), "loopback"},
+	} {
+		if got := OpenMetricsRemote(tc.doc); got != tc.want {
+			t.Errorf("%s: remote %q, want %q", tc.what, got, tc.want)
+		}
+		for name, mf := range parseOpenMetrics(t, render(t, FormatOpenMetrics, tc.doc)) {
+			for _, m := range mf.GetMetric() {
+				if k := labelKey(m); !strings.Contains(","+k+",", ",remote="+tc.want+",") {
+					t.Errorf("%s: %s{%s}: no remote=%s", tc.what, name, k, tc.want)
+				}
+			}
+		}
+	}
+}
+
+// TestOpenMetricsTwoServers: one host measuring two servers, each run its
+// own document (the textfile collector's two files, or two `report`
+// inputs in one exposition), writes two series of every figure, told
+// apart by remote alone: no sample of one is a sample of the other, and
+// both gathered into one scrape have every sample once.
+func TestOpenMetricsTwoServers(t *testing.T) {
+	docB, docC := reporttest.SuiteDoc(), reporttest.SuiteDoc()
+	c := *docC.Hosts.Remote
+	c.Hostname = "node-c"
+	docC.Hosts.Remote, docC.Params.Server = &c, "node-c"
+	samples := func(doc *report.Document) map[string]bool {
+		out := map[string]bool{}
+		for _, mf := range parseOpenMetrics(t, render(t, FormatOpenMetrics, doc)) {
+			for k := range omSamples(mf) {
+				out[k] = true
+			}
+		}
+		return out
+	}
+	b, cs := samples(docB), samples(docC)
+	if len(b) == 0 || len(b) != len(cs) {
+		t.Fatalf("%d samples for node-b, %d for node-c", len(b), len(cs))
+	}
+	for k := range b {
+		if cs[k] {
+			t.Errorf("%s: the same series for both servers", k)
+		}
+		if !strings.Contains(k, "remote=node-b") {
+			t.Errorf("%s: no remote=node-b", k)
+		}
+		if other := strings.ReplaceAll(k, "remote=node-b", "remote=node-c"); !cs[other] {
+			t.Errorf("%s: node-c has no %s", k, other)
+		}
+	}
+	// The textfile collector gathers both files into one scrape, as
+	// Prometheus's client does several gatherers: a series in both
+	// would fail it ("collected before with the same name and label
+	// values").
+	gatherer := func(doc *report.Document) prometheus.Gatherer {
+		return prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+			var fams []*dto.MetricFamily
+			for _, mf := range parseOpenMetrics(t, render(t, FormatOpenMetrics, doc)) {
+				fams = append(fams, mf)
+			}
+			return fams, nil
+		})
+	}
+	fams, err := prometheus.Gatherers{gatherer(docB), gatherer(docC)}.Gather()
+	if err != nil {
+		t.Fatalf("both servers in one scrape: %v", err)
+	}
+	n := 0
+	for _, mf := range fams {
+		n += len(omSamples(mf))
+	}
+	if n != len(b)+len(cs) {
+		t.Errorf("both servers in one scrape: %d samples, want %d", n, len(b)+len(cs))
 	}
 }
 

@@ -113,7 +113,7 @@ func TestLatencyUnitsElsewhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !strings.Contains(mesh.String(), "p50 latency (ms), from the row's rank") || !strings.Contains(mesh.String(), "2.001") ||
-		!strings.Contains(mesh.String(), "; median 2.002 ms") {
+		!strings.Contains(mesh.String(), "; median of the 6 links 2.002 ms") {
 		t.Errorf("a mesh matrix of milliseconds is not in ms:\n%s", mesh.String())
 	}
 }
