@@ -1010,7 +1010,7 @@ func (a *Agent) httpServer() *http.Server {
 			return
 		}
 		format := FormatText
-		if expfmt.NegotiateIncludingOpenMetrics(r.Header).FormatType() == expfmt.TypeOpenMetrics {
+		if expfmt.NegotiateAccept(r.Header, expfmt.DefaultOpenMetricsAcceptedFormats()...).FormatType() == expfmt.TypeOpenMetrics {
 			format = FormatOpenMetrics
 		}
 		var buf bytes.Buffer
