@@ -124,4 +124,3 @@ func TestClientHelloFirst(t *testing.T) {
 		t.Errorf("the server read %+v first, want the client's hello", m)
 	}
 }
-
