@@ -11,6 +11,7 @@ import (
 	"github.com/rdmabench/rdmabench/pkg/verbs"
 	"github.com/rdmabench/rdmabench/pkg/workloads"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // Exit statuses.
@@ -76,6 +77,22 @@ func errorText(err error) string {
 	return s
 }
 
+// sayFlagError is how a flag's bad value is said: as pflag says it
+// ("invalid argument "4Q" for "-s, --size" flag: ..."), but for errors
+// that say the flag and its value themselves, and what to write instead.
+func sayFlagError(err error) error {
+	var ive *pflag.InvalidValueError
+	var sr *workloads.SizeRangeError
+	if errors.As(err, &ive) && errors.As(err, &sr) {
+		name := "--" + ive.GetFlag().Name
+		if sh := ive.GetFlag().Shorthand; sh != "" {
+			name = "-" + sh
+		}
+		return errors.New(sr.Say(name))
+	}
+	return err
+}
+
 // isCobraUsage recognises the argument errors cobra itself produces.
 func isCobraUsage(err error) bool {
 	s := err.Error()
@@ -114,7 +131,7 @@ baseline measured the same way. Latency is reported as a full distribution
 		if why := notApplicable(cmd.Name(), err); why != nil {
 			return usageError{why}
 		}
-		return usageError{err}
+		return usageError{sayFlagError(err)}
 	})
 	root.AddCommand(newVersionCmd(), newDevicesCmd(), newServeCmd(), newAgentCmd(), newSuiteCmd(args))
 	root.AddCommand(newReportCmd(), newCompareCmd())
