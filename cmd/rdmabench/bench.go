@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -282,11 +283,40 @@ precise it is.`,
 	return cmd
 }
 
+// sizeEnds refuses flags that say when each size ends given together (-n
+// a count, -D a duration, --precision a precision reached: one of them
+// would be ignored), and those that apply to one of them without it
+// (--interval to -D, --precision-cap to --precision). defaultPrecision:
+// the command runs --precision unless -n or -D is given (suite, mesh).
+func sizeEnds(fs *pflag.FlagSet, defaultPrecision bool) error {
+	changed := func(name string) bool { fl := fs.Lookup(name); return fl != nil && fl.Changed }
+	n, d, p := changed("iters"), changed("duration"), changed("precision")
+	switch {
+	case n && d:
+		return errors.New("-n and -D both given: -D runs for a duration, -n a count; choose one")
+	case n && p:
+		return errors.New("-n and --precision both given: --precision runs until a figure is that precise, -n a count; choose one")
+	case d && p:
+		return errors.New("-D and --precision both given: -D runs for a duration, --precision until a figure is that precise; choose one")
+	case changed("interval") && !d:
+		return errors.New("--interval applies to -D (duration mode), which is not given")
+	case changed("precision-cap") && !p && (!defaultPrecision || n || d):
+		if defaultPrecision {
+			return fmt.Errorf("--precision-cap applies to --precision, the default that %s turns off", map[bool]string{true: "-n", false: "-D"}[n])
+		}
+		return errors.New("--precision-cap applies to --precision, which is not given")
+	}
+	return nil
+}
+
 // run plans req, runs it against the server at hosts[0] (or in this
 // process), prints the document and checks the limits.
 func (f *benchFlags) run(cmd *cobra.Command, req workloads.Request, hosts []string) error {
 	if f.all && len(f.spec.Sizes) > 0 {
 		return usageError{fmt.Errorf("%s: -a and -s are exclusive", cmd.Name())}
+	}
+	if err := sizeEnds(cmd.Flags(), req.Suite); err != nil {
+		return usageError{err}
 	}
 	if err := mergeDSCP(&req.Spec, f.dscp); err != nil {
 		return usageError{fmt.Errorf("%s: %w", cmd.Name(), err)}

@@ -539,6 +539,9 @@ func (s *Spec) Validate() error {
 	if s.Iterations < 0 {
 		bad("iterations %d must be positive", s.Iterations)
 	}
+	if s.Iterations > 0 && s.openEnded() {
+		bad("iterations %d and a duration or precision both given: a size ends at one of them (-n, -D or --precision), not two", s.Iterations)
+	}
 	if s.Duration < 0 || (s.Duration > 0 && s.Duration < 100*time.Millisecond) {
 		bad("duration %s must be at least 100ms", s.Duration)
 	}

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/rdmabench/rdmabench/pkg/workloads"
+)
+
+// commandsRunningTests are the commands that run tests from the test
+// flags, each with the arguments it needs to get as far as its flags:
+// every test command, suite and mesh (as rank 0 of two, which refuses its
+// flags before it listens).
+func commandsRunningTests() [][]string {
+	var cmds [][]string
+	for _, t := range workloads.Tests {
+		cmds = append(cmds, []string{t.Name})
+	}
+	return append(cmds, []string{"suite"}, []string{"mesh", "--rank", "0", "--ranks", "2"})
+}
+
+// Flags that say when each size ends, given together, are refused before
+// anything runs: one of them would be ignored (-D 1 -n 100 ran 1 s and
+// never said that -n was not used).
+func TestSizeEndsOnce(t *testing.T) {
+	for _, tc := range []struct {
+		flags []string
+		says  string
+	}{
+		{[]string{"-D", "1", "-n", "100"}, "-n and -D both given: -D runs for a duration, -n a count; choose one"},
+		{[]string{"-n", "100", "--precision", "2%"}, "-n and --precision both given: --precision runs until a figure is that precise, -n a count; choose one"},
+		{[]string{"-D", "2", "--precision", "2%"}, "-D and --precision both given: -D runs for a duration, --precision until a figure is that precise; choose one"},
+		{[]string{"--interval", "500ms"}, "--interval applies to -D (duration mode), which is not given"},
+		{[]string{"-n", "10", "--interval", "500ms"}, "--interval applies to -D (duration mode), which is not given"},
+	} {
+		for _, cmd := range commandsRunningTests() {
+			args := append(append([]string{}, cmd...), tc.flags...)
+			stdout, stderr, code := cli(t, args...)
+			if code != exitUsage || stderr != "rdmabench: "+tc.says+"\n" || stdout != "" {
+				t.Errorf("%v: exit %d, stderr %q\nwant exit 2 and %q", args, code, stderr, tc.says)
+			}
+		}
+	}
+	// --precision-cap applies to --precision: the suite's and the mesh's
+	// default, unless -n or -D turns it off.
+	for _, tc := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"write-lat", "--precision-cap", "2s"}, "--precision-cap applies to --precision, which is not given"},
+		{[]string{"tcp-bw", "-D", "2", "--precision-cap", "2s"}, "--precision-cap applies to --precision, which is not given"},
+		{[]string{"suite", "-n", "10", "--precision-cap", "2s"}, "--precision-cap applies to --precision, the default that -n turns off"},
+		{[]string{"mesh", "--rank", "0", "--ranks", "2", "-D", "1", "--precision-cap", "2s"}, "--precision-cap applies to --precision, the default that -D turns off"},
+	} {
+		if _, stderr, code := cli(t, tc.args...); code != exitUsage || stderr != "rdmabench: "+tc.says+"\n" {
+			t.Errorf("%v: exit %d, stderr %q\nwant exit 2 and %q", tc.args, code, stderr, tc.says)
+		}
+	}
+	// The agent's probe is -n iterations: it has no -D.
+	if _, stderr, code := cli(t, "agent", "--peers", "peers.txt", "-D", "1", "-n", "100"); code != exitUsage || !strings.Contains(stderr, "-D") {
+		t.Errorf("agent -D: exit %d, %q", code, stderr)
+	}
+}
+
+// A size range runs powers of two: one whose ends are not is refused,
+// with what to write instead, by every command that takes sizes.
+func TestSizeRangeEnds(t *testing.T) {
+	want := "rdmabench: -s 3..100: a range runs powers of two, and 3 and 100 are not; write -s 4..64, or list sizes: -s 3,100\n"
+	for _, cmd := range append(commandsRunningTests(), []string{"agent", "--peers", "peers.txt"}) {
+		args := append(append([]string{}, cmd...), "-s", "3..100")
+		if stdout, stderr, code := cli(t, args...); code != exitUsage || stderr != want || stdout != "" {
+			t.Errorf("%v: exit %d, stderr %q\nwant exit 2 and %q", args, code, stderr, want)
+		}
+	}
+	if _, stderr, code := cli(t, "write-lat", "--load", "write-bw", "--load-size", "3..9"); code != exitUsage ||
+		stderr != "rdmabench: --load-size 3..9: a range runs powers of two, and 3 and 9 are not; write --load-size 4..8, or list sizes: --load-size 3,9\n" {
+		t.Errorf("--load-size 3..9: exit %d, %q", code, stderr)
+	}
+}
