@@ -309,6 +309,24 @@ func sizeEnds(fs *pflag.FlagSet, defaultPrecision bool) error {
 	return nil
 }
 
+// linkLimit refuses --limit-bw N%link where none of tests is an RDMA
+// bandwidth test: the limit is a share of an RDMA link's nominal rate,
+// which a TCP stream has not. Where some are (suite, --baseline tcp), it
+// holds those and not tcp-bw.
+func linkLimit(l report.Limits, cmd string, tests []string) error {
+	if l.MinLinkFraction <= 0 {
+		return nil
+	}
+	for _, name := range tests {
+		if t, ok := workloads.LookupTest(name); ok && t.IsRDMA() && t.Metric == workloads.Bandwidth {
+			return nil
+		}
+	}
+	bw := bwLimit{&l}
+	return fmt.Errorf("%s: --limit-bw %s is a share of an RDMA link's nominal rate, and a TCP test has none: give a bandwidth instead, e.g. --limit-bw 20Gbps",
+		cmd, bw.String())
+}
+
 // run plans req, runs it against the server at hosts[0] (or in this
 // process), prints the document and checks the limits.
 func (f *benchFlags) run(cmd *cobra.Command, req workloads.Request, hosts []string) error {
@@ -316,6 +334,9 @@ func (f *benchFlags) run(cmd *cobra.Command, req workloads.Request, hosts []stri
 		return usageError{fmt.Errorf("%s: -a and -s are exclusive", cmd.Name())}
 	}
 	if err := sizeEnds(cmd.Flags(), req.Suite); err != nil {
+		return usageError{err}
+	}
+	if err := linkLimit(f.limits, cmd.Name(), req.Tests); err != nil {
 		return usageError{err}
 	}
 	if err := mergeDSCP(&req.Spec, f.dscp); err != nil {

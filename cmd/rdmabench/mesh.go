@@ -201,6 +201,9 @@ func (m *meshFlags) config(fs *pflag.FlagSet, f *benchFlags, tests, args []strin
 	if err := sizeEnds(fs, true); err != nil {
 		return mesh.Config{}, err
 	}
+	if err := linkLimit(f.limits, "mesh", tests); err != nil {
+		return mesh.Config{}, err
+	}
 	if !slices.Contains(render.MeshFormats, f.output) {
 		return mesh.Config{}, fmt.Errorf("mesh: -o %s: a mesh document renders as %s", f.output, strings.Join(render.MeshFormats, ", "))
 	}

@@ -77,3 +77,32 @@ func TestSizeRangeEnds(t *testing.T) {
 		t.Errorf("--load-size 3..9: exit %d, %q", code, stderr)
 	}
 }
+
+// --limit-bw N%link is a share of an RDMA link's nominal rate: a TCP
+// test has none, so a command of TCP tests alone refuses it before it
+// runs (it ran, then failed the limit with exit 3). The suite and
+// --baseline tcp take it for their RDMA bandwidth tests.
+func TestLinkLimitNeedsRDMA(t *testing.T) {
+	says := "--limit-bw 90%link is a share of an RDMA link's nominal rate, and a TCP test has none: give a bandwidth instead, e.g. --limit-bw 20Gbps\n"
+	for _, args := range [][]string{
+		{"tcp-bw", "--limit-bw", "90%link"},
+		{"tcp-bw", "127.0.0.1", "-p", "1", "--limit-bw", "90%link"},
+		{"mesh", "tcp-bw", "--rank", "0", "--ranks", "2", "--limit-bw", "90%link"},
+	} {
+		stdout, stderr, code := cli(t, args...)
+		if want := "rdmabench: " + args[0] + ": " + says; code != exitUsage || stderr != want || stdout != "" {
+			t.Errorf("%v: exit %d, stderr %q, stdout %q\nwant exit 2 and %q", args, code, stderr, stdout, want)
+		}
+	}
+	if _, stderr, code := cli(t, "tcp-bw", "--limit-bw", "1kbps", "-n", "10"); code != exitOK {
+		t.Errorf("tcp-bw --limit-bw 1kbps: exit %d: %s", code, stderr)
+	}
+	for _, args := range [][]string{
+		{"suite", "-n", "10", "--limit-bw", "90%link"},
+		{"write-bw", "--baseline", "tcp", "-n", "10", "--limit-bw", "90%link"},
+	} {
+		if _, stderr, code := cli(t, args...); code == exitUsage {
+			t.Errorf("%v: refused: %s", args, stderr)
+		}
+	}
+}
