@@ -106,3 +106,35 @@ func TestLinkLimitNeedsRDMA(t *testing.T) {
 		}
 	}
 }
+
+// A format the documents have no rendering in, like any other mistake in
+// what was asked, is a usage error (exit 2), and prints nothing: report
+// -o openmetrics of a mesh document exited 1, as a broken file does.
+func TestReportFormatIsUsage(t *testing.T) {
+	dir := t.TempDir()
+	mesh := writeDoc(t, dir, "mesh.json", meshDoc(3, nil, nil))
+	run := writeDoc(t, dir, "run.json", runsDoc("mlx5_0", []float64{1.31}, []float64{98.5}))
+	for _, args := range [][]string{
+		{"report", mesh, "-o", "openmetrics"},
+		{"report", mesh, "-o", "gobench"},
+		{"report", mesh, "-o", "github-action-benchmark-latency"},
+		{"report", run, mesh, "-o", "openmetrics"},
+		{"report", run, mesh, "-o", "csv"},
+		{"report", run, "-o", "xml"},
+		{"report"},
+		{"plot", run, "-o", ""},
+		{"plot"},
+		{"compare", run},
+		{"compare", run, mesh},
+		{"compare", run, run, "-o", "yaml"},
+		{"compare", run, run, "--top", "3"},
+	} {
+		stdout, stderr, code := cli(t, args...)
+		if code != exitUsage || stdout != "" || !strings.HasPrefix(stderr, "rdmabench: ") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and the mistake named", args, code, stdout, stderr)
+		}
+	}
+	if _, stderr, _ := cli(t, "report", mesh, "-o", "openmetrics"); stderr != "rdmabench: "+mesh+": report: a mesh document renders as table, markdown, csv, json, not openmetrics\n" {
+		t.Errorf("report -o openmetrics of a mesh: %q", stderr)
+	}
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/internal/buildinfo"
 	"github.com/rdmabench/rdmabench/pkg/control"
+	"github.com/rdmabench/rdmabench/pkg/report/render"
 	"github.com/rdmabench/rdmabench/pkg/verbs"
 	"github.com/rdmabench/rdmabench/pkg/workloads"
 	"github.com/spf13/cobra"
@@ -36,7 +37,8 @@ func (e gateError) Unwrap() error { return e.err }
 
 // exitCode maps an error to the exit status. A test refused for its
 // size (more than a limit, the host or the device allows) is a usage
-// error, whether this host or the server refused it.
+// error, whether this host or the server refused it; so is a format the
+// documents given have no rendering in (report -o openmetrics of a mesh).
 func exitCode(err error) int {
 	var u usageError
 	var g gateError
@@ -44,7 +46,7 @@ func exitCode(err error) int {
 	switch {
 	case err == nil:
 		return exitOK
-	case errors.As(err, &u), errors.Is(err, workloads.ErrOverLimit):
+	case errors.As(err, &u), errors.Is(err, workloads.ErrOverLimit), errors.Is(err, render.ErrFormat):
 		return exitUsage
 	case errors.As(err, &se) && (se.Code == control.CodeSpec || se.Code == control.CodeLimit):
 		return exitUsage

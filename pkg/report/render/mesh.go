@@ -19,7 +19,7 @@ var MeshFormats = []string{FormatTable, FormatMarkdown, FormatCSV, FormatJSON}
 
 // errMeshFormat refuses a format a mesh document has no rendering in.
 func errMeshFormat(format string) error {
-	return fmt.Errorf("report: a mesh document renders as %s, not %s", strings.Join(MeshFormats, ", "), format)
+	return formatError{fmt.Sprintf("report: a mesh document renders as %s, not %s", strings.Join(MeshFormats, ", "), format)}
 }
 
 // writeMesh writes a mesh document in format.
