@@ -150,6 +150,31 @@ func (f *benchFlags) register(fs *pflag.FlagSet, tests []workloads.TestInfo) {
 	if len(tests) == 1 && tests[0].IsRDMA() {
 		fs.Var(baseline(&f.baseline), "baseline", "add the matching TCP test at the same sizes (\"tcp\")")
 	}
+	sayTCP(fs, tests)
+}
+
+// sayTCP makes the help of the flags that the RDMA and TCP tests share
+// speak of what they do for tests: a TCP test has no device, so its loop
+// threads are not pinned unless --cpu says where, its loopback is this
+// host's loopback interface, and its bandwidth has no link rate.
+func sayTCP(fs *pflag.FlagSet, tests []workloads.TestInfo) {
+	rdma, tcp := false, false
+	for _, t := range tests {
+		rdma, tcp = rdma || t.IsRDMA(), tcp || !t.IsRDMA()
+	}
+	usage := func(name, text string) {
+		if fl := fs.Lookup(name); fl != nil {
+			fl.Usage = text
+		}
+	}
+	switch {
+	case rdma && tcp:
+		usage("cpu", "pin each end's loop threads to these cores, e.g. 0-3,8 (default: for RDMA tests the cores of the device's NUMA node; TCP tests are not pinned)")
+	case tcp:
+		usage("cpu", "pin each end's loop threads to these cores, e.g. 0-3,8 (default: not pinned, on any core this process may use)")
+		usage("loopback", "run both ends in this process, over this host's loopback interface, 127.0.0.1 (the default when no HOST is given)")
+		usage("limit-bw", "exit 3 unless every bandwidth is at least this, e.g. 9Gbps or 1GB/s (a share of the link, 90%link, is for RDMA tests)")
+	}
 }
 
 func (d benchFlag) appliesToAny(tests []workloads.TestInfo) bool {
@@ -216,12 +241,9 @@ func (f *benchFlags) request(tests []string, suite bool, args []string) workload
 func newTestCmd(info workloads.TestInfo, args []string) *cobra.Command {
 	f := &benchFlags{}
 	cmd := &cobra.Command{
-		Use:   info.Name + " [HOST]",
-		Short: info.Summary,
-		Long: info.Summary + `.
-
-With no HOST (or --loopback), both ends run in this process on the local
-device: one command measures a single host (Soft-RoCE, or a NIC in loopback).`,
+		Use:     info.Name + " [HOST]",
+		Short:   info.Summary,
+		Long:    info.Summary + ".\n\n" + loopbackHelp(info),
 		Example: testExample(info),
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, hosts []string) error {
@@ -230,6 +252,17 @@ device: one command measures a single host (Soft-RoCE, or a NIC in loopback).`,
 	}
 	f.register(cmd.Flags(), []workloads.TestInfo{info})
 	return cmd
+}
+
+// loopbackHelp says what a test does with no HOST.
+func loopbackHelp(info workloads.TestInfo) string {
+	if !info.IsRDMA() {
+		return `With no HOST (or --loopback), both ends run in this process, over this
+host's loopback interface (127.0.0.1): one command measures this host's TCP
+stack.`
+	}
+	return `With no HOST (or --loopback), both ends run in this process on the local
+device: one command measures a single host (Soft-RoCE, or a NIC in loopback).`
 }
 
 // The suite's own default: each test until its headline figure is known

@@ -138,3 +138,24 @@ func TestReportFormatIsUsage(t *testing.T) {
 		t.Errorf("report -o openmetrics of a mesh: %q", stderr)
 	}
 }
+
+// The TCP tests' help speaks of TCP: no device, no NUMA node (their loop
+// threads are not pinned unless --cpu says where), no link rate.
+func TestTCPHelpSaysTCP(t *testing.T) {
+	for _, name := range []string{"tcp-lat", "tcp-bw"} {
+		out, _, code := cli(t, name, "--help")
+		if code != exitOK {
+			t.Fatalf("%s --help: exit %d", name, code)
+		}
+		for _, word := range []string{"device", "NUMA", "Soft-RoCE", "%link for"} {
+			if strings.Contains(out, word) {
+				t.Errorf("%s --help speaks of %q:\n%s", name, word, out)
+			}
+		}
+		for _, says := range []string{"(default: not pinned, on any core this process may use)", "over this\nhost's loopback interface (127.0.0.1)"} {
+			if !strings.Contains(out, says) {
+				t.Errorf("%s --help does not say %q", name, says)
+			}
+		}
+	}
+}
