@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"github.com/rdmabench/rdmabench/pkg/remote"
 	"github.com/rdmabench/rdmabench/pkg/report"
 	"github.com/rdmabench/rdmabench/pkg/report/render"
+	"github.com/rdmabench/rdmabench/pkg/verbs"
 	"github.com/rdmabench/rdmabench/pkg/workloads"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -410,18 +412,19 @@ func (f *benchFlags) run(cmd *cobra.Command, req workloads.Request, hosts []stri
 		return usageError{fmt.Errorf("%s: %w", cmd.Name(), runErr)} // refused before it ran
 	}
 	if runErr != nil && events == nil && f.output == render.FormatTable && !measuredAny(doc) {
-		// Nothing was measured: the table would only say the error again
-		// (its row and its footer); it is said once, on stderr. --out
-		// still keeps the document with the error.
+		// Nothing was measured: the table would only say the errors again
+		// (in its rows and footnotes); they are said once, on stderr.
+		// --out still keeps the document with the errors.
+		fmt.Fprint(stderr, runErrorText(doc, runErr))
 		if f.outFile != "" {
 			if err := f.writeFile(doc); err != nil {
 				return err
 			}
 		}
-		return runErr
+		return reported{runErr}
 	}
 	if runErr != nil {
-		fmt.Fprint(stderr, errorText(runErr))
+		fmt.Fprint(stderr, runErrorText(doc, runErr))
 	}
 	if events != nil {
 		err = events.write(report.Event{Event: report.EventEnd, Document: doc})
@@ -446,6 +449,34 @@ func (f *benchFlags) run(cmd *cobra.Command, req workloads.Request, hosts []stri
 		return reported{gateError{fmt.Errorf("%d limit check(s) failed", len(fails))}}
 	}
 	return nil
+}
+
+// runErrorText is how stderr says what went wrong in the run of doc,
+// runErr being the first error: each cause once, with the tests it failed
+// ("rdmabench: write-lat, read-lat, ...: no RDMA device found: ..."; one
+// test's failure as the run returned it), then why the run stopped, if it
+// did before its end, and how to make an RDMA device where there is none.
+// A failed test did not stop the others: nothing says it did.
+func runErrorText(doc *report.Document, runErr error) string {
+	var b strings.Builder
+	fails := report.Failures(doc)
+	if len(fails) == 1 && len(fails[0].Results) == 1 {
+		b.WriteString("rdmabench: " + runErr.Error() + "\n")
+	} else {
+		for _, fl := range fails {
+			b.WriteString("rdmabench: " + fl.Where(doc) + ": " + report.Clean(fl.Cause) + "\n")
+		}
+	}
+	if stop := doc.Stopped(); stop != "" && !slices.ContainsFunc(fails, func(fl report.Failure) bool { return fl.Cause == stop }) {
+		b.WriteString("rdmabench: the run stopped: " + report.Clean(stop) + "; the results before it are kept\n")
+	}
+	if b.Len() == 0 {
+		return errorText(runErr)
+	}
+	if errors.Is(runErr, verbs.ErrNoDevices) {
+		b.WriteString("hint: " + verbs.NoDeviceHelp + "\n")
+	}
+	return b.String()
 }
 
 // measuredAny reports whether a result of doc measured something (has no

@@ -146,8 +146,8 @@ func writeMeshText(w io.Writer, doc *report.Document, md bool, opts Options) err
 		}
 	}
 	notes = append(notes, doc.Warnings...)
-	if doc.Error != "" {
-		notes = append(notes, "error: "+doc.Error)
+	if stop := doc.Stopped(); stop != "" {
+		notes = append(notes, "error: "+stop+" (the mesh stopped; the links measured before it are kept)")
 	}
 	if doc.Partial {
 		notes = append(notes, "partial: the mesh was still running when this was written")
