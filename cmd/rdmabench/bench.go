@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +16,7 @@ import (
 	"github.com/rdmabench/rdmabench/pkg/remote"
 	"github.com/rdmabench/rdmabench/pkg/report"
 	"github.com/rdmabench/rdmabench/pkg/report/render"
+	"github.com/rdmabench/rdmabench/pkg/verbs"
 	"github.com/rdmabench/rdmabench/pkg/workloads"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -149,6 +152,31 @@ func (f *benchFlags) register(fs *pflag.FlagSet, tests []workloads.TestInfo) {
 	if len(tests) == 1 && tests[0].IsRDMA() {
 		fs.Var(baseline(&f.baseline), "baseline", "add the matching TCP test at the same sizes (\"tcp\")")
 	}
+	sayTCP(fs, tests)
+}
+
+// sayTCP makes the help of the flags that the RDMA and TCP tests share
+// speak of what they do for tests: a TCP test has no device, so its loop
+// threads are not pinned unless --cpu says where, its loopback is this
+// host's loopback interface, and its bandwidth has no link rate.
+func sayTCP(fs *pflag.FlagSet, tests []workloads.TestInfo) {
+	rdma, tcp := false, false
+	for _, t := range tests {
+		rdma, tcp = rdma || t.IsRDMA(), tcp || !t.IsRDMA()
+	}
+	usage := func(name, text string) {
+		if fl := fs.Lookup(name); fl != nil {
+			fl.Usage = text
+		}
+	}
+	switch {
+	case rdma && tcp:
+		usage("cpu", "pin each end's loop threads to these cores, e.g. 0-3,8 (default: for RDMA tests the cores of the device's NUMA node; TCP tests are not pinned)")
+	case tcp:
+		usage("cpu", "pin each end's loop threads to these cores, e.g. 0-3,8 (default: not pinned, on any core this process may use)")
+		usage("loopback", "run both ends in this process, over this host's loopback interface, 127.0.0.1 (the default when no HOST is given)")
+		usage("limit-bw", "exit 3 unless every bandwidth is at least this, e.g. 9Gbps or 1GB/s (a share of the link, 90%link, is for RDMA tests)")
+	}
 }
 
 func (d benchFlag) appliesToAny(tests []workloads.TestInfo) bool {
@@ -215,12 +243,9 @@ func (f *benchFlags) request(tests []string, suite bool, args []string) workload
 func newTestCmd(info workloads.TestInfo, args []string) *cobra.Command {
 	f := &benchFlags{}
 	cmd := &cobra.Command{
-		Use:   info.Name + " [HOST]",
-		Short: info.Summary,
-		Long: info.Summary + `.
-
-With no HOST (or --loopback), both ends run in this process on the local
-device: one command measures a single host (Soft-RoCE, or a NIC in loopback).`,
+		Use:     info.Name + " [HOST]",
+		Short:   info.Summary,
+		Long:    info.Summary + ".\n\n" + loopbackHelp(info),
 		Example: testExample(info),
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, hosts []string) error {
@@ -229,6 +254,17 @@ device: one command measures a single host (Soft-RoCE, or a NIC in loopback).`,
 	}
 	f.register(cmd.Flags(), []workloads.TestInfo{info})
 	return cmd
+}
+
+// loopbackHelp says what a test does with no HOST.
+func loopbackHelp(info workloads.TestInfo) string {
+	if !info.IsRDMA() {
+		return `With no HOST (or --loopback), both ends run in this process, over this
+host's loopback interface (127.0.0.1): one command measures this host's TCP
+stack.`
+	}
+	return `With no HOST (or --loopback), both ends run in this process on the local
+device: one command measures a single host (Soft-RoCE, or a NIC in loopback).`
 }
 
 // The suite's own default: each test until its headline figure is known
@@ -282,11 +318,61 @@ precise it is.`,
 	return cmd
 }
 
+// sizeEnds refuses flags that say when each size ends given together (-n
+// a count, -D a duration, --precision a precision reached: one of them
+// would be ignored), and those that apply to one of them without it
+// (--interval to -D, --precision-cap to --precision). defaultPrecision:
+// the command runs --precision unless -n or -D is given (suite, mesh).
+func sizeEnds(fs *pflag.FlagSet, defaultPrecision bool) error {
+	changed := func(name string) bool { fl := fs.Lookup(name); return fl != nil && fl.Changed }
+	n, d, p := changed("iters"), changed("duration"), changed("precision")
+	switch {
+	case n && d:
+		return errors.New("-n and -D both given: -D runs for a duration, -n a count; choose one")
+	case n && p:
+		return errors.New("-n and --precision both given: --precision runs until a figure is that precise, -n a count; choose one")
+	case d && p:
+		return errors.New("-D and --precision both given: -D runs for a duration, --precision until a figure is that precise; choose one")
+	case changed("interval") && !d:
+		return errors.New("--interval applies to -D (duration mode), which is not given")
+	case changed("precision-cap") && !p && (!defaultPrecision || n || d):
+		if defaultPrecision {
+			return fmt.Errorf("--precision-cap applies to --precision, the default that %s turns off", map[bool]string{true: "-n", false: "-D"}[n])
+		}
+		return errors.New("--precision-cap applies to --precision, which is not given")
+	}
+	return nil
+}
+
+// linkLimit refuses --limit-bw N%link where none of tests is an RDMA
+// bandwidth test: the limit is a share of an RDMA link's nominal rate,
+// which a TCP stream has not. Where some are (suite, --baseline tcp), it
+// holds those and not tcp-bw.
+func linkLimit(l report.Limits, cmd string, tests []string) error {
+	if l.MinLinkFraction <= 0 {
+		return nil
+	}
+	for _, name := range tests {
+		if t, ok := workloads.LookupTest(name); ok && t.IsRDMA() && t.Metric == workloads.Bandwidth {
+			return nil
+		}
+	}
+	bw := bwLimit{&l}
+	return fmt.Errorf("%s: --limit-bw %s is a share of an RDMA link's nominal rate, and a TCP test has none: give a bandwidth instead, e.g. --limit-bw 20Gbps",
+		cmd, bw.String())
+}
+
 // run plans req, runs it against the server at hosts[0] (or in this
 // process), prints the document and checks the limits.
 func (f *benchFlags) run(cmd *cobra.Command, req workloads.Request, hosts []string) error {
 	if f.all && len(f.spec.Sizes) > 0 {
 		return usageError{fmt.Errorf("%s: -a and -s are exclusive", cmd.Name())}
+	}
+	if err := sizeEnds(cmd.Flags(), req.Suite); err != nil {
+		return usageError{err}
+	}
+	if err := linkLimit(f.limits, cmd.Name(), req.Tests); err != nil {
+		return usageError{err}
 	}
 	if err := mergeDSCP(&req.Spec, f.dscp); err != nil {
 		return usageError{fmt.Errorf("%s: %w", cmd.Name(), err)}
@@ -326,18 +412,19 @@ func (f *benchFlags) run(cmd *cobra.Command, req workloads.Request, hosts []stri
 		return usageError{fmt.Errorf("%s: %w", cmd.Name(), runErr)} // refused before it ran
 	}
 	if runErr != nil && events == nil && f.output == render.FormatTable && !measuredAny(doc) {
-		// Nothing was measured: the table would only say the error again
-		// (its row and its footer); it is said once, on stderr. --out
-		// still keeps the document with the error.
+		// Nothing was measured: the table would only say the errors again
+		// (in its rows and footnotes); they are said once, on stderr.
+		// --out still keeps the document with the errors.
+		fmt.Fprint(stderr, runErrorText(doc, runErr))
 		if f.outFile != "" {
 			if err := f.writeFile(doc); err != nil {
 				return err
 			}
 		}
-		return runErr
+		return reported{runErr}
 	}
 	if runErr != nil {
-		fmt.Fprint(stderr, errorText(runErr))
+		fmt.Fprint(stderr, runErrorText(doc, runErr))
 	}
 	if events != nil {
 		err = events.write(report.Event{Event: report.EventEnd, Document: doc})
@@ -362,6 +449,34 @@ func (f *benchFlags) run(cmd *cobra.Command, req workloads.Request, hosts []stri
 		return reported{gateError{fmt.Errorf("%d limit check(s) failed", len(fails))}}
 	}
 	return nil
+}
+
+// runErrorText is how stderr says what went wrong in the run of doc,
+// runErr being the first error: each cause once, with the tests it failed
+// ("rdmabench: write-lat, read-lat, ...: no RDMA device found: ..."; one
+// test's failure as the run returned it), then why the run stopped, if it
+// did before its end, and how to make an RDMA device where there is none.
+// A failed test did not stop the others: nothing says it did.
+func runErrorText(doc *report.Document, runErr error) string {
+	var b strings.Builder
+	fails := report.Failures(doc)
+	if len(fails) == 1 && len(fails[0].Results) == 1 {
+		b.WriteString("rdmabench: " + runErr.Error() + "\n")
+	} else {
+		for _, fl := range fails {
+			b.WriteString("rdmabench: " + fl.Where(doc) + ": " + report.Clean(fl.Cause) + "\n")
+		}
+	}
+	if stop := doc.Stopped(); stop != "" && !slices.ContainsFunc(fails, func(fl report.Failure) bool { return fl.Cause == stop }) {
+		b.WriteString("rdmabench: the run stopped: " + report.Clean(stop) + "; the results before it are kept\n")
+	}
+	if b.Len() == 0 {
+		return errorText(runErr)
+	}
+	if errors.Is(runErr, verbs.ErrNoDevices) {
+		b.WriteString("hint: " + verbs.NoDeviceHelp + "\n")
+	}
+	return b.String()
 }
 
 // measuredAny reports whether a result of doc measured something (has no

@@ -198,6 +198,12 @@ func (m *meshFlags) config(fs *pflag.FlagSet, f *benchFlags, tests, args []strin
 	if f.all && len(f.spec.Sizes) > 0 {
 		return mesh.Config{}, errors.New("mesh: -a and -s are exclusive")
 	}
+	if err := sizeEnds(fs, true); err != nil {
+		return mesh.Config{}, err
+	}
+	if err := linkLimit(f.limits, "mesh", tests); err != nil {
+		return mesh.Config{}, err
+	}
 	if !slices.Contains(render.MeshFormats, f.output) {
 		return mesh.Config{}, fmt.Errorf("mesh: -o %s: a mesh document renders as %s", f.output, strings.Join(render.MeshFormats, ", "))
 	}

@@ -60,3 +60,38 @@ func TestNoDeviceSaidOnce(t *testing.T) {
 		t.Errorf("-o json: stderr said it %d times:\n%s", n, stderr)
 	}
 }
+
+// TestNoDeviceSuite: the suite on a host without a device runs its TCP
+// tests, and says the cause of its eight failed RDMA tests once in the
+// table (a footnote their rows refer to) and once on stderr, with the
+// hint; nothing says the run stopped, since it did not. Its document has
+// no run-level error.
+func TestNoDeviceSuite(t *testing.T) {
+	if names, err := verbs.DeviceNames(); err == nil && len(names) > 0 {
+		t.Skip("this host has RDMA devices")
+	}
+	out := t.TempDir() + "/suite.json"
+	stdout, stderr, code := cli(t, "suite", "-n", "20", "--out", out)
+	if code != exitError {
+		t.Errorf("exit %d, want 1", code)
+	}
+	cause := "no RDMA device found"
+	if !verbs.Supported {
+		cause = "built without libibverbs"
+	}
+	if n := strings.Count(stdout, cause); n != 1 || strings.Count(stdout, "failed [1]") != 8 || !strings.Contains(stdout, "tcp-bw      TCP") {
+		t.Errorf("the table says the cause %d times (want once, in a footnote the 8 rows refer to):\n%s", n, stdout)
+	}
+	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+	if !strings.HasPrefix(lines[0], "rdmabench: write-lat, read-lat, send-lat, atomic-lat, write-bw, read-bw, send-bw, atomic-bw: ") ||
+		strings.Count(stderr, "rdmabench: ") != 1 || strings.Count(stderr, cause) != 1 {
+		t.Errorf("stderr, want one line for the cause (and the hint):\n%s", stderr)
+	}
+	if strings.Contains(stdout+stderr, "stopped") {
+		t.Errorf("says the run stopped:\n%s\n%s", stdout, stderr)
+	}
+	doc, err := report.ReadFile(out)
+	if err != nil || doc.Error != "" || len(report.Failures(doc)) != 1 {
+		t.Errorf("document: %v, error %q, failures %+v", err, doc.Error, report.Failures(doc))
+	}
+}

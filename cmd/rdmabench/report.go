@@ -26,7 +26,9 @@ OpenMetrics exposition, each sample labelled source="FILE". "-" reads a
 document from standard input.
 
 A file of another schema version, a truncated or hand-broken file is an
-error naming the file and what is wrong with it (exit status 1).`,
+error naming the file and what is wrong with it (exit status 1); a format
+the files have no rendering in (a mesh document renders as table,
+markdown, csv and json) is a usage error (exit status 2).`,
 		Example: `  rdmabench report results.json
   rdmabench report base.json new.json -o csv > results.csv
   rdmabench report runs.json -o gobench > new.txt && benchstat old.txt new.txt

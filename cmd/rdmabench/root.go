@@ -8,9 +8,11 @@ import (
 
 	"github.com/rdmabench/rdmabench/internal/buildinfo"
 	"github.com/rdmabench/rdmabench/pkg/control"
+	"github.com/rdmabench/rdmabench/pkg/report/render"
 	"github.com/rdmabench/rdmabench/pkg/verbs"
 	"github.com/rdmabench/rdmabench/pkg/workloads"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // Exit statuses.
@@ -35,7 +37,8 @@ func (e gateError) Unwrap() error { return e.err }
 
 // exitCode maps an error to the exit status. A test refused for its
 // size (more than a limit, the host or the device allows) is a usage
-// error, whether this host or the server refused it.
+// error, whether this host or the server refused it; so is a format the
+// documents given have no rendering in (report -o openmetrics of a mesh).
 func exitCode(err error) int {
 	var u usageError
 	var g gateError
@@ -43,7 +46,7 @@ func exitCode(err error) int {
 	switch {
 	case err == nil:
 		return exitOK
-	case errors.As(err, &u), errors.Is(err, workloads.ErrOverLimit):
+	case errors.As(err, &u), errors.Is(err, workloads.ErrOverLimit), errors.Is(err, render.ErrFormat):
 		return exitUsage
 	case errors.As(err, &se) && (se.Code == control.CodeSpec || se.Code == control.CodeLimit):
 		return exitUsage
@@ -74,6 +77,22 @@ func errorText(err error) string {
 		s += "hint: " + verbs.NoDeviceHelp + "\n"
 	}
 	return s
+}
+
+// sayFlagError is how a flag's bad value is said: as pflag says it
+// ("invalid argument "4Q" for "-s, --size" flag: ..."), but for errors
+// that say the flag and its value themselves, and what to write instead.
+func sayFlagError(err error) error {
+	var ive *pflag.InvalidValueError
+	var sr *workloads.SizeRangeError
+	if errors.As(err, &ive) && errors.As(err, &sr) {
+		name := "--" + ive.GetFlag().Name
+		if sh := ive.GetFlag().Shorthand; sh != "" {
+			name = "-" + sh
+		}
+		return errors.New(sr.Say(name))
+	}
+	return err
 }
 
 // isCobraUsage recognises the argument errors cobra itself produces.
@@ -114,7 +133,7 @@ baseline measured the same way. Latency is reported as a full distribution
 		if why := notApplicable(cmd.Name(), err); why != nil {
 			return usageError{why}
 		}
-		return usageError{err}
+		return usageError{sayFlagError(err)}
 	})
 	root.AddCommand(newVersionCmd(), newDevicesCmd(), newServeCmd(), newAgentCmd(), newSuiteCmd(args))
 	root.AddCommand(newReportCmd(), newCompareCmd())

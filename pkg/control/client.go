@@ -1,11 +1,14 @@
 package control
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"sync"
 	"time"
@@ -101,14 +104,17 @@ func (c *Client) handshake(ctx context.Context) error {
 
 func (c *Client) handshakeFrames() error {
 	notRDMABench := func(err error) error {
-		if errors.Is(err, ErrBadFrame) || errors.Is(err, ErrFrameTooLarge) || errors.Is(err, ErrProtocol) {
-			return fmt.Errorf("%w (is %s an rdmabench server?)", err, c.addr)
-		}
-		return while(err, "waiting for the server's hello")
+		return fmt.Errorf("%w (is %s an rdmabench server?)", err, c.addr)
 	}
-	h, err := c.p.readDirect()
+	// The client's hello goes first, before the server's is read: a
+	// server reads it only after sending its own, so the order changes
+	// nothing for one; but a server of another protocol that waits for
+	// its client to speak first (HTTP) answers it at once, and is named
+	// as what it is instead of being waited for until the timeout.
+	werr := c.writeHello()
+	h, err := c.readFirst()
 	if err != nil {
-		return notRDMABench(err)
+		return err
 	}
 	switch h.Type {
 	case TypeHello:
@@ -123,8 +129,8 @@ func (c *Client) handshakeFrames() error {
 	}
 	c.info.Hostname, c.info.Version, c.info.Protocol, c.info.TokenRequired = h.Hostname, h.Version, h.Protocol, h.TokenRequired
 	w := func(m *Message) error { return WriteFrame(c.p.conn, m, c.opt.MaxFrame) }
-	if err := w(&Message{Type: TypeHello, Protocol: buildinfo.ProtocolVersion, Version: buildinfo.Version}); err != nil {
-		return while(c.p.writeErr(err), "sending hello")
+	if werr != nil {
+		return while(c.p.writeErr(werr), "sending hello")
 	}
 	if h.TokenRequired {
 		a := &Message{Type: TypeAuth}
@@ -400,4 +406,97 @@ func (s *Session) LostErr() error {
 	default:
 		return nil
 	}
+}
+
+// writeHello sends the client's hello. Its JSON ends with a newline, which
+// a JSON decoder skips: a line-based server of another protocol (HTTP)
+// then has a whole line to answer.
+func (c *Client) writeHello() error {
+	b, err := EncodeFrame(&Message{Type: TypeHello, Protocol: buildinfo.ProtocolVersion, Version: buildinfo.Version}, c.opt.MaxFrame)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	binary.BigEndian.PutUint32(b, uint32(len(b)-headerSize))
+	_, err = c.p.conn.Write(b)
+	return err
+}
+
+// readFirst reads the server's first frame, under the handshake's
+// deadline. Bytes that cannot start a control frame (a length over the
+// limit, as the first 4 bytes of any text are, or a body that is no JSON
+// object) are a *NotServerError with what the other end answered.
+func (c *Client) readFirst() (*Message, error) {
+	conn := c.p.conn
+	var h [headerSize]byte
+	for n := 0; n < headerSize; {
+		k, err := conn.Read(h[n:])
+		n += k
+		if err != nil && n < headerSize {
+			if errors.Is(err, io.EOF) && n > 0 {
+				err = io.ErrUnexpectedEOF
+			}
+			err = c.p.readErr(err)
+			var se *silentError
+			switch {
+			case n > 0: // a few bytes, then the end or silence
+				return nil, &NotServerError{Addr: c.addr, Answer: h[:n], Err: err}
+			case errors.As(err, &se):
+				se.first = true
+			}
+			return nil, while(err, "waiting for the server's hello")
+		}
+		// The first bytes of a length over the limit (those of any text)
+		// are enough: the rest is not waited for.
+		var least [headerSize]byte
+		copy(least[:], h[:n])
+		if size := int64(binary.BigEndian.Uint32(least[:])); size > int64(c.opt.MaxFrame) || n == headerSize {
+			err := checkLen(size, c.opt.MaxFrame)
+			if err != nil && n < headerSize {
+				err = fmt.Errorf("%w: at least %d bytes declared, the limit is %d", ErrFrameTooLarge, size, c.opt.MaxFrame)
+			}
+			if err != nil {
+				return nil, &NotServerError{Addr: c.addr, Answer: append(h[:n:n], moreOf(conn, h[:n])...), Err: err}
+			}
+		}
+	}
+	size := int64(binary.BigEndian.Uint32(h[:]))
+	buf := bytes.NewBuffer(make([]byte, 0, min(size, 4096)))
+	if _, err := io.CopyN(buf, conn, size); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, while(c.p.readErr(err), "waiting for the server's hello")
+	}
+	m, err := decodeBody(buf.Bytes())
+	switch {
+	case err == nil:
+		return m, nil
+	case !jsonObject(buf.Bytes()):
+		return nil, &NotServerError{Addr: c.addr, Answer: append(h[:], buf.Bytes()[:min(buf.Len(), maxAnswer)]...), Err: err}
+	}
+	return nil, fmt.Errorf("%w (is %s an rdmabench server?)", c.p.readErr(err), c.addr)
+}
+
+// maxAnswer bounds what a NotServerError keeps of the answer.
+const maxAnswer = 256
+
+// moreOf reads what else the other end sent with got, its first bytes:
+// to the end of the first line, at most maxAnswer bytes, within a tenth
+// of a second.
+func moreOf(conn net.Conn, got []byte) []byte {
+	if bytes.IndexByte(got, '\n') >= 0 {
+		return nil
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	var more []byte
+	buf := make([]byte, maxAnswer)
+	for len(got)+len(more) < maxAnswer {
+		n, err := conn.Read(buf[:maxAnswer-len(got)-len(more)])
+		more = append(more, buf[:n]...)
+		if err != nil || bytes.IndexByte(buf[:n], '\n') >= 0 {
+			break
+		}
+	}
+	return more
 }

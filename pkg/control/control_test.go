@@ -554,7 +554,8 @@ func TestDialErrors(t *testing.T) {
 	}
 	// Something that is not an rdmabench server.
 	addr = fakeServer(t, func(r *rawConn) { r.writeBytes([]byte("SSH-2.0-OpenSSH_9.6\r\n")) })
-	if _, err := Dial(ctx, addr, clientOpts()); !errors.Is(err, ErrFrameTooLarge) || !strings.Contains(err.Error(), "an rdmabench server?") {
-		t.Errorf("dial an SSH server: %v", err)
+	want := addr + ` is not an rdmabench server: it answered "SSH-2.0-OpenSSH_9.6" (an SSH server?)`
+	if _, err := Dial(ctx, addr, clientOpts()); !errors.Is(err, ErrNotServer) || !errors.Is(err, ErrFrameTooLarge) || err.Error() != want {
+		t.Errorf("dial an SSH server: %v\nwant %s", err, want)
 	}
 }

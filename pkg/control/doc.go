@@ -19,10 +19,24 @@
 //
 // A connection goes:
 //
-//	server -> client  {"type":"hello","protocol":2,"version":"v1.3.0","hostname":"node2","nonce":"<64 hex>","token_required":true}
 //	client -> server  {"type":"hello","protocol":2,"version":"v1.3.0"}
+//	server -> client  {"type":"hello","protocol":2,"version":"v1.3.0","hostname":"node2","nonce":"<64 hex>","token_required":true}
 //	client -> server  {"type":"auth","mac":"<hex HMAC-SHA256(key=token, msg=nonce bytes)>"}   (only if token_required)
 //	server -> client  {"type":"accepted"}  or  {"type":"error","code":"version"|"auth"|"protocol"|"limit","message":"..."} and close
+//
+// The server sends its hello as soon as it accepts the connection, and
+// reads the client's after it; the client sends its hello as soon as it
+// connects, before it reads the server's (earlier clients waited for it:
+// to a server, both are the same stream). The client's hello
+// ends with a newline, inside the frame (JSON skips it), so that a server
+// of another protocol that waits for its client's first line, as HTTP
+// servers do, answers at once. The client reads the server's first bytes
+// as a frame: bytes that cannot begin one (the first 4 bytes of any text
+// declare a length over the limit) mean the server is no rdmabench server,
+// and the client says so with what it answered ([NotServerError],
+// [ErrNotServer]): `10.0.0.2:80 is not an rdmabench server: it answered
+// "HTTP/1.1 400 Bad Request" (an HTTP server?)`. A server that accepts but
+// says nothing is one too, found at the timeout.
 //
 // then, any number of times:
 //

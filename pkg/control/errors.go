@@ -1,8 +1,10 @@
 package control
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -31,6 +33,9 @@ var (
 	ErrAuth = errors.New("authentication failed")
 	// ErrVersion matches a *VersionError and a *ServerError with code "version".
 	ErrVersion = errors.New("protocol version mismatch")
+	// ErrNotServer matches a *NotServerError: what answered is no
+	// rdmabench server.
+	ErrNotServer = errors.New("not an rdmabench server")
 )
 
 // ErrPeerShutdown: the other end said bye, then closed the connection: a
@@ -113,6 +118,91 @@ func (e LimitError) Error() string {
 
 func (e LimitError) Unwrap() error { return e.Err }
 
+// NotServerError: what answered at Addr does not speak the control
+// protocol: its first bytes are no control frame. It wraps why they are
+// not (ErrFrameTooLarge, ErrBadFrame, or the connection's end after a few
+// bytes) and matches ErrNotServer.
+type NotServerError struct {
+	Addr   string // as dialled
+	Answer []byte // its first bytes: at most 256, or its first line
+	Err    error
+}
+
+func (e *NotServerError) Error() string {
+	s := e.Addr + " is not an rdmabench server: it answered " + quoteAnswer(e.Answer)
+	ended := true
+	switch {
+	case errors.Is(e.Err, ErrPeerClosed):
+		s += " and closed the connection"
+	case errors.Is(e.Err, ErrPeerSilent):
+		s += " and then nothing"
+	default:
+		ended = false
+	}
+	if kind := answerKind(e.Answer); kind != "" {
+		return s + " (" + kind + "?)"
+	}
+	if ended || e.Err == nil {
+		return s
+	}
+	return s + " (" + e.Err.Error() + ")"
+}
+
+// Is matches ErrNotServer.
+func (e *NotServerError) Is(target error) bool { return target == ErrNotServer }
+
+func (e *NotServerError) Unwrap() error { return e.Err }
+
+// answerKind guesses the server that answered b, from its first bytes:
+// "an HTTP server", "an SSH server", "a TLS server", or "".
+func answerKind(b []byte) string {
+	s := strings.ToLower(string(b[:min(len(b), 16)]))
+	switch {
+	case strings.HasPrefix(s, "http/"), strings.HasPrefix(s, "<!doctype html"), strings.HasPrefix(s, "<html"):
+		return "an HTTP server"
+	case strings.HasPrefix(s, "ssh-"):
+		return "an SSH server"
+	case len(b) >= 2 && (b[0] == 0x15 || b[0] == 0x16) && b[1] == 0x03: // a TLS alert or handshake record
+		return "a TLS server"
+	}
+	return ""
+}
+
+// quoteAnswer quotes the first line of b (at most 80 bytes of it, "..."
+// saying there was more of it): printable ASCII as it is, other bytes
+// escaped.
+func quoteAnswer(b []byte) string {
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		b = bytes.TrimSuffix(b[:i], []byte("\r"))
+	}
+	more := len(b) > 80
+	if more {
+		b = b[:80]
+	}
+	var s strings.Builder
+	s.WriteByte('"')
+	for _, c := range b {
+		switch {
+		case c == '"' || c == '\\':
+			s.WriteByte('\\')
+			s.WriteByte(c)
+		case c == '\r':
+			s.WriteString(`\r`)
+		case c == '\t':
+			s.WriteString(`\t`)
+		case c < 0x20 || c >= 0x7f:
+			fmt.Fprintf(&s, `\x%02x`, c)
+		default:
+			s.WriteByte(c)
+		}
+	}
+	s.WriteByte('"')
+	if more {
+		s.WriteString("...")
+	}
+	return s.String()
+}
+
 // silentError: nothing arrived from name for d; or, with answer set, no
 // answer to it arrived although name kept the connection alive.
 type silentError struct {
@@ -120,9 +210,13 @@ type silentError struct {
 	d       time.Duration
 	sending bool
 	answer  string // what was not answered: "run write-bw"
+	first   bool   // nothing at all came since the connection was made
 }
 
 func (e *silentError) Error() string {
+	if e.first {
+		return fmt.Sprintf("%s accepted the connection but said nothing for %v: an rdmabench server says hello at once (is it one, and is it running?)", e.name, e.d)
+	}
 	if e.answer != "" {
 		return fmt.Sprintf("%s did not answer %s within %v: it sends only pings", e.name, e.answer, e.d)
 	}

@@ -108,7 +108,7 @@ func checkLen(n int64, max int) error {
 // decodeBody decodes a frame's JSON object and checks its type and
 // required fields.
 func decodeBody(body []byte) (*Message, error) {
-	if t := bytes.TrimLeft(body, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+	if !jsonObject(body) {
 		return nil, fmt.Errorf("%w: not a JSON object", ErrBadFrame)
 	}
 	var m Message
@@ -119,4 +119,11 @@ func decodeBody(body []byte) (*Message, error) {
 		return nil, err
 	}
 	return &m, nil
+}
+
+// jsonObject tells whether body starts as a JSON object does (after
+// white space).
+func jsonObject(body []byte) bool {
+	t := bytes.TrimLeft(body, " \t\r\n")
+	return len(t) > 0 && t[0] == '{'
 }

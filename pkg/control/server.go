@@ -126,6 +126,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		}
 	}
 	conns := make(chan struct{}, s.opt.MaxConns)
+	lingering := make(chan struct{}, s.opt.MaxConns)
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	var backoff time.Duration
@@ -157,14 +158,26 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 				s.handle(ctx, conn, testDone)
 			}()
 		default:
-			// The client sends nothing before the server's hello, so the
-			// error frame can be written at once and the socket closed
-			// without lingering.
 			msg := fmt.Sprintf("too many connections (%d); try again later", s.opt.MaxConns)
 			s.logf("%s refused %s: %s", conn.RemoteAddr(), CodeLimit, msg)
 			_ = conn.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
 			_ = WriteFrame(conn, &Message{Type: TypeError, Code: CodeLimit, Msg: msg}, s.opt.MaxFrame)
-			_ = conn.Close()
+			// The client's hello may be unread: a close would reset the
+			// connection, and the client could lose the error frame. So
+			// the refusal lingers, as others do, but on a goroutine of its
+			// own (the accept loop goes on), as many at once as
+			// connections are served, beyond which it is closed at once.
+			select {
+			case lingering <- struct{}{}:
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					defer func() { <-lingering }()
+					linger(conn, 100*time.Millisecond)
+				}()
+			default:
+				_ = conn.Close()
+			}
 		}
 	}
 }

@@ -485,10 +485,9 @@ func (c *coordinator) finish(ctx context.Context) *report.Document {
 			doc.Error = cause.Error()
 		}
 	}
+	// Failed links are in the mesh, each with its error; the document's
+	// Error says only why the mesh stopped before its end.
 	c.summary.Fill(doc.Mesh)
-	if failed := len(doc.Mesh.FailedLinks()); failed > 0 && doc.Error == "" {
-		doc.Error = fmt.Sprintf("%d of %d links failed", failed, doc.Mesh.LinkTotal())
-	}
 	end := *doc
 	m := *doc.Mesh
 	m.Links, m.Matrices, m.Aggregate, m.LinkCount = nil, nil, nil, 0 // the stream's reader makes them again

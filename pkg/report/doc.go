@@ -41,7 +41,8 @@ import (
 const Schema = "rdmabench/result/v1"
 
 // Document is the results of one run: one or more tests at one or more
-// message sizes. Results before a run-level [Document.Error] are kept.
+// message sizes. Results before a run-level [Document.Error] (the run
+// stopped there) are kept.
 type Document struct {
 	Schema  string    `json:"schema"`
 	Tool    Tool      `json:"tool"`
@@ -59,7 +60,10 @@ type Document struct {
 	// figure per test, connection and size over its runs; see [Summarize].
 	Summaries []Summary `json:"summaries,omitempty"`
 	Warnings  []string  `json:"warnings,omitempty"`
-	// Error is a run-level error: the run stopped there.
+	// Error says why the run stopped before its end (interrupted, or its
+	// file could no longer be written); the results before it are kept.
+	// A test that failed is no such error: its result records it, and the
+	// run goes on with the next test. See [Document.Stopped].
 	Error string `json:"error,omitempty"`
 	// Partial marks a document written while the run was still going: the
 	// results so far, rewritten after each measurement.

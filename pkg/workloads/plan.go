@@ -38,7 +38,8 @@ type Request struct {
 	MaxMem uint64
 	// Checkpoint, when set, gets the document after each measurement,
 	// marked partial, so that a run killed midway keeps what it measured.
-	// Its error stops the run.
+	// Its error stops the run after the test under way: the document's
+	// Error says it.
 	Checkpoint func(*report.Document) error
 }
 
@@ -174,9 +175,11 @@ type RemoteTest interface {
 }
 
 // Execute runs every test (every repeat) against target and returns one
-// complete document. A test that fails records its error and the run goes
-// on with the next; the first error is returned with the document. An
-// interrupted run (ctx) returns what it measured, marked with the cause.
+// complete document. A test that fails records its error in its result
+// and the run goes on with the next; the first error is returned with the
+// document. A run that stops before its end (an interrupted ctx, or a
+// Checkpoint that failed) returns what it measured, with why it stopped in
+// the document's Error.
 //
 // A test whose ends need more memory than allowed (Request.MaxMem) or than
 // this host has is refused before anything runs: Execute returns no
@@ -203,13 +206,13 @@ func (r *Run) Execute(ctx context.Context, target Target) (*report.Document, err
 		p(Progress{Begin: &begin})
 	}
 	var firstErr error
-	for rep := 1; rep <= r.req.Repeat && ctx.Err() == nil; rep++ {
+	for rep := 1; rep <= r.req.Repeat && ctx.Err() == nil && e.stop == nil; rep++ {
 		e.rep = 0
 		if r.req.Repeat > 1 {
 			e.rep = rep
 		}
 		for i := range r.specs {
-			if ctx.Err() != nil {
+			if ctx.Err() != nil || e.stop != nil {
 				break
 			}
 			if err := e.test(ctx, &r.specs[i]); err != nil && firstErr == nil {
@@ -221,7 +224,11 @@ func (r *Run) Execute(ctx context.Context, target Target) (*report.Document, err
 	if doc.Hosts.Local.Hostname == "" {
 		doc.Hosts.Local = LocalHost()
 	}
-	if ctx.Err() != nil {
+	// The document's Error says why the run stopped before its end, and
+	// only that: a test that failed has its error in its result, and the
+	// run went on.
+	switch {
+	case ctx.Err() != nil:
 		doc.Error = "interrupted"
 		if cause := context.Cause(ctx); cause != ctx.Err() {
 			doc.Error = cause.Error()
@@ -229,8 +236,11 @@ func (r *Run) Execute(ctx context.Context, target Target) (*report.Document, err
 		if firstErr == nil {
 			firstErr = ctx.Err()
 		}
-	} else if firstErr != nil {
-		doc.Error = firstErr.Error()
+	case e.stop != nil:
+		doc.Error = e.stop.Error()
+		if firstErr == nil {
+			firstErr = e.stop
+		}
 	}
 	if ppm, name, ok := clockDrift(); ok {
 		if c, used := doc.Clocks[name]; used {
@@ -285,7 +295,8 @@ type execution struct {
 	run    *Run
 	target Target
 	doc    *report.Document
-	rep    int // the run under way when runs repeat, else 0
+	rep    int   // the run under way when runs repeat, else 0
+	stop   error // why the run stops before its end (a checkpoint failed)
 }
 
 // test runs one test (every size) and adds its results to the document.
@@ -321,8 +332,10 @@ func (e *execution) test(ctx context.Context, s *Spec) error {
 		o.peerHost, o.maxMem = e.target.Host, e.run.req.MaxMem
 		_, err = runRemote(ctx, e.target.Remote, s, o)
 	}
-	if err == nil {
-		err = checkErr
+	if checkErr != nil && e.stop == nil {
+		// The run's file can no longer be kept: the run stops (its test
+		// measured what it did).
+		e.stop = checkErr
 	}
 	if err == nil {
 		return nil

@@ -7,6 +7,7 @@ import (
 	"math/bits"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -538,6 +539,9 @@ func (s *Spec) Validate() error {
 	if s.Iterations < 0 {
 		bad("iterations %d must be positive", s.Iterations)
 	}
+	if s.Iterations > 0 && s.openEnded() {
+		bad("iterations %d and a duration or precision both given: a size ends at one of them (-n, -D or --precision), not two", s.Iterations)
+	}
 	if s.Duration < 0 || (s.Duration > 0 && s.Duration < 100*time.Millisecond) {
 		bad("duration %s must be at least 100ms", s.Duration)
 	}
@@ -620,7 +624,9 @@ func (s *Spec) validateRDMA(t TestInfo, bad func(string, ...any)) {
 // ParseSizes parses perftest-style sizes: a comma-separated list of sizes
 // and ranges, each size a number with an optional K, M or G (binary) suffix,
 // each range LO..HI covering the powers of two from LO to HI ("2,64,4K",
-// "2..8M"). The result is sorted and free of duplicates.
+// "2..8M"). The result is sorted and free of duplicates. A range whose
+// ends are not both powers of two is a *SizeRangeError: it would not run
+// what it says.
 func ParseSizes(s string) ([]int, error) {
 	seen := map[int]bool{}
 	for _, part := range strings.Split(s, ",") {
@@ -640,9 +646,10 @@ func ParseSizes(s string) ([]int, error) {
 			if a > b {
 				return nil, fmt.Errorf("size range %q runs backwards", part)
 			}
-			// From LO, the powers of two up to HI (LO itself if it is not one).
-			seen[a] = true
-			for p := 1 << bits.Len(uint(a)); p <= b; p <<= 1 {
+			if !isPow2(a) || !isPow2(b) {
+				return nil, &SizeRangeError{Sizes: s, Range: part, Lo: strings.TrimSpace(lo), Hi: strings.TrimSpace(hi), lo: a, hi: b}
+			}
+			for p := a; p <= b; p <<= 1 {
 				seen[p] = true
 			}
 			continue
@@ -659,6 +666,82 @@ func ParseSizes(s string) ([]int, error) {
 	}
 	sort.Ints(out)
 	return out, nil
+}
+
+func isPow2(n int) bool { return n > 0 && n&(n-1) == 0 }
+
+// SizeRangeError is a size range LO..HI whose ends are not both powers of
+// two. A range runs the powers of two from LO to HI, so such a one would
+// run sizes it does not name and drop an end it names: it is refused, with
+// what to write instead.
+type SizeRangeError struct {
+	Sizes  string // the whole list, as written: "2,3..100"
+	Range  string // the range in it: "3..100"
+	Lo, Hi string // its ends, as written
+	lo, hi int
+}
+
+func (e *SizeRangeError) Error() string {
+	return "size range " + strconv.Quote(e.Range) + ": " + e.explain("")
+}
+
+// Say is the error as the flag named flag ("-s") takes the list: "-s
+// 3..100: a range runs powers of two, and 3 and 100 are not; write -s
+// 4..64, or list sizes: -s 3,100".
+func (e *SizeRangeError) Say(flag string) string {
+	return flag + " " + e.Sizes + ": " + e.explain(flag+" ")
+}
+
+func (e *SizeRangeError) explain(flag string) string {
+	var bad []string
+	for _, end := range []struct {
+		text string
+		n    int
+	}{{e.Lo, e.lo}, {e.Hi, e.hi}} {
+		if !isPow2(end.n) {
+			bad = append(bad, end.text)
+		}
+	}
+	not := bad[0] + " is not"
+	if len(bad) == 2 {
+		not = bad[0] + " and " + bad[1] + " are not"
+	}
+	// The list with the range replaced: by the powers of two within it,
+	// or by its ends as sizes of their own.
+	with := func(r string) string {
+		parts := strings.Split(e.Sizes, ",")
+		for i, p := range parts {
+			if strings.TrimSpace(p) == strings.TrimSpace(e.Range) {
+				parts[i] = r
+				break
+			}
+		}
+		return flag + strings.Join(parts, ",")
+	}
+	ends := with(e.Lo + "," + e.Hi)
+	lo := 1 << bits.Len(uint(e.lo-1)) // the first power of two from lo
+	hi := 1 << (bits.Len(uint(e.hi)) - 1)
+	switch {
+	case lo > hi:
+		return fmt.Sprintf("a range runs powers of two, and %s (none is within it); list sizes: %s", not, ends)
+	case lo == hi:
+		return fmt.Sprintf("a range runs powers of two, and %s; write %s, or list sizes: %s", not, with(sizeText(lo)), ends)
+	}
+	return fmt.Sprintf("a range runs powers of two, and %s; write %s, or list sizes: %s", not, with(sizeText(lo)+".."+sizeText(hi)), ends)
+}
+
+// sizeText writes a size as -s takes it: with K, M or G where it is a
+// whole number of them.
+func sizeText(n int) string {
+	for _, u := range []struct {
+		suffix string
+		n      int
+	}{{"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}} {
+		if n >= u.n && n%u.n == 0 {
+			return strconv.Itoa(n/u.n) + u.suffix
+		}
+	}
+	return strconv.Itoa(n)
 }
 
 // AllSizes is -a: every power of two from 2 B to 8 MiB (23 sizes).

@@ -967,8 +967,8 @@ func sourceLine(doc *report.Document) string {
 	if doc.Partial {
 		parts = append(parts, "partial")
 	}
-	if doc.Error != "" {
-		parts = append(parts, "stopped: "+doc.Error)
+	if stop := doc.Stopped(); stop != "" {
+		parts = append(parts, "stopped: "+stop)
 	}
 	line := report.Clean(strings.Join(parts, ", "))
 	if len(doc.Command) > 0 {

@@ -19,7 +19,7 @@ var MeshFormats = []string{FormatTable, FormatMarkdown, FormatCSV, FormatJSON}
 
 // errMeshFormat refuses a format a mesh document has no rendering in.
 func errMeshFormat(format string) error {
-	return fmt.Errorf("report: a mesh document renders as %s, not %s", strings.Join(MeshFormats, ", "), format)
+	return formatError{fmt.Sprintf("report: a mesh document renders as %s, not %s", strings.Join(MeshFormats, ", "), format)}
 }
 
 // writeMesh writes a mesh document in format.
@@ -150,8 +150,8 @@ func writeMeshText(w io.Writer, doc *report.Document, md bool, opts Options) err
 		}
 	}
 	notes = append(notes, doc.Warnings...)
-	if doc.Error != "" {
-		notes = append(notes, "error: "+doc.Error)
+	if stop := doc.Stopped(); stop != "" {
+		notes = append(notes, "error: "+stop+" (the mesh stopped; the links measured before it are kept)")
 	}
 	if doc.Partial {
 		notes = append(notes, "partial: the mesh was still running when this was written")

@@ -25,15 +25,27 @@ const (
 var Formats = []string{FormatTable, FormatJSON, FormatCSV, FormatMarkdown, FormatGobench,
 	FormatBenchActionLatency, FormatBenchActionBandwidth, FormatOpenMetrics}
 
+// ErrFormat is wrapped by the errors of a format asked for that does not
+// exist, or that the documents given have no rendering in (a mesh's
+// openmetrics): what was asked is wrong, not the documents (a usage
+// error).
+var ErrFormat = errors.New("no such output format for these documents")
+
+// formatError is an error wrapping ErrFormat that says msg alone.
+type formatError struct{ msg string }
+
+func (e formatError) Error() string        { return e.msg }
+func (e formatError) Is(target error) bool { return target == ErrFormat }
+
 // CheckFormat returns nil if format is one of [Formats], else an error
-// naming the known ones (for a usage error).
+// naming the known ones (for a usage error), wrapping ErrFormat.
 func CheckFormat(format string) error {
 	for _, f := range Formats {
 		if f == format {
 			return nil
 		}
 	}
-	return fmt.Errorf("unknown output format %q (want %s)", format, strings.Join(Formats, ", "))
+	return formatError{fmt.Sprintf("unknown output format %q (want %s)", format, strings.Join(Formats, ", "))}
 }
 
 // FormatForPath returns the format a results file should be written in,
@@ -144,7 +156,7 @@ func WriteSourcesWith(w io.Writer, format string, srcs []report.Source, opts Opt
 		case len(srcs):
 			return writeMeshCSV(w, srcs, true)
 		}
-		return errors.New("report: csv: mesh documents and others have different columns: render them apart")
+		return formatError{"report: csv: mesh documents and others have different columns: render them apart"}
 	case format == FormatJSON:
 		return writeJSONArray(w, srcs)
 	case format == FormatBenchActionLatency || format == FormatBenchActionBandwidth:

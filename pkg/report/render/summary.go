@@ -3,6 +3,7 @@ package render
 import (
 	"cmp"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -145,7 +146,14 @@ func firstMeasured(rs []*report.Result) *report.Result {
 // newSummaryFootnotes numbers, per summary, the warnings of its runs (each
 // text once, with the runs it came from) and the errors of its failed runs.
 func newSummaryFootnotes(doc *report.Document) *footnotes {
-	f := &footnotes{byResult: map[int][]int{}}
+	f := &footnotes{byResult: map[int][]int{}, failed: map[int]string{}, causes: map[string]int{}}
+	fails := report.Failures(doc)
+	failureOf := map[*report.Result]*report.Failure{}
+	for j := range fails {
+		for _, i := range fails[j].Results {
+			failureOf[&doc.Results[i]] = &fails[j]
+		}
+	}
 	groups := report.GroupResults(doc)
 	for i := range groups {
 		g := &groups[i]
@@ -167,9 +175,13 @@ func newSummaryFootnotes(doc *report.Document) *footnotes {
 		for _, w := range order {
 			add(fmt.Sprintf("%s %d B: %s (%s)", report.Clean(g.Key.Test), g.Key.Size, w, runsLabel(runs[w], len(g.Results))))
 		}
+		// Each cause of the group's failed runs, in a footnote that says
+		// it once for every test and run it failed.
 		for _, r := range g.Results {
-			if r.Error != "" {
-				add(fmt.Sprintf("%s %d B, run %d: error: %s", report.Clean(g.Key.Test), g.Key.Size, r.Run, report.Clean(r.Error)))
+			if fl := failureOf[r]; fl != nil {
+				if n := f.cause(doc, fl); !slices.Contains(f.byResult[i], n) {
+					f.byResult[i] = append(f.byResult[i], n)
+				}
 			}
 		}
 	}

@@ -400,11 +400,13 @@ func buildRows(doc *report.Document, notes *footnotes) []row {
 			cur = sec
 		}
 		note := notes.refs(i)
+		var rs []row
 		if sec == sectionLatency {
-			rows = append(rows, latencyRows(r, note, unit)...)
+			rs = latencyRows(r, note, unit)
 		} else {
-			rows = append(rows, bandwidthRows(r, note)...)
+			rs = bandwidthRows(r, note)
 		}
+		rows = append(rows, notes.sayFailure(i, r, rs)...)
 	}
 	return append(rows, cpuRows(doc)...)
 }
@@ -758,10 +760,23 @@ type footnotes struct {
 	bidir    bool
 	// unbounded: a summary row has too few runs for an interval.
 	unbounded bool
+	// failed is what a failed result's row says instead of its error,
+	// by result index: its cause, or where several results failed for
+	// one cause, the footnote that says it once.
+	failed map[int]string
+	// causes: the footnote of each cause of failures, by cause.
+	causes map[string]int
 }
 
 func newFootnotes(doc *report.Document) *footnotes {
-	f := &footnotes{byResult: map[int][]int{}}
+	f := &footnotes{byResult: map[int][]int{}, failed: map[int]string{}, causes: map[string]int{}}
+	fails := report.Failures(doc)
+	failureOf := map[int]*report.Failure{}
+	for j := range fails {
+		for _, i := range fails[j].Results {
+			failureOf[i] = &fails[j]
+		}
+	}
 	for i := range doc.Results {
 		r := &doc.Results[i]
 		if r.Bidirectional() || r.Reversed() {
@@ -775,8 +790,45 @@ func newFootnotes(doc *report.Document) *footnotes {
 			f.texts = append(f.texts, fmt.Sprintf("%s %d B: %s", report.Clean(r.Test), r.Size, report.Clean(w)))
 			f.byResult[i] = append(f.byResult[i], len(f.texts))
 		}
+		// A cause that failed one result is said in its row; one that
+		// failed several, once, in a footnote their rows refer to.
+		if fl := failureOf[i]; fl != nil {
+			if len(fl.Results) == 1 {
+				f.failed[i] = "error: " + report.Clean(fl.Cause)
+			} else {
+				f.failed[i] = "failed [" + strconv.Itoa(f.cause(doc, fl)) + "]"
+			}
+		}
 	}
 	return f
+}
+
+// cause returns the number of the footnote that says fl's cause once,
+// with the results it failed, adding it the first time.
+func (f *footnotes) cause(doc *report.Document, fl *report.Failure) int {
+	if n, ok := f.causes[fl.Cause]; ok {
+		return n
+	}
+	f.texts = append(f.texts, fl.Where(doc)+" failed: "+report.Clean(fl.Cause))
+	f.causes[fl.Cause] = len(f.texts)
+	return len(f.texts)
+}
+
+// sayFailure makes the rows of result i (r) that say its error say what
+// f.failed has for it instead: the cause once for all the results it
+// failed. Rows of a device's own error (several devices at once) stay.
+func (f *footnotes) sayFailure(i int, r *report.Result, rows []row) []row {
+	say, ok := f.failed[i]
+	if !ok {
+		return rows
+	}
+	own := "error: " + report.Clean(r.Error)
+	for j := range rows {
+		if rows[j].kind == rowError && rows[j].text == own {
+			rows[j].text = say
+		}
+	}
+	return rows
 }
 
 func (f *footnotes) refs(i int) string {
@@ -792,7 +844,8 @@ func (f *footnotes) refs(i int) string {
 }
 
 func (f *footnotes) write(b *bytes.Buffer, doc *report.Document) {
-	if len(f.texts) == 0 && !f.bidir && !f.unbounded && len(doc.Warnings) == 0 && doc.Error == "" {
+	stopped := doc.Stopped()
+	if len(f.texts) == 0 && !f.bidir && !f.unbounded && len(doc.Warnings) == 0 && stopped == "" {
 		return
 	}
 	b.WriteByte('\n')
@@ -808,8 +861,10 @@ func (f *footnotes) write(b *bytes.Buffer, doc *report.Document) {
 	for _, w := range doc.Warnings {
 		fmt.Fprintf(b, "warning: %s\n", report.Clean(w))
 	}
-	if doc.Error != "" {
-		fmt.Fprintf(b, "error: %s (the run stopped; results before it are kept)\n", report.Clean(doc.Error))
+	// Only a run that stopped before its end says so: a test that failed
+	// did not stop the others (its row says why it failed).
+	if stopped != "" {
+		fmt.Fprintf(b, "error: %s (the run stopped; results before it are kept)\n", report.Clean(stopped))
 	}
 }
 
