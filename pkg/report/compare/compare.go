@@ -218,8 +218,8 @@ func Compare(base, new *report.Document, opt Options) *Comparison {
 }
 
 // runState is what went wrong in one side's run: its tests (at one size)
-// that failed, its run-level error when that is not one of theirs (the
-// run stopped: interrupted), whether its document is partial.
+// that failed, why it stopped before its end ([report.Document.Stopped]),
+// whether its document is partial.
 type runState struct {
 	tests   int // tests and sizes in the document
 	failed  []testFailure
@@ -242,7 +242,7 @@ func (f testFailure) String() string {
 }
 
 func stateOf(doc *report.Document) runState {
-	st := runState{partial: doc.Partial, stopped: doc.Error}
+	st := runState{partial: doc.Partial, stopped: doc.Stopped()}
 	for _, g := range report.GroupResults(doc) {
 		st.tests++
 		f := testFailure{key: g.Key, runs: len(g.Results)}
@@ -252,12 +252,6 @@ func stateOf(doc *report.Document) runState {
 			}
 			if f.failed++; f.err == "" {
 				f.err = r.Error
-			}
-			// A run's error that is its first failed test's (a failed test
-			// does not stop a run: the tests after it go on) is not one of
-			// its own.
-			if st.stopped != "" && strings.HasSuffix(st.stopped, r.Error) {
-				st.stopped = ""
 			}
 		}
 		if f.failed > 0 {
