@@ -362,6 +362,19 @@ func (lp *Loop) Progress() (completed, lastNs uint64) {
 	return uint64(c), clock.cal.ns(uint64(t))
 }
 
+// Position returns how many work requests the sender's QPs have posted
+// and how many of them completed, all QPs together, since the loop was
+// made (warm-up included; ResetCounters keeps them). It reads the loop's
+// state in place, with no cgo call: it must not be called while a Run
+// method executes.
+func (lp *Loop) Position() (posted, completed uint64) {
+	for _, q := range unsafe.Slice(lp.l.qps, len(lp.qps)) {
+		posted += uint64(q.posted)
+		completed += uint64(q.completed)
+	}
+	return posted, completed
+}
+
 // Stats returns the loop's counters.
 func (lp *Loop) Stats() LoopStats {
 	return LoopStats{
