@@ -128,44 +128,63 @@ const countersHeading = "port counters that moved (each end's port over the test
 // completer_retry_err +19, duplicate_request +544". Empty when none moved.
 func counterLines(doc *report.Document) []string {
 	var lines []string
+	add := func(what string, pc *report.PortCounters, client, server string) {
+		if pc == nil {
+			return
+		}
+		for _, end := range []struct {
+			name, dev string
+			d         *report.CounterDeltas
+		}{{"client", client, pc.Client}, {"server", server, pc.Server}} {
+			if end.d != nil && len(end.d.Deltas) > 0 {
+				// In loopback on one device the server reads none: the
+				// client's count both ends.
+				shared := doc.Hosts.Remote == nil && pc.Server == nil
+				lines = append(lines, what+", "+endLabel(doc, end.name, end.dev, shared)+": "+deltasText(end.d.Deltas))
+			}
+		}
+	}
 	for i := range doc.Results {
 		r := &doc.Results[i]
-		pc := r.PortCounters
-		if pc == nil {
-			continue
-		}
 		what := fmt.Sprintf("%s %s %d B", report.Clean(r.Test), cmp.Or(report.Clean(r.Connection), "-"), r.Size)
 		if doc.Repeated() && r.Run > 0 {
 			what += fmt.Sprintf(", run %d", r.Run)
 		}
-		for _, end := range []struct {
-			name string
-			d    *report.CounterDeltas
-		}{{"client", pc.Client}, {"server", pc.Server}} {
-			if end.d == nil || len(end.d.Deltas) == 0 {
-				continue
-			}
-			lines = append(lines, what+", "+endLabel(doc, end.name)+": "+deltasText(end.d.Deltas))
+		add(what, r.PortCounters, "", doc.Params.ServerDevice)
+		for j := range r.Devices { // on several devices at once, each counted its own
+			d := &r.Devices[j]
+			add(what, d.PortCounters, d.Device, cmp.Or(d.ServerDevice, d.Device))
 		}
 	}
 	return lines
 }
 
 // endLabel names an end of doc's tests and the port it counted: "client
-// rxe0 port 1"; in loopback both ends are one port, counted as the
-// client's.
-func endLabel(doc *report.Document, end string) string {
+// rxe0 port 1" (dev, one of several devices, else the end's only one);
+// shared: in loopback on one device, "both ends (loopback) rxe0 port 1".
+func endLabel(doc *report.Document, end, dev string, shared bool) string {
 	h := &doc.Hosts.Local
 	switch {
-	case doc.Hosts.Remote == nil && end == "client":
+	case shared:
 		end = "both ends (loopback)"
-	case doc.Hosts.Remote == nil:
-		end += " (loopback)"
-	case end == "server":
+	case end == "server" && doc.Hosts.Remote != nil:
 		h = doc.Hosts.Remote
 	}
-	if d := h.Device; d != nil && d.Name != "" {
-		end += fmt.Sprintf(" %s port %d", report.Clean(d.Name), d.Port)
+	d := h.Device
+	if dev != "" && (d == nil || d.Name != dev) {
+		d = &report.Device{Name: dev}
+		for i := range h.Devices {
+			if h.Devices[i].Name == dev {
+				d = &h.Devices[i]
+			}
+		}
+	}
+	if d == nil || d.Name == "" {
+		return end
+	}
+	end += " " + report.Clean(d.Name)
+	if d.Port > 0 {
+		end += fmt.Sprintf(" port %d", d.Port)
 	}
 	return end
 }

@@ -150,3 +150,48 @@ func TestTablePeakColumn(t *testing.T) {
 		t.Errorf("a latency table speaks of the peak:\n%s", table)
 	}
 }
+
+// On several devices at once each device's counters have their line,
+// named by device; in loopback with a server device of its own, each end
+// is named.
+func TestTablePortCountersPerDevice(t *testing.T) {
+	doc := report.NewDocument()
+	doc.Hosts.Local = report.Host{Hostname: "node-a", Device: &report.Device{Name: "mlx5_0", Port: 1},
+		Devices: []report.Device{{Name: "mlx5_0", Port: 1}, {Name: "mlx5_1", Port: 1}}}
+	doc.Hosts.Remote = &report.Host{Hostname: "node-b", Device: &report.Device{Name: "mlx5_0", Port: 1},
+		Devices: []report.Device{{Name: "mlx5_0", Port: 1}, {Name: "mlx5_1", Port: 2}}}
+	bw := report.NewBandwidth(1000*65536, 1000, 50*time.Millisecond)
+	moved := func(name string, n uint64) *report.CounterDeltas {
+		return &report.CounterDeltas{Watched: 14, Deltas: map[string]uint64{name: n}}
+	}
+	doc.Results = []report.Result{{Test: "write-bw", Connection: "RC", Size: 65536, Iterations: 2000, QPs: 1, Bandwidth: report.Sum(bw, bw),
+		Devices: []report.DeviceResult{
+			{Device: "mlx5_0", ServerDevice: "mlx5_0", Iterations: 1000, Bandwidth: bw, PortCounters: &report.PortCounters{Client: &report.CounterDeltas{Watched: 14}}},
+			{Device: "mlx5_1", ServerDevice: "mlx5_1", Iterations: 1000, Bandwidth: bw,
+				PortCounters: &report.PortCounters{Client: moved("local_ack_timeout_err", 2), Server: moved("packet_seq_err", 5)}},
+		}}}
+	table := renderTable(t, doc)
+	for _, l := range []string{
+		"  write-bw RC 65536 B, client mlx5_1 port 1: local_ack_timeout_err +2\n",
+		"  write-bw RC 65536 B, server mlx5_1 port 2: packet_seq_err +5\n",
+	} {
+		if !strings.Contains(table, l) {
+			t.Errorf("the table lacks %q:\n%s", l, table)
+		}
+	}
+	if strings.Contains(table, "mlx5_0 port 1:") {
+		t.Errorf("a device whose counters did not move has a line:\n%s", table)
+	}
+
+	doc = report.NewDocument()
+	doc.Hosts.Local = report.Host{Device: &report.Device{Name: "rxe0", Port: 1}}
+	doc.Params.ServerDevice = "rxe1"
+	doc.Results = []report.Result{{Test: "send-bw", Connection: "UC", Size: 4096, Iterations: 1000, QPs: 1, Bandwidth: bw,
+		PortCounters: &report.PortCounters{Client: moved("rcvd_seq_err", 1), Server: moved("rcvd_seq_err", 7)}}}
+	table = renderTable(t, doc)
+	for _, l := range []string{"  send-bw UC 4096 B, client rxe0 port 1: rcvd_seq_err +1\n", "  send-bw UC 4096 B, server rxe1: rcvd_seq_err +7\n"} {
+		if !strings.Contains(table, l) {
+			t.Errorf("the loopback table with --server-dev lacks %q:\n%s", l, table)
+		}
+	}
+}
