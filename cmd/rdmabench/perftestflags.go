@@ -33,8 +33,8 @@ var perftestFlags = []perftestFlag{
 		"with the TSC calibrated against CLOCK_MONOTONIC, or with CLOCK_MONOTONIC itself (the header's clock line says which)"},
 	{"report_gbits", "", "not needed: rdmabench always reports bits per second, with MiB/s beside them: Gbit/s in JSON " +
 		"(bw_gbps), and in the table the unit its BW column's largest figure takes (Gbit/s on a NIC)"},
-	{"noPeak", "N", "not needed: the BW peak costs the timed loop nothing (the sender takes a checkpoint between loop " +
-		"calls, a few per size), so there is nothing to switch off"},
+	{"noPeak", "N", "not needed: the BW peak costs the timed loop next to nothing (it notes where it stands after a poll " +
+		"now and then, 256 times at most), so there is nothing to switch off"},
 	{"report-both", "", "not needed: a bidirectional test (-b) shows each direction under their sum, and the JSON has " +
 		"both (bandwidth, reverse, total)"},
 	{"run_infinitely", "", "not supported: run for a duration with -D SECONDS (a row every --interval), or watch links " +

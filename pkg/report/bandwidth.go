@@ -18,10 +18,11 @@ type Bandwidth struct {
 	// fastest stretch of the measured period, from the moment some
 	// messages were still to be posted to one by which they had all
 	// completed, the whole period among the stretches (so never below
-	// Gbps). The stretches begin and end at checkpoints the sender takes
-	// between batches of its timed loop (see the result's mode), not at
-	// each message as perftest's do, so it reads at or below what perftest
-	// would find in the same run. Absent where it was not measured: for a
+	// Gbps). The stretches begin and end at checkpoints the sender's timed
+	// loop notes after a poll now and then (at least 10 µs apart, 256 at
+	// most), not at each message as perftest's do, so it reads at or below
+	// what perftest would find in the same run. Absent where it was not
+	// measured: for a
 	// sum (of two directions, devices or loop threads, whose fastest
 	// stretches need not coincide), for TCP, and in documents written
 	// before it was.

@@ -721,21 +721,26 @@ type rdmaStream struct {
 	// add that many messages in no time (and the warm-up's, reaped in the
 	// first round, stand for them).
 	atStop *verbs.LoopStats
-	// cps are the checkpoints of the measured messages (see peakRate).
-	cps []checkpoint
+	// cpsAtStop are the loop's checkpoints when finish stopped the
+	// posting.
+	cpsAtStop []verbs.Checkpoint
 }
 
-// mark takes a checkpoint: now, between two calls of the loop.
-func (b *rdmaStream) mark() {
-	posted, completed := b.l.Position()
-	b.cps = append(b.cps, checkpoint{at: verbs.Now(), posted: posted, completed: completed})
-}
-
+// peak is the fastest stretch between the checkpoints the loop took of
+// the measured messages (see peakRate).
 func (b *rdmaStream) peak() (float64, bool) {
-	if len(b.cps) < 2 {
+	cs := b.l.Checkpoints()
+	if b.atStop != nil {
+		cs = b.cpsAtStop
+	}
+	if len(cs) < 2 {
 		return 0, false
 	}
-	return peakRate(b.cps), true
+	cps := make([]checkpoint, len(cs))
+	for i, c := range cs {
+		cps[i] = checkpoint{at: c.AtNs, posted: c.Posted, completed: c.Completed}
+	}
+	return peakRate(cps), true
 }
 
 // runTo posts until every QP reached target (cumulative, warm-up included)
@@ -770,47 +775,20 @@ func (b *rdmaStream) warmup(n int, flowing bool) error {
 	return err
 }
 
-// round runs in stretches of at least peakStep completions, at most
-// peakCheckpoints of them, with a checkpoint after each: the QPs' queues
-// stay full from one to the next.
 func (b *rdmaStream) round(n uint64) error {
 	b.target += n
-	b.l.SetTarget(b.warm + b.target)
-	b.mark()
-	from := b.l.Stats().Completed
-	total := n * b.qps
-	step := max(total/peakCheckpoints, peakStep)
-	for next := from + step; next < from+total; next += step {
-		if err := silentPeer(b.l.RunBandwidthCompleted(next)); err != nil {
-			return err
-		}
-		b.mark()
-	}
-	err := b.complete(b.warm + b.target)
-	if err == nil {
-		b.mark()
-	}
-	return err
+	return b.complete(b.warm + b.target)
 }
 
-// send runs until the clock passes until, then takes a checkpoint: in
-// duration and precision modes the stretches run between the ends of
-// intervals (rounds).
 func (b *rdmaStream) send(until uint64) error {
-	if len(b.cps) == 0 {
-		b.mark()
-	}
 	_, err := b.runTo(unbounded, until)
-	if err == nil {
-		b.mark()
-	}
 	return err
 }
 
 func (b *rdmaStream) finish() error {
 	st := b.l.Stats()
 	b.atStop = &st
-	b.mark() // what finish reaps is not measured
+	b.cpsAtStop = b.l.Checkpoints() // what finish reaps is not measured
 	b.l.FinishBandwidth()
 	for {
 		done, err := b.l.RunBandwidth(0)

@@ -17,8 +17,8 @@ import (
 
 // peakDefinition says what the peak column holds.
 const peakDefinition = "peak: perftest's BW peak, the fastest stretch between two checkpoints of the sender (the messages " +
-	"posted after the first and complete by the second; the whole run is one, so peak >= BW). Checkpoints: after every " +
-	"1/128 of a size's messages, or at each interval's end with -D; perftest times every message, so its peak can read higher."
+	"posted after the first and complete by the second; the whole run is one, so peak >= BW). The loop notes one after a poll, " +
+	"at least 10 µs apart, keeping 256 across the run; perftest times every message, so its peak for the same run can read higher."
 
 // Why a peak cell shows "-", in the order the note lists them.
 const (
