@@ -34,7 +34,7 @@ var perftestFlags = []perftestFlag{
 	{"report_gbits", "", "not needed: rdmabench always reports bits per second, with MiB/s beside them: Gbit/s in JSON " +
 		"(bw_gbps), and in the table the unit its BW column's largest figure takes (Gbit/s on a NIC)"},
 	{"noPeak", "N", "not needed: the BW peak costs the timed loop next to nothing (it notes where it stands after a poll " +
-		"now and then, 256 times at most), so there is nothing to switch off"},
+		"now and then, keeping 256 such checkpoints), so there is nothing to switch off"},
 	{"report-both", "", "not needed: a bidirectional test (-b) shows each direction under their sum, and the JSON has " +
 		"both (bandwidth, reverse, total)"},
 	{"run_infinitely", "", "not supported: run for a duration with -D SECONDS (a row every --interval), or watch links " +

@@ -18,7 +18,7 @@ func TestPerftestFlagsAnswered(t *testing.T) {
 		{[]string{"write-bw", "-aF", "-d", "rxe0"}, "rdmabench: -F (perftest's --CPU-freq): not needed"},
 		{[]string{"write-bw", "--report_gbits"}, "rdmabench: --report_gbits: not needed: rdmabench always reports bits per second"},
 		{[]string{"write-bw", "--report_gbits=1"}, "rdmabench: --report_gbits: not needed"},
-		{[]string{"write-bw", "-N"}, "rdmabench: -N (perftest's --noPeak): not needed: the BW peak costs the timed loop nothing"},
+		{[]string{"write-bw", "-N"}, "rdmabench: -N (perftest's --noPeak): not needed: the BW peak costs the timed loop next to nothing"},
 		{[]string{"write-bw", "-b", "--report-both"}, "rdmabench: --report-both: not needed: a bidirectional test (-b) shows each direction"},
 		{[]string{"write-bw", "--run_infinitely"}, "rdmabench: --run_infinitely: not supported: run for a duration with -D"},
 		{[]string{"send-lat", "-z"}, "rdmabench: -z (perftest's --comm_rdma_cm): not needed"},
