@@ -133,6 +133,9 @@ baseline measured the same way. Latency is reported as a full distribution
 		if why := notApplicable(cmd.Name(), err); why != nil {
 			return usageError{why}
 		}
+		if hint := perftestHint(cmd, err); hint != nil {
+			return usageError{hint}
+		}
 		return usageError{sayFlagError(err)}
 	})
 	root.AddCommand(newVersionCmd(), newDevicesCmd(), newServeCmd(), newAgentCmd(), newSuiteCmd(args))

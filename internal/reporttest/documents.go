@@ -29,6 +29,12 @@ func bw(bytes, msgs uint64, d time.Duration) *report.Bandwidth {
 	return report.NewBandwidth(bytes, msgs, d)
 }
 
+// peaked is b with its BW peak, Gbit/s.
+func peaked(b *report.Bandwidth, gbps float64) *report.Bandwidth {
+	b.PeakGbps = gbps
+	return b
+}
+
 // SuiteDoc is `rdmabench suite` between two hosts: all ten tests.
 func SuiteDoc() *report.Document {
 	start := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -73,14 +79,14 @@ func SuiteDoc() *report.Document {
 				Latency: Latency(report.BasisRTTHalf, 10000, 11.42, 12.87, 13.31, 1.96, 14.58, 19.93, 41.2, 187.35, 187.35)},
 			{Test: "write-bw", Connection: "RC", Size: 65536, Iterations: 10000, Warmup: 1000, QPs: 1,
 				Clock: "tsc", Effective: &report.Effective{TxDepth: 128, CQMod: 1, PostList: 1, PathMTU: 4096},
-				Bandwidth: bw(655360000, 10000, 53_210_000*time.Nanosecond)},
+				Bandwidth: peaked(bw(655360000, 10000, 53_210_000*time.Nanosecond), 98.91)},
 			{Test: "read-bw", Connection: "RC", Size: 65536, Iterations: 10000, Warmup: 1000, QPs: 1,
-				Bandwidth: bw(655360000, 10000, 54_980_000*time.Nanosecond),
+				Bandwidth: peaked(bw(655360000, 10000, 54_980_000*time.Nanosecond), 96.02),
 				Warnings:  []string{"tx-depth 128 reduced to 16 (max_qp_rd_atom of mlx5_0)"}},
 			{Test: "atomic-bw", Connection: "RC", Size: 8, Iterations: 10000, Warmup: 1000, QPs: 1,
-				Bandwidth: bw(80000, 10000, 1_190_000*time.Nanosecond)},
+				Bandwidth: peaked(bw(80000, 10000, 1_190_000*time.Nanosecond), 0.5510)},
 			{Test: "send-bw", Connection: "RC", Size: 65536, Iterations: 10000, Warmup: 1000, QPs: 1,
-				Bandwidth: bw(655360000, 10000, 53_370_000*time.Nanosecond)},
+				Bandwidth: peaked(bw(655360000, 10000, 53_370_000*time.Nanosecond), 98.60)},
 			{Test: "tcp-bw", Connection: "TCP", Size: 65536, Iterations: 10000, Warmup: 1000,
 				Bandwidth: bw(655360000, 10000, 187_400_000*time.Nanosecond),
 				Warnings:  []string{"sender CPU at 100% during the test: TCP bandwidth is CPU-bound"}},
@@ -93,8 +99,8 @@ func SuiteDoc() *report.Document {
 // bidirectional test, a failed test, a test cut short, and a run-level error.
 func DurationDoc() *report.Document {
 	start := time.Date(2025, 3, 2, 8, 30, 0, 0, time.UTC)
-	fwd := bw(3_495_755_776, 53341, 3*time.Second)
-	rev := bw(3_422_552_064, 52224, 3*time.Second+2*time.Millisecond)
+	fwd := peaked(bw(3_495_755_776, 53341, 3*time.Second), 9.412)
+	rev := peaked(bw(3_422_552_064, 52224, 3*time.Second+2*time.Millisecond), 9.298)
 	return &report.Document{
 		Schema:  report.Schema,
 		Tool:    report.Tool{Name: "rdmabench", Version: "0.1.0", Commit: "3f2a9c1", GoVersion: "go1.26.8", Verbs: true},
@@ -109,6 +115,8 @@ func DurationDoc() *report.Document {
 		Results: []report.Result{
 			{Test: "write-bw", Connection: "RC", Size: 65536, Iterations: 53341, Warmup: 100, QPs: 1, DurationS: 3,
 				Bandwidth: fwd, Reverse: rev, Total: report.Sum(fwd, rev),
+				PortCounters: &report.PortCounters{Client: &report.CounterDeltas{Watched: 14,
+					Deltas: map[string]uint64{"completer_retry_err": 19, "duplicate_request": 544}}},
 				Intervals: []report.Interval{
 					{StartS: 0, DurationS: 1, Bandwidth: bw(1_168_113_664, 17824, time.Second)},
 					{StartS: 1, DurationS: 1, Bandwidth: bw(1_150_812_160, 17560, time.Second)},

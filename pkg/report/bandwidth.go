@@ -14,6 +14,19 @@ type Bandwidth struct {
 	MiBps float64 `json:"bw_mibps"`
 	// Mmsgps is messages per second / 10^6.
 	Mmsgps float64 `json:"msg_rate_mpps"`
+	// PeakGbps is perftest's BW peak, Gbit/s: the payload rate of the
+	// fastest stretch of the measured period, from the moment some
+	// messages were still to be posted to one by which they had all
+	// completed, the whole period among the stretches (so never below
+	// Gbps). The stretches begin and end at checkpoints the sender's timed
+	// loop notes after a poll now and then (at least 10 µs apart, 256 at
+	// most), not at each message as perftest's do, so it reads at or below
+	// what perftest would find in the same run. Absent where it was not
+	// measured: for a
+	// sum (of two directions, devices or loop threads, whose fastest
+	// stretches need not coincide), for TCP, and in documents written
+	// before it was.
+	PeakGbps float64 `json:"bw_peak_gbps,omitempty"`
 }
 
 // NewBandwidth returns the figures for bytes and messages moved in d (on the

@@ -134,6 +134,7 @@ func (c checker) bandwidth(name string, b *Bandwidth) {
 	c.float("bw_gbps", b.Gbps)
 	c.float("bw_mibps", b.MiBps)
 	c.float("msg_rate_mpps", b.Mmsgps)
+	c.float("bw_peak_gbps", b.PeakGbps)
 }
 
 func (c checker) spread(name string, s *Spread) {

@@ -79,8 +79,11 @@ type DeviceResult struct {
 	Precision *Precision `json:"precision,omitempty"`
 	Effective *Effective `json:"effective,omitempty"`
 	Placement *Placement `json:"placement,omitempty"`
-	Warnings  []string   `json:"warnings,omitempty"`
-	Error     string     `json:"error,omitempty"`
+	// PortCounters are how this device's port counters (and those of the
+	// server's device it was paired with) changed over its part.
+	PortCounters *PortCounters `json:"port_counters,omitempty"`
+	Warnings     []string      `json:"warnings,omitempty"`
+	Error        string        `json:"error,omitempty"`
 }
 
 // Load is the background load of a latency test run under load (--load):

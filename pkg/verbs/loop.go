@@ -172,6 +172,14 @@ func cycle(size, room uint64) (stride, slots uint32) {
 // bandwidth loop's adds land.
 func CycleOf(size, room uint64) (stride, slots uint32) { return cycle(size, room) }
 
+// Checkpoint is where a bandwidth sender stood at one moment of its timed
+// loop (see Loop.Checkpoints).
+type Checkpoint struct {
+	AtNs      uint64 // on the Now clock
+	Posted    uint64 // WRs posted, all QPs, counted from ResetCounters (those in flight then first)
+	Completed uint64 // WRs complete, counted from ResetCounters
+}
+
 // LoopStats are a loop's counters.
 type LoopStats struct {
 	Iterations uint64 // latency iterations run

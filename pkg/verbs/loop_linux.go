@@ -39,7 +39,15 @@ type Loop struct {
 	// mu orders Stop, which may come from any goroutine (a cancelled
 	// context), against Close. The timed calls do not take it.
 	mu sync.Mutex
+	// inFlight is how many WRs the sender's QPs had posted and not seen
+	// complete at the last ResetCounters: the first completions counted
+	// after it are theirs.
+	inFlight uint64
 }
+
+// checkpointGapNs is the least time between two checkpoints of a sender
+// (see Checkpoints) until they fill up.
+const checkpointGapNs = 10_000
 
 // NewLoop prepares a timed loop. Every QP must share the send CQ and the
 // receive CQ of the first one, and be connected.
@@ -70,6 +78,7 @@ func NewLoop(cfg LoopConfig, tx, rx Buf, qps []LoopQP) (*Loop, error) {
 	setLoopQPs(l, qps)
 	setLoopBuffers(l, cfg, tx, rx, rxSize, qps)
 	setLoopCounts(l, cfg)
+	l.cp_gap = C.uint64_t(clock.cal.ticksOf(checkpointGapNs))
 	if rc := C.rb_loop_init(l); rc != 0 {
 		C.free(unsafe.Pointer(l.qps))
 		C.free(unsafe.Pointer(l))
@@ -342,10 +351,18 @@ func (lp *Loop) ResetCounters() {
 	for i := range qs {
 		qs[i].pace_next = 0
 	}
+	lp.inFlight = 0
+	for i := range qs {
+		lp.inFlight += uint64(qs[i].posted - qs[i].completed)
+	}
 	lp.l.first_tick = 0
 	lp.l.last_tick = 0
 	lp.l.total_completed = 0
 	lp.l.total_recv_bytes = 0
+	lp.l.posted_total = 0
+	lp.l.cp_n = 0
+	lp.l.cp_last = 0
+	lp.l.cp_gap = C.uint64_t(clock.cal.ticksOf(checkpointGapNs))
 }
 
 // Progress returns a bandwidth sender's completions since ResetCounters and
@@ -360,6 +377,34 @@ func (lp *Loop) Progress() (completed, lastNs uint64) {
 	var c, t C.uint64_t
 	C.rb_loop_snapshot(lp.l, &c, &t)
 	return uint64(c), clock.cal.ns(uint64(t))
+}
+
+// Checkpoints returns where a bandwidth sender stood since ResetCounters:
+// at its first post (nothing measured posted yet), at the checkpoints the
+// timed loop took after polls that reaped completions (at least 10 µs
+// apart; once RB_CP_MAX, 256, were taken, every other one was dropped and
+// the least gap doubled, so that they span the whole run), and at its
+// last completion so far. A checkpoint's Posted counts the WRs in flight
+// at ResetCounters as posted before any measured one (they complete
+// first), so that Completed of one minus Posted of an earlier one counts
+// the WRs posted after the earlier and complete by the later. The last
+// checkpoint's Posted may miss posts made after its poll: it only ever
+// ends a stretch. Nil for a loop that is no sender or posted nothing. It
+// must not be called while a Run method executes.
+func (lp *Loop) Checkpoints() []Checkpoint {
+	if lp.l.cps == nil || lp.l.first_tick == 0 {
+		return nil
+	}
+	cs := unsafe.Slice(lp.l.cps, int(lp.l.cp_n))
+	out := make([]Checkpoint, 0, len(cs)+2)
+	out = append(out, Checkpoint{AtNs: clock.cal.ns(uint64(lp.l.first_tick)), Posted: lp.inFlight})
+	for _, c := range cs {
+		out = append(out, Checkpoint{AtNs: clock.cal.ns(uint64(c.tick)), Posted: lp.inFlight + uint64(c.posted), Completed: uint64(c.completed)})
+	}
+	if last := uint64(lp.l.last_tick); last != 0 && (len(cs) == 0 || last != uint64(cs[len(cs)-1].tick)) {
+		out = append(out, Checkpoint{AtNs: clock.cal.ns(last), Posted: lp.inFlight + uint64(lp.l.posted_total), Completed: uint64(lp.l.total_completed)})
+	}
+	return out
 }
 
 // Stats returns the loop's counters.

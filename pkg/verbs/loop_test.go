@@ -259,6 +259,7 @@ func bwRun(t *testing.T, typ verbs.QPType, op verbs.Opcode, size uint32, nqp int
 				perQP*uint64(nqp), perQP*uint64(nqp)*uint64(size))
 		}
 	}
+	checkCheckpoints(t, snd.Checkpoints(), st)
 	secs := float64(st.LastNs-st.FirstNs) / 1e9
 	t.Logf("%s x%d QPs, %d B: %d WRs in %.3f s = %.1f MB/s", op, nqp, size, st.Completed, secs,
 		float64(st.Completed)*float64(size)/secs/1e6)
@@ -272,6 +273,27 @@ func TestLoopAtomicBandwidth(t *testing.T) {
 	bwRun(t, verbs.RC, verbs.OpFetchAdd, 8, 1, 500)
 }
 func TestLoopWriteBandwidthUC(t *testing.T) { bwRun(t, verbs.UC, verbs.OpWrite, 8192, 1, 200) }
+
+// checkCheckpoints checks a sender's checkpoints against its counters:
+// from its first post to its last completion, in order of time, no more
+// complete than posted at each, at most 256 between the two ends.
+func checkCheckpoints(t *testing.T, cs []verbs.Checkpoint, st verbs.LoopStats) {
+	t.Helper()
+	if len(cs) < 2 || len(cs) > 256+2 {
+		t.Fatalf("%d checkpoints, want 2 to 258", len(cs))
+	}
+	first, last := cs[0], cs[len(cs)-1]
+	if first.AtNs != st.FirstNs || first.Completed != 0 || last.AtNs != st.LastNs || last.Completed != st.Completed {
+		t.Fatalf("checkpoints from %+v to %+v; the loop ran from its first post at %d to %d WRs complete at %d",
+			first, last, st.FirstNs, st.Completed, st.LastNs)
+	}
+	for i := 1; i < len(cs); i++ {
+		a, b := cs[i-1], cs[i]
+		if b.AtNs < a.AtNs || b.Completed < a.Completed || b.Posted < a.Posted || b.Completed > b.Posted {
+			t.Fatalf("checkpoint %d %+v after %+v", i, b, a)
+		}
+	}
+}
 
 // TestLoopDurationMode runs the sender against a deadline, then finishes
 // it: every WR posted completes, and the run stops by itself.
@@ -294,6 +316,9 @@ func TestLoopDurationMode(t *testing.T) {
 		}
 		counts = append(counts, l.Stats().Completed)
 	}
+	// 300 ms at 10 µs or more apart: the checkpoints filled up and were
+	// thinned, still spanning the run.
+	checkCheckpoints(t, l.Checkpoints(), l.Stats())
 	l.FinishBandwidth()
 	done, err := l.RunBandwidth(verbs.Now() + uint64(10*time.Second))
 	if err != nil || !done {

@@ -398,7 +398,9 @@ int rb_loop_init(struct rb_loop *l)
 	l->sges = calloc((size_t)l->nqp * pl, sizeof(*l->sges));
 	l->rwrs = calloc((size_t)l->nqp, sizeof(*l->rwrs));
 	l->rsges = calloc((size_t)l->nqp, sizeof(*l->rsges));
-	if (!l->wrs || !l->sges || !l->rwrs || !l->rsges) {
+	if (l->kind == RB_BW_SEND)
+		l->cps = calloc(RB_CP_MAX, sizeof(*l->cps));
+	if (!l->wrs || !l->sges || !l->rwrs || !l->rsges || (l->kind == RB_BW_SEND && !l->cps)) {
 		rb_loop_destroy(l);
 		return ENOMEM;
 	}
@@ -435,10 +437,12 @@ void rb_loop_destroy(struct rb_loop *l)
 	free(l->sges);
 	free(l->rwrs);
 	free(l->rsges);
+	free(l->cps);
 	l->wrs = NULL;
 	l->sges = NULL;
 	l->rwrs = NULL;
 	l->rsges = NULL;
+	l->cps = NULL;
 }
 
 /* A receive's wr_id names its QP (low 32 bits) and the slot of the receive
@@ -727,10 +731,28 @@ static inline int bw_post(struct rb_loop *l, int q)
 			return RB_EPOST;
 		}
 		p->posted += k;
+		l->posted_total += k;
 		if (l->pace_gap)
 			p->pace_next += k * l->pace_gap;
 		total += (int)k;
 	}
+}
+
+/* Takes a checkpoint at now; when they are full, keeps every other one
+ * (the first among them) and doubles the gap. */
+static void cp_take(struct rb_loop *l, uint64_t now)
+{
+	if (l->cp_n == RB_CP_MAX) {
+		for (int i = 1; i < RB_CP_MAX / 2; i++)
+			l->cps[i] = l->cps[2 * i];
+		l->cp_n = RB_CP_MAX / 2;
+		l->cp_gap *= 2;
+	}
+	struct rb_cp *c = &l->cps[l->cp_n++];
+	c->tick = now;
+	c->posted = l->posted_total;
+	c->completed = l->total_completed;
+	l->cp_last = now;
 }
 
 int rb_bw_run(struct rb_loop *l, uint64_t until)
@@ -764,6 +786,8 @@ int rb_bw_run(struct rb_loop *l, uint64_t until)
 			}
 			__atomic_store_n(&l->last_tick, now, __ATOMIC_RELAXED);
 			l->progress_tick = now;
+			if (l->cps && now - l->cp_last >= l->cp_gap)
+				cp_take(l, now);
 			if ((until && now >= until) || (l->stop_completed && l->total_completed >= l->stop_completed))
 				return 0;
 			continue;

@@ -122,6 +122,18 @@ struct rb_qp {
 /* Fractional bits of the pacing schedule's fixed-point ticks. */
 #define RB_PACE_SHIFT 12
 
+/* A bandwidth sender's checkpoint: where it stood after a poll that reaped
+ * completions (the stretches between two are perftest's BW peak's). */
+struct rb_cp {
+	uint64_t tick;
+	uint64_t posted;     /* WRs posted since the counters were reset, all QPs */
+	uint64_t completed;  /* total_completed then */
+};
+
+/* Checkpoints a sender keeps at most: when full, every other one goes and
+ * the least gap between two doubles, so they always span the whole run. */
+#define RB_CP_MAX 256
+
 struct rb_loop {
 	/* configuration, filled in by Go before rb_loop_init */
 	int kind;
@@ -170,6 +182,15 @@ struct rb_loop {
 	uint64_t total_completed;
 	uint64_t total_recv_bytes;
 	uint64_t stop_completed; /* bandwidth sender: rb_bw_run returns 0 once total_completed reaches it (0: never) */
+	/* Bandwidth sender: its checkpoints (RB_CP_MAX entries, allocated by
+	 * rb_loop_init), taken after a poll that reaped completions at least
+	 * cp_gap ticks after the last one (cp_last); posted_total counts the WRs
+	 * posted since the counters were reset. One compare per poll, one add
+	 * per post call. */
+	struct rb_cp *cps;
+	int cp_n;
+	uint64_t cp_gap, cp_last;
+	uint64_t posted_total;
 
 	/* error details */
 	int err;

@@ -572,7 +572,8 @@ func mergeDevices(lanes []lane, peers []string, rs []*report.Result) report.Resu
 		}
 		out.Devices = append(out.Devices, report.DeviceResult{Device: l.device, ServerDevice: peer, Iterations: r.Iterations,
 			Latency: r.Latency, Bandwidth: r.Bandwidth, Reverse: r.Reverse, Total: r.Total, Threads: r.Threads, Load: r.Load,
-			Intervals: r.Intervals, Precision: r.Precision, Effective: r.Effective, Placement: r.Placement, Warnings: r.Warnings, Error: r.Error})
+			Intervals: r.Intervals, Precision: r.Precision, Effective: r.Effective, Placement: r.Placement, PortCounters: r.PortCounters,
+			Warnings: r.Warnings, Error: r.Error})
 		out.Iterations += r.Iterations
 		if r.Latency != nil {
 			lats = append(lats, r.Latency)

@@ -169,7 +169,14 @@ func (d *driver) measureStream(ctx context.Context, l streamLoop, size int, r *r
 	if s.openEnded() {
 		r.Iterations = int(msgs)
 	}
-	return bw(msgs, first, last), nil
+	b := bw(msgs, first, last)
+	if ps, ok := l.(peakStream); ok && msgs > 0 {
+		if rate, ok := ps.peak(); ok {
+			// The whole measured period is one of the stretches.
+			b.PeakGbps = max(b.Gbps, rate*float64(size)*8/1e9)
+		}
+	}
+	return b, nil
 }
 
 // latencyInterval closes the interval [from, to] of the latency recorder

@@ -721,6 +721,26 @@ type rdmaStream struct {
 	// add that many messages in no time (and the warm-up's, reaped in the
 	// first round, stand for them).
 	atStop *verbs.LoopStats
+	// cpsAtStop are the loop's checkpoints when finish stopped the
+	// posting.
+	cpsAtStop []verbs.Checkpoint
+}
+
+// peak is the fastest stretch between the checkpoints the loop took of
+// the measured messages (see peakRate).
+func (b *rdmaStream) peak() (float64, bool) {
+	cs := b.l.Checkpoints()
+	if b.atStop != nil {
+		cs = b.cpsAtStop
+	}
+	if len(cs) < 2 {
+		return 0, false
+	}
+	cps := make([]checkpoint, len(cs))
+	for i, c := range cs {
+		cps[i] = checkpoint{at: c.AtNs, posted: c.Posted, completed: c.Completed}
+	}
+	return peakRate(cps), true
 }
 
 // runTo posts until every QP reached target (cumulative, warm-up included)
@@ -768,6 +788,7 @@ func (b *rdmaStream) send(until uint64) error {
 func (b *rdmaStream) finish() error {
 	st := b.l.Stats()
 	b.atStop = &st
+	b.cpsAtStop = b.l.Checkpoints() // what finish reaps is not measured
 	b.l.FinishBandwidth()
 	for {
 		done, err := b.l.RunBandwidth(0)

@@ -418,3 +418,52 @@ func TestPrecisionMode(t *testing.T) {
 		})
 	}
 }
+
+// checkPeak checks a one-way figure's BW peak: measured, and never below
+// the figure's own average (the whole run is one of its stretches).
+func checkPeak(t *testing.T, what string, b *report.Bandwidth) {
+	t.Helper()
+	if b == nil || !(b.PeakGbps >= b.Gbps) || math.IsInf(b.PeakGbps, 0) {
+		t.Fatalf("%s: peak of %+v is not at least its average", what, b)
+	}
+}
+
+// perftest's BW peak: a stream whose loop notes checkpoints (at least
+// 10 µs apart, thinned past 256) sends every message it was asked to, and
+// its peak is at least its average: in iterations mode, in duration mode,
+// per direction of -b; a sum has none, nor has an interval.
+func TestBandwidthPeak(t *testing.T) {
+	res, err := loopback(t, rdmaSpec("write-bw", func(s *Spec) { s.Iterations = 3000; s.QPs = 2; s.CQMod = 10; s.Sizes = []int{2, 4096} }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res.Results {
+		checkRDMABandwidth(t, r, r.Bandwidth, 3000*2)
+		checkPeak(t, fmt.Sprintf("write-bw %d B", r.Size), r.Bandwidth)
+	}
+	res, err = loopback(t, rdmaSpec("send-bw", func(s *Spec) { s.Bidirectional = true; s.Iterations = 1000; s.Sizes = []int{8192} }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res.Results[0]
+	checkRDMABandwidth(t, r, r.Bandwidth, 1000)
+	checkPeak(t, "send-bw ->", r.Bandwidth)
+	checkPeak(t, "send-bw <-", r.Reverse)
+	if r.Total == nil || r.Total.PeakGbps != 0 {
+		t.Fatalf("the sum of both directions has a peak: %+v", r.Total)
+	}
+	res, err = loopback(t, rdmaSpec("read-bw", func(s *Spec) {
+		s.Iterations = 0
+		s.Duration = 400 * time.Millisecond
+		s.Interval = 100 * time.Millisecond
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPeak(t, "read-bw -D", res.Results[0].Bandwidth)
+	for _, iv := range res.Results[0].Intervals {
+		if iv.Bandwidth == nil || iv.Bandwidth.PeakGbps != 0 {
+			t.Fatalf("an interval has a peak: %+v", iv.Bandwidth)
+		}
+	}
+}

@@ -111,6 +111,9 @@ func TestTCPBandwidth(t *testing.T) {
 	if b.DurationNs <= 0 || b.Gbps <= 0 {
 		t.Errorf("duration %d ns, %v Gbit/s: want positive", b.DurationNs, b.Gbps)
 	}
+	if b.PeakGbps != 0 {
+		t.Errorf("a TCP stream, timed as a whole, has a BW peak: %v Gbit/s", b.PeakGbps)
+	}
 	t.Logf("%s %d B: %.2f Gbit/s, %.0f MiB/s", r.Test, r.Size, b.Gbps, b.MiBps)
 	if r.Latency != nil || r.Reverse != nil || r.Total != nil {
 		t.Error("latency or reverse figures in a unidirectional bandwidth test")

@@ -24,7 +24,7 @@ var CSVHeader = []string{
 	"bw_gbps", "bw_mibps", "msg_rate_mpps", "bytes", "messages", "duration_ns",
 	"warnings", "error",
 	"tx_depth", "rx_depth", "cq_mod", "post_list", "inline_max_bytes", "inline", "path_mtu_bytes", "clock",
-	"size", "inline_max", "path_mtu", "duration_s",
+	"size", "inline_max", "path_mtu", "duration_s", "bw_peak_gbps",
 }
 
 // WriteCSV writes doc as CSV (RFC 4180, as encoding/csv reads it): the
@@ -40,7 +40,8 @@ var CSVHeader = []string{
 // columns named as in JSON: size, inline_max and path_mtu (the values of
 // size_bytes, inline_max_bytes and path_mtu_bytes) and duration_s, the
 // duration a duration-mode (-D) result was asked to run, in seconds
-// (duration_ns is the measured period of its bandwidth figures).
+// (duration_ns is the measured period of its bandwidth figures), then
+// bw_peak_gbps, the headline's BW peak where it was measured.
 func WriteCSV(w io.Writer, doc *report.Document) error {
 	if doc == nil {
 		return errors.New("report: write csv: nil document")
@@ -112,11 +113,15 @@ func csvRecord(r *report.Result) []string {
 	if r.DurationS > 0 {
 		dur = f(r.DurationS)
 	}
+	peak := ""
+	if b := r.Headline(); b != nil && b.PeakGbps > 0 {
+		peak = f(b.PeakGbps)
+	}
 	e := r.Effective
 	if e == nil {
-		return append(rec, "", "", "", "", "", "", "", r.Clock, strconv.Itoa(r.Size), "", "", dur)
+		return append(rec, "", "", "", "", "", "", "", r.Clock, strconv.Itoa(r.Size), "", "", dur, peak)
 	}
 	return append(rec, opt(e.TxDepth), opt(e.RxDepth), opt(e.CQMod), opt(e.PostList), opt(e.InlineMax),
 		strconv.FormatBool(e.Inline), opt(e.PathMTU), r.Clock,
-		strconv.Itoa(r.Size), opt(e.InlineMax), opt(e.PathMTU), dur)
+		strconv.Itoa(r.Size), opt(e.InlineMax), opt(e.PathMTU), dur, peak)
 }

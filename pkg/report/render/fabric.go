@@ -14,7 +14,7 @@ import (
 
 // fabricBandwidthRows are the rows under a bandwidth result's own: each
 // device's figures (and its threads), or each thread's.
-func fabricBandwidthRows(r *report.Result) []row {
+func fabricBandwidthRows(r *report.Result, u rateUnits) []row {
 	var rows []row
 	for _, d := range r.Devices {
 		label := "  " + report.Clean(d.Device)
@@ -30,20 +30,20 @@ func fabricBandwidthRows(r *report.Result) []row {
 			rows = append(rows, errorRow(cells, d.Error, ""))
 			continue
 		case d.Total != nil:
-			rows = append(rows, row{cells: append(cells, bwCells("<->", "", d.Total)...)})
+			rows = append(rows, row{cells: append(cells, bwCells("<->", "", d.Total, u)...)})
 		default:
-			rows = append(rows, row{cells: append(cells, bwCells("->", "", d.Bandwidth)...)})
+			rows = append(rows, row{cells: append(cells, bwCells("->", "", d.Bandwidth, u)...)})
 		}
-		rows = append(rows, threadRows(d.Threads, "    ")...)
+		rows = append(rows, threadRows(d.Threads, "    ", u)...)
 	}
 	if len(r.Devices) == 0 {
-		rows = append(rows, threadRows(r.Threads, "  ")...)
+		rows = append(rows, threadRows(r.Threads, "  ", u)...)
 	}
 	return rows
 }
 
 // threadRows are a row per sending thread: its QPs and what it sent.
-func threadRows(ts []report.Thread, indent string) []row {
+func threadRows(ts []report.Thread, indent string, u rateUnits) []row {
 	var rows []row
 	for _, t := range ts {
 		dir := "->"
@@ -54,7 +54,7 @@ func threadRows(ts []report.Thread, indent string) []row {
 		if t.Bandwidth != nil {
 			cells[colIters] = strconv.FormatUint(t.Bandwidth.Messages, 10)
 		}
-		rows = append(rows, row{cells: append(cells, bwCells(dir, listText(t.QPs), t.Bandwidth)...)})
+		rows = append(rows, row{cells: append(cells, partCells(dir, listText(t.QPs), t.Bandwidth, u)...)})
 	}
 	return rows
 }

@@ -38,6 +38,16 @@ func WriteMarkdown(w io.Writer, doc *report.Document) error {
 		out.WriteString("\nno results\n")
 	}
 	mdRows(&out, rows)
+	if items := mdTableNotes(doc); len(items) > 0 {
+		out.WriteByte('\n')
+		for _, it := range items {
+			indent := ""
+			if strings.HasPrefix(it, "  ") {
+				indent = "  "
+			}
+			fmt.Fprintf(&out, "%s- %s\n", indent, mdEscape(strings.TrimSpace(it)))
+		}
+	}
 	if lines := settingsLines(doc); len(lines) > 0 {
 		out.WriteString("\n**Ran with** (as the device or the socket took it)\n\n")
 		for _, l := range lines {

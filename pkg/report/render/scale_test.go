@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"github.com/rdmabench/rdmabench/internal/reporttest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -152,5 +153,70 @@ func TestMessageFigures(t *testing.T) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("limit messages:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// A bandwidth section takes one unit per column, picked from its largest
+// figure and named in the label; the cells are plain numbers with four
+// significant digits, so a sweep's rows read against each other.
+func TestRateUnitPerColumn(t *testing.T) {
+	for _, c := range []struct {
+		gbps []float64
+		want string
+	}{
+		{nil, "Gbit/s"},
+		{[]float64{0.0002899, 0.4953}, "Mbit/s"},
+		{[]float64{0.0002899, 98.53}, "Gbit/s"},
+		{[]float64{0.99996}, "Gbit/s"}, // 1.000 once rounded
+		{[]float64{0.0000009}, "bit/s"},
+	} {
+		if got := report.BandwidthUnitOf(c.gbps).Name; got != c.want {
+			t.Errorf("BandwidthUnitOf(%v) = %s, want %s", c.gbps, got, c.want)
+		}
+	}
+	u := report.BandwidthUnitOf([]float64{0.0002899, 0.4953})
+	for v, want := range map[float64]string{0.4953: "495.3", 0.0002899: "0.2899", 0.0000028991: "0.002899", 0.0123: "12.30", 1.5: "1500", 0: "0"} {
+		if got := u.Cell(v); got != want {
+			t.Errorf("%s cell of %v Gbit/s = %q, want %q", u.Name, v, got, want)
+		}
+	}
+	if got := report.MsgRateUnitOf([]float64{0.1879, 8.403}).Name; got != "Mmsg/s" {
+		t.Errorf("message rate unit %s, want Mmsg/s", got)
+	}
+	if got := report.MsgRateUnitOf([]float64{0.000399}).Name; got != "msg/s" {
+		t.Errorf("message rate unit %s, want msg/s", got)
+	}
+
+	// A sweep on Soft-RoCE: 2 B to 8 MiB.
+	doc := report.NewDocument()
+	for _, c := range []struct {
+		size int
+		gbps float64
+	}{{2, 0.0002899}, {4096, 0.2211}, {8388608, 0.4953}} {
+		b := reporttest.BwAt(c.size, c.gbps)
+		doc.Results = append(doc.Results, report.Result{Test: "write-bw", Connection: "RC", Size: c.size, Iterations: 10000, QPs: 1, Bandwidth: b})
+	}
+	table := renderTable(t, doc)
+	for _, want := range []string{"BW Mbit/s  peak Mbit/s", "kmsg/s"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("the table's labels lack %q:\n%s", want, table)
+		}
+	}
+	rows := map[int][]string{}
+	for _, l := range strings.Split(table, "\n") {
+		if f := strings.Fields(l); len(f) > 6 && f[0] == "write-bw" {
+			size, _ := strconv.Atoi(f[2])
+			rows[size] = f
+		}
+	}
+	for size, want := range map[int]string{2: "0.2899", 4096: "221.1", 8388608: "495.3"} {
+		if f := rows[size]; len(f) < 7 || f[6] != want {
+			t.Errorf("the %d B row's bandwidth is not %s Mbit/s: %v", size, want, f)
+		}
+	}
+	for _, f := range rows {
+		if strings.Contains(strings.Join(f, " "), "/s") {
+			t.Errorf("a unit in a row's cells: %v", f)
+		}
 	}
 }

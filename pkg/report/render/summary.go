@@ -19,10 +19,31 @@ const (
 	summaryBandwidthTitle = "Bandwidth, payload only: median of the runs, under it ± its 95% confidence interval (k, M, G: 10^3, 10^6, 10^9)"
 )
 
-var (
-	summaryLatencyLabels   = []string{"test", "conn", "bytes", "runs", "basis", "min", "p50", "mean", "stdev", "p90", "p99", "p99.9", "p99.99", "max"}
-	summaryBandwidthLabels = []string{"test", "conn", "bytes", "runs", "dir", "QPs", "bandwidth", "MiB/s", "msg rate"}
-)
+var summaryLatencyLabels = []string{"test", "conn", "bytes", "runs", "basis", "min", "p50", "mean", "stdev", "p90", "p99", "p99.9", "p99.99", "max"}
+
+// summaryBandwidthLabels are the labels of a summary's bandwidth section
+// in u: its medians are those of the average (each run's peak is in the
+// JSON).
+func summaryBandwidthLabels(u rateUnits) []string {
+	return []string{"test", "conn", "bytes", "runs", "dir", "QPs", "BW " + u.bw.Name, "MiB/s", u.msg.Name}
+}
+
+// summarySectionRates are the rate units of the bandwidth section that
+// starts with the first of sums: those of their medians.
+func summarySectionRates(sums []report.Summary) rateUnits {
+	var bs []*report.Bandwidth
+	for i := range sums {
+		if summarySection(&sums[i]) != sectionBandwidth {
+			break
+		}
+		g, ok1 := sums[i].Spread(report.FigGbps)
+		m, ok2 := sums[i].Spread(report.FigMsgRate)
+		if ok1 && ok2 {
+			bs = append(bs, &report.Bandwidth{Gbps: g.Median, Mmsgps: m.Median})
+		}
+	}
+	return unitsOf(bs)
+}
 
 func summarySection(s *report.Summary) section {
 	switch {
@@ -44,14 +65,17 @@ func buildSummaryRows(doc *report.Document, sums []report.Summary, notes *footno
 	var rows []row
 	cur := sectionNone
 	unit := report.UnitUs
+	var rates rateUnits
 	for i := range sums {
 		s := &sums[i]
 		sec := summarySection(s)
 		if sec != cur {
 			if sec == sectionLatency {
 				unit = summarySectionUnit(sums[i:])
+			} else {
+				rates = summarySectionRates(sums[i:])
 			}
-			rows = startSection(rows, cur, sec, fmt.Sprintf(summaryLatencyTitle, unit.Name), summaryLatencyLabels, summaryBandwidthTitle, summaryBandwidthLabels)
+			rows = startSection(rows, cur, sec, fmt.Sprintf(summaryLatencyTitle, unit.Name), summaryLatencyLabels, summaryBandwidthTitle, summaryBandwidthLabels(rates))
 			cur = sec
 		}
 		note := notes.refs(i)
@@ -89,7 +113,7 @@ func buildSummaryRows(doc *report.Document, sums []report.Summary, notes *footno
 		bounded := false
 		for _, f := range figs {
 			sp, _ := s.Spread(f)
-			medians = append(medians, scaledValue(f, sp.Median, unit))
+			medians = append(medians, summaryCell(f, sp.Median, unit, rates))
 			ranges = append(ranges, sp.PctRange())
 			bounded = bounded || sp.Bounded()
 		}
@@ -117,6 +141,18 @@ func summarySectionUnit(sums []report.Summary) report.LatencyUnit {
 		}
 	}
 	return report.LatencyUnitOf(p50s)
+}
+
+// summaryCell formats a median in its column's unit: a latency in u, a
+// rate in rates.
+func summaryCell(f report.Figure, v float64, u report.LatencyUnit, rates rateUnits) string {
+	switch f {
+	case report.FigGbps:
+		return rates.bw.Cell(v)
+	case report.FigMsgRate:
+		return rates.msg.Cell(v)
+	}
+	return tableValue(f, v, u)
 }
 
 // tableValue formats a figure the way the per-run table does, a latency

@@ -22,11 +22,14 @@ import (
 
 // WriteTable writes doc for a terminal: a header block (tool, command, time,
 // both hosts with their device, link layer, MTU and GID index, the clock),
-// then one table holding every result in the order given, then footnotes
-// (result warnings, run warnings, the run error).
+// then one table holding every result in the order given, then what its
+// peak column holds and the port counters that moved during the tests
+// (one line per test, size and end), the settings the tests ran with, and
+// footnotes (result warnings, run warnings, the run error).
 //
-// The table shares one column grid between a latency section (microseconds,
-// two decimals) and a bandwidth section; a section with its own title and
+// The table shares one column grid between a latency section (one unit,
+// named in its title) and a bandwidth section (one unit per column, named
+// in its label: "BW Gbit/s", "Mmsg/s"); a section with its own title and
 // column labels starts wherever the kind of result changes, so a suite reads
 // as two stacked tables with aligned columns. A failed result shows its
 // error in its row; a duration-mode result is followed by one row per
@@ -77,6 +80,7 @@ func WriteTableWith(w io.Writer, doc *report.Document, opts Options) error {
 			out.WriteByte('\n')
 		}
 	}
+	writeTableNotes(&out, doc, at)
 	writeSettings(&out, doc, at)
 	notes.write(&out, doc)
 	if _, err := w.Write(FitLines(out.Bytes(), opts.Width)); err != nil {
@@ -334,13 +338,71 @@ const (
 )
 
 var (
-	latencyLabels   = []string{"test", "conn", "bytes", "iters", "basis", "min", "p50", "mean", "stdev", "p90", "p99", "p99.9", "p99.99", "max"}
-	bandwidthLabels = []string{"test", "conn", "bytes", "iters", "dir", "QPs", "bandwidth", "MiB/s", "msg rate"}
+	latencyLabels = []string{"test", "conn", "bytes", "iters", "basis", "min", "p50", "mean", "stdev", "p90", "p99", "p99.9", "p99.99", "max"}
 )
+
+// bandwidthLabels are the column labels of a bandwidth section whose
+// figures are in u: "BW Gbit/s", "peak Gbit/s", "MiB/s", "Mmsg/s".
+func bandwidthLabels(u rateUnits) []string {
+	return []string{"test", "conn", "bytes", "iters", "dir", "QPs", "BW " + u.bw.Name, "peak " + u.bw.Name, "MiB/s", u.msg.Name}
+}
+
+// rateUnits are the units of a bandwidth section's columns: one for its
+// bandwidths (BW and peak, which read against each other), one for its
+// message rates.
+type rateUnits struct{ bw, msg report.RateUnit }
+
+// unitsOf picks a section's units from every figure its rows show.
+func unitsOf(bs []*report.Bandwidth) rateUnits {
+	var gbps, mpps []float64
+	for _, b := range bs {
+		if b != nil {
+			gbps = append(gbps, b.Gbps, b.PeakGbps)
+			mpps = append(mpps, b.Mmsgps)
+		}
+	}
+	return rateUnits{report.BandwidthUnitOf(gbps), report.MsgRateUnitOf(mpps)}
+}
+
+// shownBandwidths are the figures r's rows show: its own, each
+// direction's, each device's and thread's, each interval's.
+func shownBandwidths(r *report.Result) []*report.Bandwidth {
+	bs := []*report.Bandwidth{r.Bandwidth, r.Reverse, r.Total}
+	if r.Bidirectional() && r.Total == nil {
+		bs = append(bs, report.Sum(r.Bandwidth, r.Reverse))
+	}
+	for i := range r.Devices {
+		d := &r.Devices[i]
+		bs = append(bs, d.Bandwidth, d.Total)
+		for j := range d.Threads {
+			bs = append(bs, d.Threads[j].Bandwidth)
+		}
+	}
+	for i := range r.Threads {
+		bs = append(bs, r.Threads[i].Bandwidth)
+	}
+	for _, iv := range shownIntervals(r) {
+		bs = append(bs, iv.Bandwidth)
+	}
+	return bs
+}
+
+// bandwidthSectionUnits are the units of the bandwidth section that
+// starts with the first of rs.
+func bandwidthSectionUnits(rs []report.Result) rateUnits {
+	var bs []*report.Bandwidth
+	for i := range rs {
+		if resultSection(&rs[i]) != sectionBandwidth {
+			break
+		}
+		bs = append(bs, shownBandwidths(&rs[i])...)
+	}
+	return unitsOf(bs)
+}
 
 const (
 	latencyTitle   = "Latency, %s (rtt/2: one-way, half the round trip; rtt: full round trip; p50 is perftest's typical; nothing trimmed)"
-	bandwidthTitle = "Bandwidth, payload only (k, M, G: 10^3, 10^6, 10^9; MiB/s: 2^20 byte/s; msg: messages)"
+	bandwidthTitle = "Bandwidth, payload only (peak: see below; k, M, G: 10^3, 10^6, 10^9; MiB/s: 2^20 byte/s; msg: messages)"
 	dirLegend      = "dir: -> the local (client) side's direction, <- the remote side's, <-> both summed"
 )
 
@@ -389,14 +451,17 @@ func buildRows(doc *report.Document, notes *footnotes) []row {
 	var rows []row
 	cur := sectionNone
 	unit := report.UnitUs
+	var rates rateUnits
 	for i := range doc.Results {
 		r := &doc.Results[i]
 		sec := resultSection(r)
 		if sec != cur {
 			if sec == sectionLatency {
 				unit = sectionUnit(doc.Results[i:])
+			} else {
+				rates = bandwidthSectionUnits(doc.Results[i:])
 			}
-			rows = startSection(rows, cur, sec, fmt.Sprintf(latencyTitle, unit.Name), latencyLabels, bandwidthTitle, bandwidthLabels)
+			rows = startSection(rows, cur, sec, fmt.Sprintf(latencyTitle, unit.Name), latencyLabels, bandwidthTitle, bandwidthLabels(rates))
 			cur = sec
 		}
 		note := notes.refs(i)
@@ -404,7 +469,7 @@ func buildRows(doc *report.Document, notes *footnotes) []row {
 		if sec == sectionLatency {
 			rs = latencyRows(r, note, unit)
 		} else {
-			rs = bandwidthRows(r, note)
+			rs = bandwidthRows(r, note, rates)
 		}
 		rows = append(rows, notes.sayFailure(i, r, rs)...)
 	}
@@ -542,7 +607,7 @@ func basisLabel(b string) string {
 	return cmp.Or(report.Clean(b), "?")
 }
 
-func bandwidthRows(r *report.Result, note string) []row {
+func bandwidthRows(r *report.Result, note string, u rateUnits) []row {
 	msgs := uint64(0)
 	if r.Bandwidth != nil {
 		msgs = r.Bandwidth.Messages
@@ -560,11 +625,11 @@ func bandwidthRows(r *report.Result, note string) []row {
 		if r.Error != "" {
 			return []row{errorRow(first, r.Error, note)}
 		}
-		return []row{{cells: append(first, "-", qps, "-", "-", "-"), suffix: note}}
+		return []row{{cells: append(first, "-", qps, "-", "-", "-", "-"), suffix: note}}
 	}
 	var rows []row
 	if !r.Bidirectional() {
-		rows = append(rows, row{cells: append(first, bwCells(dirArrow(r), qps, r.Bandwidth)...), suffix: note})
+		rows = append(rows, row{cells: append(first, bwCells(dirArrow(r), qps, r.Bandwidth, u)...), suffix: note})
 	} else {
 		// The sum on the result's row, then each direction under it.
 		total := r.Total
@@ -573,12 +638,12 @@ func bandwidthRows(r *report.Result, note string) []row {
 		}
 		blank := []string{"", "", "", ""}
 		rows = append(rows,
-			row{cells: append(first, bwCells("<->", qps, total)...), suffix: note},
-			row{cells: append(slices.Clone(blank), bwCells("->", "", r.Bandwidth)...)},
-			row{cells: append(slices.Clone(blank), bwCells("<-", "", r.Reverse)...)},
+			row{cells: append(first, bwCells("<->", qps, total, u)...), suffix: note},
+			row{cells: append(slices.Clone(blank), bwCells("->", "", r.Bandwidth, u)...)},
+			row{cells: append(slices.Clone(blank), bwCells("<-", "", r.Reverse, u)...)},
 		)
 	}
-	rows = append(rows, fabricBandwidthRows(r)...)
+	rows = append(rows, fabricBandwidthRows(r, u)...)
 	for _, iv := range shownIntervals(r) {
 		cells := []string{intervalLabel(iv), "", "", "-"}
 		if b := iv.Bandwidth; b != nil {
@@ -588,7 +653,7 @@ func bandwidthRows(r *report.Result, note string) []row {
 		if r.Bidirectional() {
 			dir = "" // which direction an interval covers is not recorded
 		}
-		rows = append(rows, row{cells: append(cells, bwCells(dir, "", iv.Bandwidth)...)})
+		rows = append(rows, row{cells: append(cells, partCells(dir, "", iv.Bandwidth, u)...)})
 	}
 	if r.Error != "" {
 		rows = append(rows, errorRow(nil, r.Error, ""))
@@ -596,15 +661,32 @@ func bandwidthRows(r *report.Result, note string) []row {
 	return rows
 }
 
-func bwCells(dir, qps string, b *report.Bandwidth) []string {
+// bwCells are the cells of a bandwidth row from dir on, its figures in u;
+// a peak that was not measured is "-" (the peak note says why).
+func bwCells(dir, qps string, b *report.Bandwidth, u rateUnits) []string {
 	if b == nil {
-		return []string{dir, qps, "-", "-", "-"}
+		return []string{dir, qps, "-", "-", "-", "-"}
+	}
+	peak := "-"
+	if b.PeakGbps > 0 {
+		peak = u.bw.Cell(b.PeakGbps)
 	}
 	return []string{dir, qps,
-		report.GbitCell(b.Gbps),
+		u.bw.Cell(b.Gbps),
+		peak,
 		strconv.FormatFloat(b.MiBps, 'f', 2, 64),
-		report.MmsgCell(b.Mmsgps),
+		u.msg.Cell(b.Mmsgps),
 	}
+}
+
+// partCells are bwCells for a part of a result that has no peak of its
+// own to miss: an interval (itself a stretch) or a loop thread.
+func partCells(dir, qps string, b *report.Bandwidth, u rateUnits) []string {
+	cells := bwCells(dir, qps, b, u)
+	if b == nil || b.PeakGbps == 0 {
+		cells[3] = ""
+	}
+	return cells
 }
 
 func intervalLabel(iv report.Interval) string {
