@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Run every test of rdmabench on a fresh machine: installs the dependencies,
-# checks formatting and vet, runs the unit tests with and without cgo and
-# each fuzz target for a few seconds (scripts/fuzz.sh), then runs the RDMA
-# integration tests and a short soak (scripts/soak.sh) against a real
-# kernel RDMA driver:
+# checks formatting, vet and staticcheck, runs the unit tests with and
+# without cgo and each fuzz target for a few seconds (scripts/fuzz.sh), then
+# runs the RDMA integration tests and a short soak (scripts/soak.sh) against
+# a real kernel RDMA driver:
 #   - on RDMABENCH_TEST_DEVICE when it is set (a NIC, or Soft-RoCE already up);
 #     the tests of two devices at once use RDMABENCH_TEST_DEVICES (two names);
 #   - else on Soft-RoCE set up on this host when its kernel has rdma_rxe;
@@ -38,13 +38,15 @@ failed=0
 
 step() { printf '\n### %s\n' "$*"; }
 
-step "gofmt and go vet"
+step "gofmt, go vet and staticcheck"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [[ -n $unformatted ]]; then
 	echo "not gofmt-formatted:"; echo "$unformatted"; failed=1
 fi
 go vet ./... || failed=1
 CGO_ENABLED=0 go vet ./... || failed=1
+# staticcheck, pinned, from the Go module proxy: zero findings.
+go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./... || failed=1
 
 step "unit tests without cgo (CGO_ENABLED=0)"
 CGO_ENABLED=0 go build ./... || failed=1

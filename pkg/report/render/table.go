@@ -709,13 +709,9 @@ func layout(rows []row, width int) ([]string, error) {
 	return layoutSections(rows, aligns, colFirstMetric, width)
 }
 
-// layoutGrid is layout on a grid of len(aligns) columns.
-func layoutGrid(rows []row, aligns []tw.Align) ([]string, error) {
-	return layoutGridWrap(rows, aligns, 0)
-}
-
-// layoutGridWrap is layoutGrid with error texts wrapped within limit
-// runes (0: at the table's width, or minWrap when narrower).
+// layoutGridWrap lays rows out on a grid of len(aligns) columns, with
+// error texts wrapped within limit runes (0: at the table's width, or
+// minWrap when narrower).
 func layoutGridWrap(rows []row, aligns []tw.Align, limit int) ([]string, error) {
 	numCols := len(aligns)
 

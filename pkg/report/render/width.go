@@ -47,7 +47,7 @@ func padTo(s string, n int) string {
 	return s
 }
 
-// layoutFit is layoutGrid within width runes (0: no limit): a section
+// layoutFit is layoutGridWrap within width runes (0: no limit): a section
 // (the rows between blank rows) too wide for it is split into stacked
 // tables, each with the first keys columns and as many of the others as
 // fit. A section's title is written once, above its first table; error
