@@ -111,6 +111,10 @@ type Incomplete struct {
 	// Message says it for a person: "write-lat RC 2 B: the test failed in
 	// new: ...".
 	Message string `json:"message"`
+	// said is what a failed test's Message says after its key, the
+	// cause without the test's name: the tests that failed for one cause
+	// are printed on one line ([GateResult.FailedLines]).
+	said string
 }
 
 func (i Incomplete) String() string { return i.Message }
@@ -154,8 +158,20 @@ func (g *GateResult) FailedLines() []string {
 		return nil
 	}
 	var lines []string
+	keys := map[string][]string{} // the keys of the tests that failed, by what is said of them
 	for _, f := range g.Incomplete {
-		lines = append(lines, "gate failed: "+f.Message)
+		if f.said != "" {
+			keys[f.said] = append(keys[f.said], f.Key.String())
+		}
+	}
+	for _, f := range g.Incomplete {
+		switch ks := keys[f.said]; {
+		case f.said == "" || len(ks) == 1:
+			lines = append(lines, "gate failed: "+f.Message)
+		case ks != nil:
+			lines = append(lines, fmt.Sprintf("gate failed: %d tests (%s): %s", len(ks), strings.Join(ks, ", "), f.said))
+			delete(keys, f.said) // said once
+		}
 	}
 	for _, f := range g.Failures {
 		lines = append(lines, f.String())
@@ -229,7 +245,8 @@ func (c *Comparison) CheckGatesWith(gates Gates, opt GateOptions) *GateResult {
 			what = fmt.Sprintf("%d of %d runs failed in new", f.failed, f.runs)
 		}
 		res.Incomplete = append(res.Incomplete, Incomplete{Reason: IncompleteFailed, Key: &k,
-			Message: fmt.Sprintf("%s: %s: %s", k, what, report.Clean(f.err))})
+			Message: fmt.Sprintf("%s: %s: %s", k, what, report.Clean(f.err)),
+			said:    fmt.Sprintf("%s: %s", what, report.Clean(strings.TrimPrefix(f.err, k.Test+": ")))})
 	}
 	for _, k := range c.OnlyBase {
 		k := k

@@ -82,6 +82,30 @@ func TestGatesFailClosed(t *testing.T) {
 	reporttest.Equal(t, "base warnings", c.Warnings, []string{"base: 1 of 2 tests failed: write-bw RC 65536 B (5 of 5 runs)"})
 }
 
+// TestGatesFailedOneCauseOnce: the tests that failed in new for one cause
+// are one line, the cause said once; the JSON keeps one entry a test.
+func TestGatesFailedOneCauseOnce(t *testing.T) {
+	n := reporttest.NoiseRuns()
+	for i := range n.Results {
+		r := &n.Results[i]
+		r.Latency, r.Bandwidth, r.Error = nil, nil, r.Test+": no RDMA device found"
+	}
+	res := Compare(reporttest.BaseRuns(), n, Options{}).CheckGates(Gates{MaxRegressionGate("--max-regression 5%", 0.05)})
+	reporttest.Equal(t, "one cause", res.FailedLines(), []string{
+		"gate failed: 2 tests (write-lat RC 2 B, write-bw RC 65536 B): 5 of 5 runs failed in new: no RDMA device found",
+		"gate failed: --max-regression 5%: nothing compared: no figure measured on both sides",
+	})
+	if len(res.Incomplete) != 3 || res.Count() != 3 {
+		t.Errorf("want an entry a test: %+v", res.Incomplete)
+	}
+	n.Results[0].Error = "write-lat: IBV_WC_RETRY_EXC_ERR"
+	res = Compare(reporttest.BaseRuns(), n, Options{}).CheckGates(nil)
+	reporttest.Equal(t, "two causes", res.FailedLines(), []string{
+		"gate failed: write-lat RC 2 B: 5 of 5 runs failed in new: write-lat: IBV_WC_RETRY_EXC_ERR",
+		"gate failed: write-bw RC 65536 B: 5 of 5 runs failed in new: write-bw: no RDMA device found",
+	})
+}
+
 // TestGatesNothingCompared: no test in common, or no figure of a gate on
 // both sides, fails the gates; --limit-bw alone does not need one.
 func TestGatesNothingCompared(t *testing.T) {
