@@ -479,7 +479,7 @@ func median(v []float64) float64 {
 	return (s[n/2-1] + s[n/2]) / 2
 }
 
-// Suspects are the links to retest, in rounds of their own (Retest): every
+// Suspects are the links to retest (pkg/mesh: in rounds of their own): every
 // link of a link verdict, and RetestPerRank of a rank's bad links (to
 // distinct peers, those not at fault first), once each, in order.
 func (b Verdicts) Suspects() []Link {
