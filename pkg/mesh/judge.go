@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 
+	"github.com/rdmabench/rdmabench/pkg/blame"
 	"github.com/rdmabench/rdmabench/pkg/report"
 )
 
@@ -11,7 +12,7 @@ import (
 type judgedFigure struct {
 	key   report.Key
 	fig   report.Figure
-	blame Blame
+	blame blame.Verdicts
 }
 
 // judgesFigure says whether blame judges a figure: the p50 of latency
@@ -24,7 +25,7 @@ func judgesFigure(f report.Figure) bool { return f == report.FigP50 || f == repo
 // document's mesh.
 func (c *coordinator) blame(ctx context.Context, prog *Progress) {
 	c.mu.Lock()
-	names := make([]RankName, len(c.ranks))
+	names := make([]blame.RankName, len(c.ranks))
 	for i, rk := range c.ranks {
 		if rk.Host != nil {
 			names[i].Host = rk.Host.Hostname
@@ -43,17 +44,17 @@ func (c *coordinator) blame(ctx context.Context, prog *Progress) {
 			// once, as the link ran.
 			values = onePerPair(values)
 		}
-		in := BlameInput{Figure: k.String() + " " + figureWord(f), HigherIsWorse: f.IsLatency(), Names: names,
+		in := blame.Input{Figure: k.String() + " " + figureWord(f), HigherIsWorse: f.IsLatency(), Names: names,
 			Links: linkFigures(values)}
-		judged = append(judged, judgedFigure{key: k, fig: f, blame: Judge(in, c.cfg.BlameOptions)})
+		judged = append(judged, judgedFigure{key: k, fig: f, blame: blame.Judge(in, c.cfg.BlameOptions)})
 	})
 	c.mu.Unlock()
 
 	var suspects []Link
 	seen := map[Link]bool{}
 	for _, j := range judged {
-		for _, l := range j.blame.Suspects() {
-			if !seen[l] {
+		for _, s := range j.blame.Suspects() {
+			if l := Link(s); !seen[l] {
 				seen[l] = true
 				suspects = append(suspects, l)
 			}
@@ -90,7 +91,7 @@ func (c *coordinator) blame(ctx context.Context, prog *Progress) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	o := c.cfg.BlameOptions.withDefaults()
+	o := c.cfg.BlameOptions.WithDefaults()
 	record := &report.MeshBlame{Multiplier: o.Multiplier, MinSpread: o.MinSpread, MaxSpread: o.MaxSpread,
 		Figures: []report.BlameFigure{}}
 	for _, j := range judged {
@@ -103,10 +104,10 @@ func (c *coordinator) blame(ctx context.Context, prog *Progress) {
 }
 
 // linkFigures are the summary's values of a figure as blame takes them.
-func linkFigures(values []report.LinkValue) []LinkFigure {
-	figs := make([]LinkFigure, len(values))
+func linkFigures(values []report.LinkValue) []blame.LinkFigure {
+	figs := make([]blame.LinkFigure, len(values))
 	for i, v := range values {
-		figs[i] = LinkFigure{From: v.From, To: v.To, Round: v.Round, Value: v.Value}
+		figs[i] = blame.LinkFigure{From: v.From, To: v.To, Round: v.Round, Value: v.Value}
 	}
 	return figs
 }
@@ -136,7 +137,7 @@ func figureWord(f report.Figure) string {
 }
 
 // docVerdicts are b's verdicts as the document records them.
-func docVerdicts(k report.Key, f report.Figure, b Blame) []report.Verdict {
+func docVerdicts(k report.Key, f report.Figure, b blame.Verdicts) []report.Verdict {
 	base := report.Verdict{Test: k.Test, Connection: k.Connection, Size: k.Size, Figure: f}
 	var out []report.Verdict
 	for _, v := range b.Ranks {

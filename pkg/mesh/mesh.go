@@ -12,7 +12,9 @@
 // each link's errors and the per-link gates; each link's full results go,
 // as it ends, to the link stream (Config.Stream), so that rank 0's memory
 // and the summary are linear in the links and a rank 0 killed at any point
-// leaves every finished link on disk.
+// leaves every finished link on disk. With Config.Blame, rank 0 then
+// judges the links with pkg/blame's rules, retests the suspects in rounds
+// of their own and records the verdicts.
 //
 // Faults: a rank that never registers, or dies or goes silent, fails the
 // links it is part of; the rest of the matrix completes. Every wait has a
@@ -31,6 +33,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rdmabench/rdmabench/pkg/blame"
 	"github.com/rdmabench/rdmabench/pkg/control"
 	"github.com/rdmabench/rdmabench/pkg/remote"
 	"github.com/rdmabench/rdmabench/pkg/report"
@@ -92,8 +95,8 @@ type Config struct {
 	// once the schedule is done, retests the suspects in rounds of their
 	// own, and records the verdicts (report.Mesh.Verdicts).
 	Blame bool
-	// BlameOptions tune blame's rules (zero: the defaults).
-	BlameOptions BlameOptions
+	// BlameOptions tune the rules of pkg/blame (zero: the defaults).
+	BlameOptions blame.Options
 	Progress     func(Progress)
 	// Stream, when set, gets rank 0's link stream as it goes: the start
 	// event (the run's facts and the ranks), each link's event as it ends,

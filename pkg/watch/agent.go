@@ -16,8 +16,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
+	"github.com/rdmabench/rdmabench/pkg/blame"
 	"github.com/rdmabench/rdmabench/pkg/control"
-	"github.com/rdmabench/rdmabench/pkg/mesh"
 	"github.com/rdmabench/rdmabench/pkg/remote"
 	"github.com/rdmabench/rdmabench/pkg/report"
 	"github.com/rdmabench/rdmabench/pkg/workloads"
@@ -105,7 +105,7 @@ type Config struct {
 	// is the median of: 3 to 16 (16 when 0). Fewer react sooner, more are
 	// steadier.
 	BlameProbes int
-	Blame       mesh.BlameOptions
+	Blame       blame.Options
 	// Log gets one line per event worth a person's attention: the peers
 	// set changing, a peers file or lookup error (a lookup failing the
 	// same way again is counted, not told again), a peer's first failure,
@@ -387,8 +387,8 @@ func (a *Agent) Run(ctx context.Context) error {
 			}
 		}
 	}()
-	blame := time.NewTicker(a.cfg.BlameEvery)
-	defer blame.Stop()
+	blameTick := time.NewTicker(a.cfg.BlameEvery)
+	defer blameTick.Stop()
 	probe := time.NewTicker(time.Duration(float64(time.Second) / a.cfg.Rate))
 	defer probe.Stop()
 	var bwTick <-chan time.Time // nil: none
@@ -416,7 +416,7 @@ loop:
 		select {
 		case <-ctx.Done():
 			break loop
-		case <-blame.C:
+		case <-blameTick.C:
 			a.judge()
 		case <-probe.C:
 			if bwDue {
@@ -848,7 +848,7 @@ func (a *Agent) judge() {
 	lines := a.judgeFigure(verdictOf{figure: a.info.Name + " p50", higherIsWorse: true,
 		value: func(s *peerStats) float64 { return s.p50 }, flag: func(s *peerStats) *bool { return &s.slow },
 		judged: &a.st.slowJudged, fewTold: &a.slowFewTold,
-		bad: func(s *peerStats, b mesh.Blame) string {
+		bad: func(s *peerStats, b blame.Verdicts) string {
 			return fmt.Sprintf("blame: peer %s slow: p50 %.3gus, %.3gx this agent's median over its peers (limit %.3gx)",
 				s.addr, s.p50/1e3, s.p50/b.FleetMedian, b.Limit)
 		}, good: "no longer slow"})
@@ -856,7 +856,7 @@ func (a *Agent) judge() {
 		lines = append(lines, a.judgeFigure(verdictOf{figure: a.bwInfo.Name + " bandwidth",
 			value: func(s *peerStats) float64 { return s.bwBytes }, flag: func(s *peerStats) *bool { return &s.bwLow },
 			judged: &a.st.bwJudged, fewTold: &a.bwFewTold,
-			bad: func(s *peerStats, b mesh.Blame) string {
+			bad: func(s *peerStats, b blame.Verdicts) string {
 				return fmt.Sprintf("blame: peer %s bandwidth low: %.4g Gbit/s, %.3gx this agent's median over its peers (limit %.3gx)",
 					s.addr, s.bwBytes*8/1e9, s.bwBytes/b.FleetMedian, b.Limit)
 			}, good: "bandwidth no longer low"})...)
@@ -887,7 +887,7 @@ type verdictOf struct {
 	flag          func(*peerStats) *bool   // the peer's verdict
 	judged        *bool                    // whether the last pass could judge the figure (MinBlamePeers)
 	fewTold       *bool                    // the log said that too few peers had the figure
-	bad           func(*peerStats, mesh.Blame) string
+	bad           func(*peerStats, blame.Verdicts) string
 	good          string // the log's words for a bad peer good again
 }
 
@@ -899,12 +899,12 @@ type verdictOf struct {
 // peers' fault (and not named).
 func (a *Agent) judgeFigure(v verdictOf) []string {
 	a.mu.Lock()
-	in := mesh.BlameInput{Figure: v.figure, HigherIsWorse: v.higherIsWorse, Names: []mesh.RankName{{Host: a.cfg.Host}}}
+	in := blame.Input{Figure: v.figure, HigherIsWorse: v.higherIsWorse, Names: []blame.RankName{{Host: a.cfg.Host}}}
 	idx := map[int]*peerStats{}
 	for i, s := range a.st.peers {
-		in.Names = append(in.Names, mesh.RankName{Host: s.addr})
+		in.Names = append(in.Names, blame.RankName{Host: s.addr})
 		if x := v.value(s); x > 0 {
-			in.Links = append(in.Links, mesh.LinkFigure{From: 0, To: i + 1, Round: i + 1, Value: x})
+			in.Links = append(in.Links, blame.LinkFigure{From: 0, To: i + 1, Round: i + 1, Value: x})
 			idx[i+1] = s
 		}
 	}
@@ -912,9 +912,9 @@ func (a *Agent) judgeFigure(v verdictOf) []string {
 	n := len(in.Links)
 	can := n >= MinBlamePeers
 	bad := map[*peerStats]bool{}
-	var b mesh.Blame
+	var b blame.Verdicts
 	if can {
-		b = mesh.Judge(in, a.cfg.Blame)
+		b = blame.Judge(in, a.cfg.Blame)
 		for _, l := range b.Links {
 			bad[idx[l.Link.To]] = true
 		}

@@ -22,7 +22,7 @@
 // control connection kept open between probes while the peers are few.
 //
 // Every Config.BlameEvery the agent judges its peers' recent p50 with the
-// mesh's rules (mesh.Judge) over its own links only: a local view, in
+// mesh's rules (blame.Judge) over its own links only: a local view, in
 // which a peer is slow when its p50 is bad against this agent's other
 // peers. Every link of that view has this agent at one end, so it cannot
 // tell that this agent itself is slow: that takes the fleet's view (the

@@ -1,4 +1,4 @@
-package mesh
+package blame
 
 import (
 	"fmt"
@@ -8,10 +8,45 @@ import (
 	"testing"
 )
 
+// schedule is rounds of pairs of ranks, each pair its links in the order
+// they ran.
+type schedule [][][]Link
+
+// roundRobin is the schedule of mesh.RoundRobin: the round-robin
+// tournament of n ranks, both directions of each pair, their order
+// alternating by round.
+func roundRobin(n int) schedule {
+	m := n + n%2 // a dummy rank m-1 when n is odd: its partner sits the round out
+	ring := make([]int, m)
+	for i := range ring {
+		ring[i] = i
+	}
+	var s schedule
+	for r := 0; r < m-1; r++ {
+		var round [][]Link
+		for i := 0; i < m/2; i++ {
+			a, b := min(ring[i], ring[m-1-i]), max(ring[i], ring[m-1-i])
+			if b >= n {
+				continue
+			}
+			if r%2 == 1 {
+				round = append(round, []Link{{b, a}, {a, b}})
+			} else {
+				round = append(round, []Link{{a, b}, {b, a}})
+			}
+		}
+		s = append(s, round)
+		last := ring[m-1]
+		copy(ring[2:], ring[1:m-1])
+		ring[1] = last
+	}
+	return s
+}
+
 // fleet is a synthetic mesh: every link of a schedule with a figure around
 // base, with log-normal noise of 3%.
 type fleet struct {
-	sched   Schedule
+	sched   schedule
 	base    float64
 	latency bool
 	names   []RankName
@@ -20,9 +55,9 @@ type fleet struct {
 	seed uint64
 }
 
-func (f fleet) input(n int) BlameInput {
+func (f fleet) input(n int) Input {
 	rng := rand.New(rand.NewPCG(f.seed, 99))
-	in := BlameInput{Figure: "p50", HigherIsWorse: f.latency, Names: f.names}
+	in := Input{Figure: "p50", HigherIsWorse: f.latency, Names: f.names}
 	if !f.latency {
 		in.Figure = "write-bw Gbit/s"
 	}
@@ -33,7 +68,7 @@ func (f fleet) input(n int) BlameInput {
 	}
 	for r, round := range f.sched {
 		for _, p := range round {
-			for _, l := range p.Links {
+			for _, l := range p {
 				v := f.base * math.Exp(0.03*rng.NormFloat64())
 				if f.slow != nil {
 					k := f.slow(l, r+1)
@@ -77,7 +112,7 @@ func slowRound(round int, k float64) func(Link, int) float64 {
 	}
 }
 
-func verdicts(b Blame) string {
+func verdicts(b Verdicts) string {
 	return fmt.Sprintf("ranks %+v links %+v rounds %+v", b.Ranks, b.Links, b.Rounds)
 }
 
@@ -85,13 +120,13 @@ func TestBlameFleet(t *testing.T) {
 	for _, n := range []int{16, 64} {
 		for _, latency := range []bool{true, false} {
 			name := fmt.Sprintf("n=%d latency=%v", n, latency)
-			f := fleet{sched: RoundRobin(n), base: 5000, latency: latency, seed: uint64(n)}
+			f := fleet{sched: roundRobin(n), base: 5000, latency: latency, seed: uint64(n)}
 			if !latency {
 				f.base = 90
 			}
 
 			// Noise only: nothing.
-			b := Judge(f.input(n), BlameOptions{})
+			b := Judge(f.input(n), Options{})
 			if len(b.Ranks)+len(b.Links)+len(b.Rounds) != 0 || b.Judged != n*(n-1) || b.Bad() != 0 {
 				t.Errorf("%s, noise only: %s", name, verdicts(b))
 			}
@@ -101,7 +136,7 @@ func TestBlameFleet(t *testing.T) {
 
 			// One slow rank: every link of it 2.5x. The rank, not its links.
 			f.slow = slowRank(5, 2.5)
-			b = Judge(f.input(n), BlameOptions{})
+			b = Judge(f.input(n), Options{})
 			if len(b.Ranks) != 1 || len(b.Links) != 0 || len(b.Rounds) != 0 {
 				t.Fatalf("%s, slow rank: %s", name, verdicts(b))
 			}
@@ -124,7 +159,7 @@ func TestBlameFleet(t *testing.T) {
 
 			// One slow link: the link, neither end.
 			f.slow = slowLink(Link{3, 9}, 2.5)
-			b = Judge(f.input(n), BlameOptions{})
+			b = Judge(f.input(n), Options{})
 			if len(b.Ranks) != 0 || len(b.Links) != 1 || b.Links[0].Link != (Link{3, 9}) || b.Links[0].RoundSlow {
 				t.Fatalf("%s, slow link: %s", name, verdicts(b))
 			}
@@ -134,7 +169,7 @@ func TestBlameFleet(t *testing.T) {
 
 			// A whole round slow: no blame, the round named.
 			f.slow = slowRound(4, 2)
-			b = Judge(f.input(n), BlameOptions{})
+			b = Judge(f.input(n), Options{})
 			if len(b.Ranks) != 0 || len(b.Links) != 0 || len(b.Rounds) != 1 || b.Rounds[0].Round != 4 ||
 				b.Rounds[0].Links != n || b.Rounds[0].Spared != n {
 				t.Fatalf("%s, slow round: %s", name, verdicts(b))
@@ -148,12 +183,12 @@ func TestBlameFleet(t *testing.T) {
 			// judged against its round.
 			f.slow = func(l Link, r int) float64 {
 				k := slowRound(4, 2)(l, r)
-				if r == 4 && l == f.sched[3][0].Links[0] {
+				if r == 4 && l == f.sched[3][0][0] {
 					k *= 2.5
 				}
 				return k
 			}
-			b = Judge(f.input(n), BlameOptions{})
+			b = Judge(f.input(n), Options{})
 			if len(b.Ranks) != 0 || len(b.Links) != 1 || !b.Links[0].RoundSlow || len(b.Rounds) != 1 {
 				t.Fatalf("%s, slow link in a slow round: %s", name, verdicts(b))
 			}
@@ -168,9 +203,9 @@ func TestBlameFleet(t *testing.T) {
 // A slow link likewise.
 func TestBlameRetest(t *testing.T) {
 	n := 16
-	f := fleet{sched: RoundRobin(n), base: 5000, latency: true, seed: 3}
+	f := fleet{sched: roundRobin(n), base: 5000, latency: true, seed: 3}
 	f.slow = func(l Link, r int) float64 { return slowRank(5, 2.5)(l, r) * slowLink(Link{3, 9}, 3)(l, r) }
-	b := Judge(f.input(n), BlameOptions{})
+	b := Judge(f.input(n), Options{})
 	if len(b.Ranks) != 1 || len(b.Links) != 1 || b.Bad() != 2 {
 		t.Fatalf("%s", verdicts(b))
 	}
@@ -192,25 +227,19 @@ func TestBlameRetest(t *testing.T) {
 	if len(peers) != DefaultRetestPerRank {
 		t.Errorf("suspects %v: want %d peers of rank 5", sus, DefaultRetestPerRank)
 	}
-	s := Retest(sus)
-	if s.Links() != len(sus) || len(s) != DefaultRetestPerRank {
-		t.Errorf("retest schedule %+v", s)
-	}
+	// Each suspect retested once (pkg/mesh runs them in rounds of their
+	// own: TestBlameRetestSchedule).
 	retest := func(k5, k39 float64) []LinkFigure {
 		var out []LinkFigure
-		for r, round := range s {
-			for _, p := range round {
-				for _, l := range p.Links {
-					v := 5000.0
-					if l.From == 5 || l.To == 5 {
-						v *= k5
-					}
-					if l == (Link{3, 9}) {
-						v *= k39
-					}
-					out = append(out, LinkFigure{From: l.From, To: l.To, Round: r + 1, Value: v})
-				}
+		for r, l := range sus {
+			v := 5000.0
+			if l.From == 5 || l.To == 5 {
+				v *= k5
 			}
+			if l == (Link{3, 9}) {
+				v *= k39
+			}
+			out = append(out, LinkFigure{From: l.From, To: l.To, Round: r + 1, Value: v})
 		}
 		return out
 	}
@@ -250,14 +279,15 @@ func TestBlameRetest(t *testing.T) {
 	}
 }
 
-// The rules at their edges: few peers, two slow ranks, a slow host of a
-// rail-aligned mesh, and figures that are not figures.
+// The rules at their edges: few peers, two slow ranks, and figures that
+// are not figures (a slow host of a rail-aligned mesh, and a sample:
+// pkg/mesh's TestBlameSchedules).
 func TestBlameEdges(t *testing.T) {
 	// Two slow ranks: both blamed, the link between them in both.
 	n := 16
-	f := fleet{sched: RoundRobin(n), base: 5000, latency: true, seed: 4}
+	f := fleet{sched: roundRobin(n), base: 5000, latency: true, seed: 4}
 	f.slow = func(l Link, r int) float64 { return slowRank(2, 2)(l, r) * slowRank(11, 3)(l, r) }
-	b := Judge(f.input(n), BlameOptions{})
+	b := Judge(f.input(n), Options{})
 	if len(b.Ranks) != 2 || b.Ranks[0].Rank != 2 || b.Ranks[1].Rank != 11 || len(b.Links) != 0 ||
 		len(b.Ranks[0].Links) != 30 || len(b.Ranks[1].Links) != 30 {
 		t.Errorf("two slow ranks: %s", verdicts(b))
@@ -266,8 +296,8 @@ func TestBlameEdges(t *testing.T) {
 	// Four ranks, as four hosts: a slow host is blamed with 3 of 3 peers,
 	// a slow path to one peer is the link's. Rounds of two pairs are not
 	// judged as a whole.
-	f = fleet{sched: RoundRobin(4), base: 5000, latency: true, seed: 5, slow: slowRank(1, 2.5)}
-	b = Judge(f.input(4), BlameOptions{})
+	f = fleet{sched: roundRobin(4), base: 5000, latency: true, seed: 5, slow: slowRank(1, 2.5)}
+	b = Judge(f.input(4), Options{})
 	if len(b.Ranks) != 1 || b.Ranks[0].BadPeers != 3 || len(b.Links) != 0 || len(b.Rounds) != 0 {
 		t.Errorf("four ranks, a slow one: %s", verdicts(b))
 	}
@@ -308,15 +338,15 @@ func TestBlameEdges(t *testing.T) {
 			{7151.61, 1220.61, 0, 251133.95}, {1496.06, 10231.81, 251265.02, 0}}, -1, Link{2, 3}},
 	}
 	for _, vm := range vms {
-		in := BlameInput{Figure: "p50", HigherIsWorse: true}
-		for r, round := range RoundRobin(4) {
+		in := Input{Figure: "p50", HigherIsWorse: true}
+		for r, round := range roundRobin(4) {
 			for _, p := range round {
-				for _, k := range p.Links {
+				for _, k := range p {
 					in.Links = append(in.Links, LinkFigure{From: k.From, To: k.To, Round: r + 1, Value: vm.p50[k.From][k.To]})
 				}
 			}
 		}
-		b = Judge(in, BlameOptions{Multiplier: 4, MinSpread: 1, MaxSpread: 1})
+		b = Judge(in, Options{Multiplier: 4, MinSpread: 1, MaxSpread: 1})
 		if vm.rank >= 0 && (len(b.Ranks) != 1 || b.Ranks[0].Rank != vm.rank || b.Ranks[0].BadPeers != 3 || len(b.Links) != 0) {
 			t.Errorf("four VMs, %s: limit %v, %s", vm.name, b.Limit, verdicts(b))
 		}
@@ -327,15 +357,15 @@ func TestBlameEdges(t *testing.T) {
 	}
 	// At the default least spread the tight fleet's rank 1 is at fault
 	// too (rank 3, as bad by its share and far slower, is found first).
-	in := BlameInput{Figure: "p50", HigherIsWorse: true}
-	for r, round := range RoundRobin(4) {
+	in := Input{Figure: "p50", HigherIsWorse: true}
+	for r, round := range roundRobin(4) {
 		for _, p := range round {
-			for _, k := range p.Links {
+			for _, k := range p {
 				in.Links = append(in.Links, LinkFigure{From: k.From, To: k.To, Round: r + 1, Value: vms[2].p50[k.From][k.To]})
 			}
 		}
 	}
-	b = Judge(in, BlameOptions{Multiplier: 3})
+	b = Judge(in, Options{Multiplier: 3})
 	if len(b.Ranks) != 2 || b.Ranks[0].Rank != 1 || b.Ranks[1].Rank != 3 || b.Ranks[1].BadPeers != 3 {
 		t.Fatalf("four VMs, a tight fleet at the default least spread: %s", verdicts(b))
 	}
@@ -354,104 +384,66 @@ func TestBlameEdges(t *testing.T) {
 		t.Errorf("four VMs, a tight fleet, retested: %s", verdicts(r))
 	}
 	// At a multiplier of 2 the noisy link is bad itself, its ends not.
-	in = BlameInput{Figure: "p50", HigherIsWorse: true}
-	for r, round := range RoundRobin(4) {
+	in = Input{Figure: "p50", HigherIsWorse: true}
+	for r, round := range roundRobin(4) {
 		for _, p := range round {
-			for _, k := range p.Links {
+			for _, k := range p {
 				in.Links = append(in.Links, LinkFigure{From: k.From, To: k.To, Round: r + 1, Value: vms[1].p50[k.From][k.To]})
 			}
 		}
 	}
-	b = Judge(in, BlameOptions{Multiplier: 2})
+	b = Judge(in, Options{Multiplier: 2})
 	if len(b.Ranks) != 1 || b.Ranks[0].Rank != 3 || len(b.Links) != 1 || b.Links[0].Link != (Link{1, 2}) {
 		t.Errorf("four VMs, a noisy link at a multiplier of 2: limit %v, %s", b.Limit, verdicts(b))
 	}
 	// Two slow ranks of eight: both, each with all its peers (the other
 	// slow one too), and no other.
-	f = fleet{sched: RoundRobin(8), base: 5000, latency: true, seed: 8}
+	f = fleet{sched: roundRobin(8), base: 5000, latency: true, seed: 8}
 	f.slow = func(l Link, r int) float64 { return slowRank(2, 3)(l, r) * slowRank(6, 3)(l, r) }
-	b = Judge(f.input(8), BlameOptions{})
+	b = Judge(f.input(8), Options{})
 	if len(b.Ranks) != 2 || b.Ranks[0].Rank != 2 || b.Ranks[1].Rank != 6 || b.Ranks[1].BadPeers != 7 || b.Ranks[1].Peers != 7 ||
 		len(b.Links) != 0 {
 		t.Errorf("two slow ranks of eight: %s", verdicts(b))
 	}
 	f.slow = slowLink(Link{2, 3}, 2.5)
-	b = Judge(f.input(4), BlameOptions{})
+	b = Judge(f.input(4), Options{})
 	if len(b.Ranks) != 0 || len(b.Links) != 1 || b.Links[0].Link != (Link{2, 3}) {
 		t.Errorf("four ranks, a slow path: %s", verdicts(b))
 	}
 	// Both directions of the path slow: still the link's (one bad peer each).
 	f.slow = func(l Link, r int) float64 { return slowLink(Link{2, 3}, 2.5)(l, r) * slowLink(Link{3, 2}, 2.5)(l, r) }
-	b = Judge(f.input(4), BlameOptions{})
+	b = Judge(f.input(4), Options{})
 	if len(b.Ranks) != 0 || len(b.Links) != 2 {
 		t.Errorf("four ranks, a slow path both ways: %s", verdicts(b))
 	}
 
-	// 4 hosts x 8 rails, rail-aligned, one host slow on every NIC: its 8
-	// ranks are blamed; the rounds it is in are not slow as a whole, though
-	// half of their links are its.
-	var hosts []string
-	var rails []int
-	for h := range 4 {
-		for r := range 8 {
-			hosts, rails = append(hosts, fmt.Sprintf("node%d", h)), append(rails, r)
-		}
-	}
-	l, err := NewLayout(hosts, rails)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f = fleet{sched: RailAligned(l), base: 90, seed: 6, slow: func(k Link, _ int) float64 {
-		if l.Host[k.From] == 2 || l.Host[k.To] == 2 {
-			return 2.5
-		}
-		return 1
-	}}
-	b = Judge(f.input(32), BlameOptions{})
-	if len(b.Ranks) != 8 || len(b.Links) != 0 || len(b.Rounds) != 0 {
-		t.Errorf("a slow host: %s", verdicts(b))
-	}
-	for _, v := range b.Ranks {
-		if l.Host[v.Rank] != 2 || v.BadPeers != 3 || v.Peers != 3 {
-			t.Errorf("a slow host: %+v", v)
-		}
-	}
-
-	// A sample of K=6 rounds of 64 ranks: the slow rank meets 6 peers,
-	// all bad.
-	f = fleet{sched: Sample(64, 6, 1), base: 5000, latency: true, seed: 7, slow: slowRank(40, 2.5)}
-	b = Judge(f.input(64), BlameOptions{})
-	if len(b.Ranks) != 1 || b.Ranks[0].Rank != 40 || b.Ranks[0].Peers != 6 || len(b.Links) != 0 {
-		t.Errorf("a sample: %s", verdicts(b))
-	}
-
 	// Figures that are not figures are not judged; no links, no verdicts.
-	in = BlameInput{Figure: "p50", HigherIsWorse: true, Links: []LinkFigure{{0, 1, 1, 0}, {1, 0, 1, math.NaN()},
+	in = Input{Figure: "p50", HigherIsWorse: true, Links: []LinkFigure{{0, 1, 1, 0}, {1, 0, 1, math.NaN()},
 		{0, 2, 1, math.Inf(1)}, {2, 2, 1, 5}, {1, 2, 1, -3}}}
-	if b := Judge(in, BlameOptions{}); b.Judged != 0 || len(b.Lines()) != 0 {
+	if b := Judge(in, Options{}); b.Judged != 0 || len(b.Lines()) != 0 {
 		t.Errorf("not figures: %+v", b)
 	}
 	// A fleet that agrees to the digit: the spread's floor keeps a link 5%
 	// off good, and one 20% off is bad.
-	in = BlameInput{Figure: "p50", HigherIsWorse: true}
-	for _, p := range RoundRobin(8)[0:7] {
+	in = Input{Figure: "p50", HigherIsWorse: true}
+	for _, p := range roundRobin(8)[0:7] {
 		for _, q := range p {
-			for _, k := range q.Links {
+			for _, k := range q {
 				in.Links = append(in.Links, LinkFigure{From: k.From, To: k.To, Round: 1, Value: 1000})
 			}
 		}
 	}
 	in.Links[0].Value, in.Links[1].Value = 1050, 1200
-	b = Judge(in, BlameOptions{})
+	b = Judge(in, Options{})
 	if len(b.Links) != 1 || b.Links[0].Link != (Link{in.Links[1].From, in.Links[1].To}) || math.Abs(b.Limit-math.Pow(1.02, 5)) > 1e-9 {
 		t.Errorf("a fleet that agrees: limit %v, %s", b.Limit, verdicts(b))
 	}
 	// A rank with one peer is never at fault (at least 2 bad peers).
-	in = BlameInput{Figure: "p50", HigherIsWorse: true, Links: []LinkFigure{{0, 1, 1, 9000}, {1, 0, 1, 9000}}}
+	in = Input{Figure: "p50", HigherIsWorse: true, Links: []LinkFigure{{0, 1, 1, 9000}, {1, 0, 1, 9000}}}
 	for r := 2; r < 20; r += 2 {
 		in.Links = append(in.Links, LinkFigure{r, r + 1, 1, 1000}, LinkFigure{r + 1, r, 1, 1000})
 	}
-	if b := Judge(in, BlameOptions{}); len(b.Ranks) != 0 || len(b.Links) != 2 || len(b.Rounds) != 0 {
+	if b := Judge(in, Options{}); len(b.Ranks) != 0 || len(b.Links) != 2 || len(b.Rounds) != 0 {
 		t.Errorf("one peer: %s", verdicts(b))
 	}
 }

@@ -1,4 +1,4 @@
-package mesh
+package blame
 
 import (
 	"cmp"
@@ -9,41 +9,9 @@ import (
 	"strconv"
 )
 
-// Blame says, from one figure of every link of a mesh, which links are
-// bad and whose fault that is: one end's (a rank slow with most of its
-// peers), the link's own, or a busy moment's (a round slow as a whole).
-// The rules, with no fixed cut-off but the multiplier:
-//
-//   - The fleet is every measured link, seen from each rank: a rank's
-//     median is that of its links (both directions), the fleet median the
-//     median of the ranks' medians, and the spread the median of the
-//     ranks' median absolute deviations (of the logarithms of their links'
-//     figures from the fleet median) times 1.4826: a standard deviation for
-//     normal noise, as a fraction of the figure; at least
-//     log(1+MinSpread) and, with MaxSpread, at most log(1+MaxSpread).
-//     Ranks whose median is worse than the fleet median by a spread are
-//     suspects: when at least 3 ranks are left without them, median and
-//     spread are those of the links of the rest. So one slow rank of
-//     four, half of the links, moves neither, though a quarter of its
-//     peers' links are its.
-//   - A link is bad when its figure is worse than its baseline (above it
-//     for a latency, below for a bandwidth) by more than Multiplier
-//     spreads. The baseline is the fleet median, or its round's median
-//     when its round was slow as a whole.
-//   - A round is slow as a whole when the median of its links is bad
-//     against the fleet's. Its links of ranks at fault (below) are left out
-//     of that median, and it is judged only with links of at least 3
-//     pairs: a round of one or two pairs is its pairs.
-//   - A rank is at fault when its links are bad with at least half of its
-//     measured peers, and with at least 2 of them. Its bad links are its
-//     verdict, not the links'. A bad link neither of whose ends is at fault
-//     is the link's.
-//   - Retested suspects (Suspects, Retest, Retested) that measure good
-//     against the fleet are flaky, not bad: a link whose retest is good, a
-//     rank more than half of whose retests are.
-//
-// Figures that are not positive, NaN or infinite are not judged: a link
-// that failed is the mesh's failure, not a figure.
+// Link is one direction between two ranks: From ran the client end of the
+// test against To's server.
+type Link struct{ From, To int }
 
 // LinkFigure is one measured link's headline figure.
 type LinkFigure struct {
@@ -57,8 +25,8 @@ type LinkFigure struct {
 // RankName names a rank in verdicts: its host and device.
 type RankName struct{ Host, Device string }
 
-// BlameInput is one figure of the links of a mesh.
-type BlameInput struct {
+// Input is one figure of the links of a mesh.
+type Input struct {
 	// Figure names the figure in verdicts, e.g. "p50" or "write-bw Gbit/s".
 	Figure string
 	// HigherIsWorse: a latency; else a bandwidth or a rate, where lower
@@ -69,10 +37,10 @@ type BlameInput struct {
 	Names []RankName
 }
 
-// BlameOptions tune the rules; zero fields take the defaults.
-type BlameOptions struct {
+// Options tune the rules; zero fields take the defaults.
+type Options struct {
 	// Multiplier: a link is bad past this many spreads from its baseline
-	// (DefaultBlameMultiplier).
+	// (DefaultMultiplier).
 	Multiplier float64
 	// MinSpread is the least spread, as a fraction of the figure
 	// (DefaultMinSpread): a fleet whose links agree closer than that does
@@ -87,12 +55,12 @@ type BlameOptions struct {
 	RetestPerRank int
 }
 
-// Blame's defaults: with them, the least ratio to the baseline that is bad
+// The rules' defaults: with them, the least ratio to the baseline that is bad
 // is 1.02^5, about 1.10.
 const (
-	DefaultBlameMultiplier = 5
-	DefaultMinSpread       = 0.02
-	DefaultRetestPerRank   = 4
+	DefaultMultiplier    = 5
+	DefaultMinSpread     = 0.02
+	DefaultRetestPerRank = 4
 	// minRoundPairs is the fewest pairs whose links a round is judged by
 	// as a whole.
 	minRoundPairs = 3
@@ -104,15 +72,15 @@ const (
 	VerdictFlaky = "flaky" // bad, but good again on retest
 )
 
-// Blame is the verdicts on one figure of a mesh.
-type Blame struct {
+// Verdicts are the verdicts on one figure of a mesh.
+type Verdicts struct {
 	Figure        string
 	HigherIsWorse bool
-	Options       BlameOptions // with the defaults filled in
+	Options       Options // with the defaults filled in
 	// Judged is the number of links judged.
 	Judged int
 	// FleetMedian is the median of the ranks' median figures; Spread the spread of
-	// their logarithms (see Blame); Limit the ratio to the baseline past
+	// their logarithms (see the package doc); Limit the ratio to the baseline past
 	// which a link is bad (above it for a latency, below for a bandwidth).
 	FleetMedian float64
 	Spread      float64
@@ -171,9 +139,11 @@ type RetestEvidence struct {
 	Value, Ratio float64
 }
 
-func (o BlameOptions) withDefaults() BlameOptions {
+// WithDefaults is o with its zero fields set to the defaults, and
+// MaxSpread, when set, at least MinSpread: the options Judge applies.
+func (o Options) WithDefaults() Options {
 	if o.Multiplier <= 0 {
-		o.Multiplier = DefaultBlameMultiplier
+		o.Multiplier = DefaultMultiplier
 	}
 	if o.MinSpread <= 0 {
 		o.MinSpread = DefaultMinSpread
@@ -189,7 +159,7 @@ func (o BlameOptions) withDefaults() BlameOptions {
 
 // spread is the spread s of a fleet's logarithms within the options' least
 // and most.
-func (o BlameOptions) spread(s float64) float64 {
+func (o Options) spread(s float64) float64 {
 	s = max(s, math.Log1p(o.MinSpread))
 	if o.MaxSpread > 0 {
 		s = min(s, math.Log1p(o.MaxSpread))
@@ -205,7 +175,7 @@ type judged struct {
 }
 
 // worse is v on the scale where higher is worse.
-func (b *Blame) worse(v float64) float64 {
+func (b *Verdicts) worse(v float64) float64 {
 	if b.HigherIsWorse {
 		return math.Log(v)
 	}
@@ -213,7 +183,7 @@ func (b *Blame) worse(v float64) float64 {
 }
 
 // value is the figure of x, worse's inverse.
-func (b *Blame) value(x float64) float64 {
+func (b *Verdicts) value(x float64) float64 {
 	if b.HigherIsWorse {
 		return math.Exp(x)
 	}
@@ -221,15 +191,15 @@ func (b *Blame) value(x float64) float64 {
 }
 
 // isBad says whether x is bad against the baseline bx.
-func (b *Blame) isBad(x, bx float64) bool {
+func (b *Verdicts) isBad(x, bx float64) bool {
 	return x-bx > b.Options.Multiplier*b.Spread
 }
 
 func usable(v float64) bool { return v > 0 && !math.IsInf(v, 0) && !math.IsNaN(v) }
 
 // Judge gives the verdicts on one figure of a mesh's links.
-func Judge(in BlameInput, opt BlameOptions) Blame {
-	b := Blame{Figure: in.Figure, HigherIsWorse: in.HigherIsWorse, Options: opt.withDefaults()}
+func Judge(in Input, opt Options) Verdicts {
+	b := Verdicts{Figure: in.Figure, HigherIsWorse: in.HigherIsWorse, Options: opt.WithDefaults()}
 	var ls []judged
 	for _, l := range in.Links {
 		if usable(l.Value) && l.From != l.To && l.From >= 0 && l.To >= 0 {
@@ -256,7 +226,7 @@ func Judge(in BlameInput, opt BlameOptions) Blame {
 // worse than the fleet's by a spread is a suspect: the fleet is measured
 // again without its links, when at least 3 ranks are left, so that a slow
 // rank of a few does not widen the spread it is judged by.
-func (b *Blame) fleet(ls []judged) (float64, map[int]float64) {
+func (b *Verdicts) fleet(ls []judged) (float64, map[int]float64) {
 	m, spread, meds := fleetOf(ls, nil)
 	b.Spread = b.Options.spread(spread)
 	suspect := map[int]bool{}
@@ -281,7 +251,7 @@ func (b *Blame) fleet(ls []judged) (float64, map[int]float64) {
 // slowRounds finds the rounds slow as a whole (their median bad against
 // the fleet's, m), without the links of the ranks at fault first where
 // enough pairs are left, and returns the x of each one's median.
-func (b *Blame) slowRounds(ls []judged, m float64, first map[int]peerCount) map[int]float64 {
+func (b *Verdicts) slowRounds(ls []judged, m float64, first map[int]peerCount) map[int]float64 {
 	byRound := map[int][]int{}
 	for i, l := range ls {
 		byRound[l.Round] = append(byRound[l.Round], i)
@@ -319,7 +289,7 @@ func (b *Blame) slowRounds(ls []judged, m float64, first map[int]peerCount) map[
 
 // againstRounds judges each link of a slow round against its round's
 // median instead, counting those it spares.
-func (b *Blame) againstRounds(ls []judged, m float64, roundBase map[int]float64) {
+func (b *Verdicts) againstRounds(ls []judged, m float64, roundBase map[int]float64) {
 	for i := range ls {
 		bx, slow := roundBase[ls[i].Round]
 		if !slow {
@@ -338,7 +308,7 @@ func (b *Blame) againstRounds(ls []judged, m float64, roundBase map[int]float64)
 
 // verdicts gives each rank at fault its verdict, with its bad links, and
 // each other bad link its own, named by names.
-func (b *Blame) verdicts(ls []judged, fault map[int]peerCount, roundBase map[int]float64, names []RankName) {
+func (b *Verdicts) verdicts(ls []judged, fault map[int]peerCount, roundBase map[int]float64, names []RankName) {
 	name := func(r int) RankName {
 		if r < len(names) {
 			return names[r]
@@ -509,10 +479,10 @@ func median(v []float64) float64 {
 	return (s[n/2-1] + s[n/2]) / 2
 }
 
-// Suspects are the links to retest, in rounds of their own (Retest): every
+// Suspects are the links to retest (pkg/mesh: in rounds of their own): every
 // link of a link verdict, and RetestPerRank of a rank's bad links (to
 // distinct peers, those not at fault first), once each, in order.
-func (b Blame) Suspects() []Link {
+func (b Verdicts) Suspects() []Link {
 	seen := map[Link]bool{}
 	var out []Link
 	add := func(l Link) {
@@ -564,7 +534,7 @@ func (b Blame) Suspects() []Link {
 // recovered is flaky (its links to other ranks at fault left out, where it
 // has others). Verdicts with no retest stay as they were. A link
 // retested more than once counts by the median of its figures.
-func (b Blame) Retested(figs []LinkFigure) Blame {
+func (b Verdicts) Retested(figs []LinkFigure) Verdicts {
 	got := map[Link][]float64{}
 	for _, f := range figs {
 		l := Link{f.From, f.To}
@@ -636,7 +606,7 @@ func (b Blame) Retested(figs []LinkFigure) Blame {
 }
 
 // Bad counts the verdicts that are bad (not flaky), of ranks and links.
-func (b Blame) Bad() int {
+func (b Verdicts) Bad() int {
 	n := 0
 	for _, v := range b.Ranks {
 		if v.Kind == VerdictBad {
@@ -652,7 +622,7 @@ func (b Blame) Bad() int {
 }
 
 // Lines are the verdicts as sentences: ranks, links, then rounds.
-func (b Blame) Lines() []string {
+func (b Verdicts) Lines() []string {
 	var out []string
 	for _, v := range b.Ranks {
 		out = append(out, v.String(b.Figure))
