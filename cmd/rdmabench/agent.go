@@ -74,11 +74,11 @@ peers); and the error and retransmission counters of the device's port. See docs
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log := cmd.ErrOrStderr()
-			cfg, err := a.config(cmd.Flags(), log)
+			agent, err := a.config(cmd.Flags(), log)
 			if err != nil {
 				return err
 			}
-			return a.run(cmd.Context(), cfg, log)
+			return a.run(cmd.Context(), agent, log)
 		},
 	}
 	a.add(cmd.Flags())
@@ -148,40 +148,24 @@ func (a *agentFlags) add(fs *pflag.FlagSet) {
 	}
 }
 
-// config checks the flags (fs) and makes the agent's configuration, its
-// log going to log: a mistake is refused here, by name (a usage error),
-// before anything listens.
-func (a *agentFlags) config(fs *pflag.FlagSet, log io.Writer) (watch.Config, error) {
+// config checks the flags (fs) and makes the agent, without its
+// listeners, its log going to log: a mistake is refused here, by name (a
+// usage error), before anything listens.
+func (a *agentFlags) config(fs *pflag.FlagSet, log io.Writer) (*watch.Agent, error) {
 	info, known := workloads.LookupTest(a.probe) // watch.New refuses what is no latency test
 	if a.cfg.Rate <= 0 || a.cfg.Rate > 1000 {
-		return watch.Config{}, usageError{fmt.Errorf("agent: --rate %g: want probes per second above 0, at most 1000", a.cfg.Rate)}
+		return nil, usageError{fmt.Errorf("agent: --rate %g: want probes per second above 0, at most 1000", a.cfg.Rate)}
 	}
-	if a.peers == "" {
-		return watch.Config{}, usageError{fmt.Errorf("agent: --peers FILE, dns:NAME[:PORT], srv:NAME or mesh:HOST[:PORT] is required")}
+	src, err := watch.ParsePeerSource(a.peers)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("agent: %w", err)}
 	}
-	if name, ok := strings.CutPrefix(a.peers, watch.PeersSRVPrefix); ok {
-		if _, err := watch.ParsePeersSRV(name); err != nil {
-			return watch.Config{}, usageError{fmt.Errorf("agent: --peers %w", err)}
-		}
-		if fs.Changed("port") {
-			return watch.Config{}, usageError{fmt.Errorf("agent: --port applies to peers given without a port; the SRV records of --peers %s give each peer's", a.peers)}
-		}
-		a.cfg.PeersSRV = name
-	} else if name, ok := strings.CutPrefix(a.peers, watch.PeersDNSPrefix); ok {
-		if name == "" {
-			return watch.Config{}, usageError{fmt.Errorf("agent: --peers dns: no name (want dns:NAME or dns:NAME:PORT)")}
-		}
-		a.cfg.PeersDNS = name
-	} else if host, ok := strings.CutPrefix(a.peers, watch.PeersMeshPrefix); ok {
-		if host == "" {
-			return watch.Config{}, usageError{fmt.Errorf("agent: --peers mesh: no host (want mesh:HOST or mesh:HOST:PORT, an agent started with --registry)")}
-		}
-		a.cfg.PeersMesh = host
-	} else {
-		a.cfg.PeersFile = a.peers
+	if src.SRV != "" && fs.Changed("port") {
+		return nil, usageError{fmt.Errorf("agent: --port applies to peers given without a port; the SRV records of --peers %s give each peer's", a.peers)}
 	}
-	if a.advertise != "" && a.cfg.PeersMesh == "" {
-		return watch.Config{}, usageError{fmt.Errorf("agent: --advertise applies to --peers mesh:HOST, which is not given")}
+	a.cfg.SetPeers(src)
+	if a.advertise != "" && src.Mesh == "" {
+		return nil, usageError{fmt.Errorf("agent: --advertise applies to --peers mesh:HOST, which is not given")}
 	}
 	if a.advertise != "" {
 		host, port, err := net.SplitHostPort(a.advertise)
@@ -189,34 +173,34 @@ func (a *agentFlags) config(fs *pflag.FlagSet, log io.Writer) (watch.Config, err
 			host, port = a.advertise, ""
 		}
 		if host == "" || strings.ContainsAny(host, " \t/") {
-			return watch.Config{}, usageError{fmt.Errorf("agent: --advertise %q: want HOST or HOST:PORT", a.advertise)}
+			return nil, usageError{fmt.Errorf("agent: --advertise %q: want HOST or HOST:PORT", a.advertise)}
 		}
 		if port != "" {
 			if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
-				return watch.Config{}, usageError{fmt.Errorf("agent: --advertise %q: port %q: want 1..65535", a.advertise, port)}
+				return nil, usageError{fmt.Errorf("agent: --advertise %q: port %q: want 1..65535", a.advertise, port)}
 			}
 		}
 	}
 	blame, err := a.blame.options("agent")
 	if err != nil {
-		return watch.Config{}, usageError{err}
+		return nil, usageError{err}
 	}
 	a.cfg.Blame = blame
 	req := a.f.request([]string{a.probe}, false, nil)
 	if err := mergeDSCP(&req.Spec, a.f.dscp); err != nil {
-		return watch.Config{}, usageError{fmt.Errorf("agent: %w", err)}
+		return nil, usageError{fmt.Errorf("agent: %w", err)}
 	}
 	if known && info.IsRDMA() && req.Spec.Device == "" {
 		// The device label names the device: the first, as tests take it.
 		names, err := verbs.DeviceNames()
 		if err != nil || len(names) == 0 {
-			return watch.Config{}, fmt.Errorf("agent: --probe %s needs an RDMA device and this host has none (%v); --probe tcp-lat needs none", a.probe, orNoDevice(err))
+			return nil, fmt.Errorf("agent: --probe %s needs an RDMA device and this host has none (%v); --probe tcp-lat needs none", a.probe, orNoDevice(err))
 		}
 		req.Spec.Device = names[0]
 	}
 	for _, name := range []string{"bw-share", "bw-duration", "bw-size"} {
 		if fs.Changed(name) && a.cfg.BW.Test == "" {
-			return watch.Config{}, usageError{fmt.Errorf("agent: --%s applies to --bw-probe, which is off", name)}
+			return nil, usageError{fmt.Errorf("agent: --%s applies to --bw-probe, which is off", name)}
 		}
 	}
 	a.cfg.BW.Share, a.cfg.BW.Size = a.bwShare.v, a.bwSize
@@ -226,18 +210,16 @@ func (a *agentFlags) config(fs *pflag.FlagSet, log io.Writer) (watch.Config, err
 	a.cfg.Log = log
 	a.cfg.ServerOptions = control.ServerOptions{Token: a.cfg.Token, Timeout: a.timeout, Log: quietTests{log, a.logTests},
 		MaxConns: 2*watch.KeepConnsUpTo + 64}
-	if _, err := watch.New(a.cfg); err != nil {
-		return watch.Config{}, usageError{fmt.Errorf("agent: %w", err)}
+	agent, err := watch.New(a.cfg)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("agent: %w", err)}
 	}
-	return a.cfg, nil
+	return agent, nil
 }
 
 // run listens, then serves and probes until ctx ends.
-func (a *agentFlags) run(ctx context.Context, cfg watch.Config, log io.Writer) error {
-	// Checked before listening: a mistake costs nothing.
-	if _, err := watch.New(cfg); err != nil {
-		return usageError{fmt.Errorf("agent: %w", err)}
-	}
+func (a *agentFlags) run(ctx context.Context, agent *watch.Agent, log io.Writer) error {
+	cfg := a.cfg
 	addr := a.listen
 	if _, _, err := net.SplitHostPort(addr); err != nil {
 		addr = net.JoinHostPort(addr, strconv.Itoa(control.DefaultPort))
@@ -247,30 +229,14 @@ func (a *agentFlags) run(ctx context.Context, cfg watch.Config, log io.Writer) e
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
-	cfg.Serve = ln
-	if adv := a.advertise; adv != "" {
-		if _, _, err := net.SplitHostPort(adv); err != nil {
-			_, port, _ := net.SplitHostPort(ln.Addr().String())
-			adv = net.JoinHostPort(adv, port)
-		}
-		cfg.Advertise = adv
-	}
 	var mln net.Listener
 	if a.metricsListen != "" {
 		if mln, err = net.Listen("tcp", a.metricsListen); err != nil {
 			ln.Close()
 			return fmt.Errorf("metrics: listen on %s: %w", a.metricsListen, err)
 		}
-		cfg.Metrics = mln
 	}
-	agent, err := watch.New(cfg)
-	if err != nil { // with the listeners
-		ln.Close()
-		if mln != nil {
-			mln.Close()
-		}
-		return usageError{fmt.Errorf("agent: %w", err)}
-	}
+	agent.Listen(ln, mln, a.advertise)
 	auth := "none"
 	if cfg.Token != "" {
 		auth = "required"

@@ -189,10 +189,10 @@ func (d benchFlag) appliesToAny(tests []workloads.TestInfo) bool {
 	return false
 }
 
-// notApplicable explains an unknown flag of command cmd that is a flag of
-// other tests: which tests it applies to. It returns nil for a flag no
-// command has.
-func notApplicable(cmd string, flagErr error) error {
+// notApplicable explains a flag command cmd does not have, its long name
+// or its letter (short), that is a flag of other tests: which tests it
+// applies to. It returns nil for a flag no command has.
+func notApplicable(cmd string, long, short string) error {
 	all := pflag.NewFlagSet("all", pflag.ContinueOnError)
 	var f benchFlags
 	defs := map[string]benchFlag{}
@@ -206,12 +206,9 @@ func notApplicable(cmd string, flagErr error) error {
 			}
 		})
 	}
-	msg := flagErr.Error()
-	var fl *pflag.Flag
-	if name, ok := strings.CutPrefix(msg, "unknown flag: --"); ok {
-		fl = all.Lookup(name)
-	} else if rest, ok := strings.CutPrefix(msg, "unknown shorthand flag: '"); ok && len(rest) > 0 {
-		fl = all.ShorthandLookup(rest[:1])
+	fl := all.Lookup(long)
+	if len(short) == 1 { // ShorthandLookup panics for more (a letter not ASCII)
+		fl = all.ShorthandLookup(short)
 	}
 	if fl == nil {
 		return nil

@@ -54,6 +54,17 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{"write-lat", "host1", "host2"},
 		{"devices", "-o", "yaml"},
 		{"version", "extra"},
+		// cobra's and pflag's own errors, recognised by type (or by the
+		// command: the root's, cobra's completion command's), not text.
+		{"man"},
+		{"agent", "extra"},
+		{"completion", "bash", "extra"},
+		{"__complete"},
+		{"--bogus"},
+		{"write-lat", "--iters"},
+		{"write-lat", "---x"},
+		{"write-lat", "-aF"},
+		{"write-lat", "-\u00e9"},
 	}
 	for _, args := range cases {
 		_, stderr, code := cli(t, args...)

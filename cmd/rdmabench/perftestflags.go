@@ -93,14 +93,10 @@ func perftestCommand(name string) bool {
 	return ok
 }
 
-// perftestHint answers flagErr, cobra's word that cmd has no such flag,
-// where the flag is perftest's: with what rdmabench does instead, or its
-// spelling of the same flag. nil for any other flag.
-func perftestHint(cmd *cobra.Command, flagErr error) error {
-	long, short := unknownFlagName(flagErr.Error())
-	if long == "" && short == "" {
-		return nil
-	}
+// perftestHint answers a flag cmd does not have, its long name or its
+// letter (short), where the flag is perftest's: with what rdmabench does
+// instead, or its spelling of the same flag. nil for any other flag.
+func perftestHint(cmd *cobra.Command, long, short string) error {
 	if long != "" {
 		if fl := respelt(cmd.Flags(), long); fl != nil {
 			return fmt.Errorf("--%s: rdmabench spells it --%s", long, fl.Name)
@@ -121,19 +117,6 @@ func perftestHint(cmd *cobra.Command, flagErr error) error {
 		return fmt.Errorf("%s: not supported: rdmabench has no raw Ethernet tests", dashed(long, short))
 	}
 	return nil
-}
-
-// unknownFlagName is the flag pflag's error msg names: its long name
-// ("unknown flag: --report_gbits") or its letter ("unknown shorthand flag:
-// 'F' in -aF").
-func unknownFlagName(msg string) (long, short string) {
-	if name, ok := strings.CutPrefix(msg, "unknown flag: --"); ok {
-		return name, ""
-	}
-	if rest, ok := strings.CutPrefix(msg, "unknown shorthand flag: '"); ok && len(rest) > 1 && rest[1] == '\'' {
-		return "", rest[:1]
-	}
-	return "", ""
 }
 
 // respelt is the flag of fs that name means, spelt with hyphens for

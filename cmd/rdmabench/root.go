@@ -61,8 +61,14 @@ func exitCode(err error) int {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	root := newRoot(stdout, stderr, args)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
-	if err != nil && isCobraUsage(err) {
+	cmd, err := root.ExecuteContextC(ctx)
+	if err != nil && (cmd == root || cmd.Name() == cobra.ShellCompRequestCmd) && !errors.As(err, new(usageError)) {
+		// The root runs nothing (it prints help or the version), and
+		// cobra's hidden completion command only prints completions: an
+		// error of theirs not a flag's (a usage error already) is cobra's,
+		// untyped: an argument that names no command, or no command line to
+		// complete (the completion command, added by Execute, has not had
+		// its Args made ours by usageArgs).
 		return usageError{err}
 	}
 	return err
@@ -95,16 +101,22 @@ func sayFlagError(err error) error {
 	return err
 }
 
-// isCobraUsage recognises the argument errors cobra itself produces.
-func isCobraUsage(err error) bool {
-	s := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "accepts ", "requires at least",
-		"requires at most", "invalid argument", "flag needs an argument", "bad flag syntax", "required flag"} {
-		if strings.Contains(s, p) {
-			return true
+// usageArgs makes the errors of every Args validator of cmd and its
+// subcommands usage errors: cobra's own (cobra.NoArgs,
+// cobra.MaximumNArgs, those of its completion commands) are untyped.
+func usageArgs(cmd *cobra.Command) {
+	if valid := cmd.Args; valid != nil {
+		cmd.Args = func(cmd *cobra.Command, args []string) error {
+			err := valid(cmd, args)
+			if err == nil || errors.As(err, new(usageError)) {
+				return err
+			}
+			return usageError{err}
 		}
 	}
-	return false
+	for _, sub := range cmd.Commands() {
+		usageArgs(sub)
+	}
 }
 
 func newRoot(stdout, stderr io.Writer, args []string) *cobra.Command {
@@ -130,11 +142,21 @@ baseline measured the same way. Latency is reported as a full distribution
 	root.Flags().Bool("version", false, "print the version, as the version command does")
 	root.SetVersionTemplate(strings.ReplaceAll(versionText(buildinfo.Get()), "{{", "{{`{{`}}"))
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
-		if why := notApplicable(cmd.Name(), err); why != nil {
-			return usageError{why}
-		}
-		if hint := perftestHint(cmd, err); hint != nil {
-			return usageError{hint}
+		// Every error of pflag's is a usage error; one that a flag does not
+		// exist (*pflag.NotExistError) may be a flag of other commands', or
+		// perftest's.
+		var ne *pflag.NotExistError
+		if errors.As(err, &ne) {
+			long, short := ne.GetSpecifiedName(), ""
+			if ne.GetSpecifiedShortnames() != "" { // a letter, in a group such as -aF
+				long, short = "", long
+			}
+			if why := notApplicable(cmd.Name(), long, short); why != nil {
+				return usageError{why}
+			}
+			if hint := perftestHint(cmd, long, short); hint != nil {
+				return usageError{hint}
+			}
 		}
 		return usageError{sayFlagError(err)}
 	})
@@ -149,5 +171,6 @@ baseline measured the same way. Latency is reported as a full distribution
 	cobraExamples(root)
 	registerCompletions(root)
 	useWrappedHelp(root)
+	usageArgs(root)
 	return root
 }

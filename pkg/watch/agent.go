@@ -324,6 +324,24 @@ func (a *Agent) planBW() error {
 // BW is the bandwidth probe, its defaults filled in.
 func (a *Agent) BW() BWProbe { return a.cfg.BW }
 
+// Listen gives an agent that New made without listeners those it serves
+// on, before Run: serve for tests (and its registry), metrics for /metrics
+// (nil: none). advertise, when not "", is the HOST[:PORT] this agent
+// registers with PeersMesh's registry (Config.Advertise), serve's port
+// when it has none. So a mistake New refuses costs no listener.
+func (a *Agent) Listen(serve, metrics net.Listener, advertise string) {
+	if advertise != "" && serve != nil {
+		if _, _, err := net.SplitHostPort(advertise); err != nil {
+			_, port, _ := net.SplitHostPort(serve.Addr().String())
+			advertise = net.JoinHostPort(advertise, port)
+		}
+	}
+	if advertise != "" {
+		a.cfg.Advertise = advertise
+	}
+	a.cfg.Serve, a.cfg.Metrics = serve, metrics
+}
+
 // logf writes one line of the agent's log.
 func (a *Agent) logf(format string, args ...any) {
 	if a.cfg.Log == nil {

@@ -176,14 +176,4 @@ func isLookupKind(kind string) bool {
 
 // source names the peers' source for the log: the file, dns:NAME,
 // srv:NAME or mesh:HOST.
-func (a *Agent) source() string {
-	switch {
-	case a.cfg.PeersMesh != "":
-		return PeersMeshPrefix + a.cfg.PeersMesh
-	case a.cfg.PeersSRV != "":
-		return PeersSRVPrefix + a.cfg.PeersSRV
-	case a.cfg.PeersDNS != "":
-		return PeersDNSPrefix + a.cfg.PeersDNS
-	}
-	return a.cfg.PeersFile
-}
+func (a *Agent) source() string { return a.cfg.peers().String() }

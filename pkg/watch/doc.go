@@ -11,7 +11,8 @@
 // a registry (Config.PeersMesh: an agent with Config.Registry, which keeps
 // the registrations of the agents that register on its test server,
 // control.Registry), registered with and read while it runs, so that
-// peers that appear or vanish are picked up without a restart; a file
+// peers that appear or vanish are picked up without a restart (--peers
+// says which, ParsePeerSource, and Config.SetPeers sets it); a file
 // that cannot be read or parsed, a name that does not resolve, or a
 // registry that cannot be reached or refuses the registration, is a named
 // error in the log and in the metrics, and the last good set is kept. Probes go round-robin over the
