@@ -638,10 +638,7 @@ func (g *MeshGateResult) FailedLines() []string {
 	if g == nil {
 		return nil
 	}
-	var lines []string
-	for _, f := range g.Incomplete {
-		lines = append(lines, "gate failed: "+f.Message)
-	}
+	lines := incompleteLines(g.Incomplete)
 	for _, f := range g.Failures {
 		lines = append(lines, f.String())
 	}

@@ -157,14 +157,27 @@ func (g *GateResult) FailedLines() []string {
 	if g == nil {
 		return nil
 	}
+	lines := incompleteLines(g.Incomplete)
+	for _, f := range g.Failures {
+		lines = append(lines, f.String())
+	}
+	for _, f := range g.Limits {
+		lines = append(lines, "limit failed (new): "+f.Message)
+	}
+	return lines
+}
+
+// incompleteLines are the lines of inc, "gate failed: ...": the tests
+// that failed for one cause are one line, the cause said once.
+func incompleteLines(inc []Incomplete) []string {
 	var lines []string
 	keys := map[string][]string{} // the keys of the tests that failed, by what is said of them
-	for _, f := range g.Incomplete {
+	for _, f := range inc {
 		if f.said != "" {
 			keys[f.said] = append(keys[f.said], f.Key.String())
 		}
 	}
-	for _, f := range g.Incomplete {
+	for _, f := range inc {
 		switch ks := keys[f.said]; {
 		case f.said == "" || len(ks) == 1:
 			lines = append(lines, "gate failed: "+f.Message)
@@ -172,12 +185,6 @@ func (g *GateResult) FailedLines() []string {
 			lines = append(lines, fmt.Sprintf("gate failed: %d tests (%s): %s", len(ks), strings.Join(ks, ", "), f.said))
 			delete(keys, f.said) // said once
 		}
-	}
-	for _, f := range g.Failures {
-		lines = append(lines, f.String())
-	}
-	for _, f := range g.Limits {
-		lines = append(lines, "limit failed (new): "+f.Message)
 	}
 	return lines
 }
