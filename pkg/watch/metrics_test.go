@@ -185,14 +185,16 @@ func TestEndpoint(t *testing.T) {
 		{"GET", "/", "", 404, ""},
 		{"GET", "/debug/pprof/", "", 404, ""},
 	} {
-		code, ctype := httpDo(t, tc.method, base+tc.path, tc.accept)
+		code, ctype, _ := httpDo(t, tc.method, base+tc.path, tc.accept)
 		if code != tc.code || !strings.HasPrefix(ctype, tc.ctype) {
 			t.Errorf("%s %s (Accept %q): %d %q, want %d %q", tc.method, tc.path, tc.accept, code, ctype, tc.code, tc.ctype)
 		}
 	}
 }
 
-func httpDo(t *testing.T, method, url, accept string) (int, string) {
+// httpDo asks url with method and accept (empty: none), and returns the
+// status, the content type and the body.
+func httpDo(t *testing.T, method, url, accept string) (int, string, []byte) {
 	t.Helper()
 	req, err := http.NewRequest(method, url, nil)
 	if err != nil {
@@ -206,6 +208,9 @@ func httpDo(t *testing.T, method, url, accept string) (int, string) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, resp.Body)
-	return resp.StatusCode, resp.Header.Get("Content-Type")
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	return resp.StatusCode, resp.Header.Get("Content-Type"), body
 }

@@ -18,26 +18,14 @@ import (
 )
 
 // scrape GETs url with accept (empty: none) and returns the body and its
-// content type.
+// content type; a status other than 200 fails the test.
 func scrape(t *testing.T, url, accept string) ([]byte, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, url, nil)
-	if err != nil {
-		t.Fatal(err)
+	code, ctype, body := httpDo(t, http.MethodGet, url, accept)
+	if code != http.StatusOK {
+		t.Fatalf("GET %s: %d\n%s", url, code, body)
 	}
-	if accept != "" {
-		req.Header.Set("Accept", accept)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %d %v\n%s", url, resp.StatusCode, err, body)
-	}
-	return body, resp.Header.Get("Content-Type")
+	return body, ctype
 }
 
 // TestProcessMetrics: a running agent's one scrape has, beside its own
