@@ -35,6 +35,20 @@ type Input struct {
 	Links         []LinkFigure
 	// Names name the ranks, by rank (a rank past its end is unnamed).
 	Names []RankName
+	// Switches are, by rank, the switches over its host, from its leaf
+	// up (topology.Topology.Up); nil, or a rank's nil: not placed. With
+	// them, links are grouped by the switches they cross, and a switch
+	// whose uplinks are slow is blamed (SwitchVerdict).
+	Switches [][]string
+	// Crowded, when the caller knows it, is why the figures may measure
+	// something else than the links, e.g. "node1 runs 4 spinning ranks on
+	// 2 CPUs": with Options.FleetCheck, such a fleet is not judged when
+	// it would give a verdict, and the reason a fleet is not judged names
+	// it as the likely cause.
+	Crowded string
+	// Format formats a figure in messages, with its unit (default: a
+	// number).
+	Format func(float64) string
 }
 
 // Options tune the rules; zero fields take the defaults.
@@ -50,9 +64,16 @@ type Options struct {
 	// fleet noisier than that does not excuse a link past Multiplier
 	// times it. With MinSpread, it pins the spread, and the limit with it.
 	MaxSpread float64
-	// RetestPerRank is how many of a rank's bad links Suspects retests
-	// (DefaultRetestPerRank).
+	// RetestPerRank is how many of a rank's (or a switch's) bad links
+	// Suspects retests (DefaultRetestPerRank).
 	RetestPerRank int
+	// FleetCheck: say when the fleet as a whole cannot be judged (too
+	// noisy, split in two clusters no verdict explains, or Input.Crowded)
+	// and then give no verdict (Verdicts.Unjudged).
+	FleetCheck bool
+	// Noisy is, with FleetCheck, the most spread (a share of the figure)
+	// of a fleet judged when MaxSpread does not bound it (DefaultNoisy).
+	Noisy float64
 }
 
 // The rules' defaults: with them, the least ratio to the baseline that is bad
@@ -88,6 +109,14 @@ type Verdicts struct {
 	Ranks       []RankVerdict
 	Links       []LinkVerdict
 	Rounds      []RoundVerdict
+	// Switches are the switches at fault (with Input.Switches).
+	Switches []SwitchVerdict
+	// Unjudged, with Options.FleetCheck, says why the fleet cannot be
+	// judged: then there is no verdict.
+	Unjudged string
+	format   func(float64) string
+	// rawSpread is the fleet's spread before the options bound it.
+	rawSpread float64
 }
 
 // RankVerdict is a rank at fault: slow with most of its peers.
@@ -154,6 +183,9 @@ func (o Options) WithDefaults() Options {
 	if o.MaxSpread > 0 {
 		o.MaxSpread = max(o.MaxSpread, o.MinSpread)
 	}
+	if o.FleetCheck && o.Noisy <= 0 {
+		o.Noisy = DefaultNoisy
+	}
 	return o
 }
 
@@ -199,7 +231,10 @@ func usable(v float64) bool { return v > 0 && !math.IsInf(v, 0) && !math.IsNaN(v
 
 // Judge gives the verdicts on one figure of a mesh's links.
 func Judge(in Input, opt Options) Verdicts {
-	b := Verdicts{Figure: in.Figure, HigherIsWorse: in.HigherIsWorse, Options: opt.WithDefaults()}
+	b := Verdicts{Figure: in.Figure, HigherIsWorse: in.HigherIsWorse, Options: opt.WithDefaults(), format: in.Format}
+	if b.format == nil {
+		b.format = fmtValue
+	}
 	var ls []judged
 	for _, l := range in.Links {
 		if usable(l.Value) && l.From != l.To && l.From >= 0 && l.To >= 0 {
@@ -211,14 +246,38 @@ func Judge(in Input, opt Options) Verdicts {
 		return b
 	}
 	m, meds := b.fleet(ls)
-	// Against the fleet first, to know the ranks at fault.
+	// Against the fleet first, to know the switches and ranks at fault.
 	for i := range ls {
 		ls[i].bad = b.isBad(ls[i].x, m)
 	}
-	roundBase := b.slowRounds(ls, m, faults(ls, meds))
+	groups := switchGroups(ls, in.Switches)
+	_, explained := b.switchFaults(ls, groups, in.Names)
+	roundBase := b.slowRounds(ls, m, faults(without(ls, explained), meds), explained)
 	b.againstRounds(ls, m, roundBase)
-	b.verdicts(ls, faults(ls, meds), roundBase, in.Names)
+	sw, explained := b.switchFaults(ls, groups, in.Names)
+	b.switchVerdicts(ls, sw)
+	b.verdicts(ls, explained, faults(without(ls, explained), meds), roundBase, in.Names)
+	if b.Options.FleetCheck {
+		if why := b.unjudgeable(ls, b.rawSpread, in.Crowded); why != "" {
+			b.Unjudged = why
+			b.Ranks, b.Links, b.Rounds, b.Switches = nil, nil, nil, nil
+		}
+	}
 	return b
+}
+
+// without is ls without the links at the indexes in skip.
+func without(ls []judged, skip map[int]bool) []judged {
+	if len(skip) == 0 {
+		return ls
+	}
+	out := make([]judged, 0, len(ls)-len(skip))
+	for i, l := range ls {
+		if !skip[i] {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // fleet sets the fleet's median, spread and limit from the links ls, and
@@ -229,6 +288,7 @@ func Judge(in Input, opt Options) Verdicts {
 func (b *Verdicts) fleet(ls []judged) (float64, map[int]float64) {
 	m, spread, meds := fleetOf(ls, nil)
 	b.Spread = b.Options.spread(spread)
+	b.rawSpread = spread
 	suspect := map[int]bool{}
 	for r, x := range meds {
 		if x-m > b.Spread {
@@ -237,7 +297,7 @@ func (b *Verdicts) fleet(ls []judged) (float64, map[int]float64) {
 	}
 	if len(suspect) > 0 && len(meds)-len(suspect) >= 3 {
 		if m2, s2, rest := fleetOf(ls, suspect); len(rest) >= 3 {
-			m, b.Spread = m2, b.Options.spread(s2)
+			m, b.Spread, b.rawSpread = m2, b.Options.spread(s2), s2
 		}
 	}
 	b.FleetMedian = b.value(m)
@@ -251,7 +311,7 @@ func (b *Verdicts) fleet(ls []judged) (float64, map[int]float64) {
 // slowRounds finds the rounds slow as a whole (their median bad against
 // the fleet's, m), without the links of the ranks at fault first where
 // enough pairs are left, and returns the x of each one's median.
-func (b *Verdicts) slowRounds(ls []judged, m float64, first map[int]peerCount) map[int]float64 {
+func (b *Verdicts) slowRounds(ls []judged, m float64, first map[int]peerCount, explained map[int]bool) map[int]float64 {
 	byRound := map[int][]int{}
 	for i, l := range ls {
 		byRound[l.Round] = append(byRound[l.Round], i)
@@ -259,8 +319,13 @@ func (b *Verdicts) slowRounds(ls []judged, m float64, first map[int]peerCount) m
 	roundBase := map[int]float64{}
 	for _, r := range slices.Sorted(maps.Keys(byRound)) {
 		all := byRound[r]
-		var clean []int
+		// A switch at fault explains its links: they never judge a round.
+		var clean, unexplained []int
 		for _, i := range all {
+			if explained[i] {
+				continue
+			}
+			unexplained = append(unexplained, i)
 			_, from := first[ls[i].From]
 			if _, to := first[ls[i].To]; !from && !to {
 				clean = append(clean, i)
@@ -268,7 +333,7 @@ func (b *Verdicts) slowRounds(ls []judged, m float64, first map[int]peerCount) m
 		}
 		use := clean
 		if pairsIn(ls, use) < minRoundPairs {
-			use = all
+			use = unexplained
 		}
 		if pairsIn(ls, use) < minRoundPairs {
 			continue
@@ -307,8 +372,9 @@ func (b *Verdicts) againstRounds(ls []judged, m float64, roundBase map[int]float
 }
 
 // verdicts gives each rank at fault its verdict, with its bad links, and
-// each other bad link its own, named by names.
-func (b *Verdicts) verdicts(ls []judged, fault map[int]peerCount, roundBase map[int]float64, names []RankName) {
+// each other bad link its own, named by names; the links a switch at
+// fault explains (explained) are its.
+func (b *Verdicts) verdicts(ls []judged, explained map[int]bool, fault map[int]peerCount, roundBase map[int]float64, names []RankName) {
 	name := func(r int) RankName {
 		if r < len(names) {
 			return names[r]
@@ -322,8 +388,8 @@ func (b *Verdicts) verdicts(ls []judged, fault map[int]peerCount, roundBase map[
 			Peers: fault[r].peers, FleetMedian: b.FleetMedian})
 	}
 	badValues := make([][]float64, len(b.Ranks))
-	for _, l := range ls {
-		if !l.bad {
+	for i, l := range ls {
+		if !l.bad || explained[i] {
 			continue
 		}
 		blamed := false
@@ -494,6 +560,11 @@ func (b Verdicts) Suspects() []Link {
 	for _, v := range b.Links {
 		add(v.Link)
 	}
+	for _, v := range b.Switches {
+		for _, l := range b.switchSuspects(v) {
+			add(l)
+		}
+	}
 	atFault := map[int]bool{}
 	for _, v := range b.Ranks {
 		atFault[v.Rank] = true
@@ -592,6 +663,17 @@ func (b Verdicts) Retested(figs []LinkFigure) Verdicts {
 			}
 		}
 	}
+	out.Switches = slices.Clone(b.Switches)
+	for i := range out.Switches {
+		v := &out.Switches[i]
+		if e := evidence(v.Links); e != nil {
+			v.Retest = e
+			v.Kind = VerdictBad
+			if 2*e.Recovered > e.Links {
+				v.Kind = VerdictFlaky
+			}
+		}
+	}
 	for i := range out.Links {
 		v := &out.Links[i]
 		if e := evidence([]Link{v.Link}); e != nil {
@@ -605,9 +687,15 @@ func (b Verdicts) Retested(figs []LinkFigure) Verdicts {
 	return out
 }
 
-// Bad counts the verdicts that are bad (not flaky), of ranks and links.
+// Bad counts the verdicts that are bad (not flaky), of switches, ranks
+// and links.
 func (b Verdicts) Bad() int {
 	n := 0
+	for _, v := range b.Switches {
+		if v.Kind == VerdictBad {
+			n++
+		}
+	}
 	for _, v := range b.Ranks {
 		if v.Kind == VerdictBad {
 			n++
@@ -621,9 +709,16 @@ func (b Verdicts) Bad() int {
 	return n
 }
 
-// Lines are the verdicts as sentences: ranks, links, then rounds.
+// Lines are the verdicts as sentences: switches, ranks, links, then
+// rounds; or why the fleet cannot be judged.
 func (b Verdicts) Lines() []string {
 	var out []string
+	if b.Unjudged != "" {
+		out = append(out, b.UnjudgedString())
+	}
+	for _, v := range b.Switches {
+		out = append(out, v.String(b.Figure))
+	}
 	for _, v := range b.Ranks {
 		out = append(out, v.String(b.Figure))
 	}
@@ -704,4 +799,12 @@ func (v LinkVerdict) String(figure string) string {
 func (v RoundVerdict) String(figure string) string {
 	return fmt.Sprintf("round %d was slow as a whole: its median %s %s× the fleet's; its %d links were judged against it, %d spared",
 		v.Round, figure, ratio(v.Ratio), v.Links, v.Spared)
+}
+
+// UnjudgedString says that the fleet cannot be judged and why, or "".
+func (b Verdicts) UnjudgedString() string {
+	if b.Unjudged == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s: the fleet cannot be judged, no verdict: %s", b.Figure, b.Unjudged)
 }

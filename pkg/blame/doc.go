@@ -32,6 +32,29 @@
 //     in rounds of their own, then Verdicts.Retested) that measure good
 //     against the fleet are flaky, not bad: a link whose retest is good, a
 //     rank more than half of whose retests are.
+//   - With the switches over each rank (Input.Switches, from the
+//     operator's topology), links are grouped by the switches they cross:
+//     a switch's cross-switch links have one end under it (they go
+//     through its uplinks), its inner links both. A switch is at fault
+//     when more than half of its cross-switch links are bad, from at
+//     least 2 of its hosts and most of those, while fewer than half of
+//     its inner links are, and fewer than half of the links that do not
+//     go through it: its hosts are good inside it, the rest of the fabric
+//     is good, its uplinks are not. Switches are found one at a time, the
+//     worst first; a switch's cross-switch links are its verdict, and the
+//     ranks, rounds and switches after it are judged without them. Two
+//     switches whose cross-switch links are the same links (two leaves
+//     under one spine) are one verdict naming both: the links cannot tell
+//     them apart. One slow host makes a share of its leaf's uplinks' links
+//     bad, never most of its hosts': it is the host's.
+//   - With Options.FleetCheck, a fleet that cannot be judged is said to be
+//     so (Verdicts.Unjudged) and gets no verdict: too noisy (its spread
+//     past Noisy, 100%, unless MaxSpread bounds it), split in two clusters
+//     (a gap of at least 2× and past Multiplier spreads, each side a
+//     quarter of the links) whose slow side no rank, switch or slow round
+//     explains, or, when the caller knows the figures measure something
+//     else (Input.Crowded: more spinning ranks than cores on a host), any
+//     verdict at all.
 //
 // Figures that are not positive, NaN or infinite are not judged: a link
 // that failed is the mesh's failure, not a figure.
