@@ -16,6 +16,7 @@ import (
 	"github.com/rdmabench/rdmabench/pkg/remote"
 	"github.com/rdmabench/rdmabench/pkg/report"
 	"github.com/rdmabench/rdmabench/pkg/report/render"
+	"github.com/rdmabench/rdmabench/pkg/topology"
 	"github.com/rdmabench/rdmabench/pkg/workloads"
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
@@ -81,7 +82,12 @@ Exit status at rank 0: 0 when every link was measured and passed its gates;
 1 when a link failed (a rank lost or never registered, a test error: the
 document is complete and marks those links failed); 3 when every link was
 measured but one failed a gate (--limit-*, --outlier), naming the links,
-or blame found a bad rank or link (slow again on retest; see --blame).
+or blame found a bad switch, rank or link (slow again on retest; see
+--blame). A figure whose fleet blame cannot judge (too noisy, split in two
+clusters no verdict explains, more spinning ranks than cores on a host)
+gets no verdict, says why on stderr and in the document, and leaves the
+exit status to the gates: the links were measured, the fleet just does
+not tell a bad one from the rest.
 The other ranks exit 0 once rank 0 ends the mesh, 1 when they cannot
 register or lose it.`,
 		Example: `  srun -N 16 --ntasks-per-node 1 rdmabench mesh --out fabric.json
@@ -140,6 +146,7 @@ type meshFlags struct {
 	coordinator, listen, adv     string
 	registerTimeout, linkTimeout time.Duration
 	pairsFile                    string
+	topologyFile, host           string
 	rails, duplex, hostLevel     bool
 	sample                       int
 	seed                         uint64
@@ -157,6 +164,8 @@ func (m *meshFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&m.adv, "advertise", "", "the host the other ranks dial this rank's server at (default: the address it reaches rank 0 from)")
 	fs.Var(positiveDuration(&m.registerTimeout), "register-timeout", "how long rank 0 waits for every rank to register, and the others try to reach it (default 60s)")
 	fs.Var(positiveDuration(&m.linkTimeout), "link-timeout", "give up a link after this long (default: a minute, plus half a minute per test and size, plus any -D or --precision-cap)")
+	fs.StringVar(&m.topologyFile, "topology", "", "the fabric, in Slurm's topology.conf syntax (SwitchName=leaf1 Nodes=node[01-16], SwitchName=spine Switches=leaf[1-2]): every rank's host must be in it; each link records the switches it crosses, and blame names a switch whose uplinks' links are slow while its inner links are not (rank 0 reads it)")
+	fs.StringVar(&m.host, "host", "", "the host this rank stands for, in place of its hostname, for ranks started by hand (--rank): ranks on one machine can stand for the hosts of a --topology")
 	fs.StringVar(&m.pairsFile, "pairs", "", "measure only the links in FILE: one per line, FROM TO (ranks), or A <-> B for both directions")
 	fs.BoolVar(&m.rails, "rails", false, "ranks are NICs: NIC i of each host (its local rank) only against NIC i of the other hosts, every rail of a host pair in the same round, at once")
 	fs.IntVar(&m.sample, "sample", 0, "a quick check: K rounds of random perfect matchings, every rank (with --rails, every host, on each rail) meeting K distinct peers")
@@ -223,6 +232,12 @@ func (m *meshFlags) config(fs *pflag.FlagSet, f *benchFlags, tests, args []strin
 	if !fs.Changed("rank") {
 		rank = -1
 	}
+	if fs.Changed("host") && rank < 0 {
+		return mesh.Config{}, errors.New("--host names the host a rank started by hand (--rank) stands for; under a launcher each rank's host is its own")
+	}
+	if fs.Changed("host") && strings.TrimSpace(m.host) == "" {
+		return mesh.Config{}, errors.New("--host: want a host name")
+	}
 	launch, err := mesh.Detect(os.Getenv, rank, m.size)
 	if err != nil {
 		return mesh.Config{}, err
@@ -253,12 +268,19 @@ func (m *meshFlags) config(fs *pflag.FlagSet, f *benchFlags, tests, args []strin
 	cfg := mesh.Config{Launch: launch, Coordinator: coord, Token: remote.Token(f.token), Listen: m.listen, Advertise: m.adv,
 		Request: req, RegisterTimeout: m.registerTimeout, LinkTimeout: m.linkTimeout, Limits: f.limits, Outlier: m.outlier.v,
 		Blame: m.blame, BlameOptions: blame, Schedule: mesh.ScheduleOptions{Rails: m.rails, Sample: m.sample, Seed: seed},
-		Duplex: m.duplex, HostLevel: m.hostLevel}
+		Duplex: m.duplex, HostLevel: m.hostLevel, Host: strings.TrimSpace(m.host)}
 	if d := strings.TrimSpace(f.spec.Device); d != "" {
 		cfg.Devices = strings.Split(d, ",")
 	}
 	if err := cfg.Check(); err != nil {
 		return mesh.Config{}, fmt.Errorf("mesh: %w", err)
+	}
+	if launch.Rank == 0 && m.topologyFile != "" {
+		t, err := topology.ParseFile(m.topologyFile)
+		if err != nil {
+			return mesh.Config{}, fmt.Errorf("--topology: %w", err)
+		}
+		cfg.Topology = t
 	}
 	if launch.Rank == 0 && m.pairsFile != "" {
 		links, err := readPairs(m.pairsFile, launch.Size)
@@ -382,6 +404,14 @@ func runMeshRank0(cmd *cobra.Command, f *benchFlags, cfg mesh.Config) error {
 	}
 	for _, lf := range m.Failures {
 		fmt.Fprintf(stderr, "%s failed: %s\n", lf.Kind, lf.Message)
+	}
+	if m.Blame != nil {
+		for _, f := range m.Blame.Figures {
+			if f.Unjudged != "" {
+				k := report.Key{Test: f.Test, Connection: f.Connection, Size: f.Size}
+				fmt.Fprintf(stderr, "blame: %s %s: the fleet cannot be judged, no verdict (and no exit 3 for it): %s\n", k, f.Figure.Name(), f.Unjudged)
+			}
+		}
 	}
 	bad := 0
 	for _, v := range m.Verdicts {

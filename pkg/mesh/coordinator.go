@@ -1,6 +1,7 @@
 package mesh
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -57,6 +58,9 @@ type coordinator struct {
 	mu      sync.Mutex
 	ranks   []report.MeshRank
 	runners []runner
+	// machines are the ranks' own hostnames (a rank's host may be one it
+	// stands for, --host).
+	machines []string
 	count   int           // registered
 	all     chan struct{} // closed once every rank registered
 	started bool          // the schedule started: no more registrations
@@ -75,7 +79,7 @@ type coordinator struct {
 func coordinate(ctx context.Context, cfg *Config, plan *workloads.Run, self registration) (*report.Document, error) {
 	n := cfg.Launch.Size
 	c := &coordinator{cfg: cfg, plan: plan, ranks: make([]report.MeshRank, n), runners: make([]runner, n),
-		all: make(chan struct{})}
+		machines: make([]string, n), all: make(chan struct{})}
 	for i := range c.ranks {
 		c.ranks[i] = report.MeshRank{Rank: i, State: report.RankUnregistered}
 	}
@@ -143,6 +147,9 @@ func coordinate(ctx context.Context, cfg *Config, plan *workloads.Run, self regi
 			return nil, err
 		}
 	}
+	if err := hostsInTopology(cfg.Topology, ranks); err != nil {
+		return nil, err
+	}
 	sched, kind, sample, err := pickSchedule(cfg, ranks)
 	if err != nil {
 		return nil, err
@@ -152,6 +159,7 @@ func coordinate(ctx context.Context, cfg *Config, plan *workloads.Run, self regi
 	}
 	m := &report.Mesh{Size: n, Launcher: cfg.Launch.Launcher, Coordinator: cfg.Coordinator, Tests: cfg.Request.Tests,
 		Rounds: len(sched), Schedule: kind, Sample: sample, Duplex: cfg.Duplex, HostLevel: cfg.HostLevel}
+	m.Topology = meshTopology(cfg.Topology)
 	c.doc.Mesh = m
 	c.summary = report.NewMeshBuilder(cfg.Request.Tests, cfg.Limits, cfg.Outlier)
 	c.summary.SetRanks(n)
@@ -237,6 +245,7 @@ func (c *coordinator) add(reg registration, r runner, addr string) {
 	host := reg.Host
 	rk.State, rk.Error, rk.LocalRank, rk.Host, rk.Devices = report.RankOK, "", reg.LocalRank, &host, reg.Devices
 	rk.Lanes = reg.Lanes
+	c.machines[reg.Rank] = cmp.Or(reg.Machine, reg.Host.Hostname)
 	if reg.Rank != 0 {
 		h := reg.Advertise
 		if h == "" {
@@ -315,6 +324,7 @@ func (c *coordinator) unavailable(rank int) string {
 func (c *coordinator) runLink(ctx context.Context, round int, l Link) report.MeshLink {
 	ml := report.MeshLink{From: l.From, To: l.To, Round: round, Results: []report.Result{}, Duplex: c.cfg.Duplex}
 	c.mu.Lock()
+	ml.Switches = c.path(l.From, l.To)
 	why := c.unavailable(l.From)
 	if why == "" {
 		why = c.unavailable(l.To)
@@ -356,10 +366,12 @@ func (c *coordinator) runLink(ctx context.Context, round int, l Link) report.Mes
 		from := &c.ranks[l.From]
 		if from.Host == nil || from.Host.Device == nil {
 			h := doc.Hosts.Local
+			keepName(&h, from.Host)
 			from.Host = &h
 		}
 		if to := &c.ranks[l.To]; doc.Hosts.Remote != nil && (to.Host == nil || to.Host.Device == nil) {
 			h := *doc.Hosts.Remote
+			keepName(&h, to.Host)
 			to.Host = &h
 		}
 		for name, cl := range doc.Clocks {

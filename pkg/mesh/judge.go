@@ -6,6 +6,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/pkg/blame"
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/workloads"
 )
 
 // judgedFigure is one figure of the mesh that blame judges.
@@ -34,6 +35,16 @@ func (c *coordinator) blame(ctx context.Context, prog *Progress) {
 			}
 		}
 	}
+	ups := c.switchesUp()
+	spins := false
+	for _, name := range c.cfg.Request.Tests {
+		if t, ok := workloads.LookupTest(name); ok && t.Loop != 0 {
+			spins = true
+		}
+	}
+	crowded := c.crowded(spins)
+	opt := c.cfg.BlameOptions
+	opt.FleetCheck = true
 	var judged []judgedFigure
 	c.summary.Figures(func(k report.Key, f report.Figure, values []report.LinkValue) {
 		if !judgesFigure(f) {
@@ -45,8 +56,9 @@ func (c *coordinator) blame(ctx context.Context, prog *Progress) {
 			values = onePerPair(values)
 		}
 		in := blame.Input{Figure: k.String() + " " + figureWord(f), HigherIsWorse: f.IsLatency(), Names: names,
-			Links: linkFigures(values)}
-		judged = append(judged, judgedFigure{key: k, fig: f, blame: blame.Judge(in, c.cfg.BlameOptions)})
+			Links: linkFigures(values), Switches: ups, Crowded: crowded,
+			Format: func(v float64) string { return report.MessageFigures(f, v)[0] }}
+		judged = append(judged, judgedFigure{key: k, fig: f, blame: blame.Judge(in, opt)})
 	})
 	c.mu.Unlock()
 
@@ -98,7 +110,7 @@ func (c *coordinator) blame(ctx context.Context, prog *Progress) {
 		c.doc.Mesh.Verdicts = append(c.doc.Mesh.Verdicts, docVerdicts(j.key, j.fig, j.blame)...)
 		record.Figures = append(record.Figures, report.BlameFigure{Test: j.key.Test, Connection: j.key.Connection,
 			Size: j.key.Size, Figure: j.fig, Links: j.blame.Judged, FleetMedian: j.blame.FleetMedian,
-			Spread: math.Expm1(j.blame.Spread), Limit: j.blame.Limit})
+			Spread: math.Expm1(j.blame.Spread), Limit: j.blame.Limit, Unjudged: j.blame.Unjudged})
 	}
 	c.doc.Mesh.Blame = record
 }
@@ -140,6 +152,19 @@ func figureWord(f report.Figure) string {
 func docVerdicts(k report.Key, f report.Figure, b blame.Verdicts) []report.Verdict {
 	base := report.Verdict{Test: k.Test, Connection: k.Connection, Size: k.Size, Figure: f}
 	var out []report.Verdict
+	for _, v := range b.Switches {
+		s := base
+		s.Subject, s.Kind = report.SubjectSwitch, v.Kind
+		s.Value, s.Baseline, s.Ratio = v.Value, v.FleetMedian, v.Ratio
+		if v.Retest != nil {
+			s.Retested, s.Recovered = v.Retest.Links, v.Retest.Recovered
+		}
+		s.Message = v.String(b.Figure)
+		s.Switch = &report.SwitchEvidence{Switch: v.Switch, Or: v.Or, CrossLinks: v.Cross, BadCrossLinks: v.BadCross,
+			InnerLinks: v.Inner, BadInnerLinks: v.BadInner, Hosts: v.Hosts, BadHosts: v.BadHosts, InnerValue: v.InnerValue,
+			InnerRatio: v.InnerRatio}
+		out = append(out, s)
+	}
 	for _, v := range b.Ranks {
 		r := base
 		r.Subject, r.Kind, r.Rank = report.SubjectRank, v.Kind, ptr(v.Rank)

@@ -37,6 +37,7 @@ import (
 	"github.com/rdmabench/rdmabench/pkg/control"
 	"github.com/rdmabench/rdmabench/pkg/remote"
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/topology"
 	"github.com/rdmabench/rdmabench/pkg/workloads"
 )
 
@@ -97,6 +98,14 @@ type Config struct {
 	Blame bool
 	// BlameOptions tune the rules of pkg/blame (zero: the defaults).
 	BlameOptions blame.Options
+	// Topology, on rank 0, is the fabric (--topology): every rank's host
+	// must be in it; each link records the switches it crossed, and blame
+	// groups the links by them.
+	Topology *topology.Topology
+	// Host is the host this rank stands for (--host), in place of its
+	// hostname: ranks started by hand on one machine can stand for the
+	// hosts of a topology.
+	Host string
 	Progress     func(Progress)
 	// Stream, when set, gets rank 0's link stream as it goes: the start
 	// event (the run's facts and the ranks), each link's event as it ends,
@@ -150,6 +159,9 @@ type registration struct {
 	// Lanes are, with --host-level, the devices the rank measures on at
 	// once (its -d list).
 	Lanes []string `json:"lanes,omitempty"`
+	// Machine is the rank's own hostname when Host names another
+	// (--host): the ranks of one machine share its CPUs.
+	Machine string `json:"machine,omitempty"`
 }
 
 // job is a link the coordinator gives the rank at its client end.
@@ -217,6 +229,9 @@ func Run(ctx context.Context, cfg Config) (*report.Document, error) {
 	port := ln.Addr().(*net.TCPAddr).Port
 	self := registration{Rank: cfg.Launch.Rank, Size: cfg.Launch.Size, LocalRank: cfg.Launch.LocalRank, Port: port,
 		Advertise: cfg.Advertise, Host: workloads.LocalHost(), Devices: workloads.LocalDevices()}
+	if cfg.Host != "" {
+		self.Machine, self.Host.Hostname = self.Host.Hostname, cfg.Host
+	}
 	if cfg.HostLevel {
 		self.Lanes = cfg.Devices
 	}

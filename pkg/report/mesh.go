@@ -81,6 +81,8 @@ type Mesh struct {
 	// cell is the sum over the devices, each device's own figures in the
 	// link's results (Result.Devices, in the link stream).
 	HostLevel bool `json:"host_level,omitempty"`
+	// Topology is the fabric the mesh was told (--topology).
+	Topology *MeshTopology `json:"topology,omitempty"`
 }
 
 // What a matrix of a duplex mesh holds (Matrix.Duplex).
@@ -119,6 +121,9 @@ type BlameFigure struct {
 	FleetMedian float64 `json:"fleet_median"`
 	Spread      float64 `json:"spread"`
 	Limit       float64 `json:"limit"`
+	// Unjudged says why the fleet could not be judged on this figure:
+	// then it has no verdict, and Limit means nothing.
+	Unjudged string `json:"unjudged,omitempty"`
 }
 
 // MeshSample is a sampled schedule's K and seed: the same ranks, K and
@@ -174,6 +179,9 @@ type Verdict struct {
 	Recovered int `json:"recovered,omitempty"`
 	// Message is the verdict as a sentence, as stderr prints it.
 	Message string `json:"message"`
+	// Switch is a switch verdict's evidence (subject "switch"); its Value
+	// is the median figure of its cross-switch links.
+	Switch *SwitchEvidence `json:"switch,omitempty"`
 }
 
 // Rank states.
@@ -258,6 +266,9 @@ type MeshLink struct {
 	// being To's direction, and its figures fill the cells From -> To
 	// and To -> From.
 	Duplex bool `json:"duplex,omitempty"`
+	// Switches are the switches the link crossed, from From's leaf to
+	// To's, when the mesh was given its topology.
+	Switches []string `json:"switches,omitempty"`
 	// Retest: the link was measured again, in the rounds of the
 	// suspects after the schedule (in the link stream only; its figures are
 	// in the verdicts, not the matrices).

@@ -96,6 +96,9 @@ func writeMeshText(w io.Writer, doc *report.Document, md bool, opts Options) err
 	if p := paramsLine(&doc.Params); p != "" {
 		line("asked", p)
 	}
+	if m.Topology != nil {
+		line("topology", topologyLine(m.Topology))
+	}
 	if m.Blame != nil {
 		line("blame", blameLine(m.Blame))
 	}
@@ -185,6 +188,10 @@ func blameLine(b *report.MeshBlame) string {
 			continue
 		}
 		k := report.Key{Test: f.Test, Connection: f.Connection, Size: f.Size}
+		if f.Unjudged != "" {
+			s += fmt.Sprintf("; %s %s: not judged, the fleet cannot be: %s", k, f.Figure.Name(), f.Unjudged)
+			continue
+		}
 		side := "above"
 		if !f.Figure.IsLatency() {
 			side = "below"
@@ -193,6 +200,29 @@ func blameLine(b *report.MeshBlame) string {
 			strconv.FormatFloat(f.Limit, 'g', 3, 64), report.MessageFigures(f.Figure, f.FleetMedian)[0], pct(f.Spread))
 	}
 	return s
+}
+
+// topologyLine names the topology's file and its switches, each with
+// what is under it: "topology.conf: leaf1 (4 nodes), leaf2 (4 nodes),
+// spine (leaf1, leaf2)".
+func topologyLine(t *report.MeshTopology) string {
+	parts := make([]string, len(t.Switches))
+	for i, s := range t.Switches {
+		var under []string
+		if len(s.Switches) > 0 {
+			under = append(under, strings.Join(s.Switches, ", "))
+		}
+		if n := len(s.Nodes); n == 1 {
+			under = append(under, "1 node")
+		} else if n > 1 {
+			under = append(under, fmt.Sprintf("%d nodes", n))
+		}
+		parts[i] = s.Name
+		if len(under) > 0 {
+			parts[i] += " (" + strings.Join(under, "; ") + ")"
+		}
+	}
+	return t.File + ": " + strings.Join(parts, ", ")
 }
 
 // matrixLinks counts the links of mx with a figure: its cells with a
