@@ -61,12 +61,12 @@ type coordinator struct {
 	// machines are the ranks' own hostnames (a rank's host may be one it
 	// stands for, --host).
 	machines []string
-	count   int           // registered
-	all     chan struct{} // closed once every rank registered
-	started bool          // the schedule started: no more registrations
-	ending  bool          // the mesh is over: members closing are not lost
-	selfIP  string        // rank 0's address, as the ranks reached it
-	doc     *report.Document
+	count    int           // registered
+	all      chan struct{} // closed once every rank registered
+	started  bool          // the schedule started: no more registrations
+	ending   bool          // the mesh is over: members closing are not lost
+	selfIP   string        // rank 0's address, as the ranks reached it
+	doc      *report.Document
 	// streamFailed: a write to the link stream failed; no more are made.
 	streamFailed bool
 	// summary keeps each link's figures, errors and gate failures as it

@@ -105,8 +105,8 @@ type Config struct {
 	// Host is the host this rank stands for (--host), in place of its
 	// hostname: ranks started by hand on one machine can stand for the
 	// hosts of a topology.
-	Host string
-	Progress     func(Progress)
+	Host     string
+	Progress func(Progress)
 	// Stream, when set, gets rank 0's link stream as it goes: the start
 	// event (the run's facts and the ranks), each link's event as it ends,
 	// with its full results, and the end event. Rank 0 keeps of each link
