@@ -58,20 +58,21 @@ type coordinator struct {
 	mu      sync.Mutex
 	ranks   []report.MeshRank
 	runners []runner
-	// machines are the ranks' own hostnames (a rank's host may be one it
-	// stands for, --host).
-	machines []string
-	count    int           // registered
-	all      chan struct{} // closed once every rank registered
-	started  bool          // the schedule started: no more registrations
-	ending   bool          // the mesh is over: members closing are not lost
-	selfIP   string        // rank 0's address, as the ranks reached it
-	doc      *report.Document
+	count   int           // registered
+	all     chan struct{} // closed once every rank registered
+	started bool          // the schedule started: no more registrations
+	ending  bool          // the mesh is over: members closing are not lost
+	selfIP  string        // rank 0's address, as the ranks reached it
+	doc     *report.Document
 	// streamFailed: a write to the link stream failed; no more are made.
 	streamFailed bool
 	// summary keeps each link's figures, errors and gate failures as it
 	// ends; its full results go to the link stream only.
 	summary *report.MeshBuilder
+
+	// machines are the ranks' own hostnames (a rank's host may be one it
+	// stands for, --host).
+	machines []string
 }
 
 // coordinate is rank 0's part: the coordinator, then every round, then

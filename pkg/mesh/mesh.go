@@ -98,15 +98,7 @@ type Config struct {
 	Blame bool
 	// BlameOptions tune the rules of pkg/blame (zero: the defaults).
 	BlameOptions blame.Options
-	// Topology, on rank 0, is the fabric (--topology): every rank's host
-	// must be in it; each link records the switches it crossed, and blame
-	// groups the links by them.
-	Topology *topology.Topology
-	// Host is the host this rank stands for (--host), in place of its
-	// hostname: ranks started by hand on one machine can stand for the
-	// hosts of a topology.
-	Host     string
-	Progress func(Progress)
+	Progress     func(Progress)
 	// Stream, when set, gets rank 0's link stream as it goes: the start
 	// event (the run's facts and the ranks), each link's event as it ends,
 	// with its full results, and the end event. Rank 0 keeps of each link
@@ -117,6 +109,15 @@ type Config struct {
 	Stream func(report.Event) error
 	// Log gets a line per rank event (registered, lost) on every rank.
 	Log io.Writer
+
+	// Topology, on rank 0, is the fabric (--topology): every rank's host
+	// must be in it; each link records the switches it crossed, and blame
+	// groups the links by them.
+	Topology *topology.Topology
+	// Host is the host this rank stands for (--host), in place of its
+	// hostname: ranks started by hand on one machine can stand for the
+	// hosts of a topology.
+	Host string
 }
 
 // Progress is how far rank 0 is.
