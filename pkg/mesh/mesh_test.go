@@ -16,6 +16,7 @@ import (
 	"github.com/rdmabench/rdmabench/pkg/report"
 	"github.com/rdmabench/rdmabench/pkg/report/render"
 	"github.com/rdmabench/rdmabench/pkg/report/schema"
+	"github.com/rdmabench/rdmabench/pkg/topology"
 	"github.com/rdmabench/rdmabench/pkg/workloads"
 )
 
@@ -39,6 +40,11 @@ type meshRun struct {
 	duplex    bool
 	hostLevel bool
 	progress  func(p Progress, cancel func(rank int))
+	// topology is rank 0's (--topology), hosts the host each rank stands
+	// for (--host); noDoc: rank 0 is to return no document (an error).
+	topology *topology.Topology
+	hosts    []string
+	noDoc    bool
 }
 
 // run runs the mesh and returns rank 0's document and every rank's error.
@@ -92,6 +98,12 @@ func (m meshRun) runStream(t *testing.T) (*report.Document, map[int]error, []rep
 		if m.device != "" {
 			cfg.Devices = strings.Split(m.device, ",")
 		}
+		if r < len(m.hosts) {
+			cfg.Host = m.hosts[r]
+		}
+		if r == 0 {
+			cfg.Topology = m.topology
+		}
 		if cfg.RegisterTimeout == 0 {
 			cfg.RegisterTimeout = 20 * time.Second
 		}
@@ -116,6 +128,12 @@ func (m meshRun) runStream(t *testing.T) (*report.Document, map[int]error, []rep
 		}()
 	}
 	wg.Wait()
+	if m.noDoc {
+		if doc != nil {
+			t.Fatal("rank 0 returned a document")
+		}
+		return nil, errs, nil
+	}
 	if doc == nil {
 		t.Fatalf("rank 0 returned no document: %v", errs[0])
 	}

@@ -36,7 +36,11 @@ func hostsInTopology(t *topology.Topology, ranks []report.MeshRank) error {
 	}
 	names := make([]string, len(missing))
 	for i, h := range missing {
-		names[i] = fmt.Sprintf("%s (rank %s)", h, strings.Join(byHost[h], ", "))
+		word := "rank"
+		if len(byHost[h]) > 1 {
+			word = "ranks"
+		}
+		names[i] = fmt.Sprintf("%s (%s %s)", h, word, strings.Join(byHost[h], ", "))
 	}
 	return usagef("--topology %s lists no switch for %d host(s) of the mesh: %s; add them to a switch's Nodes= (or name the host a rank stands for with --host)",
 		t.File, len(missing), strings.Join(names, ", "))
@@ -115,7 +119,11 @@ func (c *coordinator) crowded(spins bool) string {
 	var out []string
 	for _, h := range order {
 		if cpus[h] > 0 && count[h] > cpus[h] {
-			out = append(out, fmt.Sprintf("%s runs %d spinning ranks on %d CPUs", cmpName(h), count[h], cpus[h]))
+			cores := "CPUs"
+			if cpus[h] == 1 {
+				cores = "CPU"
+			}
+			out = append(out, fmt.Sprintf("%s runs %d spinning ranks on %d %s", cmpName(h), count[h], cpus[h], cores))
 		}
 	}
 	return strings.Join(out, ", ")
