@@ -170,6 +170,11 @@ func coordinate(ctx context.Context, cfg *Config, plan *workloads.Run, self regi
 	prog := &Progress{Rounds: len(sched), Links: sched.Links(), Ranks: n - missing, Started: true}
 	c.progress(*prog)
 	c.runRounds(ctx, sched, false, prog)
+	c.mu.Lock()
+	if crowded := c.crowded(spins(cfg.Request.Tests)); crowded != "" {
+		c.doc.Warnings = append(c.doc.Warnings, crowded+": its links' figures measure the sharing of its CPUs as much as the links")
+	}
+	c.mu.Unlock()
 	if cfg.Blame && ctx.Err() == nil {
 		c.blame(ctx, prog)
 	}

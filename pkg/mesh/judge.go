@@ -36,13 +36,7 @@ func (c *coordinator) blame(ctx context.Context, prog *Progress) {
 		}
 	}
 	ups := c.switchesUp()
-	spins := false
-	for _, name := range c.cfg.Request.Tests {
-		if t, ok := workloads.LookupTest(name); ok && t.Loop != 0 {
-			spins = true
-		}
-	}
-	crowded := c.crowded(spins)
+	crowded := c.crowded(spins(c.cfg.Request.Tests))
 	opt := c.cfg.BlameOptions
 	opt.FleetCheck = true
 	var judged []judgedFigure
@@ -113,6 +107,17 @@ func (c *coordinator) blame(ctx context.Context, prog *Progress) {
 			Spread: math.Expm1(j.blame.Spread), Limit: j.blame.Limit, Unjudged: j.blame.Unjudged})
 	}
 	c.doc.Mesh.Blame = record
+}
+
+// spins says whether a test of tests spins on its host's CPU: an RDMA
+// test polls its completions (a TCP test sleeps in the kernel).
+func spins(tests []string) bool {
+	for _, name := range tests {
+		if t, ok := workloads.LookupTest(name); ok && t.Loop != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // linkFigures are the summary's values of a figure as blame takes them.
