@@ -13,7 +13,10 @@
 #      its addresses. leaf2 is blamed (a switch verdict, bad, retested),
 #      none of its hosts, exit 3;
 #   2. blame-host: one host (n06, on leaf2) slowed: everything it sends,
-#      and everything sent to it. The host is blamed, not its leaf, exit 3.
+#      and everything sent to it. The host is blamed, not its leaf, exit 3;
+#   3. two-leaves: two leaves, of 8 hosts and 4, leaf2's uplinks slowed:
+#      every link through them goes through leaf1's too, so one verdict
+#      names both ("leaf1 or leaf2"), no host, exit 3.
 # Each case prints "--- PASS: mesh-topology/NAME" or "--- FAIL: ...", its
 # table and stderr. Ends with "mesh-topology: N passed, N failed".
 #
@@ -47,18 +50,25 @@ trap 'ip netns del "$ns" 2>/dev/null || true' EXIT
 in_ns() { ip netns exec "$ns" "$@"; }
 in_ns ip link set lo up
 
-n=12 per_leaf=4 uid0=29100
-cat >"$out/topology.conf" <<'EOF'
-# three leaves of four hosts under a spine
-SwitchName=leaf1 Nodes=n[01-04] LinkSpeed=400
-SwitchName=leaf2 Nodes=n[05-08] LinkSpeed=400
-SwitchName=leaf3 Nodes=n[09-12] LinkSpeed=400
-SwitchName=spine Switches=leaf[1-3]
-EOF
-leaf_of() { echo $(($1 / per_leaf + 1)); }
-addr_of() { echo "127.0.$(leaf_of "$1").$(($1 % per_leaf + 1))"; }
+# The leaves: sizes[L-1] hosts on leaf L, the hosts n01, n02, ... in
+# order, rank r standing for host r+1.
+n=12 uid0=29100
+sizes=(4 4 4)
+first_of() { local l f=0; for ((l = 1; l < $1; l++)); do f=$((f + sizes[l - 1])); done; echo $f; }
+leaf_of() { local l; for ((l = ${#sizes[@]}; l > 1; l--)); do (($1 >= $(first_of $l))) && break; done; echo $l; }
+addr_of() { local l; l=$(leaf_of "$1"); echo "127.0.$l.$(($1 - $(first_of "$l") + 1))"; }
 host_of() { printf 'n%02d' $(($1 + 1)); }
-uids_of_leaf() { local a=$((uid0 + ($1 - 1) * per_leaf)); echo "$a-$((a + per_leaf - 1))"; }
+uids_of_leaf() { local a=$((uid0 + $(first_of "$1"))); echo "$a-$((a + sizes[$1 - 1] - 1))"; }
+# topology FILE: the leaves under a spine, in Slurm's syntax.
+topology() {
+	local l a
+	echo "# ${#sizes[@]} leaves under a spine" >"$1"
+	for ((l = 1; l <= ${#sizes[@]}; l++)); do
+		a=$(first_of $l)
+		printf 'SwitchName=leaf%d Nodes=n[%02d-%02d] LinkSpeed=400\n' $l $((a + 1)) $((a + sizes[l - 1])) >>"$1"
+	done
+	echo "SwitchName=spine Switches=leaf[1-${#sizes[@]}]" >>"$1"
+}
 
 # The slow class: everything else goes at 100 Gbit/s.
 in_ns tc qdisc add dev lo root handle 1: htb default 10 r2q 100000
@@ -84,6 +94,7 @@ blame=(--blame-min-spread 100% --blame-max-spread 100%)
 mesh() {
 	local name=$1 r pids=()
 	port=$((port + 1))
+	topology "$out/$name.conf"
 	local common=(mesh tcp-lat -n 30 "${blame[@]}" --ranks "$n" --coordinator "127.0.99.1:$port" --register-timeout 60s)
 	for ((r = 1; r < n; r++)); do
 		in_ns setpriv --reuid=$((uid0 + r)) --regid=$((uid0 + r)) --clear-groups \
@@ -95,7 +106,7 @@ mesh() {
 	rc=0
 	in_ns setpriv --reuid=$uid0 --regid=$uid0 --clear-groups \
 		"$out/rdmabench" "${common[@]}" --rank 0 --host "$(host_of 0)" --listen "$(addr_of 0):0" \
-		--advertise "$(addr_of 0)" --topology "$out/topology.conf" --out "$out/$name.json" \
+		--advertise "$(addr_of 0)" --topology "$out/$name.conf" --out "$out/$name.json" \
 		>"$out/$name.txt" 2>"$out/$name.err" || rc=$?
 	took=$((SECONDS - start))
 	for r in "${pids[@]}"; do wait "$r" || true; done
@@ -143,6 +154,25 @@ else
 	ko blame-host "exit $rc (want 3), verdicts: ${vs:-none}"
 fi
 cat "$out/blame-host.txt" "$out/blame-host.err"
+
+# 3. Two leaves, of 8 hosts and 4: leaf2's uplinks slowed. Every link
+# through them goes through leaf1's too: the verdict names both.
+sizes=(8 4)
+slow_to -m owner --uid-owner "$(uids_of_leaf 2)" -d 127.0.1.0/24
+slow_to -m owner --uid-owner "$(uids_of_leaf 1)" -d 127.0.2.0/24
+mesh two-leaves
+clear_slow
+vs=$(verdicts "$out/two-leaves.json")
+switch_bad=$(awk -F'\t' '$1 == "switch" && $2 == "bad"' <<<"$vs" | wc -l)
+ranks=$(awk -F'\t' '$1 == "rank"' <<<"$vs" | wc -l)
+both=$(jq -r '[.mesh.verdicts // [] | .[] | select(.subject == "switch") | ([.switch.switch] + (.switch.or // []) | sort | join(" "))] | join(",")' "$out/two-leaves.json")
+if [[ $rc == 3 && $switch_bad == 1 && $ranks == 0 && $both == "leaf1 leaf2" ]] &&
+	grep -q "^bad switch: leaf[12] or leaf[12]: .*the links measured cannot tell which" "$out/two-leaves.err"; then
+	ok "two-leaves (8 and 4 hosts, leaf2's uplinks at 50 kbit/s: leaf1 or leaf2 blamed, one verdict, no host, exit 3, in $took s)"
+else
+	ko two-leaves "exit $rc (want 3), verdicts: ${vs:-none}, the switches of the switch verdict: ${both:-none}"
+fi
+cat "$out/two-leaves.txt" "$out/two-leaves.err"
 
 rb_log "$pass passed, $fail failed (documents and logs in $out)"
 echo "mesh-topology: $pass passed, $fail failed"

@@ -65,6 +65,16 @@ start=$SECONDS
 "$here/mesh-scale.sh" check 64 2>&1 | tee "$out/mesh-scale.log" || failed=1
 rb_log "the 64-rank mesh took $((SECONDS - start)) s"
 
+: >"$out/mesh-topology.log"
+if [[ $(id -u) == 0 ]]; then
+	step "switch blame on this host: 12 ranks standing for the hosts of a topology, a leaf's uplinks and then a host slowed (scripts/mesh-topology.sh)"
+	start=$SECONDS
+	"$here/mesh-topology.sh" "$out/mesh-topology" 2>&1 | tee "$out/mesh-topology.log" || failed=1
+	rb_log "the topology cases took $((SECONDS - start)) s"
+else
+	rb_log "the topology cases need root (a network namespace, tc, iptables): skipped"
+fi
+
 step "container image: deploy/Containerfile built from Debian packages with podman and run (scripts/image.sh check)"
 start=$SECONDS
 "$here/image.sh" check 2>&1 | tee "$out/image.log" || (( PIPESTATUS[0] == 77 )) || failed=1
@@ -168,12 +178,14 @@ echo "fuzz targets: $fp passed, $ff failed"
 read -r msp msf _ < <(tally "$out/mesh-scale.log")
 echo "mesh of 64 ranks on this host: $msp passed, $msf failed"
 ((msp > 0)) || failed=1
+read -r mtp mtf _ < <(tally "$out/mesh-topology.log")
+echo "switch blame on this host: $mtp passed, $mtf failed"
 read -r imp imf ims < <(tally "$out/image.log")
 echo "container image: $imp passed, $imf failed, $ims skipped"
 read -r sp sf _ < <(tally "$out/soak.log")
 echo "soak: $sp passed, $sf failed"
 ((sp > 0)) || failed=1
-read -r p f s < <(tally "$out/nocgo.log" "$out/host.log" "$out/fuzz.log" "$out/rdma.log" "$out/soak.log" "$out/readme-vm.log" "$out/two-host.log" "$out/mesh.log" "$out/mesh-scale.log" "$out/image.log")
+read -r p f s < <(tally "$out/nocgo.log" "$out/host.log" "$out/fuzz.log" "$out/rdma.log" "$out/soak.log" "$out/readme-vm.log" "$out/two-host.log" "$out/mesh.log" "$out/mesh-scale.log" "$out/mesh-topology.log" "$out/image.log")
 if ((failed)) && ((f == 0)); then
 	f=1 # a build, vet or format failure counts as one
 fi
