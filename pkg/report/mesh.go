@@ -148,9 +148,10 @@ const (
 // distribution (docs/mesh.md, "Blame"): a rank slow with most of its peers
 // (one end's fault), a link slow while neither end is (the link's), or a
 // round slow as a whole (a busy moment: its links were judged against the
-// round, not the fleet).
+// round, not the fleet), or, with a topology, a switch whose uplinks are
+// slow while its inner links are not (SubjectSwitch, with Switch).
 type Verdict struct {
-	Subject string `json:"subject"` // "rank", "link" or "round"
+	Subject string `json:"subject"` // "rank", "link", "round" or "switch"
 	Kind    string `json:"kind"`    // "bad", "flaky" or, for a round, "slow"
 	// Test, Connection, Size and Figure are the figure judged.
 	Test       string `json:"test"`
