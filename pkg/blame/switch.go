@@ -135,13 +135,22 @@ func (b *Verdicts) switchFaults(ls []judged, groups []*switchOf, names []RankNam
 		}
 		return n, bad
 	}
-	known := map[int]bool{} // links with both ends placed
+	// The links with both ends placed, not explained yet, and of those
+	// the bad: the rest of a switch is these but its own.
+	placed := make(map[int]bool)
 	for _, s := range groups {
 		for _, i := range s.cross {
-			known[i] = true
+			placed[i] = true
 		}
 		for _, i := range s.inner {
-			known[i] = true
+			placed[i] = true
+		}
+	}
+	left, leftBad := 0, 0
+	for i := range placed {
+		left++
+		if ls[i].bad {
+			leftBad++
 		}
 	}
 	for {
@@ -193,22 +202,8 @@ func (b *Verdicts) switchFaults(ls []judged, groups []*switchOf, names []RankNam
 				continue
 			}
 			// The rest of the fleet good: not the whole fabric slow.
-			through := map[int]bool{}
-			for _, i := range s.cross {
-				through[i] = true
-			}
-			for _, i := range s.inner {
-				through[i] = true
-			}
-			rest, restBad := 0, 0
-			for i := range known {
-				if !through[i] && !explained[i] {
-					rest++
-					if ls[i].bad {
-						restBad++
-					}
-				}
-			}
+			inLeft, inLeftBad := badShare(s.inner)
+			rest, restBad := left-n-inLeft, leftBad-bad-inLeftBad
 			if rest > 0 && 2*restBad >= rest {
 				continue
 			}
@@ -230,7 +225,13 @@ func (b *Verdicts) switchFaults(ls []judged, groups []*switchOf, names []RankNam
 			}
 		}
 		for _, i := range best.cross {
-			explained[i] = true
+			if !explained[i] {
+				explained[i] = true
+				left--
+				if ls[i].bad {
+					leftBad--
+				}
+			}
 		}
 		out = append(out, f)
 	}
