@@ -16,7 +16,10 @@
 #      and everything sent to it. The host is blamed, not its leaf, exit 3;
 #   3. two-leaves: two leaves, of 8 hosts and 4, leaf2's uplinks slowed:
 #      every link through them goes through leaf1's too, so one verdict
-#      names both ("leaf1 or leaf2"), no host, exit 3.
+#      names both ("leaf1 or leaf2"), no host, exit 3;
+#   4. slurm-topology: Slurm's slurmctld (TopologyPlugin=topology/tree)
+#      takes the same files: `scontrol show topology` lists their
+#      switches with their nodes (skipped without slurmctld and munge).
 # Each case prints "--- PASS: mesh-topology/NAME" or "--- FAIL: ...", its
 # table and stderr. Ends with "mesh-topology: N passed, N failed".
 #
@@ -173,6 +176,74 @@ else
 	ko two-leaves "exit $rc (want 3), verdicts: ${vs:-none}, the switches of the switch verdict: ${both:-none}"
 fi
 cat "$out/two-leaves.txt" "$out/two-leaves.err"
+
+# 4. Slurm takes the same files: slurmctld with TopologyPlugin=topology/tree
+# and each case's topology.conf, `scontrol show topology` listing every
+# switch with the nodes of the file (on this host, a port of its own).
+slurm_topology() {
+	local conf=$1 d=$out/slurm
+	rm -rf "$d" && mkdir -p "$d/state" "$d/munge" && chmod 700 "$d/munge"
+	head -c 1024 /dev/urandom >"$d/munge/munge.key" && chmod 400 "$d/munge/munge.key"
+	cp "$conf" "$d/topology.conf"
+	cat >"$d/slurm.conf" <<EOF
+ClusterName=rdmabench-topology
+SlurmctldHost=$(hostname)(127.0.0.1)
+SlurmctldPort=16817
+SlurmUser=root
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$d/munge/munge.socket
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SchedulerType=sched/builtin
+SelectType=select/cons_tres
+StateSaveLocation=$d/state
+SlurmctldPidFile=$d/slurmctld.pid
+SlurmctldLogFile=$d/slurmctld.log
+JobCompType=jobcomp/none
+AccountingStorageType=accounting_storage/none
+TopologyPlugin=topology/tree
+NodeName=n[01-$(printf %02d $n)] NodeAddr=127.0.0.1 CPUs=1 State=UNKNOWN
+PartitionName=debug Nodes=ALL Default=YES State=UP
+EOF
+	munged --force --socket="$d/munge/munge.socket" --key-file="$d/munge/munge.key" --pid-file="$d/munged.pid" \
+		--log-file="$d/munged.log" --seed-file="$d/munge/seed" || return 1
+	SLURM_CONF=$d/slurm.conf slurmctld -f "$d/slurm.conf" || { kill "$(<"$d/munged.pid")"; return 1; }
+	local i
+	for ((i = 0; i < 50; i++)); do
+		SLURM_CONF=$d/slurm.conf scontrol show topology >"$d/topology.out" 2>&1 && break
+		sleep 0.2
+	done
+	# slurmctld gone (before munged, which it needs to end) before the next
+	# one starts on the port.
+	local pid
+	for pid in "$(<"$d/slurmctld.pid")" "$(<"$d/munged.pid")"; do
+		kill "$pid" 2>/dev/null || continue
+		for ((i = 0; i < 100; i++)); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -9 "$pid" 2>/dev/null || true
+	done
+	cat "$d/topology.out"
+	# Every line of the file, as Slurm lists it back.
+	local name nodes line
+	while read -r name nodes; do
+		line=$(grep -F "$name " "$d/topology.out") || return 1
+		[[ -z $nodes || " $line " == *" $nodes "* ]] || return 1
+	done < <(grep -o '^SwitchName=[^ ]*\( Nodes=[^ ]*\)\?' "$conf")
+}
+if command -v slurmctld >/dev/null && command -v munged >/dev/null && command -v scontrol >/dev/null; then
+	for c in blame-leaf two-leaves; do
+		if slurm_topology "$out/$c.conf"; then
+			ok "slurm-topology/$c (slurmctld, TopologyPlugin=topology/tree, took $c.conf: scontrol show topology lists its switches)"
+		else
+			ko "slurm-topology/$c" "slurmctld did not take $c.conf as written: $(tail -3 "$out/slurm/slurmctld.log" 2>/dev/null)"
+		fi
+	done
+else
+	echo "--- SKIP: mesh-topology/slurm-topology (no slurmctld, munged and scontrol: Debian's slurmctld, munge, slurm-client)"
+fi
 
 rb_log "$pass passed, $fail failed (documents and logs in $out)"
 echo "mesh-topology: $pass passed, $fail failed"
