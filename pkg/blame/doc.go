@@ -54,7 +54,8 @@
 //     quarter of the links) whose slow side no rank, switch or slow round
 //     explains, or, when the caller knows the figures measure something
 //     else (Input.Crowded: more spinning ranks than cores on a host), any
-//     verdict at all.
+//     verdict at all. A fleet of 2 ranks is never said to be: no link of
+//     it can stand out, whatever the noise.
 //
 // Figures that are not positive, NaN or infinite are not judged: a link
 // that failed is the mesh's failure, not a figure.

@@ -13,6 +13,10 @@ import (
 // means anything.
 const DefaultNoisy = 1.0
 
+// minFleetRanks is the fewest ranks of a fleet said to be too noisy or
+// split to judge.
+const minFleetRanks = 3
+
 // splitGap is the least ratio between two clusters of the figures for a
 // fleet to be split in two.
 const splitGap = 2.0
@@ -53,8 +57,16 @@ func (b *Verdicts) clusters(ls []judged) (cluster, bool) {
 // spread past Noisy, when MaxSpread does not bound it), split in two
 // clusters that no rank, switch or slow round explains, or any verdict on
 // a fleet whose caller knows the figures measure something else
-// (Input.Crowded).
+// (Input.Crowded). A fleet of fewer than minFleetRanks ranks is never
+// said to be: of 2, no link can stand out whatever the noise.
 func (b *Verdicts) unjudgeable(ls []judged, rawSpread float64, crowded string) string {
+	ranks := map[int]bool{}
+	for _, l := range ls {
+		ranks[l.From], ranks[l.To] = true, true
+	}
+	if len(ranks) < minFleetRanks {
+		return ""
+	}
 	pct := func(s float64) string { return strconv.FormatFloat(100*math.Expm1(s), 'f', 0, 64) + "%" }
 	why := ""
 	switch c, split := b.clusters(ls); {

@@ -235,6 +235,13 @@ func TestBlameUnjudged(t *testing.T) {
 	if b := Judge(one, Options{FleetCheck: true}); !strings.HasPrefix(b.Unjudged, "its verdicts would blame figures that measure the hosts' CPUs; likely cause: h0") {
 		t.Errorf("crowded: %q, %s", b.Unjudged, verdicts(b))
 	}
+	// Two ranks: no link can stand out, whatever the noise; not said.
+	two := fleet{sched: roundRobin(2), base: 20, latency: true, slow: func(l Link, _ int) float64 {
+		return []float64{1, 3}[l.From]
+	}}.input(2)
+	if b := Judge(two, Options{FleetCheck: true}); b.Unjudged != "" || len(b.Lines()) != 0 {
+		t.Errorf("two ranks: %q %q", b.Unjudged, b.Lines())
+	}
 	// A tight fleet, crowded or not, is judged: no verdict, no reason.
 	tight := fleet{sched: roundRobin(6), base: 20, latency: true}.input(6)
 	tight.Crowded = "h0 runs 6 spinning ranks on 2 CPUs"
