@@ -16,6 +16,7 @@ import (
 	"github.com/rdmabench/rdmabench/pkg/remote"
 	"github.com/rdmabench/rdmabench/pkg/report"
 	"github.com/rdmabench/rdmabench/pkg/report/render"
+	"github.com/rdmabench/rdmabench/pkg/settings"
 	"github.com/rdmabench/rdmabench/pkg/verbs"
 	"github.com/rdmabench/rdmabench/pkg/workloads"
 	"github.com/spf13/cobra"
@@ -37,7 +38,7 @@ type benchFlags struct {
 	stream   bool
 	maxMem   uint64
 	limits   report.Limits
-	dscp     *int // --dscp: merged into spec.TClass
+	dscp     *int // --dscp: merged into spec.Path
 	load     workloads.LoadSpec
 }
 
@@ -57,45 +58,42 @@ var testFlags = append(knobFlags(), benchFlagDefs...)
 func knobFlags() []benchFlag {
 	defs := make([]benchFlag, len(workloads.Knobs))
 	for i, k := range workloads.Knobs {
-		defs[i] = benchFlag{knob: k.Name, add: func(fs *pflag.FlagSet, f *benchFlags) { addKnobFlag(fs, f, k) }}
+		defs[i] = benchFlag{knob: k.Key, add: func(fs *pflag.FlagSet, f *benchFlags) { addKnobFlag(fs, f, k) }}
 	}
 	return defs
 }
 
-// addKnobFlag adds knob k's flag to fs, setting f.spec (or f.load), as the
-// value of its kind.
+// addKnobFlag adds knob k's flag to fs, setting f.spec (or f.load), as
+// the flag type of its kind.
 func addKnobFlag(fs *pflag.FlagSet, f *benchFlags, k workloads.Knob) {
-	fl := k.Flag
-	var p any
-	if fl.LoadField != nil {
-		p = fl.LoadField(&f.load)
-	} else {
-		p = fl.Field(&f.spec)
-	}
-	switch fl.Kind {
-	case workloads.FlagString:
-		fs.StringVarP(p.(*string), k.Name, fl.Short, "", fl.Help)
-	case workloads.FlagBool:
-		fs.BoolVarP(p.(*bool), k.Name, fl.Short, false, fl.Help)
-	case workloads.FlagCount:
-		fs.VarP(positiveInt(p.(*int)), k.Name, fl.Short, fl.Help)
-	case workloads.FlagRange:
-		fs.VarP(optInt{p.(**int), fl.Min, fl.Max}, k.Name, fl.Short, fl.Help)
-	case workloads.FlagMem:
-		fs.VarP(memKind(p.(*string)), k.Name, fl.Short, fl.Help)
-	case workloads.FlagRate:
-		r := p.(workloads.RateFields)
-		fs.VarP(rateLimitFlag{r.Gbps, r.Msgs}, k.Name, fl.Short, fl.Help)
-	case workloads.FlagLimiter:
-		fs.VarP(limiter(p.(*string)), k.Name, fl.Short, fl.Help)
-	case workloads.FlagBandwidthTest:
-		fs.VarP(loadTest(p.(*string)), k.Name, fl.Short, fl.Help)
-	case workloads.FlagSize:
-		fs.VarP(oneSize(p.(*int)), k.Name, fl.Short, fl.Help)
-	default:
-		panic(fmt.Sprintf("knob %s: flag kind %d", k.Name, fl.Kind))
-	}
+	k.DefineFlag(flagDefiner{fs}, &f.spec, &f.load)
 }
+
+// flagDefiner defines the knobs' flags in a flag set: each kind of value
+// with its flag type (flags.go).
+type flagDefiner struct{ fs *pflag.FlagSet }
+
+func (d flagDefiner) String(k workloads.Knob, p *string) {
+	d.fs.StringVarP(p, k.Key, k.Short, "", k.Help)
+}
+func (d flagDefiner) Bool(k workloads.Knob, p *bool) { d.fs.BoolVarP(p, k.Key, k.Short, false, k.Help) }
+func (d flagDefiner) Count(k workloads.Knob, p *int) {
+	d.fs.VarP(positiveInt(p), k.Key, k.Short, k.Help)
+}
+func (d flagDefiner) Optional(k workloads.Knob, p **int) {
+	d.fs.VarP(optInt{p, k.Range.Min, k.Range.Max}, k.Key, k.Short, k.Help)
+}
+func (d flagDefiner) Mem(k workloads.Knob, p *string) { d.fs.VarP(memKind(p), k.Key, k.Short, k.Help) }
+func (d flagDefiner) Rate(k workloads.Knob, gbps, msgs *float64) {
+	d.fs.VarP(rateLimitFlag{gbps, msgs}, k.Key, k.Short, k.Help)
+}
+func (d flagDefiner) Limiter(k workloads.Knob, p *string) {
+	d.fs.VarP(limiter(p), k.Key, k.Short, k.Help)
+}
+func (d flagDefiner) BandwidthTest(k workloads.Knob, p *string) {
+	d.fs.VarP(loadTest(p), k.Key, k.Short, k.Help)
+}
+func (d flagDefiner) Size(k workloads.Knob, p *int) { d.fs.VarP(oneSize(p), k.Key, k.Short, k.Help) }
 
 // benchFlagDefs are the tests' flags that are not a knob's. They keep
 // perftest's letters where it has one.
@@ -110,9 +108,10 @@ var benchFlagDefs = []benchFlag{
 		fs.Var(fraction(&f.spec.Precision), "precision", "run each size in rounds of 50 ms until the 95% confidence interval of its p50 (latency) or bandwidth is within this share of its median, e.g. 1%")
 		fs.Var(positiveDuration(&f.spec.PrecisionCap), "precision-cap", "with --precision, stop a size after this long even if imprecise (default 10s)")
 	}},
-	// --dscp is another way to say --tclass, merged into it (mergeDSCP).
-	{knob: "tclass", add: func(fs *pflag.FlagSet, f *benchFlags) {
-		fs.Var(optInt{&f.dscp, 0, 63}, "dscp", "DSCP of both ends' packets: sets the traffic class's upper 6 bits, e.g. 26 for AF31")
+	// --dscp is another way to say its setting's, merged into it
+	// (settings.MergeDSCP).
+	{knob: settings.DSCP.Of.Key, add: func(fs *pflag.FlagSet, f *benchFlags) {
+		fs.Var(optInt{&f.dscp, settings.DSCP.Range.Min, settings.DSCP.Range.Max}, settings.DSCP.Key, settings.DSCP.Help)
 	}},
 	{add: func(fs *pflag.FlagSet, f *benchFlags) {
 		fs.Var(positiveDuration(&f.spec.IdleTimeout), "idle-timeout", "give up when the peer makes no progress for this long (default 10s)")
@@ -371,7 +370,7 @@ func (f *benchFlags) run(cmd *cobra.Command, req workloads.Request, hosts []stri
 	if err := linkLimit(f.limits, cmd.Name(), req.Tests); err != nil {
 		return usageError{err}
 	}
-	if err := mergeDSCP(&req.Spec, f.dscp); err != nil {
+	if err := settings.MergeDSCP(&req.Spec.Path, f.dscp); err != nil {
 		return usageError{fmt.Errorf("%s: %w", cmd.Name(), err)}
 	}
 	stderr := cmd.ErrOrStderr()

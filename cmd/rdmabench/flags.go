@@ -323,21 +323,6 @@ func (o optInt) Set(s string) error {
 
 func (optInt) Type() string { return "int" }
 
-// mergeDSCP sets the traffic class from --dscp (its upper 6 bits; ECN 0),
-// unless --tclass gives it: then the two must agree.
-func mergeDSCP(spec *workloads.Spec, dscp *int) error {
-	switch {
-	case dscp == nil:
-	case spec.TClass == nil:
-		tc := *dscp << 2
-		spec.TClass = &tc
-	case *spec.TClass>>2 != *dscp:
-		return fmt.Errorf("--dscp %d and --tclass 0x%02x disagree: traffic class 0x%02x has DSCP %d (DSCP is its upper 6 bits)",
-			*dscp, *spec.TClass, *spec.TClass, *spec.TClass>>2)
-	}
-	return nil
-}
-
 // cpuListFlag is --cpu: cores as the kernel lists them ("0-3,8").
 type cpuListFlag []int
 

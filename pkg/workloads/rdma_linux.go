@@ -170,8 +170,8 @@ func (e *rdmaRunner) openPort() (verbs.PortInfo, error) {
 	if port.State != verbs.PortActive {
 		return port, fmt.Errorf("port %d of %s is %s, not ACTIVE (check the link and `rdma link`)", s.Port, dev.Name(), port.State)
 	}
-	if s.HopLimit != nil && port.LinkLayer == verbs.LinkEthernet {
-		return port, hopLimitOnRoCE(dev.Name(), s.Port)
+	if err := s.pathOnPort(dev.Name(), s.Port, port.LinkLayer == verbs.LinkEthernet); err != nil {
+		return port, err
 	}
 	return port, fitsDevice(s, dev.Info())
 }
@@ -210,8 +210,7 @@ func (e *rdmaRunner) createQPs(recvWR int) error {
 	inline, auto := s.InlineFor()
 	cfg := verbs.QPConfig{Type: typ, Port: s.Port, MaxSendWR: s.TxDepth, QKey: cmQKey(s),
 		MaxRecvWR: recvWR, MaxInlineData: inline, GIDIndex: orAuto(s.GIDIndex), MTU: verbs.MTU(s.MTU),
-		TrafficClass: orZero(s.TClass), SL: orZero(s.SL), FlowLabel: uint32(orZero(s.FlowLabel)), HopLimit: orZero(s.HopLimit),
-		Timeout: s.QPTimeout}
+		PathValues: s.Path.Values(), QPTimeout: s.QPTimeout}
 	for i := 0; i < s.QPs; i++ {
 		t := e.threadOf(i)
 		cfg.SendCQ, cfg.RecvCQ = e.scqs[t], e.rcqs[t]
@@ -291,12 +290,7 @@ func (e *rdmaRunner) connect(ctx context.Context, body json.RawMessage) (func() 
 // av is the address vector of the QPs (the first one's: all are made
 // alike), as the device took it.
 func (e *rdmaRunner) av() report.AddressVector {
-	av := e.qps[0].AddressVector()
-	r := report.AddressVector{GRH: av.Global, TrafficClass: av.TrafficClass, SL: av.SL, FlowLabel: int(av.FlowLabel), HopLimit: av.HopLimit}
-	if e.spec.Connection == "UD" && e.qps[0].LinkLayer() == verbs.LinkEthernet {
-		r.HopLimit = 0 // the kernel takes it from the route, and tells no one
-	}
-	return r
+	return e.spec.tookAV(e.qps[0].AddressVector().AddressVector, e.qps[0].LinkLayer() == verbs.LinkEthernet)
 }
 
 func (e *rdmaRunner) close() {
@@ -639,7 +633,7 @@ func (e *rdmaRunner) effective(size int) report.Effective {
 	if s.opcode().IsAtomic() {
 		eff.AtomicType = s.AtomicType
 	}
-	eff.Validate = s.CheckData
+	eff.CheckData = s.CheckData
 	av := e.av()
 	eff.AV = &av
 	eff.RDMACM = e.cmReport()

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/settings"
 	"github.com/rdmabench/rdmabench/pkg/verbs"
 )
 
@@ -152,6 +153,11 @@ func (t TestInfo) Baseline() TestInfo {
 // IsRDMA reports whether the test uses verbs.
 func (t TestInfo) IsRDMA() bool { return t.Op != OpTCP }
 
+// settingsTest is what a setting knows of t (see settings.Setting.Applies).
+func (t TestInfo) settingsTest() settings.Test {
+	return settings.Test{Op: string(t.Op), RDMA: t.IsRDMA(), Bandwidth: t.Metric == Bandwidth}
+}
+
 // Atomic types.
 const (
 	FetchAdd = "FETCH_AND_ADD"
@@ -257,13 +263,13 @@ type Spec struct {
 	// the cores of the device's NUMA node.
 	CPUs       []int `json:"cpus,omitempty"`
 	ServerCPUs []int `json:"server_cpus,omitempty"`
-	// RateGbps (payload Gbit/s) or RateMsgs (messages per second) limits
-	// each end's sending on each device (--rate-limit), by RateLimiter:
-	// "sw" (the timed loop paces its posts; the default) or "hw" (the
-	// device's per-QP rate limiter).
-	RateGbps    float64 `json:"rate_limit_gbps,omitempty"`
-	RateMsgs    float64 `json:"rate_limit_msgs,omitempty"`
-	RateLimiter string  `json:"rate_limiter,omitempty"`
+	// RateLimitGbps (payload Gbit/s) or RateLimitMsgs (messages per
+	// second) limits each end's sending on each device (--rate-limit), by
+	// RateLimiter: "sw" (the timed loop paces its posts; the default) or
+	// "hw" (the device's per-QP rate limiter).
+	RateLimitGbps float64 `json:"rate_limit_gbps,omitempty"`
+	RateLimitMsgs float64 `json:"rate_limit_msgs,omitempty"`
+	RateLimiter   string  `json:"rate_limiter,omitempty"`
 	// Load runs a bandwidth test in the background of a latency test,
 	// between the same two ends, on QPs of its own (--load).
 	Load *LoadSpec `json:"load,omitempty"`
@@ -273,13 +279,9 @@ type Spec struct {
 	// PrecisionCap has passed (default DefaultPrecisionCap).
 	Precision    float64       `json:"precision,omitempty"`
 	PrecisionCap time.Duration `json:"precision_cap_ns,omitempty"`
-	// TClass, SL, FlowLabel and HopLimit set the address vector of both
-	// ends' QPs; TClass also sets the TCP sockets' IP_TOS. Nil leaves the
-	// default (0; hop limit 64). See spec_fabric.go.
-	TClass    *int `json:"tclass,omitempty"`
-	SL        *int `json:"sl,omitempty"`
-	FlowLabel *int `json:"flow_label,omitempty"`
-	HopLimit  *int `json:"hop_limit,omitempty"`
+	// Path sets the address vector of both ends' QPs, and its first
+	// setting the TCP sockets' IP_TOS (see pkg/settings and spec_path.go).
+	settings.Path
 	// Reverse: in a bandwidth test the server initiates (sends the WRITEs
 	// or SENDs, issues the READs or atomics) and the client answers,
 	// without swapping hosts.
@@ -615,9 +617,6 @@ func (s *Spec) validateRDMA(t TestInfo, bad func(string, ...any)) {
 	}
 	if s.Port < 1 {
 		bad("port %d must be 1 or more", s.Port)
-	}
-	if s.QPTimeout < 0 || s.QPTimeout > 31 {
-		bad("qp-timeout %d must be within 1..31 (4.096 µs × 2^N)", s.QPTimeout)
 	}
 }
 

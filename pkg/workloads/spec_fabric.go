@@ -52,7 +52,7 @@ func threadQPs(qps, n, t int) (lo, hi int) {
 
 // applyFabricDefaults fills the defaults of the fabric settings.
 func (s *Spec) applyFabricDefaults(t TestInfo) {
-	if (s.RateGbps > 0 || s.RateMsgs > 0) && s.RateLimiter == "" {
+	if (s.RateLimitGbps > 0 || s.RateLimitMsgs > 0) && s.RateLimiter == "" {
 		s.RateLimiter = LimiterSW
 	}
 	s.RateLimiter = strings.ToLower(s.RateLimiter)
@@ -89,15 +89,15 @@ func (s *Spec) validateFabric(t TestInfo, bad func(string, ...any)) {
 		}
 	}
 	switch {
-	case s.RateGbps < 0 || s.RateMsgs < 0 || math.IsNaN(s.RateGbps) || math.IsNaN(s.RateMsgs) || math.IsInf(s.RateGbps, 0) || math.IsInf(s.RateMsgs, 0):
+	case s.RateLimitGbps < 0 || s.RateLimitMsgs < 0 || math.IsNaN(s.RateLimitGbps) || math.IsNaN(s.RateLimitMsgs) || math.IsInf(s.RateLimitGbps, 0) || math.IsInf(s.RateLimitMsgs, 0):
 		bad("--rate-limit must be positive")
-	case s.RateGbps > 0 && s.RateMsgs > 0:
+	case s.RateLimitGbps > 0 && s.RateLimitMsgs > 0:
 		bad("--rate-limit is a bandwidth or a message rate, not both")
 	case s.RateLimiter != "" && s.RateLimiter != LimiterSW && s.RateLimiter != LimiterHW:
 		bad("--rate-limiter %q must be %s (the timed loop paces its posts) or %s (the device's)", s.RateLimiter, LimiterSW, LimiterHW)
-	case s.RateLimiter != "" && s.RateGbps == 0 && s.RateMsgs == 0:
+	case s.RateLimiter != "" && s.RateLimitGbps == 0 && s.RateLimitMsgs == 0:
 		bad("--rate-limiter %s needs --rate-limit", s.RateLimiter)
-	case (s.RateGbps > 0 || s.RateMsgs > 0) && t.Metric != Bandwidth:
+	case (s.RateLimitGbps > 0 || s.RateLimitMsgs > 0) && t.Metric != Bandwidth:
 		bad("--rate-limit is for bandwidth tests")
 	}
 	if l := s.Load; l != nil {
@@ -194,11 +194,11 @@ func ParseRateLimit(v string) (gbps, msgs float64, err error) {
 // between messages on each QP that holds it to that, ns (each QP an equal
 // share).
 func (s *Spec) paceFor(size int) (gbps, perQPNs float64) {
-	msgs := s.RateMsgs
+	msgs := s.RateLimitMsgs
 	switch {
-	case s.RateGbps > 0:
-		msgs = s.RateGbps * 1e9 / 8 / float64(size)
-	case s.RateMsgs <= 0:
+	case s.RateLimitGbps > 0:
+		msgs = s.RateLimitGbps * 1e9 / 8 / float64(size)
+	case s.RateLimitMsgs <= 0:
 		return 0, 0
 	}
 	return msgs * float64(size) * 8 / 1e9, float64(max(s.QPs, 1)) * 1e9 / msgs

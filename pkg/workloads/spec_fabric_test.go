@@ -142,12 +142,12 @@ func TestParseRateLimit(t *testing.T) {
 }
 
 func TestPaceFor(t *testing.T) {
-	s := Spec{QPs: 2, RateGbps: 1}
+	s := Spec{QPs: 2, RateLimitGbps: 1}
 	gbps, ns := s.paceFor(1000) // 125000 msg/s, 62500 on each QP
 	if gbps != 1 || math.Abs(ns-16000) > 1e-9 {
 		t.Errorf("1 Gbit/s over 2 QPs at 1000 B: %g Gbit/s, %g ns", gbps, ns)
 	}
-	s = Spec{QPs: 1, RateMsgs: 1000}
+	s = Spec{QPs: 1, RateLimitMsgs: 1000}
 	gbps, ns = s.paceFor(8)
 	if math.Abs(gbps-64e-6) > 1e-15 || ns != 1e6 {
 		t.Errorf("1000 msg/s at 8 B: %g Gbit/s, %g ns", gbps, ns)
@@ -171,10 +171,10 @@ func TestFabricValidate(t *testing.T) {
 	}{
 		{"write-bw", func(s *Spec) { s.QPs, s.Threads = 4, 2 }, ""},
 		{"write-bw", func(s *Spec) { s.QPs, s.Threads = 2, 3 }, "--threads 3 must be within 1..the QP count 2"},
-		{"write-bw", func(s *Spec) { s.RateGbps, s.RateMsgs = 1, 1 }, "not both"},
+		{"write-bw", func(s *Spec) { s.RateLimitGbps, s.RateLimitMsgs = 1, 1 }, "not both"},
 		{"write-bw", func(s *Spec) { s.RateLimiter = "hw" }, "needs --rate-limit"},
-		{"write-bw", func(s *Spec) { s.RateGbps, s.RateLimiter = 1, "fpga" }, `--rate-limiter "fpga"`},
-		{"write-bw", func(s *Spec) { s.RateGbps = 1 }, ""},
+		{"write-bw", func(s *Spec) { s.RateLimitGbps, s.RateLimiter = 1, "fpga" }, `--rate-limiter "fpga"`},
+		{"write-bw", func(s *Spec) { s.RateLimitGbps = 1 }, ""},
 		{"write-lat", func(s *Spec) { s.Load = &LoadSpec{Test: "send-bw", QPs: 2, Size: 4096} }, ""},
 		{"write-lat", func(s *Spec) { s.Load = &LoadSpec{QPs: 2} }, "need --load"},
 		{"write-lat", func(s *Spec) { s.Load = &LoadSpec{Test: "tcp-bw"} }, "RDMA bandwidth test"},

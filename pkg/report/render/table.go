@@ -18,6 +18,7 @@ import (
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/settings"
 )
 
 // WriteTable writes doc for a terminal: a header block (tool, command, time,
@@ -272,6 +273,8 @@ func writeSettings(b *bytes.Buffer, doc *report.Document, at int) {
 	}
 }
 
+// paramsLine is the "asked" line: what the command line asked for, each
+// setting named as pkg/settings' table names it.
 func paramsLine(p *report.Params) string {
 	var parts []string
 	add := func(k string, v int) {
@@ -285,38 +288,38 @@ func paramsLine(p *report.Params) string {
 	if p.Connection != "" {
 		parts = append(parts, p.Connection)
 	}
-	add("mtu", p.MTU)
-	add("tx-depth", p.TxDepth)
-	add("rx-depth", p.RxDepth)
-	add("qps", p.QPs)
+	add(settings.MTU.Label(), p.MTU)
+	add(settings.TxDepth.Label(), p.TxDepth)
+	add(settings.RxDepth.Label(), p.RxDepth)
+	add(settings.QPs.Label(), p.QPs)
 	if p.Inline != nil {
-		parts = append(parts, fmt.Sprintf("inline %d", *p.Inline))
+		parts = append(parts, fmt.Sprintf("%s %d", settings.Inline.Label(), *p.Inline))
 	}
-	add("cq-mod", p.CQMod)
-	add("post-list", p.PostList)
+	add(settings.CQMod.Label(), p.CQMod)
+	add(settings.PostList.Label(), p.PostList)
 	if p.Events {
-		parts = append(parts, "events")
+		parts = append(parts, settings.Events.Label())
 	}
 	if p.QPTimeout > 0 {
-		parts = append(parts, fmt.Sprintf("qp-timeout %d", p.QPTimeout))
+		parts = append(parts, fmt.Sprintf("%s %d", settings.QPTimeout.Label(), p.QPTimeout))
 	}
 	if p.Bidirectional {
-		parts = append(parts, "bidirectional")
+		parts = append(parts, settings.Bidirectional.Label())
 	}
 	if p.AtomicType != "" {
-		parts = append(parts, "atomic "+p.AtomicType)
+		parts = append(parts, settings.AtomicType.Label()+" "+p.AtomicType)
 	}
-	add("iterations", p.Iterations)
+	add(settings.Iterations.Label(), p.Iterations)
 	if p.DurationS > 0 {
-		parts = append(parts, "duration "+report.Num(p.DurationS)+" s")
+		parts = append(parts, settings.Duration.Label()+" "+report.Num(p.DurationS)+" s")
 	}
 	if p.PrecisionPct > 0 {
-		parts = append(parts, fmt.Sprintf("precision %s%% within %s s", report.Num(p.PrecisionPct), report.Num(p.PrecisionCapS)))
+		parts = append(parts, fmt.Sprintf("%s %s%% within %s s", settings.Precision.Label(), report.Num(p.PrecisionPct), report.Num(p.PrecisionCapS)))
 	}
 	if p.Warmup != nil {
-		parts = append(parts, fmt.Sprintf("warm-up %d", *p.Warmup))
+		parts = append(parts, fmt.Sprintf("%s %d", settings.Warmup.Label(), *p.Warmup))
 	}
-	add("repeat", p.Repeat)
+	add(settings.Repeat.Label(), p.Repeat)
 	for _, k := range slices.Sorted(maps.Keys(p.Extra)) {
 		parts = append(parts, k+" "+p.Extra[k])
 	}
