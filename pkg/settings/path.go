@@ -81,6 +81,9 @@ type PathSetting struct {
 	// unknown0: a 0 read back says nothing (the kernel set it from the
 	// route and did not tell).
 	unknown0 bool
+	// NotOnRoCE says, when set, why the setting does not apply on a RoCE
+	// port.
+	NotOnRoCE string
 }
 
 // PathSettings are the path's settings, in table order.
@@ -90,7 +93,29 @@ var PathSettings = []PathSetting{
 	{Setting: FlowLabel, Asked: func(p *Path) **int { return &p.FlowLabel }, Value: func(v *PathValues) *int { return &v.FlowLabel },
 		Show: func(v int) string { return fmt.Sprintf("0x%05x", v) }},
 	{Setting: HopLimit, Asked: func(p *Path) **int { return &p.HopLimit }, Value: func(v *PathValues) *int { return &v.HopLimit },
-		Default: DefaultHopLimit, Show: strconv.Itoa, unknown0: true},
+		Default: DefaultHopLimit, Show: strconv.Itoa, unknown0: true,
+		NotOnRoCE: "the kernel sets the IP TTL of RoCE packets from the route to the peer (`ip route ... hoplimit N`), whatever the QP asks; " +
+			"it applies to InfiniBand's global routes"},
+}
+
+// pathTable is the path's settings, as rows of the table.
+func pathTable() []*Setting {
+	rows := make([]*Setting, len(PathSettings))
+	for i, s := range PathSettings {
+		rows[i] = s.Setting
+	}
+	return rows
+}
+
+// OnRoCE is the error of a setting of p that does not apply on a RoCE
+// port (device's port, Ethernet), or nil.
+func (p Path) OnRoCE(device string, port int) error {
+	for _, s := range PathSettings {
+		if s.NotOnRoCE != "" && *s.Asked(&p) != nil {
+			return fmt.Errorf("--%s does not apply on RoCE (%s port %d is Ethernet): %s", s.Key, device, port, s.NotOnRoCE)
+		}
+	}
+	return nil
 }
 
 // Values are the values p asks a QP for: 0 where p leaves the default.

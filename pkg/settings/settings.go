@@ -58,7 +58,7 @@ type Setting struct {
 	Key   string
 	Short string
 	Help  string
-	// What names its value in errors: "traffic class 300 is outside 0..255".
+	// What names its value in errors: "service level 16 is outside 0..15".
 	What string
 	// Range bounds an integer setting's values (nil: no bound of its own).
 	Range *Range
@@ -75,8 +75,8 @@ type Setting struct {
 	// documents weighs it: a difference is warned about, in table order.
 	Name     string
 	Compared bool
-	// Of is, for another way to say a setting, that setting (--dscp: the
-	// traffic class); it applies where its setting does.
+	// Of is, for another way to say a setting, that setting (--dscp, a DS
+	// field's upper 6 bits); it applies where its setting does.
 	Of *Setting
 }
 
@@ -178,13 +178,14 @@ var qpTimeouts = Range{1, 31}
 // Table is every setting, in the order a comparison weighs them (and the
 // commands define their flags); the device's and port's lead, which a
 // comparison leaves to the devices each end used.
-var Table = []*Setting{
+var Table = slices.Concat([]*Setting{
 	Device, ServerDevice, Port,
 	Connection, MTU, GIDIndex, TxDepth, RxDepth, QPs, Inline, CQMod, PostList, Events, QPTimeout, Bidirectional, AtomicType,
 	Iterations, Duration, Warmup, Precision, PrecisionCap, Repeat,
-	TClass, SL, FlowLabel, HopLimit, Reverse, RDMACM,
+}, pathTable(), []*Setting{
+	Reverse, RDMACM,
 	Threads, CPUs, ServerCPUs, RateLimit, RateLimiter, Load, LoadQPs, LoadSize, Mem, ODP, CheckData,
-}
+})
 
 // Lookup returns the setting whose key is key.
 func Lookup(key string) (*Setting, bool) {

@@ -10,8 +10,8 @@
 // only.
 //   - spec.go: the tests, Spec, its defaults, validation and sizes
 //   - spec_knobs.go: the knobs, a spec per test of a request
-//   - spec_path.go: the path (traffic class, service level, flow label,
-//     hop limit)
+//   - spec_path.go: the path (pkg/settings' PathSettings) as a port takes
+//     it and as the device kept it
 //   - spec_fabric.go: threads, several devices, CPU placement, pacing and
 //     the background load (LoadSpec)
 //   - spec_mem.go, spec_memory*.go, spec_gpu.go: where the buffers live

@@ -120,7 +120,7 @@ func planLanes(s *Spec, r role, o endOptions) ([]lane, error) {
 // loadSpec is the spec of the load of main: its bandwidth test, open
 // ended (the client stops it when the latency test is over), between the
 // same devices, GIDs, cores and path: every knob the table marks Shared
-// (traffic class, rdma_cm, ACK timeout, ...).
+// (the path, rdma_cm, ACK timeout, ...).
 func loadSpec(s *Spec, main Spec) Spec {
 	l := Spec{Test: s.Load.Test, Sizes: []int{s.Load.Size}, QPs: s.Load.QPs,
 		IdleTimeout: main.IdleTimeout, CPUs: main.CPUs, ServerCPUs: main.ServerCPUs,

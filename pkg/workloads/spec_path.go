@@ -64,8 +64,8 @@ func (s *Spec) avWarnings(device string, av report.AddressVector) []string {
 }
 
 // tookAV is the address vector as the device took it, for the document:
-// on RoCE, a UD QP's hop limit is what the kernel takes from the route,
-// and tells no one.
+// on RoCE, a UD QP's says nothing of what the kernel takes from the route
+// (and tells no one).
 func (s *Spec) tookAV(av settings.AddressVector, roce bool) report.AddressVector {
 	if s.Connection == "UD" && roce {
 		av.FromRoute()
@@ -73,14 +73,11 @@ func (s *Spec) tookAV(av settings.AddressVector, roce bool) report.AddressVector
 	return av
 }
 
-// pathOnPort refuses a path the port cannot take: on RoCE (Ethernet) the
-// kernel sets the IP TTL from the route to the peer whatever the QP asks,
-// so a hop limit does not apply.
+// pathOnPort refuses a path the port cannot take (on RoCE, Ethernet, what
+// the kernel takes from the IP route).
 func (s *Spec) pathOnPort(device string, port int, ethernet bool) error {
-	if s.HopLimit == nil || !ethernet {
+	if !ethernet {
 		return nil
 	}
-	return fmt.Errorf("--%s does not apply on RoCE (%s port %d is Ethernet): the kernel sets the IP TTL of RoCE packets "+
-		"from the route to the peer (`ip route ... hoplimit N`), whatever the QP asks; it applies to InfiniBand's global routes",
-		settings.HopLimit.Key, device, port)
+	return s.Path.OnRoCE(device, port)
 }
