@@ -101,12 +101,12 @@ var benchFlagDefs = []benchFlag{
 	{add: func(fs *pflag.FlagSet, f *benchFlags) {
 		fs.VarP((*sizesFlag)(&f.spec.Sizes), "size", "s", "message sizes: a list and/or ranges of powers of two, e.g. 2,64,4K or 2..8M")
 		fs.BoolVarP(&f.all, "all", "a", false, "every power of two from 2 B to 8 MiB")
-		fs.VarP(positiveInt(&f.spec.Iterations), "iters", "n", "measured iterations per size (default 1000 for latency, 5000 for bandwidth, fewer for large sizes)")
-		fs.Var(optCount{&f.spec.Warmup}, "warmup", "warm-up iterations per size, excluded from the results; 0 for none (default: a tenth of the iterations, 10..1000; bandwidth: at most 8 MiB of messages, at least 10)")
-		fs.VarP(seconds(&f.spec.Duration), "duration", "D", "run each size for this many seconds instead of -n, reporting every interval")
+		fs.VarP(positiveInt(&f.spec.Iterations), settings.Iterations.Key, settings.Iterations.Short, settings.Iterations.Help)
+		fs.Var(optCount{&f.spec.Warmup}, settings.Warmup.Key, settings.Warmup.Help)
+		fs.VarP(seconds(&f.spec.Duration), settings.Duration.Key, settings.Duration.Short, settings.Duration.Help)
 		fs.Var(positiveDuration(&f.spec.Interval), "interval", "interval length in duration mode (default 1s)")
-		fs.Var(fraction(&f.spec.Precision), "precision", "run each size in rounds of 50 ms until the 95% confidence interval of its p50 (latency) or bandwidth is within this share of its median, e.g. 1%")
-		fs.Var(positiveDuration(&f.spec.PrecisionCap), "precision-cap", "with --precision, stop a size after this long even if imprecise (default 10s)")
+		fs.Var(fraction(&f.spec.Precision), settings.Precision.Key, settings.Precision.Help)
+		fs.Var(positiveDuration(&f.spec.PrecisionCap), settings.PrecisionCap.Key, settings.PrecisionCap.Help)
 	}},
 	// --dscp is another way to say its setting's, merged into it
 	// (settings.MergeDSCP).
@@ -117,15 +117,15 @@ var benchFlagDefs = []benchFlag{
 		fs.Var(positiveDuration(&f.spec.IdleTimeout), "idle-timeout", "give up when the peer makes no progress for this long (default 10s)")
 		fs.Var(byteSize(&f.maxMem), "max-mem", "refuse tests whose ends would take more memory than this on this host, e.g. 4G (always: more than it has)")
 		fs.BoolVar(&f.spec.CPUUtil, "cpu-util", false, "record the CPU time (user and system) of each end's loops, per size")
-		fs.Var((*cpuListFlag)(&f.spec.CPUs), "cpu", "pin each end's loop threads to these cores, e.g. 0-3,8 (default: the cores of the device's NUMA node)")
-		fs.Var((*cpuListFlag)(&f.spec.ServerCPUs), "server-cpu", "pin the server's loop threads to these cores instead of --cpu's")
+		fs.Var((*cpuListFlag)(&f.spec.CPUs), settings.CPUs.Key, settings.CPUs.Help)
+		fs.Var((*cpuListFlag)(&f.spec.ServerCPUs), settings.ServerCPUs.Key, settings.ServerCPUs.Help)
 		fs.BoolVar(&f.loopback, "loopback", false, "run both ends in this process on the local device (the default when no HOST is given)")
 		fs.IntVarP(&f.ctlPort, "port", "p", control.DefaultPort, "the server's control port (with HOST)")
 		fs.StringVar(&f.token, "token", "", "token the server requires (default $"+EnvToken+")")
 		fs.VarP(outputFormat(&f.output), "output", "o", "output format: "+strings.Join(render.Formats, ", "))
 		fs.StringVar(&f.outFile, "out", "", "also write the results document to FILE, atomically, after each measurement (format by extension: .txt table, .csv, .md, .bench gobench, .prom openmetrics, else JSON)")
 		fs.BoolVar(&f.stream, "json-stream", false, "print newline-delimited JSON events as the run goes (start, test, interval, result, end) instead of -o")
-		fs.Var(positiveInt(&f.repeat), "repeat", "run everything N times, in one document with the median and spread of each figure (default 1)")
+		fs.Var(positiveInt(&f.repeat), settings.Repeat.Key, settings.Repeat.Help)
 	}},
 	{metric: workloads.Latency, add: func(fs *pflag.FlagSet, f *benchFlags) {
 		fs.Var(latencyLimit(&f.limits.P50), "limit-p50", "exit 3 unless every latency p50 is at most this (e.g. 5us)")

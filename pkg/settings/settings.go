@@ -138,13 +138,20 @@ var (
 		Help: "atomic operation: FETCH_AND_ADD or CMP_AND_SWAP (default FETCH_AND_ADD)"}
 
 	// How long a size runs, and how often the whole run does: flags of
-	// their own (not a test's knob), compared all the same.
-	Iterations   = &Setting{Key: "iters", Short: "n", Name: "iterations", Compared: true}
-	Duration     = &Setting{Key: "duration", Short: "D", Compared: true}
-	Warmup       = &Setting{Key: "warmup", Name: "warm-up", Compared: true}
-	Precision    = &Setting{Key: "precision", Compared: true}
-	PrecisionCap = &Setting{Key: "precision-cap", Compared: true}
-	Repeat       = &Setting{Key: "repeat", Compared: true}
+	// every test (not a knob, which applies to some), compared all the
+	// same.
+	Iterations = &Setting{Key: "iters", Short: "n", Name: "iterations", Compared: true,
+		Help: "measured iterations per size (default 1000 for latency, 5000 for bandwidth, fewer for large sizes)"}
+	Duration = &Setting{Key: "duration", Short: "D", Compared: true,
+		Help: "run each size for this many seconds instead of -n, reporting every interval"}
+	Warmup = &Setting{Key: "warmup", Name: "warm-up", Compared: true,
+		Help: "warm-up iterations per size, excluded from the results; 0 for none (default: a tenth of the iterations, 10..1000; bandwidth: at most 8 MiB of messages, at least 10)"}
+	Precision = &Setting{Key: "precision", Compared: true,
+		Help: "run each size in rounds of 50 ms until the 95% confidence interval of its p50 (latency) or bandwidth is within this share of its median, e.g. 1%"}
+	PrecisionCap = &Setting{Key: "precision-cap", Compared: true,
+		Help: "with --precision, stop a size after this long even if imprecise (default 10s)"}
+	Repeat = &Setting{Key: "repeat", Compared: true,
+		Help: "run everything N times, in one document with the median and spread of each figure (default 1)"}
 
 	Reverse = &Setting{Key: "reverse", Applies: Bandwidth, Compared: true,
 		Help: "the server sends and the client receives (the server issues READs and atomics), without swapping hosts"}
@@ -152,9 +159,12 @@ var (
 		Help: "connect the QPs with rdma_cm (RC and UD), as perftest's -R"}
 	Threads = &Setting{Key: "threads", Applies: RDMABandwidth, Why: "a latency test times one QP", Compared: true,
 		Help: "spread the QPs over this many loop threads on each end, each with its own CQs (default 1)"}
-	CPUs       = &Setting{Key: "cpu", Compared: true}
-	ServerCPUs = &Setting{Key: "server-cpu", Compared: true}
-	RateLimit  = &Setting{Key: "rate-limit", Applies: RDMABandwidth, Why: "a latency test sends one message at a time", Compared: true,
+	// The loop threads' cores: flags of every test.
+	CPUs = &Setting{Key: "cpu", Compared: true,
+		Help: "pin each end's loop threads to these cores, e.g. 0-3,8 (default: the cores of the device's NUMA node)"}
+	ServerCPUs = &Setting{Key: "server-cpu", Compared: true,
+		Help: "pin the server's loop threads to these cores instead of --cpu's"}
+	RateLimit = &Setting{Key: "rate-limit", Applies: RDMABandwidth, Why: "a latency test sends one message at a time", Compared: true,
 		Help: "limit each end's sending on each device to this payload rate (5Gbps, 800Mbps, 1GB/s; a bare number is Gbit/s) or message rate (2Mpps)"}
 	RateLimiter = &Setting{Key: "rate-limiter", Applies: RDMABandwidth, Why: "a latency test sends one message at a time", Compared: true,
 		Help: "what enforces --rate-limit: sw (the timed loop paces its posts) or hw (the device's per-QP rate limiter) (default sw)"}

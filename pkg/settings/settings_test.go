@@ -15,8 +15,8 @@ import (
 func TestTable(t *testing.T) {
 	keys, letters, labels := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, s := range Table {
-		if s.Key == "" || keys[s.Key] {
-			t.Errorf("%q: no key, or one taken", s.Key)
+		if s.Key == "" || s.Help == "" || keys[s.Key] {
+			t.Errorf("%q: no key or help text, or a key taken", s.Key)
 		}
 		keys[s.Key] = true
 		if s.Short != "" && letters[s.Short] {
