@@ -20,7 +20,7 @@ func (s setting) String() string {
 }
 
 // settings lists e's values in a fixed order, leaving out those it does not
-// have. Inline (whether one size went inline) is left out: it differs by
+// have; a setting of pkg/settings' table is named as the table names it. Inline (whether one size went inline) is left out: it differs by
 // size, and [SettingsLine] says it once for a test.
 func (e *Effective) settings() []setting {
 	if e == nil {

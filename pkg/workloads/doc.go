@@ -9,7 +9,8 @@
 // with its defaults and validation, and the knobs that apply to some tests
 // only.
 //   - spec.go: the tests, Spec, its defaults, validation and sizes
-//   - spec_knobs.go: the knobs, a spec per test of a request
+//   - spec_knobs.go: the knobs (pkg/settings' rows bound to their Spec
+//     fields), a spec per test of a request
 //   - spec_path.go: the path (pkg/settings' PathSettings) as a port takes
 //     it and as the device kept it
 //   - spec_fabric.go: threads, several devices, CPU placement, pacing and
