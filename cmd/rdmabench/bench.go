@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/pkg/control"
+	"github.com/rdmabench/rdmabench/pkg/quantity"
 	"github.com/rdmabench/rdmabench/pkg/remote"
 	"github.com/rdmabench/rdmabench/pkg/report"
 	"github.com/rdmabench/rdmabench/pkg/report/render"
@@ -137,7 +138,7 @@ var benchFlagDefs = []benchFlag{
 	}},
 	{metric: workloads.Bandwidth, add: func(fs *pflag.FlagSet, f *benchFlags) {
 		fs.Var(&bwLimit{&f.limits}, "limit-bw", "exit 3 unless every bandwidth is at least this (e.g. 90Gbps, 12GB/s), or this share of the link's nominal rate for RDMA (e.g. 90%link)")
-		fs.Var(rateLimit(&f.limits.MinMsgRate, report.ParseRate), "limit-msg-rate", "exit 3 unless every message rate is at least this (e.g. 10M messages/s)")
+		fs.Var(rateLimit(&f.limits.MinMsgRate, quantity.ParseRate), "limit-msg-rate", "exit 3 unless every message rate is at least this (e.g. 10M messages/s)")
 	}},
 }
 

@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -87,23 +86,6 @@ func (l Limits) list() []limit {
 		ls = append(ls, limit{fig: FigGbps, link: l.MinLinkFraction, name: "bandwidth"})
 	}
 	return ls
-}
-
-// ParseBandwidthLimit parses a bandwidth limit: an absolute one ("90Gbps",
-// "12.5GB/s", see [ParseBandwidth]), which sets gbps, or a share of the
-// link ("90%link"), which sets linkFraction (0.9).
-func ParseBandwidthLimit(s string) (gbps, linkFraction float64, err error) {
-	t := strings.TrimSpace(s)
-	if p, ok := strings.CutSuffix(strings.ToLower(t), "link"); ok {
-		p = strings.TrimSpace(p)
-		v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(p, "%")), 64)
-		if !strings.HasSuffix(p, "%") || err != nil || math.IsNaN(v) || v <= 0 || v > 100 {
-			return 0, 0, fmt.Errorf("bandwidth limit %q: want a share of the link above 0 and at most 100%%, such as 90%%link", s)
-		}
-		return 0, v / 100, nil
-	}
-	gbps, err = ParseBandwidth(t)
-	return gbps, 0, err
 }
 
 // CheckLimits returns one LimitFailure per figure of a result of doc that

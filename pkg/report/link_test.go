@@ -8,27 +8,6 @@ import (
 	"github.com/rdmabench/rdmabench/pkg/report"
 )
 
-func TestParseBandwidthLimit(t *testing.T) {
-	for in, want := range map[string][2]float64{
-		"90%link":    {0, 0.9},
-		" 90 % LINK": {0, 0.9},
-		"100%link":   {0, 1},
-		"0.5%link":   {0, 0.005},
-		"90Gbps":     {90, 0},
-		"12.5GB/s":   {100, 0},
-	} {
-		g, f, err := report.ParseBandwidthLimit(in)
-		if err != nil || g != want[0] || f != want[1] {
-			t.Errorf("ParseBandwidthLimit(%q) = %v, %v, %v; want %v", in, g, f, err, want)
-		}
-	}
-	for _, bad := range []string{"90link", "0%link", "101%link", "-5%link", "x%link", "%link", "90%lnk", "NaN%link"} {
-		if g, f, err := report.ParseBandwidthLimit(bad); err == nil {
-			t.Errorf("ParseBandwidthLimit(%q) = %v, %v; want an error", bad, g, f)
-		}
-	}
-}
-
 // linkRateDoc is write-bw at 64 KiB on a 100 Gbit/s link, then tcp-bw.
 func linkRateDoc(gbps, link float64) *report.Document {
 	doc := report.NewDocument()

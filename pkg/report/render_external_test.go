@@ -168,3 +168,6 @@ func TestRenderHostileDocuments(t *testing.T) {
 		})
 	}
 }
+
+// streamStart is the first line of a two-rank mesh's link stream.
+const streamStart = `{"event":"start","time":"2026-01-02T03:04:05Z","document":{"schema":"rdmabench/result/v1","results":[],"mesh":{"size":2,"coordinator":"a:1","tests":["tcp-lat"],"rounds":1,"schedule":"round-robin","ranks":[{"rank":0,"state":"ok"},{"rank":1,"state":"ok"}],"links":null,"matrices":null}}}`
