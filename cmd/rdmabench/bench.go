@@ -17,6 +17,7 @@ import (
 	"github.com/rdmabench/rdmabench/pkg/remote"
 	"github.com/rdmabench/rdmabench/pkg/report"
 	"github.com/rdmabench/rdmabench/pkg/report/render"
+	"github.com/rdmabench/rdmabench/pkg/report/textfmt"
 	"github.com/rdmabench/rdmabench/pkg/verbs"
 	"github.com/rdmabench/rdmabench/pkg/workloads"
 	"github.com/spf13/cobra"
@@ -462,11 +463,11 @@ func runErrorText(doc *report.Document, runErr error) string {
 		b.WriteString("rdmabench: " + runErr.Error() + "\n")
 	} else {
 		for _, fl := range fails {
-			b.WriteString("rdmabench: " + fl.Where(doc) + ": " + report.Clean(fl.Cause) + "\n")
+			b.WriteString("rdmabench: " + fl.Where(doc) + ": " + textfmt.Clean(fl.Cause) + "\n")
 		}
 	}
 	if stop := doc.Stopped(); stop != "" && !slices.ContainsFunc(fails, func(fl report.Failure) bool { return fl.Cause == stop }) {
-		b.WriteString("rdmabench: the run stopped: " + report.Clean(stop) + "; the results before it are kept\n")
+		b.WriteString("rdmabench: the run stopped: " + textfmt.Clean(stop) + "; the results before it are kept\n")
 	}
 	if b.Len() == 0 {
 		return errorText(runErr)

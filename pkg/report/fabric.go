@@ -3,11 +3,11 @@ package report
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/rdmabench/rdmabench/pkg/report/textfmt"
 )
 
 // The parts of a result that say how a test spread over the host: its loop
@@ -168,27 +168,7 @@ func listText(v []int) string {
 	if len(v) == 0 {
 		return "-"
 	}
-	return strings.Join(IntRanges(v), ",")
-}
-
-// IntRanges writes a set of integers (cores, runs, indexes) as sorted
-// runs of consecutive values: [8 0 1 2 5] is "0-2", "5", "8".
-func IntRanges(v []int) []string {
-	c := slices.Compact(slices.Sorted(slices.Values(v)))
-	var parts []string
-	for i := 0; i < len(c); {
-		j := i
-		for j+1 < len(c) && c[j+1] == c[j]+1 {
-			j++
-		}
-		if j > i {
-			parts = append(parts, fmt.Sprintf("%d-%d", c[i], c[j]))
-		} else {
-			parts = append(parts, strconv.Itoa(c[i]))
-		}
-		i = j + 1
-	}
-	return parts
+	return strings.Join(textfmt.IntRanges(v), ",")
 }
 
 // Text says where each end's loop threads ran: "loop threads: client

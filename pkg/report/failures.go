@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/rdmabench/rdmabench/pkg/report/textfmt"
 )
 
 // A run's errors are of two kinds, kept apart: a test that failed records
@@ -95,7 +97,7 @@ func (f *Failure) Where(doc *Document) string {
 		sizes[r.Test][r.Size] = true
 	}
 	label := func(r *Result) string {
-		s := Clean(r.Test)
+		s := textfmt.Clean(r.Test)
 		if len(sizes[r.Test]) > 1 || doc.Repeated() {
 			s += " " + strconv.Itoa(r.Size) + " B"
 		}
@@ -129,7 +131,7 @@ func (f *Failure) Where(doc *Document) string {
 		hit[k] = append(hit[k], r.Run)
 	}
 	for _, k := range keys {
-		which := "runs " + strings.Join(IntRanges(hit[k]), ", ")
+		which := "runs " + strings.Join(textfmt.IntRanges(hit[k]), ", ")
 		switch {
 		case len(hit[k]) == runs[k] && runs[k] > 1:
 			which = "every run"

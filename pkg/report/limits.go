@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/rdmabench/rdmabench/pkg/report/textfmt"
 )
 
 // Limits are absolute thresholds on the results of a run, for the simplest
@@ -187,12 +189,12 @@ func CheckLimits(doc *Document, l Limits) []LimitFailure {
 }
 
 // limitFigures write a figure v that misses lim and lim for one message,
-// in the unit formatting of lim's figure (see [MessageFigures]).
+// in the unit formatting of lim's figure (see [Figure.FormatAll]).
 func limitFigures(lim limit, v, linkGbps float64) (val, limText string) {
 	if lim.link > 0 {
-		return MessageFigures(lim.fig, v)[0], formatLimit(lim, linkGbps)
+		return lim.fig.FormatAll(v)[0], formatLimit(lim, linkGbps)
 	}
-	return MessageFigures(lim.fig, v, lim.value)[0], limitFigure(lim.fig, lim.value, LatencyUnitOf([]float64{v, lim.value}))
+	return lim.fig.FormatAll(v, lim.value)[0], limitFigure(lim.fig, lim.value, textfmt.LatencyUnitOf([]float64{v, lim.value}))
 }
 
 // formatLimit writes lim for a message, in the unit formatting of its
@@ -202,9 +204,25 @@ func formatLimit(lim limit, linkGbps float64) string {
 	if lim.link > 0 {
 		s := strconv.FormatFloat(100*lim.link, 'f', -1, 64) + "% of the link"
 		if linkGbps > 0 {
-			s += fmt.Sprintf(" (%s of %s Gbit/s)", Num(lim.link*linkGbps), Num(linkGbps))
+			s += fmt.Sprintf(" (%s of %s Gbit/s)", textfmt.Num(lim.link*linkGbps), textfmt.Num(linkGbps))
 		}
 		return s
 	}
-	return limitFigure(lim.fig, lim.value, LatencyUnitOf([]float64{lim.value}))
+	return limitFigure(lim.fig, lim.value, textfmt.LatencyUnitOf([]float64{lim.value}))
+}
+
+// limitFigure writes a limit of f (in f's unit) as a threshold given by
+// a person: with the prefix its figures take in messages and the digits
+// given ("90 Gbit/s", "500 Mbit/s", "1 Mmsg/s"), a latency in u with up
+// to three decimals.
+func limitFigure(f Figure, v float64, u textfmt.LatencyUnit) string {
+	switch {
+	case f.IsLatency():
+		return textfmt.Num(v/u.Ns) + " " + u.Name
+	case f == FigGbps:
+		return textfmt.GbitLimit(v)
+	case f == FigMsgRate:
+		return textfmt.MmsgLimit(v)
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64) + " " + f.Unit()
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/rdmabench/rdmabench/pkg/report/textfmt"
 )
 
 // Mesh is the part of a document that `rdmabench mesh` writes: every
@@ -899,10 +901,10 @@ func outlierOf(k Key, fig Figure, from, to int, v, med, outlier float64) (LinkFa
 	if !bad {
 		return LinkFailure{}, false
 	}
-	fs := MessageFigures(fig, v, bound, med)
-	why := fmt.Sprintf("%s × the median %s of all links", Num(outlier), fs[2])
+	fs := fig.FormatAll(v, bound, med)
+	why := fmt.Sprintf("%s × the median %s of all links", textfmt.Num(outlier), fs[2])
 	if fig.IsLatency() {
-		why = fmt.Sprintf("the median %s of all links ÷ %s", fs[2], Num(outlier))
+		why = fmt.Sprintf("the median %s of all links ÷ %s", fs[2], textfmt.Num(outlier))
 	}
 	return LinkFailure{From: from, To: to, Test: k.Test, Connection: k.Connection, Size: k.Size, Kind: FailOutlier, Figure: fig,
 		Value: v, Threshold: bound,
@@ -925,7 +927,7 @@ func (c checker) mesh(m *Mesh) {
 		kl.int("to", int64(l.To))
 		for j := range l.Results {
 			r := &l.Results[j]
-			kr := kl.at(fmt.Sprintf("%s: result %d (%s, %d B)", kl.where, j+1, Clean(r.Test), r.Size))
+			kr := kl.at(fmt.Sprintf("%s: result %d (%s, %d B)", kl.where, j+1, textfmt.Clean(r.Test), r.Size))
 			kr.int("size", int64(r.Size))
 			kr.int("iterations", int64(r.Iterations))
 			kr.latency("latency", r.Latency)
@@ -935,7 +937,7 @@ func (c checker) mesh(m *Mesh) {
 	c.aggregate(m.Aggregate)
 	for i := range m.Matrices {
 		mx := &m.Matrices[i]
-		km := c.at(fmt.Sprintf("mesh matrix %d (%s, %d B, %s)", i+1, Clean(mx.Test), mx.Size, Clean(string(mx.Figure))))
+		km := c.at(fmt.Sprintf("mesh matrix %d (%s, %d B, %s)", i+1, textfmt.Clean(mx.Test), mx.Size, textfmt.Clean(string(mx.Figure))))
 		for _, row := range mx.Values {
 			for _, v := range row {
 				if v != nil {

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/rdmabench/rdmabench/pkg/report/textfmt"
 )
 
 // MeshAggregateRanks is the most ranks whose mesh is shown by rank: the
@@ -515,7 +517,7 @@ func (c checker) aggregate(a *MeshAggregate) {
 	nh := len(a.Hosts)
 	for i := range a.Figures {
 		f := &a.Figures[i]
-		kf := c.at(fmt.Sprintf("mesh aggregate figure %d (%s, %d B, %s)", i+1, Clean(f.Test), f.Size, Clean(string(f.Figure))))
+		kf := c.at(fmt.Sprintf("mesh aggregate figure %d (%s, %d B, %s)", i+1, textfmt.Clean(f.Test), f.Size, textfmt.Clean(string(f.Figure))))
 		kf.int("links", int64(f.Links))
 		if f.Median != nil {
 			kf.float("median", *f.Median)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/textfmt"
 	"golang.org/x/perf/benchmath"
 )
 
@@ -208,7 +209,7 @@ func Compare(base, new *report.Document, opt Options) *Comparison {
 			c.Warnings = append(c.Warnings, failedWarning(d.name, d.st))
 		}
 		if d.st.stopped != "" {
-			c.Warnings = append(c.Warnings, fmt.Sprintf("the %s run stopped early: %s", d.name, report.Clean(d.st.stopped)))
+			c.Warnings = append(c.Warnings, fmt.Sprintf("the %s run stopped early: %s", d.name, textfmt.Clean(d.st.stopped)))
 		}
 		if d.st.partial {
 			c.Warnings = append(c.Warnings, fmt.Sprintf("the %s document is partial: its run was still going when it was written", d.name))
@@ -316,9 +317,9 @@ func compareRow(b, n *report.Group, alpha float64) Row {
 		switch {
 		case failed == 0:
 		case len(s.g.Results) == 1:
-			row.Notes = append(row.Notes, fmt.Sprintf("%s: the test failed: %s", s.name, report.Clean(firstError(s.g.Results))))
+			row.Notes = append(row.Notes, fmt.Sprintf("%s: the test failed: %s", s.name, textfmt.Clean(firstError(s.g.Results))))
 		default:
-			row.Notes = append(row.Notes, fmt.Sprintf("%s: %d of %d runs failed and are left out (%s)", s.name, failed, len(s.g.Results), report.Clean(firstError(s.g.Results))))
+			row.Notes = append(row.Notes, fmt.Sprintf("%s: %d of %d runs failed and are left out (%s)", s.name, failed, len(s.g.Results), textfmt.Clean(firstError(s.g.Results))))
 		}
 	}
 	if bq, nq := qpsOf(b), qpsOf(n); bq != nq && bq != "" && nq != "" {
@@ -330,7 +331,7 @@ func compareRow(b, n *report.Group, alpha float64) Row {
 	}
 	if br, nr := firstMeasured(b.Results), firstMeasured(n.Results); br != nil && nr != nil {
 		if br.Clock != nr.Clock && br.Clock != "" && nr.Clock != "" {
-			d = append(d, fmt.Sprintf("clock base %s, new %s", report.Clean(br.Clock), report.Clean(nr.Clock)))
+			d = append(d, fmt.Sprintf("clock base %s, new %s", textfmt.Clean(br.Clock), textfmt.Clean(nr.Clock)))
 		}
 		d = append(d, pinningDiff(br.Placement, nr.Placement)...)
 	}
@@ -383,7 +384,7 @@ func pinningDiff(b, n *report.Placement) []string {
 // pinningText is where one end's loops were pinned: "cores 0-3", "NUMA
 // node 1 (cores 8-15)", "not pinned".
 func pinningText(e *report.EndPlacement) string {
-	cores := strings.Join(report.IntRanges(e.CPUs), ",")
+	cores := strings.Join(textfmt.IntRanges(e.CPUs), ",")
 	switch e.Policy {
 	case report.PlaceCPUList:
 		return "cores " + cores
@@ -498,7 +499,7 @@ func envDiff(base, new *report.Document) []string {
 	var w []string
 	diff := func(what, b, n string) {
 		if b != n {
-			w = append(w, fmt.Sprintf("%s differs: base %s, new %s", what, cmp.Or(report.Clean(b), "(none)"), cmp.Or(report.Clean(n), "(none)")))
+			w = append(w, fmt.Sprintf("%s differs: base %s, new %s", what, cmp.Or(textfmt.Clean(b), "(none)"), cmp.Or(textfmt.Clean(n), "(none)")))
 		}
 	}
 	tool := func(t report.Tool) string {
@@ -588,7 +589,7 @@ func deviceNames(ds []report.Device) string {
 func linkRate(d *report.Device) string {
 	s := ""
 	if d.LinkGbps > 0 {
-		s = report.Num(d.LinkGbps) + " Gbit/s"
+		s = textfmt.Num(d.LinkGbps) + " Gbit/s"
 	}
 	if sw := strings.TrimSpace(d.ActiveSpeed + " " + d.ActiveWidth); sw != "" {
 		s = strings.TrimSpace(s + " (" + sw + ")")
@@ -699,7 +700,7 @@ func paramMap(p *report.Params) map[string]string {
 			}
 		case reflect.Slice:
 			if cores, ok := fv.Interface().([]int); ok && len(cores) > 0 {
-				set(f.key, strings.Join(report.IntRanges(cores), ","))
+				set(f.key, strings.Join(textfmt.IntRanges(cores), ","))
 			} else if !ok {
 				panic("report: compare tag on a " + fv.Type().String())
 			}
@@ -709,7 +710,7 @@ func paramMap(p *report.Params) map[string]string {
 				panic("report: compare tag on a float64 without a unit: " + f.key)
 			}
 			if fv.Float() > 0 {
-				set(f.key, report.Num(fv.Float())+unit)
+				set(f.key, textfmt.Num(fv.Float())+unit)
 			}
 		default:
 			panic("report: compare tag on a " + fv.Kind().String())
@@ -726,7 +727,7 @@ func paramMap(p *report.Params) map[string]string {
 // loadText writes a load (--load) as compare prints it: "write-bw, 4 QPs,
 // 65536 B".
 func loadText(l *report.LoadParams) string {
-	parts := []string{cmp.Or(report.Clean(l.Test), "?")}
+	parts := []string{cmp.Or(textfmt.Clean(l.Test), "?")}
 	if l.QPs > 0 {
 		parts = append(parts, fmt.Sprintf("%d QPs", l.QPs))
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/textfmt"
 )
 
 // MeshSchema is the value of the "schema" field of a comparison of
@@ -547,10 +548,10 @@ func meshDiff(base, new *report.Document) []string {
 	var w []string
 	bm, nm := base.Mesh, new.Mesh
 	if b, n := strings.Join(bm.Tests, " "), strings.Join(nm.Tests, " "); b != n {
-		w = append(w, fmt.Sprintf("tests differ: base %s, new %s", cmp.Or(report.Clean(b), "(none)"), cmp.Or(report.Clean(n), "(none)")))
+		w = append(w, fmt.Sprintf("tests differ: base %s, new %s", cmp.Or(textfmt.Clean(b), "(none)"), cmp.Or(textfmt.Clean(n), "(none)")))
 	}
 	if bm.Schedule != nm.Schedule {
-		w = append(w, fmt.Sprintf("schedule differs: base %s, new %s", cmp.Or(report.Clean(bm.Schedule), "(none)"), cmp.Or(report.Clean(nm.Schedule), "(none)")))
+		w = append(w, fmt.Sprintf("schedule differs: base %s, new %s", cmp.Or(textfmt.Clean(bm.Schedule), "(none)"), cmp.Or(textfmt.Clean(nm.Schedule), "(none)")))
 	}
 	if bm.Duplex != nm.Duplex {
 		w = append(w, fmt.Sprintf("duplex differs: base %s, new %s (a duplex mesh runs each pair once, its bandwidth tests bidirectional: each direction's figure is measured with the other direction sending too)",

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/textfmt"
 )
 
 // Output formats for github-action-benchmark
@@ -151,14 +152,14 @@ func benchActionDevice(doc *report.Document) string {
 	if d == nil {
 		return ""
 	}
-	parts := []string{report.Clean(d.Name)}
+	parts := []string{textfmt.Clean(d.Name)}
 	if d.Firmware != "" {
-		parts = append(parts, "firmware "+report.Clean(d.Firmware))
+		parts = append(parts, "firmware "+textfmt.Clean(d.Firmware))
 	}
 	if d.GIDType != "" {
-		parts = append(parts, report.Clean(d.GIDType))
+		parts = append(parts, textfmt.Clean(d.GIDType))
 	} else if d.LinkLayer != "" {
-		parts = append(parts, report.Clean(d.LinkLayer))
+		parts = append(parts, textfmt.Clean(d.LinkLayer))
 	}
 	if d.ActiveMTU > 0 {
 		parts = append(parts, "MTU "+strconv.Itoa(d.ActiveMTU))
@@ -168,12 +169,12 @@ func benchActionDevice(doc *report.Document) string {
 
 // benchActionHosts is "node-a", "node-a to node-b" or "node-a (loopback)".
 func benchActionHosts(doc *report.Document) string {
-	h := report.Clean(doc.Hosts.Local.Hostname)
+	h := textfmt.Clean(doc.Hosts.Local.Hostname)
 	switch {
 	case h == "":
 		return ""
 	case doc.Hosts.Remote != nil:
-		return h + " to " + report.Clean(doc.Hosts.Remote.Hostname)
+		return h + " to " + textfmt.Clean(doc.Hosts.Remote.Hostname)
 	}
 	return h + " (loopback)"
 }
