@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rdmabench/rdmabench/internal/atomicfile"
 	"github.com/rdmabench/rdmabench/pkg/control"
 	"github.com/rdmabench/rdmabench/pkg/quantity"
 	"github.com/rdmabench/rdmabench/pkg/remote"
@@ -502,7 +503,7 @@ func (f *benchFlags) dial(ctx context.Context, hostArg string) (*remote.Client, 
 // names.
 func (f *benchFlags) writeFile(doc *report.Document) error {
 	format := render.FormatForPath(f.outFile)
-	if err := report.WriteFileAtomic(f.outFile, func(w io.Writer) error { return render.Write(w, format, doc) }); err != nil {
+	if err := atomicfile.Write(f.outFile, func(w io.Writer) error { return render.Write(w, format, doc) }); err != nil {
 		return fmt.Errorf("write %s: %w", f.outFile, err)
 	}
 	return nil

@@ -19,6 +19,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/rdmabench/rdmabench/internal/atomicfile"
 	"github.com/rdmabench/rdmabench/pkg/report"
 )
 
@@ -155,7 +156,7 @@ func run(hosts, rails int, summaryPath, streamPath string, seed uint64) error {
 			return err
 		}
 	}
-	return report.WriteFileAtomic(summaryPath, func(w io.Writer) error { return report.WriteJSON(w, doc) })
+	return atomicfile.Write(summaryPath, func(w io.Writer) error { return report.WriteJSON(w, doc) })
 }
 
 // header is the document of the stream's start event: no links.
