@@ -442,7 +442,7 @@ func (f *benchFlags) run(cmd *cobra.Command, req workloads.Request, hosts []stri
 	if runErr != nil {
 		return reported{runErr}
 	}
-	if fails := report.CheckLimits(doc, f.limits); len(fails) > 0 && !f.limits.IsZero() {
+	if fails := doc.CheckLimits(f.limits); len(fails) > 0 && !f.limits.IsZero() {
 		for _, lf := range fails {
 			fmt.Fprintln(stderr, "limit failed:", lf.String())
 		}
@@ -459,7 +459,7 @@ func (f *benchFlags) run(cmd *cobra.Command, req workloads.Request, hosts []stri
 // A failed test did not stop the others: nothing says it did.
 func runErrorText(doc *report.Document, runErr error) string {
 	var b strings.Builder
-	fails := report.Failures(doc)
+	fails := doc.Failures()
 	if len(fails) == 1 && len(fails[0].Results) == 1 {
 		b.WriteString("rdmabench: " + runErr.Error() + "\n")
 	} else {

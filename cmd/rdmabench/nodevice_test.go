@@ -91,7 +91,7 @@ func TestNoDeviceSuite(t *testing.T) {
 		t.Errorf("says the run stopped:\n%s\n%s", stdout, stderr)
 	}
 	doc, err := report.ReadFile(out)
-	if err != nil || doc.Error != "" || len(report.Failures(doc)) != 1 {
-		t.Errorf("document: %v, error %q, failures %+v", err, doc.Error, report.Failures(doc))
+	if err != nil || doc.Error != "" || len(doc.Failures()) != 1 {
+		t.Errorf("document: %v, error %q, failures %+v", err, doc.Error, doc.Failures())
 	}
 }

@@ -41,7 +41,7 @@ func runsDoc(dev string, p99, gbps []float64) *report.Document {
 		)
 	}
 	if len(p99) > 1 {
-		doc.Summaries = report.Summarize(doc)
+		doc.Summaries = doc.Summarize()
 	}
 	return doc
 }

@@ -331,7 +331,7 @@ func MeshPlotDoc() *report.Document {
 		}
 	}
 	m.BuildMatrices()
-	report.CheckMesh(m, report.Limits{}, 0.8)
+	m.CheckGates(report.Limits{}, 0.8)
 	doc.Mesh = m
 	return doc
 }

@@ -62,7 +62,7 @@ type Failure struct {
 // Failures are doc's failed results grouped by their [Result.Cause], in
 // the order each cause first appears: a suite on a host without an RDMA
 // device has one, that failed its eight RDMA tests.
-func Failures(doc *Document) []Failure {
+func (doc *Document) Failures() []Failure {
 	var out []Failure
 	at := map[string]int{}
 	for i := range doc.Results {
@@ -116,14 +116,14 @@ func (f *Failure) Where(doc *Document) string {
 	}
 	runs := map[Key]int{} // results of each test, connection and size
 	for i := range doc.Results {
-		runs[KeyOf(&doc.Results[i])]++
+		runs[doc.Results[i].Key()]++
 	}
 	var keys []Key
 	hit := map[Key][]int{}
 	first := map[Key]*Result{}
 	for _, i := range f.Results {
 		r := &doc.Results[i]
-		k := KeyOf(r)
+		k := r.Key()
 		if _, ok := hit[k]; !ok {
 			keys = append(keys, k)
 			first[k] = r

@@ -46,7 +46,7 @@ func TestFailures(t *testing.T) {
 		{Test: "write-bw", Size: 8192, Error: "validation failed"},
 		{Test: "read-bw", Size: 65536, Error: "no RDMA device found"},
 	}}
-	fails := report.Failures(doc)
+	fails := doc.Failures()
 	want := []report.Failure{{Cause: "no RDMA device found", Results: []int{0, 2, 4}}, {Cause: "validation failed", Results: []int{3}}}
 	if !reflect.DeepEqual(fails, want) {
 		t.Fatalf("Failures = %+v, want %+v", fails, want)
@@ -63,7 +63,7 @@ func TestFailures(t *testing.T) {
 			report.Result{Test: "send-bw", Size: 65536, Run: run})
 	}
 	rep.Results[3].Error = "no RDMA device found" // send-bw, run 2
-	fails = report.Failures(rep)
+	fails = rep.Failures()
 	if len(fails) != 1 || fails[0].Where(rep) != "write-lat 2 B (every run), send-bw 65536 B (run 2)" {
 		t.Errorf("repeated: %+v, %q", fails, fails[0].Where(rep))
 	}

@@ -209,8 +209,8 @@ type Key struct {
 	Size       int    `json:"size"`
 }
 
-// KeyOf returns r's key.
-func KeyOf(r *Result) Key { return Key{Test: r.Test, Connection: r.Connection, Size: r.Size} }
+// Key returns r's key.
+func (r *Result) Key() Key { return Key{Test: r.Test, Connection: r.Connection, Size: r.Size} }
 
 // String is the key as messages show it: "write-lat RC 2 B".
 func (k Key) String() string {

@@ -98,7 +98,7 @@ func (l Limits) list() []limit {
 // (the run fails on its own). A limit that no result of doc has a figure
 // for (a latency limit on a bandwidth test) is a failure too, so that a
 // misconfigured gate cannot pass silently.
-func CheckLimits(doc *Document, l Limits) []LimitFailure {
+func (doc *Document) CheckLimits(l Limits) []LimitFailure {
 	if doc == nil || l.IsZero() {
 		return nil
 	}
@@ -145,10 +145,10 @@ func CheckLimits(doc *Document, l Limits) []LimitFailure {
 		links := map[Key]float64{} // the link rate of each test and size (its runs ran alike)
 		for i := range doc.Results {
 			if r := &doc.Results[i]; r.Effective != nil && r.Effective.LinkGbps > 0 {
-				links[KeyOf(r)] = r.Effective.LinkGbps
+				links[r.Key()] = r.Effective.LinkGbps
 			}
 		}
-		for _, s := range Summarize(doc) {
+		for _, s := range doc.Summarize() {
 			for _, lim := range lims {
 				if sp, ok := s.Spread(lim.fig); ok && sp.N > 0 {
 					check(lim, s.Key(), 0, sp.N, sp.Median, links[s.Key()])
@@ -167,7 +167,7 @@ func CheckLimits(doc *Document, l Limits) []LimitFailure {
 					if r.Effective != nil {
 						link = r.Effective.LinkGbps
 					}
-					check(lim, KeyOf(r), r.Run, 0, v, link)
+					check(lim, r.Key(), r.Run, 0, v, link)
 				}
 			}
 		}

@@ -352,7 +352,7 @@ type MeshGates struct {
 }
 
 // IsMesh reports whether doc is a mesh document (`rdmabench mesh`).
-func IsMesh(doc *Document) bool { return doc != nil && doc.Mesh != nil }
+func (doc *Document) IsMesh() bool { return doc != nil && doc.Mesh != nil }
 
 // Kinds of LinkFailure.
 const (
@@ -429,7 +429,7 @@ func linkDoc(l *MeshLink) *Document {
 func linkFigure(l *MeshLink, k Key, f Figure) (float64, bool) {
 	d := linkDoc(l)
 	if d.Repeated() {
-		for _, s := range Summarize(d) {
+		for _, s := range d.Summarize() {
 			if s.Key() == k {
 				if sp, ok := s.Spread(f); ok && sp.N > 0 {
 					return sp.Median, true
@@ -440,7 +440,7 @@ func linkFigure(l *MeshLink, k Key, f Figure) (float64, bool) {
 	}
 	for i := range l.Results {
 		r := &l.Results[i]
-		if KeyOf(r) == k && r.Error == "" {
+		if r.Key() == k && r.Error == "" {
 			return f.Of(r)
 		}
 	}
@@ -458,13 +458,13 @@ func (m *Mesh) BuildMatrices() {
 	m.Matrices = b.matrices(max(m.Size, len(m.Ranks)))
 }
 
-// CheckMesh applies the per-link gates to the links of m (with its
+// CheckGates applies the per-link gates to the links of m (with its
 // matrices built): each limit of l to every link's results (a link of
 // repeated runs by the median of its runs), and, with outlier > 0, the
 // outlier check to the p50 and bandwidth matrices: a bandwidth below
 // outlier × the median of all links, or a p50 above the median / outlier.
 // It records the gates and the failures in m and returns the failures.
-func CheckMesh(m *Mesh, l Limits, outlier float64) []LinkFailure {
+func (m *Mesh) CheckGates(l Limits, outlier float64) []LinkFailure {
 	b := NewMeshBuilder(m.Tests, l, outlier)
 	for i := range m.Links {
 		b.checkLink(m.Links[i].Directions())
@@ -480,7 +480,7 @@ func CheckMesh(m *Mesh, l Limits, outlier float64) []LinkFailure {
 // nominal rates; a limit no link has a figure for fails too, its message
 // naming the mesh as of says ("new"). linkName names a link in messages:
 // "0 -> 2 (node1 -> node3)".
-func CheckMatrixLimits(m *Mesh, l Limits, of string, linkName func(from, to int) string) []LinkFailure {
+func (m *Mesh) CheckMatrixLimits(l Limits, of string, linkName func(from, to int) string) []LinkFailure {
 	var fails []LinkFailure
 	rate := map[int]float64{}
 	for i := range m.Ranks {
@@ -614,7 +614,7 @@ func (b *MeshBuilder) Add(l *MeshLink) {
 		for i := range dl.Results {
 			r := &dl.Results[i]
 			for _, f := range matrixFigures(r) {
-				k := meshColumnKey{KeyOf(r), f}
+				k := meshColumnKey{r.Key(), f}
 				c, ok := b.colOf[k]
 				if !ok {
 					c = len(b.cols)
@@ -780,7 +780,7 @@ func (b *MeshBuilder) checkLimits(link *MeshLink) {
 	if b.limits.IsZero() {
 		return
 	}
-	for _, f := range CheckLimits(linkDoc(link), b.limits) {
+	for _, f := range linkDoc(link).CheckLimits(b.limits) {
 		if f.Key == (Key{}) {
 			continue // this link has no such figure: judged over all links in gates
 		}

@@ -125,9 +125,9 @@ func renderAll(t *testing.T, doc, other *report.Document) {
 			try(format+" of two", func() error { return two(io.Discard) })
 		}
 	}
-	try("summarize", func() error { report.Summarize(doc); return nil })
+	try("summarize", func() error { doc.Summarize(); return nil })
 	try("limits", func() error {
-		report.CheckLimits(doc, report.Limits{P50: time.Microsecond, P99: time.Millisecond, Max: time.Second, MinGbps: 1, MinMsgRate: 1})
+		doc.CheckLimits(report.Limits{P50: time.Microsecond, P99: time.Millisecond, Max: time.Second, MinGbps: 1, MinMsgRate: 1})
 		return nil
 	})
 	gates := compare.Gates{compare.MaxRegressionGate("any", 0.05), compare.MaxRegressionGate("p99", 0.1, report.FigP99), compare.MinRatioGate("bw", 0.95, report.FigGbps)}

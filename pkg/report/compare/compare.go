@@ -178,7 +178,7 @@ func Compare(base, new *report.Document, opt Options) *Comparison {
 		Confidence: report.Confidence,
 		Rows:       []Row{},
 	}
-	bg, ng := report.GroupResults(base), report.GroupResults(new)
+	bg, ng := base.Groups(), new.Groups()
 	inNew := map[report.Key]*report.Group{}
 	for i := range ng {
 		inNew[ng[i].Key] = &ng[i]
@@ -244,7 +244,7 @@ func (f testFailure) String() string {
 
 func stateOf(doc *report.Document) runState {
 	st := runState{partial: doc.Partial, stopped: doc.Stopped()}
-	for _, g := range report.GroupResults(doc) {
+	for _, g := range doc.Groups() {
 		st.tests++
 		f := testFailure{key: g.Key, runs: len(g.Results)}
 		for _, r := range g.Results {

@@ -205,13 +205,13 @@ func (g *GateResult) NotFailedLines() []string {
 
 // AddLimits checks the limits l, named name ("--limit-bw 90%link"), on
 // the NEW document of the comparison, as a run checks its own
-// ([report.CheckLimits]): every figure that misses one fails the gates.
+// ([report.Document.CheckLimits]): every figure that misses one fails the gates.
 func (g *GateResult) AddLimits(name string, new *report.Document, l report.Limits) {
 	if l.IsZero() {
 		return
 	}
 	g.Gates = append(g.Gates, name)
-	g.Limits = append(g.Limits, report.CheckLimits(new, l)...)
+	g.Limits = append(g.Limits, new.CheckLimits(l)...)
 }
 
 // CheckGates checks every gate on every row and figure of c, failing

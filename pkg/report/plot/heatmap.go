@@ -263,7 +263,7 @@ func meshUnit(f report.Figure) string {
 // resultError is the error of a link's result of key k, if any.
 func resultError(l *report.MeshLink, k report.Key) string {
 	for i := range l.Results {
-		if r := &l.Results[i]; report.KeyOf(r) == k && r.Error != "" {
+		if r := &l.Results[i]; r.Key() == k && r.Error != "" {
 			return r.Error
 		}
 	}

@@ -229,7 +229,7 @@ func (p *plotter) legendOf(si int, name string) string {
 }
 
 func (p *plotter) note(si int, r *report.Result, msg string) {
-	p.notes = append(p.notes, fmt.Sprintf("%s: %s%s: %s", p.srcs[si].Name, report.KeyOf(r), runSuffix(r), msg))
+	p.notes = append(p.notes, fmt.Sprintf("%s: %s%s: %s", p.srcs[si].Name, r.Key(), runSuffix(r), msg))
 }
 
 func runSuffix(r *report.Result) string {
@@ -246,7 +246,7 @@ func (p *plotter) keys() []report.Key {
 	seen := map[report.Key]bool{}
 	for _, s := range p.srcs {
 		for i := range s.Doc.Results {
-			if k := report.KeyOf(&s.Doc.Results[i]); !seen[k] {
+			if k := s.Doc.Results[i].Key(); !seen[k] {
 				seen[k] = true
 				keys = append(keys, k)
 			}
@@ -260,7 +260,7 @@ func (p *plotter) keys() []report.Key {
 func (p *plotter) each(k report.Key, f func(si int, r *report.Result)) {
 	for si, s := range p.srcs {
 		for i := range s.Doc.Results {
-			if r := &s.Doc.Results[i]; report.KeyOf(r) == k && r.Error == "" {
+			if r := &s.Doc.Results[i]; r.Key() == k && r.Error == "" {
 				f(si, r)
 			}
 		}
@@ -428,7 +428,7 @@ func (p *plotter) sweeps(keys []report.Key) []*chart {
 		for si, s := range p.srcs {
 			// The median over runs of each figure, per size.
 			sums := map[int]report.Summary{}
-			for _, sum := range report.Summarize(s.Doc) {
+			for _, sum := range s.Doc.Summarize() {
 				if sum.Test == t.test && sum.Connection == t.conn {
 					sums[sum.Size] = sum
 				}
@@ -516,7 +516,7 @@ func (p *plotter) byTest(kind string, keys []report.Key) *chart {
 	sums := make([]map[report.Key]report.Summary, len(p.srcs))
 	for si, s := range p.srcs {
 		sums[si] = map[report.Key]report.Summary{}
-		for _, sum := range report.Summarize(s.Doc) {
+		for _, sum := range s.Doc.Summarize() {
 			sums[si][report.Key{Test: sum.Test, Connection: sum.Connection, Size: sum.Size}] = sum
 		}
 	}

@@ -59,7 +59,7 @@ var (
 // size and figure, named "write-lat RC 2 B p50" ("... bidirectional" for
 // a bidirectional test); in a document of repeated runs the value is the
 // median over the runs (failed runs left out) and Range its confidence
-// interval, as [report.Summarize] computes them. Results that measured nothing of
+// interval, as [report.Document.Summarize] computes them. Results that measured nothing of
 // the kind are left out: a document with none gives "[]", which the action
 // refuses ("No benchmark result was found").
 func WriteBenchAction(w io.Writer, doc *report.Document, bandwidth bool) error {
@@ -94,10 +94,10 @@ func writeBenchAction(w io.Writer, srcs []report.Source, bandwidth bool) error {
 func benchActionEntries(doc *report.Document, prefix string, bandwidth bool) []BenchActionEntry {
 	var out []BenchActionEntry
 	device := benchActionDevice(doc)
-	groups := report.GroupResults(doc)
+	groups := doc.Groups()
 	for i := range groups {
 		g := &groups[i]
-		sum := report.SummarizeGroup(g)
+		sum := g.Summarize()
 		figs, unit, scale := benchActionLatency, "us", 1e3
 		if bandwidth {
 			figs, unit, scale = benchActionBandwidth, "", 1

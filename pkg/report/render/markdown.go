@@ -30,7 +30,7 @@ func WriteMarkdown(w io.Writer, doc *report.Document) error {
 	var rows []row
 	if doc.Repeated() {
 		notes = newSummaryFootnotes(doc)
-		rows = buildSummaryRows(doc, report.Summarize(doc), notes)
+		rows = buildSummaryRows(doc, doc.Summarize(), notes)
 	} else {
 		notes = newFootnotes(doc)
 		rows = buildRows(doc, notes)

@@ -159,7 +159,7 @@ func TestOpenMetricsReadsBack(t *testing.T) {
 		if !doc.End.IsZero() {
 			put("rdmabench_end_timestamp_seconds", "", float64(doc.End.Unix()), "device", dev, "host", host, "remote", remote)
 		}
-		for _, s := range report.Summarize(doc) {
+		for _, s := range doc.Summarize() {
 			key := []string{"device", dev, "host", host, "remote", remote, "test", s.Test, "connection", s.Connection, "size", strconv.Itoa(s.Size)}
 			if s.Latency != nil {
 				lat := append(key[:len(key):len(key)], "basis", s.Latency.Basis)
@@ -169,7 +169,7 @@ func TestOpenMetricsReadsBack(t *testing.T) {
 				}
 				var n, sum float64
 				for _, r := range doc.Results {
-					if report.KeyOf(&r) == s.Key() && r.Error == "" && r.Latency != nil {
+					if r.Key() == s.Key() && r.Error == "" && r.Latency != nil {
 						n += float64(r.Latency.Count)
 						sum += float64(r.Latency.Count) * r.Latency.MeanNs / 1e9
 					}
@@ -221,13 +221,13 @@ func TestOpenMetricsReadsBack(t *testing.T) {
 func checkLatencyHistograms(t *testing.T, name string, doc *report.Document, fams map[string]*dto.MetricFamily) {
 	t.Helper()
 	withHist := 0
-	for _, s := range report.Summarize(doc) {
+	for _, s := range doc.Summarize() {
 		if s.Latency == nil {
 			continue
 		}
 		all := true
 		for _, r := range doc.Results {
-			if report.KeyOf(&r) == s.Key() && r.Error == "" && r.Latency != nil && r.Latency.Histogram == "" {
+			if r.Key() == s.Key() && r.Error == "" && r.Latency != nil && r.Latency.Histogram == "" {
 				all = false
 			}
 		}

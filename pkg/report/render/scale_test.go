@@ -142,7 +142,7 @@ func TestFormatAll(t *testing.T) {
 		}
 	}
 	doc := unitsDoc()
-	fails := report.CheckLimits(doc, report.Limits{P99: 5 * time.Millisecond, MinGbps: 100, MinMsgRate: 500_000})
+	fails := doc.CheckLimits(report.Limits{P99: 5 * time.Millisecond, MinGbps: 100, MinMsgRate: 500_000})
 	var got []string
 	for _, f := range fails {
 		got = append(got, f.Message)

@@ -62,7 +62,7 @@ func summarySection(s *report.Summary) section {
 // only the medians with too few runs for an interval), in sections like
 // buildRows.
 func buildSummaryRows(doc *report.Document, sums []report.Summary, notes *footnotes) []row {
-	groups := report.GroupResults(doc) // in the order of sums
+	groups := doc.Groups() // in the order of sums
 	var rows []row
 	cur := sectionNone
 	unit := textfmt.UnitUs
@@ -184,14 +184,14 @@ func firstMeasured(rs []*report.Result) *report.Result {
 // text once, with the runs it came from) and the errors of its failed runs.
 func newSummaryFootnotes(doc *report.Document) *footnotes {
 	f := &footnotes{byResult: map[int][]int{}, failed: map[int]string{}, causes: map[string]int{}}
-	fails := report.Failures(doc)
+	fails := doc.Failures()
 	failureOf := map[*report.Result]*report.Failure{}
 	for j := range fails {
 		for _, i := range fails[j].Results {
 			failureOf[&doc.Results[i]] = &fails[j]
 		}
 	}
-	groups := report.GroupResults(doc)
+	groups := doc.Groups()
 	for i := range groups {
 		g := &groups[i]
 		add := func(text string) {

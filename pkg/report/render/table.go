@@ -62,7 +62,7 @@ func WriteTableWith(w io.Writer, doc *report.Document, opts Options) error {
 	var notes *footnotes
 	var rows []row
 	if doc.Repeated() {
-		sums := report.Summarize(doc)
+		sums := doc.Summarize()
 		notes = newSummaryFootnotes(doc)
 		rows = buildSummaryRows(doc, sums, notes)
 	} else {
@@ -849,7 +849,7 @@ type footnotes struct {
 
 func newFootnotes(doc *report.Document) *footnotes {
 	f := &footnotes{byResult: map[int][]int{}, failed: map[int]string{}, causes: map[string]int{}}
-	fails := report.Failures(doc)
+	fails := doc.Failures()
 	failureOf := map[int]*report.Failure{}
 	for j := range fails {
 		for _, i := range fails[j].Results {
