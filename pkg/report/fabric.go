@@ -124,7 +124,7 @@ func MergeLatency(ls ...*Latency) (*Latency, error) {
 		} else if l.Basis != out.Basis {
 			return nil, fmt.Errorf("report: merge latencies of different bases (%s and %s)", out.Basis, l.Basis)
 		}
-		h, err := DecodeHistogram(l.Histogram)
+		h, err := l.DecodeHistogram()
 		if err != nil {
 			return nil, err
 		}

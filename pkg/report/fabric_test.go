@@ -36,7 +36,7 @@ func TestMergeLatency(t *testing.T) {
 		if math.Abs(got.MeanNs-want.MeanNs) > 1e-9*want.MeanNs || math.Abs(got.StdevNs-want.StdevNs) > 1e-6*want.StdevNs {
 			t.Fatalf("%s: mean %g stdev %g, one recorder %g %g", basis, got.MeanNs, got.StdevNs, want.MeanNs, want.StdevNs)
 		}
-		h, err := report.DecodeHistogram(got.Histogram)
+		h, err := got.DecodeHistogram()
 		if err != nil || h.TotalCount() != want.Count {
 			t.Fatalf("merged histogram: %v, %d samples", err, h.TotalCount())
 		}

@@ -59,7 +59,7 @@ type Latency struct {
 	MaxNs         float64 `json:"max_ns"`
 	// Histogram is the HdrHistogram of the samples (in ns, on Basis) in the
 	// standard V2 compressed, base64 form ("HISTFAAA..."), readable by any
-	// HdrHistogram implementation; see DecodeHistogram.
+	// HdrHistogram implementation; see [Latency.DecodeHistogram].
 	Histogram string `json:"histogram"`
 }
 
@@ -250,16 +250,11 @@ func words(w []uint64) *big.Int {
 	return x
 }
 
-// MaxHistogramCounters bounds the size of a histogram DecodeHistogram
-// accepts: its geometry may need at most this many counters (8 bytes each).
-// rdmabench's own (1 ns to 60 s, 3 digits) needs about 28,000; the limit
-// keeps a hostile or corrupt header from allocating gigabytes.
-const MaxHistogramCounters = 1 << 21
-
-// DecodeHistogram decodes a [Latency.Histogram] string (V2 compressed,
+// DecodeHistogram decodes l's [Latency.Histogram] string (V2 compressed,
 // base64) into an HdrHistogram, refusing geometries that would need more
 // than MaxHistogramCounters counters.
-func DecodeHistogram(s string) (*hdrhistogram.Histogram, error) {
+func (l *Latency) DecodeHistogram() (*hdrhistogram.Histogram, error) {
+	s := l.Histogram
 	if s == "" {
 		return nil, errors.New("report: decode histogram: empty string")
 	}

@@ -187,7 +187,7 @@ func TestMergeErrors(t *testing.T) {
 
 func mustDecode(t *testing.T, s string) *hdrhistogram.Histogram {
 	t.Helper()
-	h, err := report.DecodeHistogram(s)
+	h, err := (&report.Latency{Histogram: s}).DecodeHistogram()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,10 +228,10 @@ func TestHistogramRoundTrip(t *testing.T) {
 			t.Errorf("%s: decoded max %d, exact %v", name, h.Max(), snap.MaxNs)
 		}
 	}
-	if _, err := report.DecodeHistogram(""); err == nil {
+	if _, err := (&report.Latency{Histogram: ""}).DecodeHistogram(); err == nil {
 		t.Error("DecodeHistogram(\"\"): no error")
 	}
-	if _, err := report.DecodeHistogram("HISTFAAAnot base64!"); err == nil {
+	if _, err := (&report.Latency{Histogram: "HISTFAAAnot base64!"}).DecodeHistogram(); err == nil {
 		t.Error("DecodeHistogram(garbage): no error")
 	}
 }
@@ -251,7 +251,7 @@ func TestDecodeHistogramRefusesHugeGeometry(t *testing.T) {
 	enc := binary.BigEndian.AppendUint32(nil, 0x1c849304|0x10) // V2 compressed cookie
 	enc = binary.BigEndian.AppendUint32(enc, uint32(z.Len()))
 	enc = append(enc, z.Bytes()...)
-	_, err := report.DecodeHistogram(base64.StdEncoding.EncodeToString(enc))
+	_, err := (&report.Latency{Histogram: base64.StdEncoding.EncodeToString(enc)}).DecodeHistogram()
 	if err == nil || !strings.Contains(err.Error(), "counters") {
 		t.Errorf("huge geometry: error %v, want a refusal naming the counters needed", err)
 	}

@@ -69,7 +69,7 @@ func FuzzReadJSON(f *testing.F) {
 		renderAll(t, doc, doc)
 		for _, r := range doc.Results {
 			if r.Latency != nil && r.Latency.Histogram != "" {
-				_, _ = report.DecodeHistogram(r.Latency.Histogram)
+				_, _ = r.Latency.DecodeHistogram()
 			}
 		}
 		var out bytes.Buffer

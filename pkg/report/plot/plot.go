@@ -314,7 +314,7 @@ func (p *plotter) spectrum(k report.Key) *chart {
 			p.note(si, r, "no latency histogram: no percentile spectrum")
 			return
 		}
-		h, err := report.DecodeHistogram(l.Histogram)
+		h, err := l.DecodeHistogram()
 		if err != nil {
 			p.note(si, r, err.Error())
 			return

@@ -90,7 +90,7 @@ func TestSpectrumPoints(t *testing.T) {
 		if l == nil {
 			continue
 		}
-		h, err := report.DecodeHistogram(l.Histogram)
+		h, err := l.DecodeHistogram()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -275,7 +275,7 @@ func latencyHistogram(g *report.Group) *dto.Histogram {
 		if l.Histogram == "" {
 			return nil
 		}
-		h, err := report.DecodeHistogram(l.Histogram)
+		h, err := l.DecodeHistogram()
 		if err != nil || h.TotalCount() != l.Count {
 			return nil
 		}
