@@ -341,3 +341,56 @@ func TestCompareLimitsOnNew(t *testing.T) {
 		t.Errorf("limit failure %+v", l)
 	}
 }
+
+// TestCompareMeshLinkFigures: three ranks, the link 0 -> 1 50% slower in
+// new and 1 -> 2 at half the bandwidth: each matrix's medians and change
+// over the links measured on both sides, the most changed links first,
+// and a gate failing each of those links by name, the worst first.
+func TestCompareMeshLinkFigures(t *testing.T) {
+	base := reporttest.CmpMesh{N: 3, Lat: func(from, to int) float64 { return 1000 }}.Doc()
+	newDoc := reporttest.CmpMesh{N: 3,
+		Lat: func(from, to int) float64 {
+			if from == 0 && to == 1 {
+				return 1500
+			}
+			return 1000
+		},
+		SlowBW: func(from, to int) float64 {
+			if from == 1 && to == 2 {
+				return 2
+			}
+			return 1
+		}}.Doc()
+	c := mustCompareMesh(t, base, newDoc, 2)
+	var ids []string
+	for _, mc := range c.Matrices {
+		ids = append(ids, mc.MatrixID.String())
+	}
+	reporttest.Equal(t, "matrices", ids, []string{"write-lat RC 2 B p50", "write-lat RC 2 B p99", "write-bw RC 65536 B bw"})
+	p50 := c.Matrices[0]
+	if p50.Links != 6 || p50.OnlyBase != 0 || p50.OnlyNew != 0 || *p50.BaseMedian != 1000 || *p50.NewMedian != 1000 || *p50.Change != 0 {
+		t.Errorf("p50: %d links, medians %v -> %v, change %v", p50.Links, *p50.BaseMedian, *p50.NewMedian, *p50.Change)
+	}
+	if len(p50.Top) != 1 || p50.Top[0].From != 0 || p50.Top[0].To != 1 || p50.Top[0].Base != 1000 || p50.Top[0].New != 1500 ||
+		!near(*p50.Top[0].Change, 0.5) || p50.Top[0].FromHost != "node0 mlx5_0" || p50.Top[0].ToHost != "node1 mlx5_0" {
+		t.Errorf("p50 top %+v", p50.Top)
+	}
+	bw := c.Matrices[2]
+	if len(bw.Top) != 1 || bw.Top[0].From != 1 || bw.Top[0].To != 2 || !near(*bw.Top[0].Change, -0.5) {
+		t.Errorf("bw top %+v", bw.Top)
+	}
+	res := c.CheckGates(Gates{MaxRegressionGate("--max-regression 10%", 0.1)})
+	reporttest.Equal(t, "gates", res.FailedLines(), []string{
+		"gate failed: 0 -> 1 (node0 mlx5_0 -> node1 mlx5_0) write-lat RC 2 B: p50 +50.00% > 10% (--max-regression 10%)",
+		"gate failed: 0 -> 1 (node0 mlx5_0 -> node1 mlx5_0) write-lat RC 2 B: p99 +50.00% > 10% (--max-regression 10%)",
+		"gate failed: 1 -> 2 (node1 mlx5_0 -> node2 mlx5_0) write-bw RC 65536 B: bw -50.00% < -10% (--max-regression 10%)",
+	})
+	f := res.Failures[2]
+	if f.From != 1 || f.To != 2 || f.Figure != report.FigGbps || !near(f.Change, -0.5) || !near(f.Base, 2*f.New) {
+		t.Errorf("bw failure %+v", f)
+	}
+	// A link's own change is judged, not the median's: a 60% gate passes.
+	if res := c.CheckGates(Gates{MaxRegressionGate("--max-regression 60%", 0.6)}); res.Failed() {
+		t.Errorf("60%% gate: %q", res.FailedLines())
+	}
+}
