@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/rdmabench/rdmabench/pkg/latency"
 	"github.com/rdmabench/rdmabench/pkg/report"
 )
 
@@ -12,11 +13,11 @@ import (
 // recorder of every sample gives (the mean and stdev up to rounding).
 func TestMergeLatency(t *testing.T) {
 	for _, basis := range []string{report.BasisRTT, report.BasisRTTHalf} {
-		all := report.NewLatencyRecorder(basis)
+		all := latency.NewRecorder(basis)
 		var parts []*report.Latency
 		rng := rand.New(rand.NewPCG(1, 2))
 		for p := range 3 {
-			r := report.NewLatencyRecorder(basis)
+			r := latency.NewRecorder(basis)
 			for range 1000 * (p + 1) {
 				v := uint64(1000 + rng.ExpFloat64()*float64(500*(p+1)))
 				r.Record(v)
@@ -41,7 +42,7 @@ func TestMergeLatency(t *testing.T) {
 			t.Fatalf("merged histogram: %v, %d samples", err, h.TotalCount())
 		}
 	}
-	if _, err := report.MergeLatency(report.NewLatencyRecorder(report.BasisRTT).Snapshot(), report.NewLatencyRecorder(report.BasisRTTHalf).Snapshot()); err == nil {
+	if _, err := report.MergeLatency(latency.NewRecorder(report.BasisRTT).Snapshot(), latency.NewRecorder(report.BasisRTTHalf).Snapshot()); err == nil {
 		t.Fatal("merged latencies of different bases")
 	}
 	if l, err := report.MergeLatency(); l != nil || err != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/rdmabench/rdmabench/internal/reporttest"
+	"github.com/rdmabench/rdmabench/pkg/latency"
 	"github.com/rdmabench/rdmabench/pkg/report"
 )
 
@@ -130,7 +131,7 @@ func TestReadJSONErrors(t *testing.T) {
 }
 
 func FuzzDecodeHistogram(f *testing.F) {
-	rec := report.NewLatencyRecorder(report.BasisRTT)
+	rec := latency.NewRecorder(report.BasisRTT)
 	rec.RecordBatch([]uint64{1, 1000, 1e6, 1e9})
 	f.Add(rec.Snapshot().Histogram)
 	f.Add("HISTFAAA")

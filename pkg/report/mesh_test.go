@@ -10,6 +10,7 @@ import (
 	"github.com/rdmabench/rdmabench/internal/reporttest"
 	"github.com/rdmabench/rdmabench/pkg/report"
 
+	"github.com/rdmabench/rdmabench/pkg/latency"
 	"github.com/rdmabench/rdmabench/pkg/report/schema"
 )
 
@@ -91,7 +92,7 @@ func TestMeshDuplexAggregate(t *testing.T) {
 			Host: &report.Host{Hostname: fmt.Sprintf("node%02d", r/2)}})
 	}
 	lat := func(p50 float64) report.Result {
-		rec := report.NewLatencyRecorder("rtt")
+		rec := latency.NewRecorder("rtt")
 		rec.RecordBatch([]uint64{uint64(p50), uint64(p50), uint64(p50)})
 		return report.Result{Test: "tcp-lat", Connection: "TCP", Size: 2, Iterations: 3, Latency: rec.Snapshot()}
 	}

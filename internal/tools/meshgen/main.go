@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/internal/atomicfile"
+	"github.com/rdmabench/rdmabench/pkg/latency"
 	"github.com/rdmabench/rdmabench/pkg/report"
 )
 
@@ -60,7 +61,7 @@ func (r *results) of(latNS, gbps float64) []report.Result {
 	if res, ok := r.cache[k]; ok {
 		return res
 	}
-	rec := report.NewLatencyRecorder(report.BasisRTTHalf)
+	rec := latency.NewRecorder(report.BasisRTTHalf)
 	for i := range 100 {
 		rec.Record(uint64(2 * float64(k[0]) * (1 + 0.002*float64(i%10))))
 	}

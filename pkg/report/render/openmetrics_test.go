@@ -17,6 +17,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"github.com/rdmabench/rdmabench/pkg/latency"
 )
 
 // openMetricsTypes are the type of each family; the others are gauges.
@@ -278,7 +279,7 @@ func checkLatencyHistograms(t *testing.T, name string, doc *report.Document, fam
 // run is left out, two runs add up.
 func TestOpenMetricsHistogramBuckets(t *testing.T) {
 	run := func(n int, values ...uint64) report.Result {
-		rec := report.NewLatencyRecorder(report.BasisRTT) // values as recorded, not halved
+		rec := latency.NewRecorder(report.BasisRTT) // values as recorded, not halved
 		for _, v := range values {
 			rec.Record(v)
 		}
