@@ -459,7 +459,7 @@ func (f *benchFlags) run(cmd *cobra.Command, req workloads.Request, hosts []stri
 // A failed test did not stop the others: nothing says it did.
 func runErrorText(doc *report.Document, runErr error) string {
 	var b strings.Builder
-	fails := doc.Failures()
+	fails := render.Failures(doc)
 	if len(fails) == 1 && len(fails[0].Results) == 1 {
 		b.WriteString("rdmabench: " + runErr.Error() + "\n")
 	} else {
@@ -467,7 +467,7 @@ func runErrorText(doc *report.Document, runErr error) string {
 			b.WriteString("rdmabench: " + fl.Where(doc) + ": " + textfmt.Clean(fl.Cause) + "\n")
 		}
 	}
-	if stop := doc.Stopped(); stop != "" && !slices.ContainsFunc(fails, func(fl report.Failure) bool { return fl.Cause == stop }) {
+	if stop := doc.Stopped(); stop != "" && !slices.ContainsFunc(fails, func(fl render.Failure) bool { return fl.Cause == stop }) {
 		b.WriteString("rdmabench: the run stopped: " + textfmt.Clean(stop) + "; the results before it are kept\n")
 	}
 	if b.Len() == 0 {

@@ -184,8 +184,8 @@ func firstMeasured(rs []*report.Result) *report.Result {
 // text once, with the runs it came from) and the errors of its failed runs.
 func newSummaryFootnotes(doc *report.Document) *footnotes {
 	f := &footnotes{byResult: map[int][]int{}, failed: map[int]string{}, causes: map[string]int{}}
-	fails := doc.Failures()
-	failureOf := map[*report.Result]*report.Failure{}
+	fails := Failures(doc)
+	failureOf := map[*report.Result]*Failure{}
 	for j := range fails {
 		for _, i := range fails[j].Results {
 			failureOf[&doc.Results[i]] = &fails[j]

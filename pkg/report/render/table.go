@@ -849,8 +849,8 @@ type footnotes struct {
 
 func newFootnotes(doc *report.Document) *footnotes {
 	f := &footnotes{byResult: map[int][]int{}, failed: map[int]string{}, causes: map[string]int{}}
-	fails := doc.Failures()
-	failureOf := map[int]*report.Failure{}
+	fails := Failures(doc)
+	failureOf := map[int]*Failure{}
 	for j := range fails {
 		for _, i := range fails[j].Results {
 			failureOf[i] = &fails[j]
@@ -884,7 +884,7 @@ func newFootnotes(doc *report.Document) *footnotes {
 
 // cause returns the number of the footnote that says fl's cause once,
 // with the results it failed, adding it the first time.
-func (f *footnotes) cause(doc *report.Document, fl *report.Failure) int {
+func (f *footnotes) cause(doc *report.Document, fl *Failure) int {
 	if n, ok := f.causes[fl.Cause]; ok {
 		return n
 	}
