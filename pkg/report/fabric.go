@@ -2,11 +2,9 @@ package report
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/rdmabench/rdmabench/pkg/report/textfmt"
 )
 
@@ -104,63 +102,6 @@ type LoadParams struct {
 	Test string `json:"test"`
 	QPs  int    `json:"qps,omitempty"`
 	Size int    `json:"size,omitempty"`
-}
-
-// MergeLatency returns the statistics of the samples of every l together,
-// as if one recorder had recorded them all: the histograms merged, the
-// count, min and max exact, the mean and the population stdev from each
-// set's (exact up to rounding), the percentiles from the merged histogram
-// by the same rule as a recorder's. Every l must have the same basis.
-func MergeLatency(ls ...*Latency) (*Latency, error) {
-	var out *Latency
-	var hist *hdrhistogram.Histogram
-	var sum, sumSq float64
-	for _, l := range ls {
-		if l == nil {
-			continue
-		}
-		if out == nil {
-			out = &Latency{Basis: l.Basis}
-		} else if l.Basis != out.Basis {
-			return nil, fmt.Errorf("report: merge latencies of different bases (%s and %s)", out.Basis, l.Basis)
-		}
-		h, err := l.DecodeHistogram()
-		if err != nil {
-			return nil, err
-		}
-		if hist == nil {
-			hist = hdrhistogram.New(h.LowestTrackableValue(), h.HighestTrackableValue(), int(h.SignificantFigures()))
-		}
-		if dropped := hist.Merge(h); dropped != 0 {
-			return nil, fmt.Errorf("report: merge latency histograms: %d values dropped", dropped)
-		}
-		if l.Count > 0 {
-			if out.Count == 0 {
-				out.MinNs, out.MaxNs = l.MinNs, l.MaxNs
-			}
-			out.MinNs, out.MaxNs = min(out.MinNs, l.MinNs), max(out.MaxNs, l.MaxNs)
-		}
-		n := float64(l.Count)
-		sum += n * l.MeanNs
-		sumSq += n * (l.StdevNs*l.StdevNs + l.MeanNs*l.MeanNs)
-		out.Count += l.Count
-		out.ClockBackward += l.ClockBackward
-	}
-	if out == nil {
-		return nil, nil
-	}
-	if enc, err := hist.Encode(hdrhistogram.V2CompressedEncodingCookieBase); err == nil {
-		out.Histogram = string(enc)
-	}
-	if out.Count == 0 {
-		return out, nil
-	}
-	n := float64(out.Count)
-	out.MeanNs = sum / n
-	out.StdevNs = math.Sqrt(max(0, sumSq/n-out.MeanNs*out.MeanNs))
-	pct := func(p float64) float64 { return min(max(float64(hist.ValueAtPercentile(p)), out.MinNs), out.MaxNs) }
-	out.P50Ns, out.P90Ns, out.P99Ns, out.P999Ns, out.P9999Ns = pct(50), pct(90), pct(99), pct(99.9), pct(99.99)
-	return out, nil
 }
 
 // listText writes indexes as ranges: "0-3", "0,2".
