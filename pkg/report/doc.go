@@ -112,15 +112,14 @@ type Host struct {
 	Memory *Memory `json:"memory,omitempty"`
 }
 
-// Memory kinds: where a test's buffers live (--mem).
+// Memory kinds: where a test's buffers live (--mem, Memory.Kind); and
+// registrations: how a buffer was registered with the device
+// (Memory.Registration).
 const (
 	MemHost      = "host"
 	MemHugePages = "hugepages"
 	MemCUDA      = "cuda"
-)
 
-// Registrations: how a buffer was registered with the device.
-const (
 	RegMR       = "ibv_reg_mr"
 	RegDmabufMR = "ibv_reg_dmabuf_mr"
 )

@@ -85,14 +85,33 @@ type Mesh struct {
 	HostLevel bool `json:"host_level,omitempty"`
 }
 
-// What a matrix of a duplex mesh holds (Matrix.Duplex).
+// The values of a mesh's string fields.
 const (
+	// What a matrix of a duplex mesh holds (Matrix.Duplex).
 	// DuplexPingPong: a ping-pong's figure, crossing both ways; the two
 	// cells of a pair hold the same value.
 	DuplexPingPong = "ping-pong"
 	// DuplexBidirectional: each direction of a bidirectional test, both
 	// sending at once; values[i][j] is what rank i initiated towards rank j.
 	DuplexBidirectional = "bidirectional"
+
+	// Verdict kinds and subjects (Verdict.Kind, Verdict.Subject).
+	VerdictBad   = "bad"   // slow, and slow again on retest (or not retested)
+	VerdictFlaky = "flaky" // slow, but good again on retest
+	VerdictSlow  = "slow"  // a round slow as a whole: its links judged against it
+
+	SubjectRank  = "rank"
+	SubjectLink  = "link"
+	SubjectRound = "round"
+
+	// Rank states (MeshRank.State).
+	RankOK           = "ok"           // registered and there to the end
+	RankLost         = "lost"         // registered, then died or went silent
+	RankUnregistered = "unregistered" // never registered within the deadline
+
+	// Kinds of LinkFailure (LinkFailure.Kind).
+	FailLimit   = "limit"
+	FailOutlier = "outlier"
 )
 
 // MeshBlame is what blame judged a mesh by: its options and, per figure
@@ -130,17 +149,6 @@ type MeshSample struct {
 	Seed   uint64 `json:"seed"`
 }
 
-// Verdict kinds and subjects.
-const (
-	VerdictBad   = "bad"   // slow, and slow again on retest (or not retested)
-	VerdictFlaky = "flaky" // slow, but good again on retest
-	VerdictSlow  = "slow"  // a round slow as a whole: its links judged against it
-
-	SubjectRank  = "rank"
-	SubjectLink  = "link"
-	SubjectRound = "round"
-)
-
 // Verdict is blame for bad figures of a mesh, judged from the fleet's own
 // distribution (docs/mesh.md, "Blame"): a rank slow with most of its peers
 // (one end's fault), a link slow while neither end is (the link's), or a
@@ -177,13 +185,6 @@ type Verdict struct {
 	// Message is the verdict as a sentence, as stderr prints it.
 	Message string `json:"message"`
 }
-
-// Rank states.
-const (
-	RankOK           = "ok"           // registered and there to the end
-	RankLost         = "lost"         // registered, then died or went silent
-	RankUnregistered = "unregistered" // never registered within the deadline
-)
 
 // MeshRank is one rank of a mesh.
 type MeshRank struct {
@@ -353,12 +354,6 @@ type MeshGates struct {
 
 // IsMesh reports whether doc is a mesh document (`rdmabench mesh`).
 func (doc *Document) IsMesh() bool { return doc != nil && doc.Mesh != nil }
-
-// Kinds of LinkFailure.
-const (
-	FailLimit   = "limit"
-	FailOutlier = "outlier"
-)
 
 // LinkFailure is a link that failed a gate. From and To are -1 for a
 // limit that no link has a figure for.
