@@ -57,7 +57,7 @@ func relClose(got, want, tol float64) bool {
 	return math.Abs(got-want) <= tol*math.Max(math.Abs(want), 1e-300)
 }
 
-func TestLatencyRecorderAgainstReference(t *testing.T) {
+func TestRecorderAgainstReference(t *testing.T) {
 	for name, gen := range reporttest.Distributions() {
 		for _, basis := range []string{report.BasisRTT, report.BasisRTTHalf} {
 			for _, n := range []int{1, 2, 17, 10_000, 200_000} {
@@ -313,7 +313,7 @@ func TestReset(t *testing.T) {
 func TestUnknownBasisPanics(t *testing.T) {
 	defer func() {
 		if recover() == nil {
-			t.Error("NewLatencyRecorder(\"one-way\") did not panic")
+			t.Error("NewRecorder(\"one-way\") did not panic")
 		}
 	}()
 	latency.NewRecorder("one-way")
