@@ -12,10 +12,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rdmabench/rdmabench/internal/atomicfile"
 	"github.com/rdmabench/rdmabench/pkg/control"
+	"github.com/rdmabench/rdmabench/pkg/quantity"
 	"github.com/rdmabench/rdmabench/pkg/remote"
 	"github.com/rdmabench/rdmabench/pkg/report"
 	"github.com/rdmabench/rdmabench/pkg/report/render"
+	"github.com/rdmabench/rdmabench/pkg/report/textfmt"
 	"github.com/rdmabench/rdmabench/pkg/settings"
 	"github.com/rdmabench/rdmabench/pkg/verbs"
 	"github.com/rdmabench/rdmabench/pkg/workloads"
@@ -136,7 +139,7 @@ var benchFlagDefs = []benchFlag{
 	}},
 	{metric: workloads.Bandwidth, add: func(fs *pflag.FlagSet, f *benchFlags) {
 		fs.Var(&bwLimit{&f.limits}, "limit-bw", "exit 3 unless every bandwidth is at least this (e.g. 90Gbps, 12GB/s), or this share of the link's nominal rate for RDMA (e.g. 90%link)")
-		fs.Var(rateLimit(&f.limits.MinMsgRate, report.ParseRate), "limit-msg-rate", "exit 3 unless every message rate is at least this (e.g. 10M messages/s)")
+		fs.Var(rateLimit(&f.limits.MinMsgRate, quantity.ParseRate), "limit-msg-rate", "exit 3 unless every message rate is at least this (e.g. 10M messages/s)")
 	}},
 }
 
@@ -438,7 +441,7 @@ func (f *benchFlags) run(cmd *cobra.Command, req workloads.Request, hosts []stri
 	if runErr != nil {
 		return reported{runErr}
 	}
-	if fails := report.CheckLimits(doc, f.limits); len(fails) > 0 && !f.limits.IsZero() {
+	if fails := doc.CheckLimits(f.limits); len(fails) > 0 && !f.limits.IsZero() {
 		for _, lf := range fails {
 			fmt.Fprintln(stderr, "limit failed:", lf.String())
 		}
@@ -455,16 +458,16 @@ func (f *benchFlags) run(cmd *cobra.Command, req workloads.Request, hosts []stri
 // A failed test did not stop the others: nothing says it did.
 func runErrorText(doc *report.Document, runErr error) string {
 	var b strings.Builder
-	fails := report.Failures(doc)
+	fails := render.Failures(doc)
 	if len(fails) == 1 && len(fails[0].Results) == 1 {
 		b.WriteString("rdmabench: " + runErr.Error() + "\n")
 	} else {
 		for _, fl := range fails {
-			b.WriteString("rdmabench: " + fl.Where(doc) + ": " + report.Clean(fl.Cause) + "\n")
+			b.WriteString("rdmabench: " + fl.Where(doc) + ": " + textfmt.Clean(fl.Cause) + "\n")
 		}
 	}
-	if stop := doc.Stopped(); stop != "" && !slices.ContainsFunc(fails, func(fl report.Failure) bool { return fl.Cause == stop }) {
-		b.WriteString("rdmabench: the run stopped: " + report.Clean(stop) + "; the results before it are kept\n")
+	if stop := doc.Stopped(); stop != "" && !slices.ContainsFunc(fails, func(fl render.Failure) bool { return fl.Cause == stop }) {
+		b.WriteString("rdmabench: the run stopped: " + textfmt.Clean(stop) + "; the results before it are kept\n")
 	}
 	if b.Len() == 0 {
 		return errorText(runErr)
@@ -499,7 +502,7 @@ func (f *benchFlags) dial(ctx context.Context, hostArg string) (*remote.Client, 
 // names.
 func (f *benchFlags) writeFile(doc *report.Document) error {
 	format := render.FormatForPath(f.outFile)
-	if err := report.WriteFileAtomic(f.outFile, func(w io.Writer) error { return render.Write(w, format, doc) }); err != nil {
+	if err := atomicfile.Write(f.outFile, func(w io.Writer) error { return render.Write(w, format, doc) }); err != nil {
 		return fmt.Errorf("write %s: %w", f.outFile, err)
 	}
 	return nil

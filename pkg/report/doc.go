@@ -2,8 +2,8 @@
 // "rdmabench/result/v1"), the latency recorder and bandwidth figures that
 // fill it, its reading and writing as JSON ([ReadJSON], [ReadFile],
 // [WriteJSON], the link and run streams) with the limits of what it reads,
-// the statistics over repeated runs ([Summarize]) and the absolute limits
-// of a run ([CheckLimits]).
+// the statistics over repeated runs ([Document.Summarize]) and the absolute limits
+// of a run ([Document.CheckLimits]).
 //
 // A run produces one self-describing [Document], whatever the number of tests,
 // message sizes and repeated runs; `rdmabench report` renders any saved one
@@ -59,7 +59,7 @@ type Document struct {
 	Params  Params           `json:"params"`
 	Results []Result         `json:"results"`
 	// Summaries are, in a document of repeated runs, the spread of each
-	// figure per test, connection and size over its runs; see [Summarize].
+	// figure per test, connection and size over its runs; see [Document.Summarize].
 	Summaries []Summary `json:"summaries,omitempty"`
 	Warnings  []string  `json:"warnings,omitempty"`
 	// Error says why the run stopped before its end (interrupted, or its
@@ -114,15 +114,14 @@ type Host struct {
 	Memory *Memory `json:"memory,omitempty"`
 }
 
-// Memory kinds: where a test's buffers live (--mem).
+// Memory kinds: where a test's buffers live (--mem, Memory.Kind); and
+// registrations: how a buffer was registered with the device
+// (Memory.Registration).
 const (
 	MemHost      = "host"
 	MemHugePages = "hugepages"
 	MemCUDA      = "cuda"
-)
 
-// Registrations: how a buffer was registered with the device.
-const (
 	RegMR       = "ibv_reg_mr"
 	RegDmabufMR = "ibv_reg_dmabuf_mr"
 )

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rdmabench/rdmabench/pkg/latency"
 	"github.com/rdmabench/rdmabench/pkg/report"
 	"github.com/rdmabench/rdmabench/pkg/verbs"
 )
@@ -602,7 +603,7 @@ func mergeDevices(lanes []lane, peers []string, rs []*report.Result) report.Resu
 	}
 	out.CPU = cpu
 	if len(lats) > 0 {
-		lat, err := report.MergeLatency(lats...)
+		lat, err := latency.Merge(lats...)
 		if err != nil {
 			out.Warnings = append(out.Warnings, "the devices' latencies could not be merged: "+err.Error())
 		}

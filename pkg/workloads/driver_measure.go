@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/rdmabench/rdmabench/pkg/latency"
 	"github.com/rdmabench/rdmabench/pkg/report"
 )
 
@@ -36,8 +37,8 @@ func (d *driver) measurePing(l pingLoop, size int, r *report.Result) (*report.La
 		done += n
 	}
 	load := d.markLoad(size)
-	rec := report.NewLatencyRecorder(s.Info().Basis)
-	iv := report.NewLatencyRecorder(rec.Basis())
+	rec := latency.NewRecorder(s.Info().Basis)
+	iv := latency.NewRecorder(rec.Basis())
 	record := func(n, valid int) {
 		ran += uint64(n)
 		backward += int64(n - valid)
@@ -181,7 +182,7 @@ func (d *driver) measureStream(ctx context.Context, l streamLoop, size int, r *r
 
 // latencyInterval closes the interval [from, to] of the latency recorder
 // iv, which it resets.
-func (d *driver) latencyInterval(start, from, to uint64, iv *report.LatencyRecorder) report.Interval {
+func (d *driver) latencyInterval(start, from, to uint64, iv *latency.Recorder) report.Interval {
 	x := report.Interval{StartS: float64(from-start) / 1e9, DurationS: float64(to-from) / 1e9, Latency: iv.Snapshot()}
 	iv.Reset()
 	return x

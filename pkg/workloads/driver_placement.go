@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/textfmt"
 )
 
 // placement is where an end's loop threads run: pinned to cpus (nil: not
@@ -153,7 +154,7 @@ func FormatCPUList(cores []int) string {
 	if len(cores) == 0 {
 		return "none"
 	}
-	return strings.Join(report.IntRanges(cores), ",")
+	return strings.Join(textfmt.IntRanges(cores), ",")
 }
 
 // mergeCores is the union of two sorted sets of cores.

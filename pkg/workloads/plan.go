@@ -249,7 +249,7 @@ func (r *Run) Execute(ctx context.Context, target Target) (*report.Document, err
 		}
 	}
 	if r.req.Repeat > 1 {
-		doc.Summaries = report.Summarize(doc)
+		doc.Summaries = doc.Summarize()
 	}
 	doc.End = time.Now().UTC()
 	doc.Partial = false

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/quantity"
 	"github.com/rdmabench/rdmabench/pkg/settings"
 	"github.com/rdmabench/rdmabench/pkg/verbs"
 )
@@ -753,9 +753,9 @@ func AllSizes() []int {
 }
 
 // parseSize parses one message size ("4096", "4K", "4KiB", "8M", "1G")
-// with report.ParseBytes, within 1 B..1 GiB.
+// with quantity.ParseBytes, within 1 B..1 GiB.
 func parseSize(s string) (int, error) {
-	v, err := report.ParseBytes(s)
+	v, err := quantity.ParseBytes(s)
 	if err != nil {
 		return 0, err
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rdmabench/rdmabench/pkg/quantity"
 	"github.com/rdmabench/rdmabench/pkg/report"
 	"github.com/rdmabench/rdmabench/pkg/verbs"
 )
@@ -178,14 +179,14 @@ func ParseRateLimit(v string) (gbps, msgs float64, err error) {
 	t := strings.TrimSpace(v)
 	for _, u := range []string{"pps", "msg/s", "msgs/s", "mps"} {
 		if strings.HasSuffix(t, u) {
-			msgs, err = report.ParseRate(t)
+			msgs, err = quantity.ParseRate(t)
 			return 0, msgs, err
 		}
 	}
 	if _, perr := fmt.Sscanf(t, "%g", new(float64)); perr == nil && strings.TrimLeft(t, "0123456789.eE+-") == "" {
 		t += "Gbps" // perftest's --rate_units default: Gbit/s
 	}
-	gbps, err = report.ParseBandwidth(t)
+	gbps, err = quantity.ParseBandwidth(t)
 	return gbps, 0, err
 }
 

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmabench/rdmabench/pkg/latency"
 	"github.com/rdmabench/rdmabench/pkg/report"
 	"github.com/rdmabench/rdmabench/pkg/verbs"
 )
@@ -360,7 +361,7 @@ func TestBarrier(t *testing.T) {
 
 func TestMergeDevices(t *testing.T) {
 	rec := func(vals ...uint64) *report.Latency {
-		r := report.NewLatencyRecorder(report.BasisRTT)
+		r := latency.NewRecorder(report.BasisRTT)
 		r.RecordBatch(vals)
 		return r.Snapshot()
 	}

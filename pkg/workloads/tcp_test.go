@@ -66,7 +66,7 @@ func checkTCPLatency(t *testing.T, l *report.Latency, count int64) {
 	if !(l.MinNs > 0 && l.MinNs <= l.P50Ns && l.P50Ns <= l.MaxNs) {
 		t.Errorf("latency min %v p50 %v max %v: want 0 < min <= p50 <= max", l.MinNs, l.P50Ns, l.MaxNs)
 	}
-	h, err := report.DecodeHistogram(l.Histogram)
+	h, err := l.DecodeHistogram()
 	if err != nil {
 		t.Fatal(err)
 	}

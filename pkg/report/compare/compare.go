@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/textfmt"
 	"github.com/rdmabench/rdmabench/pkg/settings"
 	"golang.org/x/perf/benchmath"
 )
@@ -177,7 +178,7 @@ func Compare(base, new *report.Document, opt Options) *Comparison {
 		Confidence: report.Confidence,
 		Rows:       []Row{},
 	}
-	bg, ng := report.GroupResults(base), report.GroupResults(new)
+	bg, ng := base.Groups(), new.Groups()
 	inNew := map[report.Key]*report.Group{}
 	for i := range ng {
 		inNew[ng[i].Key] = &ng[i]
@@ -208,7 +209,7 @@ func Compare(base, new *report.Document, opt Options) *Comparison {
 			c.Warnings = append(c.Warnings, failedWarning(d.name, d.st))
 		}
 		if d.st.stopped != "" {
-			c.Warnings = append(c.Warnings, fmt.Sprintf("the %s run stopped early: %s", d.name, report.Clean(d.st.stopped)))
+			c.Warnings = append(c.Warnings, fmt.Sprintf("the %s run stopped early: %s", d.name, textfmt.Clean(d.st.stopped)))
 		}
 		if d.st.partial {
 			c.Warnings = append(c.Warnings, fmt.Sprintf("the %s document is partial: its run was still going when it was written", d.name))
@@ -243,7 +244,7 @@ func (f testFailure) String() string {
 
 func stateOf(doc *report.Document) runState {
 	st := runState{partial: doc.Partial, stopped: doc.Stopped()}
-	for _, g := range report.GroupResults(doc) {
+	for _, g := range doc.Groups() {
 		st.tests++
 		f := testFailure{key: g.Key, runs: len(g.Results)}
 		for _, r := range g.Results {
@@ -316,9 +317,9 @@ func compareRow(b, n *report.Group, alpha float64) Row {
 		switch {
 		case failed == 0:
 		case len(s.g.Results) == 1:
-			row.Notes = append(row.Notes, fmt.Sprintf("%s: the test failed: %s", s.name, report.Clean(firstError(s.g.Results))))
+			row.Notes = append(row.Notes, fmt.Sprintf("%s: the test failed: %s", s.name, textfmt.Clean(firstError(s.g.Results))))
 		default:
-			row.Notes = append(row.Notes, fmt.Sprintf("%s: %d of %d runs failed and are left out (%s)", s.name, failed, len(s.g.Results), report.Clean(firstError(s.g.Results))))
+			row.Notes = append(row.Notes, fmt.Sprintf("%s: %d of %d runs failed and are left out (%s)", s.name, failed, len(s.g.Results), textfmt.Clean(firstError(s.g.Results))))
 		}
 	}
 	if bq, nq := qpsOf(b), qpsOf(n); bq != nq && bq != "" && nq != "" {
@@ -330,7 +331,7 @@ func compareRow(b, n *report.Group, alpha float64) Row {
 	}
 	if br, nr := firstMeasured(b.Results), firstMeasured(n.Results); br != nil && nr != nil {
 		if br.Clock != nr.Clock && br.Clock != "" && nr.Clock != "" {
-			d = append(d, fmt.Sprintf("clock base %s, new %s", report.Clean(br.Clock), report.Clean(nr.Clock)))
+			d = append(d, fmt.Sprintf("clock base %s, new %s", textfmt.Clean(br.Clock), textfmt.Clean(nr.Clock)))
 		}
 		d = append(d, pinningDiff(br.Placement, nr.Placement)...)
 	}
@@ -383,7 +384,7 @@ func pinningDiff(b, n *report.Placement) []string {
 // pinningText is where one end's loops were pinned: "cores 0-3", "NUMA
 // node 1 (cores 8-15)", "not pinned".
 func pinningText(e *report.EndPlacement) string {
-	cores := strings.Join(report.IntRanges(e.CPUs), ",")
+	cores := strings.Join(textfmt.IntRanges(e.CPUs), ",")
 	switch e.Policy {
 	case report.PlaceCPUList:
 		return "cores " + cores
@@ -498,7 +499,7 @@ func envDiff(base, new *report.Document) []string {
 	var w []string
 	diff := func(what, b, n string) {
 		if b != n {
-			w = append(w, fmt.Sprintf("%s differs: base %s, new %s", what, cmp.Or(report.Clean(b), "(none)"), cmp.Or(report.Clean(n), "(none)")))
+			w = append(w, fmt.Sprintf("%s differs: base %s, new %s", what, cmp.Or(textfmt.Clean(b), "(none)"), cmp.Or(textfmt.Clean(n), "(none)")))
 		}
 	}
 	tool := func(t report.Tool) string {
@@ -588,7 +589,7 @@ func deviceNames(ds []report.Device) string {
 func linkRate(d *report.Device) string {
 	s := ""
 	if d.LinkGbps > 0 {
-		s = report.Num(d.LinkGbps) + " Gbit/s"
+		s = textfmt.Num(d.LinkGbps) + " Gbit/s"
 	}
 	if sw := strings.TrimSpace(d.ActiveSpeed + " " + d.ActiveWidth); sw != "" {
 		s = strings.TrimSpace(s + " (" + sw + ")")
@@ -718,7 +719,7 @@ func nonEmpty(get func(*report.Params) string) func(*report.Params) (string, boo
 func amount(get func(*report.Params) float64, unit string) func(*report.Params) (string, bool) {
 	return func(p *report.Params) (string, bool) {
 		if v := get(p); v > 0 {
-			return report.Num(v) + unit, true
+			return textfmt.Num(v) + unit, true
 		}
 		return "", false
 	}
@@ -728,7 +729,7 @@ func amount(get func(*report.Params) float64, unit string) func(*report.Params) 
 func cores(get func(*report.Params) []int) func(*report.Params) (string, bool) {
 	return func(p *report.Params) (string, bool) {
 		c := get(p)
-		return strings.Join(report.IntRanges(c), ","), len(c) > 0
+		return strings.Join(textfmt.IntRanges(c), ","), len(c) > 0
 	}
 }
 
@@ -752,7 +753,7 @@ func paramMap(p *report.Params) map[string]string {
 // loadText writes a load (--load) as compare prints it: "write-bw, 4 QPs,
 // 65536 B".
 func loadText(l *report.LoadParams) string {
-	parts := []string{cmp.Or(report.Clean(l.Test), "?")}
+	parts := []string{cmp.Or(textfmt.Clean(l.Test), "?")}
 	if l.QPs > 0 {
 		parts = append(parts, fmt.Sprintf("%d QPs", l.QPs))
 	}
