@@ -29,7 +29,8 @@
 //     iterations or duration, intervals, precision rounds
 //   - driver_link.go: the Link between the two ends and its messages
 //   - driver_lanes.go: several ends side by side on each side (-d A,B,
-//     --load), multiplexed over one transport, and their merged results
+//     --load), multiplexed over one transport (package mux), and their
+//     merged results
 //   - driver_threads.go, driver_loopthread_*.go, driver_placement.go: the
 //     loop threads (--threads), the OS threads they run on, and their cores
 //   - driver_check.go: the untimed data check after each size (--validate)

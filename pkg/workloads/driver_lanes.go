@@ -3,7 +3,6 @@ package workloads
 import (
 	"cmp"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/pkg/report"
 	"github.com/rdmabench/rdmabench/pkg/verbs"
+	"github.com/rdmabench/rdmabench/pkg/workloads/mux"
 )
 
 // A test may run several ends at once on each side, one per lane: one per
@@ -142,24 +142,24 @@ func runSide(ctx context.Context, spec *Spec, r role, tr Transport, o endOptions
 		o.device = lanes[0].device
 		return runEnd(ctx, &lanes[0].spec, r, NewLink(tr), o)
 	}
-	mux := newMux(ctx, tr, laneCount(spec))
-	defer mux.close()
+	m := mux.New(ctx, tr, laneCount(spec))
+	defer m.Close()
 	if err != nil {
 		// Every lane of the peer waits at setup: tell each.
-		for i := range mux.lanes {
+		for i := range m.Lanes() {
 			tctx, cancel := context.WithTimeout(ctx, spec.IdleTimeout)
-			_ = NewLink(mux.lane(i)).Exchange(tctx, "setup", Fail(err), nil)
+			_ = NewLink(m.Lane(i)).Exchange(tctx, "setup", Fail(err), nil)
 			cancel()
 		}
 		return nil, err
 	}
-	return runLanes(ctx, lanes, r, mux, o)
+	return runLanes(ctx, lanes, r, m, o)
 }
 
-// runLanes runs every lane at once, each over its lane of mux. The first
+// runLanes runs every lane at once, each over its lane of m. The first
 // lane to fail stops the others. The client's result merges the results
 // of its devices, size by size.
-func runLanes(ctx context.Context, lanes []lane, r role, mux *muxTransport, o endOptions) (*endResult, error) {
+func runLanes(ctx context.Context, lanes []lane, r role, m *mux.Mux, o endOptions) (*endResult, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	j := newLaneJoin(lanes, o)
@@ -171,7 +171,7 @@ func runLanes(ctx context.Context, lanes []lane, r role, mux *muxTransport, o en
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res, err := runEnd(ctx, &l.spec, r, NewLink(mux.lane(i)), lo)
+			res, err := runEnd(ctx, &l.spec, r, NewLink(m.Lane(i)), lo)
 			results[i], errs[i] = res, err
 			if l.kind == mainLane {
 				j.bar.leave(l.dev)
@@ -635,94 +635,4 @@ func cmpOr[T any](a, b *T) *T {
 		return a
 	}
 	return b
-}
-
-// muxTransport carries the messages of several lanes over one transport:
-// each message is its lane's number (2 bytes, big-endian) and its bytes.
-type muxTransport struct {
-	t      Transport
-	lanes  []chan []byte
-	done   chan struct{} // the transport failed or ended: err says why
-	err    error
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-	sendMu sync.Mutex
-}
-
-// laneQueue bounds the messages waiting for a lane: its exchanges are in
-// lockstep with the peer's, so one or two at most are in flight.
-const laneQueue = 8
-
-func newMux(ctx context.Context, t Transport, n int) *muxTransport {
-	ctx, cancel := context.WithCancel(ctx)
-	m := &muxTransport{t: t, done: make(chan struct{}), cancel: cancel}
-	for range n {
-		m.lanes = append(m.lanes, make(chan []byte, laneQueue))
-	}
-	m.wg.Add(1)
-	go m.read(ctx)
-	return m
-}
-
-func (m *muxTransport) read(ctx context.Context) {
-	defer m.wg.Done()
-	defer close(m.done)
-	for {
-		msg, err := m.t.Recv(ctx)
-		if err != nil {
-			m.err = err
-			return
-		}
-		if len(msg) < 2 {
-			m.err = fmt.Errorf("a lane message of %d bytes", len(msg))
-			return
-		}
-		i := int(binary.BigEndian.Uint16(msg))
-		if i >= len(m.lanes) {
-			m.err = fmt.Errorf("a message for lane %d of %d", i, len(m.lanes))
-			return
-		}
-		select {
-		case m.lanes[i] <- msg[2:]:
-		default: // nobody reads that lane any more
-		}
-	}
-}
-
-// close stops reading (the lanes are done) and waits for the reader.
-func (m *muxTransport) close() {
-	m.cancel()
-	m.wg.Wait()
-}
-
-func (m *muxTransport) lane(i int) Transport { return laneTransport{m, i} }
-
-type laneTransport struct {
-	m *muxTransport
-	i int
-}
-
-func (l laneTransport) Send(ctx context.Context, msg []byte) error {
-	b := make([]byte, 2+len(msg))
-	binary.BigEndian.PutUint16(b, uint16(l.i))
-	copy(b[2:], msg)
-	l.m.sendMu.Lock()
-	defer l.m.sendMu.Unlock()
-	return l.m.t.Send(ctx, b)
-}
-
-func (l laneTransport) Recv(ctx context.Context) ([]byte, error) {
-	select {
-	case msg := <-l.m.lanes[l.i]:
-		return msg, nil
-	case <-l.m.done:
-		select {
-		case msg := <-l.m.lanes[l.i]:
-			return msg, nil
-		default:
-			return nil, l.m.err
-		}
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
 }
