@@ -32,24 +32,6 @@ import (
 // other's reason; only a failure to set up or ready a size is told at once
 // (Fail), at the phase the peer is waiting in.
 
-// role is the part an end plays. The client drives the test and measures;
-// the server answers (ping-pong responder, receiver, passive target) and
-// measures its own sending in bidirectional tests.
-type role int
-
-// Roles.
-const (
-	clientEnd role = iota
-	serverEnd
-)
-
-func (r role) String() string {
-	if r == serverEnd {
-		return "server"
-	}
-	return "client"
-}
-
 // endOptions are one end's local settings, not part of the Spec.
 type endOptions struct {
 	// device overrides the spec's device on this end (the server's own -d).

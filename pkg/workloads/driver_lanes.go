@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
 	"github.com/rdmabench/rdmabench/pkg/verbs"
@@ -39,10 +38,6 @@ type lane struct {
 	device string // this side's device ("": the first)
 	peer   string // the other side's device, for the record
 }
-
-// loadStep is how often a load's stream checks whether the latency it
-// runs under is over.
-const loadStep = 10 * time.Millisecond
 
 // laneCount is the number of lanes of a spec, on either side.
 func laneCount(s *Spec) int {
@@ -115,23 +110,6 @@ func planLanes(s *Spec, r role, o endOptions) ([]lane, error) {
 		}
 	}
 	return lanes, nil
-}
-
-// loadSpec is the spec of the load of main: its bandwidth test, open
-// ended (the client stops it when the latency test is over), between the
-// same devices, GIDs, cores and path: every knob the table marks Shared
-// (traffic class, rdma_cm, ACK timeout, ...).
-func loadSpec(s *Spec, main Spec) Spec {
-	l := Spec{Test: s.Load.Test, Sizes: []int{s.Load.Size}, QPs: s.Load.QPs,
-		IdleTimeout: main.IdleTimeout, CPUs: main.CPUs, ServerCPUs: main.ServerCPUs,
-		Duration: 24 * time.Hour, Interval: loadStep}
-	for _, k := range Knobs {
-		if k.Shared {
-			k.copyTo(&l, &main)
-		}
-	}
-	_ = l.Normalize() // checked with the latency test's spec
-	return l
 }
 
 // runSide runs this side of the normalized spec over tr: one end, or one
