@@ -102,6 +102,14 @@ type runner interface {
 	close()
 }
 
+// newRunner makes one end's runner for a normalized spec.
+type newRunner func(spec *Spec, role role, o endOptions) runner
+
+// runners are the constructors of the runners, by the name a test's row
+// gives (TestInfo.Runner); each runner's file adds its own. The engine
+// names none.
+var runners = map[string]newRunner{}
+
 // stage is one end's part in one size of a test. Any of ping, stream and
 // passive may be nil.
 type stage struct {
@@ -259,12 +267,11 @@ func phase(name string, i int) string { return fmt.Sprintf("%s/%d", name, i) }
 // through link. On a failure, the results of the sizes before it are
 // returned with the error, and the failing size's result records it.
 func runEnd(ctx context.Context, spec *Spec, role role, link Link, o endOptions) (*endResult, error) {
-	var r runner
-	if spec.Info().IsRDMA() {
-		r = newRDMA(spec, role, o)
-	} else {
-		r = newTCP(spec, role, o)
+	newRunner, ok := runners[spec.Info().Runner]
+	if !ok {
+		return nil, fmt.Errorf("%s: this build has no %q runner", spec.Test, spec.Info().Runner)
 	}
+	r := newRunner(spec, role, o)
 	defer r.close()
 	d := &driver{spec: spec, role: role, link: link, o: o, r: r}
 	return d.run(ctx)
@@ -742,4 +749,24 @@ func (d *driver) compose(r *report.Result, mine, peer sizeOutcome, sent, peerSen
 		}
 	}
 	return nil
+}
+
+// Progress reports how far a run is: one of Begin, Start, Interval, Done
+// or Skipped is set.
+type Progress struct {
+	// Begin is the run's document as it begins: what runs it and what was
+	// asked, no result yet.
+	Begin *report.Document
+	Run   int // the run, 1-based, when runs repeat; 0 otherwise
+	Test  string
+	Size  int
+	// Start: Test begins (Size is its first size).
+	Start bool
+	// Interval: a duration-mode interval of Size ended.
+	Interval *report.Interval
+	// Done: Size finished, with Result.
+	Done   bool
+	Result *report.Result
+	// Skipped counts sizes of Test that will not run (it failed).
+	Skipped int
 }

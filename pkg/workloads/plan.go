@@ -43,26 +43,6 @@ type Request struct {
 	Checkpoint func(*report.Document) error
 }
 
-// Progress reports how far a run is: one of Begin, Start, Interval, Done
-// or Skipped is set.
-type Progress struct {
-	// Begin is the run's document as it begins: what runs it and what was
-	// asked, no result yet.
-	Begin *report.Document
-	Run   int // the run, 1-based, when runs repeat; 0 otherwise
-	Test  string
-	Size  int
-	// Start: Test begins (Size is its first size).
-	Start bool
-	// Interval: a duration-mode interval of Size ended.
-	Interval *report.Interval
-	// Done: Size finished, with Result.
-	Done   bool
-	Result *report.Result
-	// Skipped counts sizes of Test that will not run (it failed).
-	Skipped int
-}
-
 // Run is a validated Request, ready to execute.
 type Run struct {
 	req   Request

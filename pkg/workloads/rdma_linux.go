@@ -76,6 +76,8 @@ type rdmaRunner struct {
 	cmInfo     *verbs.CMInfo
 }
 
+func init() { runners[runnerRDMA] = newRDMA }
+
 func newRDMA(spec *Spec, role role, o endOptions) runner {
 	return &rdmaRunner{spec: spec, role: role, o: o}
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/rdmabench/rdmabench/pkg/verbs"
 )
 
+func init() { runners[runnerRDMA] = newRDMA }
+
 // newRDMA returns a runner that cannot open: this build has no verbs.
 func newRDMA(*Spec, role, endOptions) runner { return noRDMA{} }
 

@@ -114,6 +114,8 @@ type tcpRunner struct {
 	sbuf, rbuf []byte
 }
 
+func init() { runners[runnerTCP] = newTCP }
+
 func newTCP(spec *Spec, role role, o endOptions) runner {
 	return &tcpRunner{spec: spec, role: role, o: o, idle: spec.IdleTimeout}
 }
