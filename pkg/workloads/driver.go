@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
 )
@@ -82,47 +81,6 @@ func runEnd(ctx context.Context, spec *Spec, role role, link Link, o endOptions)
 	defer r.close()
 	d := &driver{spec: spec, role: role, link: link, o: o, r: r}
 	return d.run(ctx)
-}
-
-// runLoopback runs both ends of the normalized spec in this process, on
-// the local device (or over loopback TCP), and returns the client's
-// result.
-func runLoopback(ctx context.Context, spec *Spec, o endOptions) (*endResult, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	a, b, hangupA, hangupB := pipeTransports()
-	so := endOptions{device: spec.ServerDevice, maxMem: o.maxMem, listenHost: "127.0.0.1",
-		noCounters: spec.ServerDevice == "" || spec.ServerDevice == spec.Device}
-	if so.device == "" {
-		so.device = spec.Device
-	}
-	if o.peerHost == "" {
-		o.peerHost = "127.0.0.1"
-	}
-	var wg sync.WaitGroup
-	var serr error
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		defer hangupB()
-		_, serr = runSide(ctx, spec, serverEnd, b, so)
-	}()
-	res, err := runSide(ctx, spec, clientEnd, a, o)
-	hangupA()
-	if err != nil {
-		cancel()
-	}
-	wg.Wait()
-	if err == nil && serr != nil {
-		err = fmt.Errorf("server side: %w", serr)
-	}
-	// The client's error is the more telling one, unless the server failed
-	// first and the client only carries its message.
-	var pe *PeerError
-	if errors.As(err, &pe) && serr != nil && !errors.As(serr, &pe) {
-		err = fmt.Errorf("server side: %w", serr)
-	}
-	return res, err
 }
 
 func (d *driver) run(ctx context.Context) (*endResult, error) {
