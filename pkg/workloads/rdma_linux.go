@@ -759,10 +759,3 @@ func (b *rdmaStream) sent() uint64 { return b.l.Stats().Completed + b.warmSent }
 // progress reads the completions so far while the stream runs in another
 // thread (the load of a latency test).
 func (b *rdmaStream) progress() (uint64, uint64) { return b.l.Progress() }
-
-// clockDrift measures, at the end of a run, how far the loops' TSC has
-// drifted from its calibration (ok false when they read CLOCK_MONOTONIC).
-func clockDrift() (ppm float64, name string, ok bool) {
-	ppm, ok = verbs.ClockDrift()
-	return ppm, verbs.Clock().Name, ok
-}
