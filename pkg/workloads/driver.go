@@ -12,8 +12,9 @@ import (
 // The driver runs one end of one test, whatever its transport: it connects
 // the two ends, then for each size readies the loops, runs the warm-up and
 // the measured iterations (or the duration, in intervals), and exchanges
-// the outcome with the other end. The runners (rdma_linux.go, tcp.go)
-// implement only their loops.
+// the outcome with the other end. The runners implement only what
+// driver_runner.go asks of them; the driver names none (a test's row does,
+// and each runner's file adds itself to the runners' table).
 //
 // The two ends exchange, over the Link:
 //

@@ -35,7 +35,7 @@ type endOptions struct {
 	// onResult, when set, gets each size's result as soon as it is known
 	// (the client's), with the clock it was timed with.
 	onResult func(report.Result, clockInfo)
-	// The hooks of a lane (driver_lanes.go). beforeSize runs before each size
+	// The hooks of a lane (driver_side.go). beforeSize runs before each size
 	// (the devices start it together; the latency waits for its load).
 	// load measures the background load during each latency size. stop
 	// ends an open-ended stream (the load) when closed; streaming hears
