@@ -64,6 +64,9 @@ type TestInfo struct {
 	// Mesh: a mesh link runs the test unless others are named.
 	Mesh    bool
 	Summary string
+	// Runner names what runs the test's ends: runnerRDMA or runnerTCP
+	// (spec_end.go).
+	Runner string
 }
 
 // Tests lists every test, in the order commands, completions and errors
@@ -71,34 +74,34 @@ type TestInfo struct {
 var Tests = []TestInfo{
 	{Name: "write-lat", Op: OpWrite, Metric: Latency, Basis: "rtt_half", Connections: []string{"RC", "UC"},
 		DefaultSize: 2, DefaultIters: 1000, Loop: verbs.LatWrite, Responder: verbs.LatWrite, Opcode: verbs.OpWrite, Suite: 1, Mesh: true,
-		Summary: "RDMA WRITE ping-pong; one-way latency = RTT/2"},
+		Summary: "RDMA WRITE ping-pong; one-way latency = RTT/2", Runner: runnerRDMA},
 	{Name: "read-lat", Op: OpRead, Metric: Latency, Basis: "rtt", Connections: []string{"RC"},
 		DefaultSize: 2, DefaultIters: 1000, Loop: verbs.LatPost, Opcode: verbs.OpRead, Suite: 2,
-		Summary: "RDMA READ, post to completion (full RTT)"},
+		Summary: "RDMA READ, post to completion (full RTT)", Runner: runnerRDMA},
 	{Name: "send-lat", Op: OpSend, Metric: Latency, Basis: "rtt_half", Connections: []string{"RC", "UC", "UD"},
 		DefaultSize: 2, DefaultIters: 1000, Loop: verbs.LatSend, Responder: verbs.LatSend, Opcode: verbs.OpSend, Suite: 3,
-		Summary: "SEND/RECV ping-pong; one-way latency = RTT/2"},
+		Summary: "SEND/RECV ping-pong; one-way latency = RTT/2", Runner: runnerRDMA},
 	{Name: "atomic-lat", Op: OpAtomic, Metric: Latency, Basis: "rtt", Connections: []string{"RC"},
 		DefaultSize: 8, DefaultIters: 1000, Loop: verbs.LatPost, Opcode: verbs.OpFetchAdd, Suite: 4,
-		Summary: "fetch-and-add or compare-and-swap, post to completion (full RTT)"},
+		Summary: "fetch-and-add or compare-and-swap, post to completion (full RTT)", Runner: runnerRDMA},
 	{Name: "write-bw", Op: OpWrite, Metric: Bandwidth, Connections: []string{"RC", "UC"},
 		DefaultSize: 65536, DefaultIters: 5000, Loop: verbs.BWSend, Opcode: verbs.OpWrite, Suite: 6, Mesh: true,
-		Summary: "RDMA WRITE bandwidth, windowed posting"},
+		Summary: "RDMA WRITE bandwidth, windowed posting", Runner: runnerRDMA},
 	{Name: "read-bw", Op: OpRead, Metric: Bandwidth, Connections: []string{"RC"},
 		DefaultSize: 65536, DefaultIters: 1000, Loop: verbs.BWSend, Opcode: verbs.OpRead, Suite: 7,
-		Summary: "RDMA READ bandwidth, windowed posting"},
+		Summary: "RDMA READ bandwidth, windowed posting", Runner: runnerRDMA},
 	{Name: "send-bw", Op: OpSend, Metric: Bandwidth, Connections: []string{"RC", "UC", "UD"},
 		DefaultSize: 65536, DefaultIters: 1000, Loop: verbs.BWSend, Responder: verbs.BWRecv, Opcode: verbs.OpSend, Suite: 8,
-		Summary: "SEND bandwidth, windowed posting"},
+		Summary: "SEND bandwidth, windowed posting", Runner: runnerRDMA},
 	{Name: "atomic-bw", Op: OpAtomic, Metric: Bandwidth, Connections: []string{"RC"},
 		DefaultSize: 8, DefaultIters: 1000, Loop: verbs.BWSend, Opcode: verbs.OpFetchAdd, Suite: 9,
-		Summary: "atomic operation rate, windowed posting"},
+		Summary: "atomic operation rate, windowed posting", Runner: runnerRDMA},
 	{Name: "tcp-lat", Op: OpTCP, Metric: Latency, Basis: "rtt_half", Connections: []string{"TCP"},
 		DefaultSize: 2, DefaultIters: 1000, Suite: 5,
-		Summary: "TCP ping-pong with TCP_NODELAY; one-way latency = RTT/2"},
+		Summary: "TCP ping-pong with TCP_NODELAY; one-way latency = RTT/2", Runner: runnerTCP},
 	{Name: "tcp-bw", Op: OpTCP, Metric: Bandwidth, Connections: []string{"TCP"},
 		DefaultSize: 65536, DefaultIters: 1000, Suite: 10,
-		Summary: "TCP stream with TCP_NODELAY"},
+		Summary: "TCP stream with TCP_NODELAY", Runner: runnerTCP},
 }
 
 // LookupTest returns the test named name.

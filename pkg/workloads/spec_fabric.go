@@ -1,16 +1,13 @@
 package workloads
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/rdmabench/rdmabench/pkg/quantity"
 	"github.com/rdmabench/rdmabench/pkg/report"
-	"github.com/rdmabench/rdmabench/pkg/verbs"
 )
 
 // The settings that spread a test over a host's fabric: loop threads
@@ -203,64 +200,4 @@ func (s *Spec) paceFor(size int) (gbps, perQPNs float64) {
 		return 0, 0
 	}
 	return msgs * float64(size) * 8 / 1e9, float64(max(s.QPs, 1)) * 1e9 / msgs
-}
-
-// resolveDevices names the client's devices of "-d all" (before anything
-// runs).
-func (s *Spec) resolveDevices() error {
-	if s.Device != "all" {
-		return nil
-	}
-	names, err := verbs.DeviceNames()
-	if err != nil {
-		return fmt.Errorf("-d all: %w", err)
-	}
-	if len(names) == 0 {
-		return errors.New("-d all: this host has no RDMA device")
-	}
-	s.Device = strings.Join(names, ",")
-	return nil
-}
-
-// checkCores refuses, before anything runs, cores this host's ends may not
-// use: the client's (--cpu), and in loopback the server's too.
-func (s *Spec) checkCores(loopback bool) error {
-	allowed := allowedCPUs()
-	if _, err := placeLoops("--cpu", s.CPUs, "", allowed); err != nil {
-		return err
-	}
-	if loopback {
-		if _, err := placeLoops("--server-cpu", s.ServerCPUs, "", allowed); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// paceCatchUp is how much of its schedule a paced QP that fell behind (its
-// window was full, its thread was descheduled) may catch up at once; it
-// loses what it is late beyond that. Its schedule starts with its first
-// measured message, and no message goes before its time in it, so the
-// rate from the first message to the last never exceeds the limit (by
-// more than one message); over a shorter span, such as an interval of
-// -D, the catching up may exceed it by this much of the schedule.
-const paceCatchUp = 100 * time.Millisecond
-
-// paceBurst is the messages a QP paced one per perQPNs may catch up at
-// once: paceCatchUp of its schedule, and at least a post list.
-func paceBurst(perQPNs float64, postList int) int {
-	return max(postList, int(float64(paceCatchUp)/perQPNs))
-}
-
-// onEveryLane is the memory of an end whose one lane takes one: as many
-// times as it has devices, and its load's on each.
-func (s *Spec) onEveryLane(one uint64, server bool) uint64 {
-	n := uint64(max(1, len(splitDevices(s.Device))))
-	total := n * one
-	if s.Load != nil {
-		ld := loadSpec(s, *s)
-		ld.Device, ld.ServerDevice = "", ""
-		total += n * ld.EndMemory(server)
-	}
-	return total
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/rdmabench/rdmabench/pkg/latency"
 	"github.com/rdmabench/rdmabench/pkg/report"
 	"github.com/rdmabench/rdmabench/pkg/verbs"
+	"github.com/rdmabench/rdmabench/pkg/workloads/mux"
 )
 
 func TestThreadQPs(t *testing.T) {
@@ -289,22 +290,22 @@ func TestMux(t *testing.T) {
 	ta, tb, hangA, hangB := pipeTransports()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	ma, mb := newMux(ctx, ta, 3), newMux(ctx, tb, 3)
-	defer ma.close()
-	defer mb.close()
+	ma, mb := mux.New(ctx, ta, 3), mux.New(ctx, tb, 3)
+	defer ma.Close()
+	defer mb.Close()
 	// Each lane's exchange meets the peer's same lane, whatever the order.
 	done := make(chan error, 6)
 	for i := range 3 {
 		go func() {
 			var got string
-			done <- NewLink(ma.lane(i)).Exchange(ctx, "p", "a"+string(rune('0'+i)), &got)
+			done <- NewLink(ma.Lane(i)).Exchange(ctx, "p", "a"+string(rune('0'+i)), &got)
 			if got != "b"+string(rune('0'+i)) {
 				done <- errors.New("lane " + string(rune('0'+i)) + " got " + got)
 			}
 		}()
 		go func() {
 			var got string
-			done <- NewLink(mb.lane(2-i)).Exchange(ctx, "p", "b"+string(rune('0'+2-i)), &got)
+			done <- NewLink(mb.Lane(2-i)).Exchange(ctx, "p", "b"+string(rune('0'+2-i)), &got)
 			if got != "a"+string(rune('0'+2-i)) {
 				done <- errors.New("lane got " + got)
 			}
@@ -322,7 +323,7 @@ func TestMux(t *testing.T) {
 	}
 	// The peer gone, every lane's exchange fails.
 	hangB()
-	if err := NewLink(ma.lane(1)).Exchange(ctx, "q", nil, nil); err == nil {
+	if err := NewLink(ma.Lane(1)).Exchange(ctx, "q", nil, nil); err == nil {
 		t.Fatal("exchange with a peer that has ended")
 	}
 	hangA()
