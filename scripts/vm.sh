@@ -234,6 +234,35 @@ while [ "$i" -lt "$VM_NSHARES" ]; do
 done
 stamp "file systems mounted"
 
+# The guest clock, when VMs talk to each other (--net): the kernel sets it
+# from the emulated RTC, which has whole seconds (plus half a second, the
+# kernel's guess), so each VM starts up to half a second off the host and
+# two VMs up to a second apart. MUNGE rejects a credential stamped by a
+# clock ahead of the decoder's, to the second ("Rewound credential", Slurm:
+# "Check for out of sync clocks"), so a Slurm node failed at start whenever
+# a message crossed a second boundary in that gap. Set it from the host's:
+# a file created on the exchange share gets the host's time as its mtime;
+# one process reads its own clock around five creates, takes the one with
+# the shortest round trip and steps the clock by the difference (off by a
+# few ms: that round trip and the file system's coarse timestamps). In the
+# background, while the network comes up; the command waits for it.
+# 227 is x86_64's clock_settime (syscall.ph reads dozens of files over 9p).
+clock_pid=
+if [ "$VM_NETKIND" = nic ]; then
+	chroot "$R" perl -MTime::HiRes=time,stat -e '
+		my ($f, $best, $off) = (shift, 1e9, 0);
+		for my $i (1 .. 5) {
+			my $t0 = time; open(my $h, ">", $f) or die "$f: $!\n"; close $h; my $t1 = time;
+			my $host = (stat $f)[9] or die "$f: $!\n";
+			($best, $off) = ($t1 - $t0, $host - ($t0 + $t1) / 2) if $t1 - $t0 < $best;
+		}
+		my $now = time + $off;
+		my $s = int $now;
+		syscall(227, 0, pack("q q", $s, int(($now - $s) * 1e9))) == 0 or die "clock_settime: $!\n";
+	' "$VM_XCHG/clock" &
+	clock_pid=$!
+fi
+
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 ip link set lo up || fail "cannot bring lo up"
 # With a peer: answer its pings only once rxe is ready (see peer_wait).
@@ -276,6 +305,11 @@ if [ -n "$VM_PEER_IP" ]; then
 			fail "the peer $p does not answer ping on eth1 after ${VM_PEER_WAIT}s"
 		stamp "peer $p answers ping"
 	done
+fi
+
+if [ -n "$clock_pid" ]; then
+	wait "$clock_pid" || fail "cannot set the guest clock from the host's"
+	stamp "clock set from the host's"
 fi
 
 # The guest terminals: no output post-processing (no LF -> CRLF).
