@@ -34,7 +34,10 @@
 # Two-VM options (scripts/vm-pair.sh uses them; see docs/two-vm.md):
 #   --net NETDEV        a virtio NIC (eth0 in the guest) on the qemu -netdev
 #                       backend NETDEV (e.g. "dgram,local.type=unix,...",
-#                       without id=) instead of dummy0; rxe0 is on it
+#                       without id=) instead of dummy0; rxe0 is on it. The
+#                       guest's clock is then set from the host's (within a
+#                       few ms) before the command starts, so that VMs agree
+#                       (MUNGE rejects a clock a second ahead)
 #   --ip IP             the guest's address (default 10.0.0.1, prefix /24)
 #   --mac MAC           its MAC (default 02:00:0a:00:00:01)
 #   --peer IP[,IP...]   before the command, wait until each IP answers ping
