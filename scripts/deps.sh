@@ -34,8 +34,9 @@ packages=(
 	podman runc mmdebstrap
 	# the traffic-class test captures RoCE v2 packets (UDP 4791) in the VM
 	tcpdump
-	# the Soft-RoCE VM: emulator, guest initramfs tools
-	qemu-system-x86 busybox-static kmod cpio xz-utils
+	# the Soft-RoCE VM: emulator, guest initramfs tools (zstd: newer kernels'
+	# images), the clock it sets from the host's (perl's Time::HiRes)
+	qemu-system-x86 busybox-static kmod cpio xz-utils zstd libperl5.36
 	# the mesh's launchers, run for real in the VMs: OpenMPI, Slurm and its
 	# munge, the switch joining several VMs (scripts/vm-group.sh)
 	openmpi-bin slurm-wlm munge vde-switch

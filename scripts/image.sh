@@ -7,10 +7,11 @@
 #                                         `version` prints this build's version,
 #                                         `devices` fails cleanly with no device
 #
-# The base is made with mmdebstrap from the Debian mirror apt uses (the
-# release of this machine, whose glibc the binary is built against): the
-# RDMA user space (libibverbs1, librdmacm1, ibverbs-providers) and what it
-# depends on, nothing else. RDMABENCH_IMAGE_MIRROR overrides the mirror.
+# The base is made with mmdebstrap from the archive this machine's apt takes
+# its release from (the release whose glibc the binary is built against):
+# the RDMA user space (libibverbs1, librdmacm1, ibverbs-providers) and what
+# it depends on, nothing else. RDMABENCH_IMAGE_MIRROR (or RDMABENCH_APT_MIRROR)
+# overrides the mirror.
 # Where podman cannot build or run images (no user namespaces, no storage
 # driver), `check` says why and exits 77 (skipped).
 set -euo pipefail
@@ -21,7 +22,7 @@ mode=build
 case ${1:-} in
 build) shift ;;
 check) mode=check; shift ;;
--h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+-h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 -*) rb_die "usage: scripts/image.sh [build [TAG] | check]" ;;
 esac
 tag=${1:-rdmabench:latest}
@@ -30,9 +31,8 @@ tag=${1:-rdmabench:latest}
 rb_need podman podman
 rb_need mmdebstrap mmdebstrap
 
-release=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
-[[ -n $release ]] || rb_die "no VERSION_CODENAME in /etc/os-release: cannot tell which Debian release to base the image on"
-mirror=${RDMABENCH_IMAGE_MIRROR:-http://deb.debian.org/debian}
+release=$(rb_os_release) || exit 1
+mirror=${RDMABENCH_IMAGE_MIRROR:-$(rb_apt_mirror)} || exit 1
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/rdmabench-image.XXXXXX")
 trap 'rm -rf "$work"' EXIT

@@ -79,6 +79,35 @@ rb_rxe_wait() {
 	done
 }
 
+# rb_os_release: this machine's Debian release (VERSION_CODENAME of
+# /etc/os-release, e.g. bookworm); fails with a message when there is none.
+rb_os_release() {
+	local release
+	release=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+	[[ -n $release ]] || { rb_log "error: no VERSION_CODENAME in /etc/os-release: cannot tell this machine's Debian release"; return 1; }
+	printf '%s\n' "$release"
+}
+
+# rb_apt_mirror: the URI of the archive this machine's apt takes its own
+# release from (rb_os_release), as apt itself reads its configuration
+# (sources.list, sources.list.d/*.list and deb822 *.sources alike), without
+# a trailing slash. RDMABENCH_APT_MIRROR overrides it. Fails with a message
+# when apt has no source for the release.
+rb_apt_mirror() {
+	if [[ -n ${RDMABENCH_APT_MIRROR:-} ]]; then
+		printf '%s\n' "${RDMABENCH_APT_MIRROR%/}"
+		return 0
+	fi
+	local release uri
+	release=$(rb_os_release) || return 1
+	rb_need apt-get apt
+	# shellcheck disable=SC2016 # apt's own placeholders
+	uri=$(apt-get indextargets --format '$(TARGET_OF) $(RELEASE) $(REPO_URI)' 2>/dev/null |
+		awk -v r="$release" '$1 == "deb" && $2 == r {print $3; exit}')
+	[[ -n $uri ]] || { rb_log "error: apt has no source for $release (see /etc/apt/sources.list and /etc/apt/sources.list.d); set RDMABENCH_APT_MIRROR"; return 1; }
+	printf '%s\n' "${uri%/}"
+}
+
 # rb_rdma_mode: where RDMA runs: "host" when RDMABENCH_TEST_DEVICE names a
 # device here or Soft-RoCE can be set up on this kernel (then it is, and
 # RDMABENCH_TEST_DEVICE is exported), else "vm" (the Soft-RoCE VM).

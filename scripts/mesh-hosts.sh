@@ -146,6 +146,22 @@ fi
 # wanted fail a case.
 blame=(write-lat -n 5 --warmup 1 --blame-multiplier 4 --blame-min-spread 100% --blame-max-spread 100%)
 slow=node$n
+# blame-link's slowed path is judged against a limit that load moves: a
+# ping-pong's figure is half its round trip, so a 500 ms delay made about
+# 260 ms, and a busy host raised the fleet median of write-lat from 10 to
+# 43 ms (the limit, 16 times it, then above the slowed path: no verdict)
+# and made an unslowed link 16 times the median (311 ms: blamed). So the
+# path's RoCE packets (UDP 4791; the ranks' TCP is not slowed, or every
+# exchange of the link's set-up would wait too) are delayed 3 s (1.5 s a
+# ping-pong, 35 times a median of 43 ms) and the limit is 24 times the
+# median (multiplier 4.6, 2^4.6): 1.5 times the worst noise seen, and below
+# the slowed path while the median stays under 62 ms. The ACK timeout is
+# raised to 17 s (-u 22) so that no packet of the path is resent; no
+# warm-up: it would cost 3 s more each time the link runs (twice a
+# direction: the schedule, the retest), and the p50 of 5 does not see one
+# slow first iteration.
+link_delay=3000ms
+blame_link=(-u 22 write-lat -n 5 --warmup 0 --blame-multiplier 4.6 --blame-min-spread 100% --blame-max-spread 100%)
 
 if runs blame-host; then
 	# 2. One host slowed: everything it sends waits 500 ms.
@@ -166,12 +182,12 @@ if runs blame-host; then
 fi
 
 if runs blame-link; then
-	# 3. One path slowed: only what node N-1 sends to node N waits.
+	# 3. One path slowed: only the RoCE packets node N-1 sends to node N wait.
 	from=node$((n - 1))
 	on "$from" sh -c "tc qdisc add dev eth0 root handle 1: prio &&
-	tc qdisc add dev eth0 parent 1:3 handle 30: netem delay 500ms &&
-	tc filter add dev eth0 protocol ip parent 1: prio 1 u32 match ip dst 10.0.0.$n/32 flowid 1:3"
-	mesh blame-link "${blame[@]}"
+	tc qdisc add dev eth0 parent 1:3 handle 30: netem delay $link_delay &&
+	tc filter add dev eth0 protocol ip parent 1: prio 1 u32 match ip dst 10.0.0.$n/32 match ip protocol 17 0xff match ip dport 4791 0xffff flowid 1:3"
+	mesh blame-link "${blame_link[@]}"
 	on "$from" tc qdisc del dev eth0 root
 	a=$(rank_of "$out/blame-link.json" "$from")
 	b=$(rank_of "$out/blame-link.json" "$slow")
@@ -179,7 +195,7 @@ if runs blame-link; then
 	links_bad=$(awk -F'\t' -v a="$a" -v b="$b" '$1 == "link" && $2 == "bad" && (($4 == a && $5 == b) || ($4 == b && $5 == a))' <<<"$vs" | wc -l)
 	others=$(awk -F'\t' -v a="$a" -v b="$b" '$2 == "bad" && !($1 == "link" && (($4 == a && $5 == b) || ($4 == b && $5 == a)))' <<<"$vs" | wc -l)
 	if [[ $rc == 3 && -n $a && -n $b && $links_bad -ge 1 && $others == 0 ]]; then
-		ok "blame-link (netem delay 500ms from $from to $slow only: the link $a <-> $b blamed, neither rank, exit 3, in $took s)"
+		ok "blame-link (netem delay $link_delay of RoCE from $from to $slow only: the link $a <-> $b blamed, neither rank, exit 3, in $took s)"
 	else
 		ko blame-link "exit $rc (want 3), ranks ${a:-none} and ${b:-none}, verdicts: ${vs:-none}; $(limits "$out/blame-link.json")"
 		cat "$out/blame-link.err"

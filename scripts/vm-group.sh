@@ -19,6 +19,9 @@
 #   --mem MB            memory per VM (default 1024)
 #   --cpus N            vCPUs per VM (default 1)
 #   --timeout SECONDS   kill every VM after SECONDS (default 1800)
+#   --suite NAME        boot every VM on the kernel of Debian suite NAME
+#                       (scripts/vm.sh --suite; default $RDMABENCH_VM_SUITE,
+#                       else this machine's own release)
 #   -e, --env NAME[=VALUE]
 #                       pass one more environment variable (repeatable)
 #   -v, --verbose       print boot timings
@@ -61,7 +64,7 @@ while [[ $# -gt 0 ]]; do
 	case $1 in
 	-n | --vms) [[ $# -ge 2 ]] || rb_die "$1 needs a number"; n=$2; shift 2 ;;
 	--nics) [[ $# -ge 2 ]] || rb_die "$1 needs a number"; nics=$2; shift 2 ;;
-	--share | --mem | --cpus | --timeout | -e | --env)
+	--share | --mem | --cpus | --timeout | --suite | -e | --env)
 		[[ $# -ge 2 ]] || rb_die "$1 needs a value"
 		vm_opts+=("$1" "$2")
 		shift 2

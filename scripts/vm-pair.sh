@@ -25,6 +25,9 @@
 #                       18515 for perftest. Without it B's command starts as
 #                       soon as both guests are up: a client must then sleep
 #                       or retry (A's command may still be starting).
+#   --suite NAME        boot every VM on the kernel of Debian suite NAME
+#                       (scripts/vm.sh --suite; default $RDMABENCH_VM_SUITE,
+#                       else this machine's own release)
 #   -e, --env NAME[=VALUE]
 #                       pass one more environment variable (repeatable)
 #   -v, --verbose       print boot timings
@@ -105,7 +108,7 @@ cmd_a='' cmd_b='' have_a=0 have_b=0 listen_port=''
 vm_opts=(--cpus 1) # a later --cpus wins
 while [[ $# -gt 0 ]]; do
 	case $1 in
-	--a | --b | --wait-listen | --share | --mem | --cpus | --timeout | -e | --env)
+	--a | --b | --wait-listen | --share | --mem | --cpus | --timeout | --suite | -e | --env)
 		[[ $# -ge 2 ]] || rb_die "$1 needs a value"
 		case $1 in
 		--a) cmd_a=$2 have_a=1 ;;

@@ -20,14 +20,24 @@
 #                       once; RDMABENCH_TEST_DEVICES lists them
 #   -e, --env NAME[=VALUE]
 #                       pass one more environment variable (repeatable)
+#   --suite NAME        boot the kernel of Debian suite NAME (e.g. trixie,
+#                       unstable) instead of the one this machine's apt offers
+#                       (bookworm's here): downloaded with apt from the
+#                       archive the host's sources name, with NAME added in a
+#                       private apt configuration; cached per kernel
+#                       (default $RDMABENCH_VM_SUITE)
 #   --rebuild           rebuild the cached guest kernel and initramfs first
+#                       (with --suite, refresh the suite's package lists too)
 #   -v, --verbose       print boot timings
 #   -h, --help          this text
 #
 # Two-VM options (scripts/vm-pair.sh uses them; see docs/two-vm.md):
 #   --net NETDEV        a virtio NIC (eth0 in the guest) on the qemu -netdev
 #                       backend NETDEV (e.g. "dgram,local.type=unix,...",
-#                       without id=) instead of dummy0; rxe0 is on it
+#                       without id=) instead of dummy0; rxe0 is on it. The
+#                       guest's clock is then set from the host's (within a
+#                       few ms) before the command starts, so that VMs agree
+#                       (MUNGE rejects a clock a second ahead)
 #   --ip IP             the guest's address (default 10.0.0.1, prefix /24)
 #   --mac MAC           its MAC (default 02:00:0a:00:00:01)
 #   --peer IP[,IP...]   before the command, wait until each IP answers ping
@@ -62,10 +72,15 @@
 #
 # First use downloads the Debian kernel package (apt-get download, needs the
 # apt lists: run scripts/deps.sh) and builds a cache in
-# ${RDMABENCH_VM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rdmabench-vm}.
+# ${RDMABENCH_VM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rdmabench-vm}. Both
+# of Debian's kernel layouts work: one linux-image package (bookworm,
+# trixie), or a linux-image metapackage of linux-binary-unsigned (a zstd
+# bzImage at usr/lib/modules/KV/vmlinuz.unsigned), linux-modules (.ko.xz
+# under usr/lib) and linux-base (unstable's 7.x).
 #
 # Environment: RDMABENCH_VM_CACHE (cache folder), RDMABENCH_VM_KERNEL_DEB (a
-# linux-image .deb to use instead of downloading one), RDMABENCH_VM_ACCEL
+# linux-image .deb to use instead of downloading one; not with --suite),
+# RDMABENCH_VM_SUITE (--suite), RDMABENCH_VM_ACCEL
 # (qemu accelerator, default "tcg,thread=multi"; "kvm" where KVM works),
 # RDMABENCH_VM_QEMU (qemu binary, default qemu-system-x86_64).
 set -euo pipefail
@@ -82,8 +97,10 @@ rb_prog=vm.sh
 # (loss, delay, partitions) with `tc qdisc ... netem`; sch_prio and cls_u32:
 # netem on the traffic to one address only (the mesh's slowed path). vgem: a
 # dma-buf exporter (DRM dumb buffers on /dev/dri/card0) for the dma-buf
-# registration test.
+# registration test. Newer kernels have no crc32_generic (crc32 is built in):
+# a module of GUEST_MODULES_OPTIONAL that a kernel lacks is left out.
 GUEST_MODULES="crc32_generic rdma_rxe ib_uverbs rdma_ucm ib_umad 9pnet_virtio 9p virtio_pci overlay dummy virtio_net sch_netem sch_prio cls_u32 vgem"
+GUEST_MODULES_OPTIONAL="crc32_generic"
 # Module parameters, "name:params".
 GUEST_MODULE_PARAMS="dummy:numdummies=0"
 # Bump when the way the cache is built changes.
@@ -234,6 +251,35 @@ while [ "$i" -lt "$VM_NSHARES" ]; do
 done
 stamp "file systems mounted"
 
+# The guest clock, when VMs talk to each other (--net): the kernel sets it
+# from the emulated RTC, which has whole seconds (plus half a second, the
+# kernel's guess), so each VM starts up to half a second off the host and
+# two VMs up to a second apart. MUNGE rejects a credential stamped by a
+# clock ahead of the decoder's, to the second ("Rewound credential", Slurm:
+# "Check for out of sync clocks"), so a Slurm node failed at start whenever
+# a message crossed a second boundary in that gap. Set it from the host's:
+# a file created on the exchange share gets the host's time as its mtime;
+# one process reads its own clock around five creates, takes the one with
+# the shortest round trip and steps the clock by the difference (off by a
+# few ms: that round trip and the file system's coarse timestamps). In the
+# background, while the network comes up; the command waits for it.
+# 227 is x86_64's clock_settime (syscall.ph reads dozens of files over 9p).
+clock_pid=
+if [ "$VM_NETKIND" = nic ]; then
+	chroot "$R" perl -MTime::HiRes=time,stat -e '
+		my ($f, $best, $off) = (shift, 1e9, 0);
+		for my $i (1 .. 5) {
+			my $t0 = time; open(my $h, ">", $f) or die "$f: $!\n"; close $h; my $t1 = time;
+			my $host = (stat $f)[9] or die "$f: $!\n";
+			($best, $off) = ($t1 - $t0, $host - ($t0 + $t1) / 2) if $t1 - $t0 < $best;
+		}
+		my $now = time + $off;
+		my $s = int $now;
+		syscall(227, 0, pack("q q", $s, int(($now - $s) * 1e9))) == 0 or die "clock_settime: $!\n";
+	' "$VM_XCHG/clock" &
+	clock_pid=$!
+fi
+
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 ip link set lo up || fail "cannot bring lo up"
 # With a peer: answer its pings only once rxe is ready (see peer_wait).
@@ -276,6 +322,11 @@ if [ -n "$VM_PEER_IP" ]; then
 			fail "the peer $p does not answer ping on eth1 after ${VM_PEER_WAIT}s"
 		stamp "peer $p answers ping"
 	done
+fi
+
+if [ -n "$clock_pid" ]; then
+	wait "$clock_pid" || fail "cannot set the guest clock from the host's"
+	stamp "clock set from the host's"
 fi
 
 # The guest terminals: no output post-processing (no LF -> CRLF).
@@ -332,6 +383,7 @@ cpus=2
 timeout=1800
 ndevices=1
 rebuild=0
+suite=${RDMABENCH_VM_SUITE:-}
 verbose=${RDMABENCH_VM_VERBOSE:-0}
 net='' ip=10.0.0.1 mac=02:00:0a:00:00:01 peer='' status_file=''
 net2='' ip2=10.0.1.1 mac2=02:00:0a:00:01:01 peer2=''
@@ -356,6 +408,8 @@ while [[ $# -gt 0 ]]; do
 		printf -v "${opt/-/_}" '%s' "$2" # net, ip, mac, peer, status_file, net2, ...
 		shift 2
 		;;
+	--suite) [[ $# -ge 2 ]] || rb_die "--suite needs a Debian suite"; suite=$2; shift 2 ;;
+	--suite=*) suite=${1#*=}; shift ;;
 	--rebuild) rebuild=1; shift ;;
 	-v | --verbose) verbose=1; shift ;;
 	-h | --help) usage; exit 0 ;;
@@ -390,6 +444,10 @@ elif [[ -n $peer2 ]]; then
 	rb_log "--peer2 is for addresses on the second NIC's network: it needs --net2"
 	exit 2
 fi
+if [[ -n $suite ]]; then
+	[[ $suite =~ ^[a-z][a-z0-9.-]*$ ]] || { rb_log "--suite $suite: not a Debian suite name (e.g. trixie, unstable)"; exit 2; }
+	[[ -z ${RDMABENCH_VM_KERNEL_DEB:-} ]] || { rb_log "--suite $suite and RDMABENCH_VM_KERNEL_DEB: choose one kernel"; exit 2; }
+fi
 [[ $ndevices =~ ^[1-4]$ ]] || { rb_log "--devices $ndevices: want 1 to 4"; exit 2; }
 [[ -z $net || $ndevices == 1 ]] || { rb_log "--devices is for one VM on dummy netdevs, not --net"; exit 2; }
 
@@ -410,10 +468,63 @@ rb_need timeout coreutils
 cache_root=${RDMABENCH_VM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rdmabench-vm}
 cache_key=$(printf '%s\n' "$CACHE_RECIPE" "$GUEST_MODULES" "$GUEST_MODULE_PARAMS" "$STAGE1_INIT" |
 	sha256sum | cut -c1-12)
+# The default kernel's folder is guest-KEY; a suite's, guest-KERNEL-KEY,
+# named in suite-NAME once built (so that a run needs no apt).
 cache=$cache_root/guest-$cache_key
 
 cache_ok() {
 	[[ -s $1/stamp && -s $1/vmlinux && -s $1/initramfs.cpio ]]
+}
+
+# The apt options of the kernel's packages: none for the host's own
+# configuration; with --suite, a private list of the suite alone, from the
+# archive the host's apt takes its release from, kept in apt-NAME.
+apt_opts=()
+[[ $(id -u) -eq 0 ]] && apt_opts=(-o APT::Sandbox::User=root)
+if [[ -n $suite ]]; then
+	apt_dir=$cache_root/apt-$suite
+	apt_opts+=(-o "Dir::Etc::SourceList=/dev/null" -o "Dir::Etc::SourceParts=$apt_dir/sources.list.d"
+		-o "Dir::State::Lists=$apt_dir/lists" -o "Dir::Cache=$apt_dir/cache"
+		-o Dir::Cache::pkgcache= -o Dir::Cache::srcpkgcache=)
+fi
+
+# suite_update: fetch the suite's package lists (Packages only).
+suite_update() {
+	local mirror log=$cache_root/apt-$suite.log
+	mirror=$(rb_apt_mirror) || exit 1
+	mkdir -p "$apt_dir/sources.list.d" "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial"
+	printf 'Types: deb\nURIs: %s\nSuites: %s\nComponents: main\nTargets: Packages\nLanguages: none\n' \
+		"$mirror" "$suite" >"$apt_dir/sources.list.d/suite.sources"
+	rb_log "fetching the package lists of $suite ($mirror)"
+	apt-get "${apt_opts[@]}" -q update >"$log" 2>&1 ||
+		rb_die "apt-get update of $suite failed (see $log)"
+	apt-cache "${apt_opts[@]}" show linux-image-amd64 >/dev/null 2>&1 ||
+		rb_die "$suite has no linux-image-amd64 (a Debian suite? see $log)"
+}
+
+# kernel_pkgs: print the kernel's package, then the packages to download:
+# the package linux-image-amd64 depends on, or, where that is a metapackage
+# of linux-binary-*, linux-modules-* and linux-base-*, those three (the
+# unsigned binary where there is one).
+kernel_pkgs() {
+	local pkg deps d
+	pkg=$(apt-cache "${apt_opts[@]}" depends linux-image-amd64 2>/dev/null |
+		awk '$1 == "Depends:" && $2 ~ /^linux-image-/ {print $2; exit}') || true
+	[[ -n $pkg ]] || rb_die "apt does not know linux-image-amd64: run 'apt-get update' (or scripts/deps.sh) first"
+	echo "$pkg"
+	deps=$(apt-cache "${apt_opts[@]}" depends "$pkg" 2>/dev/null |
+		awk '$1 == "Depends:" && $2 ~ /^linux-(binary|modules|base)-/ {print $2}') || true
+	if [[ -z $deps ]]; then
+		echo "$pkg"
+		return 0
+	fi
+	for d in $deps; do
+		if [[ $d == linux-binary-* ]] &&
+			apt-cache "${apt_opts[@]}" show "linux-binary-unsigned-${d#linux-binary-}" >/dev/null 2>&1; then
+			d=linux-binary-unsigned-${d#linux-binary-}
+		fi
+		echo "$d"
+	done
 }
 
 # strip_sig FILE: drop the appended module signature (saves ~0.5 s a boot:
@@ -430,58 +541,66 @@ strip_sig() {
 	truncate -s $((size - 28 - 12 - len)) "$f"
 }
 
+# build_cache DIR PKG...: the kernel (ELF vmlinux) and initramfs of PKG...
+# (kernel_pkgs' list) in DIR.
 build_cache() {
-	local tmp=$1 log=$1/build.log
-	local deb pkg kv base m line path name vmlinuz off
+	local tmp=$1 log=$1/build.log pkg=$2
+	shift 2
+	local deb base m line path name vmlinuz off kv
 	rb_need apt-get apt
 	rb_need dpkg-deb dpkg
 	rb_need depmod kmod
 	rb_need modprobe kmod
 	rb_need cpio cpio
 	rb_need xz xz-utils
+	rb_need zstd zstd
 	mkdir -p "$tmp/dl" "$tmp/root" "$tmp/initramfs/bin" "$tmp/initramfs/lib/modules" \
 		"$tmp/initramfs/proc" "$tmp/initramfs/sys" "$tmp/initramfs/dev" "$tmp/initramfs/xchg" \
 		"$tmp/modprobe.d"
 
 	if [[ -n ${RDMABENCH_VM_KERNEL_DEB:-} ]]; then
-		deb=$RDMABENCH_VM_KERNEL_DEB
-		[[ -f $deb ]] || rb_die "RDMABENCH_VM_KERNEL_DEB=$deb: no such file"
-		pkg=$(dpkg-deb -f "$deb" Package)
+		cp -- "$RDMABENCH_VM_KERNEL_DEB" "$tmp/dl/"
 	else
-		pkg=$(apt-cache depends linux-image-amd64 2>/dev/null |
-			awk '$1 == "Depends:" && $2 ~ /^linux-image-/ {print $2; exit}') || true
-		[[ -n $pkg ]] || rb_die "apt does not know linux-image-amd64: run 'apt-get update' (or scripts/deps.sh) first"
-		local apt_opts=()
-		[[ $(id -u) -eq 0 ]] && apt_opts=(-o APT::Sandbox::User=root)
-		(cd "$tmp/dl" && apt-get download -q "${apt_opts[@]}" "$pkg") >>"$log" 2>&1 ||
-			rb_die "apt-get download $pkg failed (see $log)"
-		deb=$(echo "$tmp"/dl/*.deb)
+		(cd "$tmp/dl" && apt-get download -q "${apt_opts[@]}" "$@") >>"$log" 2>&1 ||
+			rb_die "apt-get download $* failed (see $log)"
 	fi
-	dpkg-deb -x "$deb" "$tmp/root" >>"$log" 2>&1 || rb_die "cannot extract $deb"
+	for deb in "$tmp"/dl/*.deb; do
+		dpkg-deb -x "$deb" "$tmp/root" >>"$log" 2>&1 || rb_die "cannot extract $deb"
+	done
 
-	if compgen -G "$tmp/root/lib/modules/*" >/dev/null; then
-		base=$tmp/root
-	elif compgen -G "$tmp/root/usr/lib/modules/*" >/dev/null; then
-		base=$tmp/root/usr
-	else
-		rb_die "$pkg ships no modules"
+	# Modules in /lib/modules, or in /usr/lib/modules: kmod's -b and -d then
+	# want the root's lib to be usr/lib, as on a merged-/usr system.
+	base=$tmp/root
+	if [[ ! -e $base/lib ]] && compgen -G "$base/usr/lib/modules/*" >/dev/null; then
+		ln -s usr/lib "$base/lib"
 	fi
+	compgen -G "$base/lib/modules/*" >/dev/null || rb_die "$pkg ships no modules"
 	kv=$(basename "$(echo "$base"/lib/modules/*)")
 	depmod -b "$base" "$kv" >>"$log" 2>&1 || rb_die "depmod failed (see $log)"
 
-	# The modules and their dependencies, in load order, each once.
+	# The modules and their dependencies, in load order, each once,
+	# uncompressed (busybox insmod reads plain .ko).
 	local -A seen=()
 	: >"$tmp/initramfs/modules.load"
 	for m in $GUEST_MODULES; do
 		# An empty config dir: ignore the host's modprobe.d options.
-		modprobe -C "$tmp/modprobe.d" -d "$base" -S "$kv" --show-depends "$m" >"$tmp/deps" 2>>"$log" ||
-			rb_die "module $m not found in $pkg"
+		if ! modprobe -C "$tmp/modprobe.d" -d "$base" -S "$kv" --show-depends "$m" >"$tmp/deps" 2>>"$log"; then
+			[[ " $GUEST_MODULES_OPTIONAL " == *" $m "* ]] || rb_die "module $m not found in $pkg"
+			echo "module $m: not in $kv, left out" >>"$log"
+			continue
+		fi
 		while read -r line path _; do
 			[[ $line == insmod ]] || continue # "builtin x": nothing to load
 			name=$(basename "$path")
+			name=${name%.xz}
+			name=${name%.zst}
 			[[ -z ${seen[$name]:-} ]] || continue
 			seen[$name]=1
-			cp "$path" "$tmp/initramfs/lib/modules/$name"
+			case $path in
+			*.xz) xz -dc "$path" >"$tmp/initramfs/lib/modules/$name" ;;
+			*.zst) zstd -q -dc "$path" >"$tmp/initramfs/lib/modules/$name" ;;
+			*) cp "$path" "$tmp/initramfs/lib/modules/$name" ;;
+			esac || rb_die "cannot copy the module $path"
 			strip_sig "$tmp/initramfs/lib/modules/$name"
 			local params='' p
 			for p in $GUEST_MODULE_PARAMS; do
@@ -507,26 +626,47 @@ build_cache() {
 	(cd "$tmp/initramfs" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) >"$tmp/initramfs.cpio"
 
 	# Boot the uncompressed ELF vmlinux (PVH entry): much faster than
-	# letting the guest decompress the bzImage under emulation.
-	vmlinuz=$(echo "$tmp"/root/boot/vmlinuz-*)
-	[[ -f $vmlinuz ]] || rb_die "$pkg has no /boot/vmlinuz-*"
-	off=$(LC_ALL=C grep -obUaP '\xfd7zXZ\x00' "$vmlinuz" | head -n1 | cut -d: -f1) || true
-	if [[ -n $off ]] && tail -c +$((off + 1)) "$vmlinuz" >"$tmp/payload.xz" &&
-		xz -dc --single-stream "$tmp/payload.xz" >"$tmp/vmlinux" 2>>"$log" &&
-		[[ $(head -c 4 "$tmp/vmlinux" | od -An -c | tr -d ' ') == 177ELF ]]; then
-		:
-	else
-		echo "no XZ-compressed ELF in $vmlinuz: booting the bzImage" >>"$log"
+	# letting the guest decompress the bzImage under emulation. The bzImage
+	# is /boot/vmlinuz-KV (XZ payload) or lib/modules/KV/vmlinuz.unsigned
+	# (zstd payload).
+	vmlinuz=
+	for f in "$base/boot/vmlinuz-$kv" "$base/lib/modules/$kv/vmlinuz.unsigned" "$base/lib/modules/$kv/vmlinuz"; do
+		[[ -f $f ]] && { vmlinuz=$f; break; }
+	done
+	[[ -n $vmlinuz ]] || rb_die "$pkg has no kernel image (boot/vmlinuz-$kv or lib/modules/$kv/vmlinuz*)"
+	if off=$(LC_ALL=C grep -obUaP '\xfd7zXZ\x00' "$vmlinuz" | head -n1 | cut -d: -f1) && [[ -n $off ]]; then
+		tail -c +$((off + 1)) "$vmlinuz" | xz -dc --single-stream >"$tmp/vmlinux" 2>>"$log" || true
+	elif off=$(LC_ALL=C grep -obUaP '\x28\xb5\x2f\xfd' "$vmlinuz" | head -n1 | cut -d: -f1) && [[ -n $off ]]; then
+		# What follows the zstd frame is not zstd: zstd complains of it,
+		# after writing the whole frame.
+		tail -c +$((off + 1)) "$vmlinuz" | zstd -q -dc >"$tmp/vmlinux" 2>>"$log" || true
+	fi
+	if [[ ! -s $tmp/vmlinux || $(head -c 4 "$tmp/vmlinux" | od -An -c | tr -d ' ') != 177ELF ]]; then
+		echo "no XZ or zstd-compressed ELF in $vmlinuz: booting the bzImage" >>"$log"
 		cp "$vmlinuz" "$tmp/vmlinux"
 	fi
 
-	rm -rf "$tmp/root" "$tmp/dl" "$tmp/deps" "$tmp/payload.xz" "$tmp/modprobe.d" "$tmp/initramfs"
-	printf 'package=%s\nkernel=%s\nbuilt=%s\n' "$pkg" "$kv" "$(date -u +%FT%TZ)" >"$tmp/stamp"
+	rm -rf "$tmp/root" "$tmp/dl" "$tmp/deps" "$tmp/modprobe.d" "$tmp/initramfs"
+	printf 'package=%s\nkernel=%s\nsuite=%s\nbuilt=%s\n' "$pkg" "$kv" "${suite:-}" "$(date -u +%FT%TZ)" >"$tmp/stamp"
+}
+
+# suite_cache: the cache folder the suite's map names, if it is complete.
+suite_cache() {
+	local m=$cache_root/suite-$suite d
+	[[ -s $m ]] || return 1
+	d=$cache_root/$(<"$m")
+	cache_ok "$d" || return 1
+	echo "$d"
 }
 
 ensure_cache() {
-	if [[ $rebuild == 0 ]] && cache_ok "$cache"; then
-		return 0
+	if [[ $rebuild == 0 ]]; then
+		if [[ -z $suite ]] && cache_ok "$cache"; then
+			return 0
+		fi
+		if [[ -n $suite ]] && cache=$(suite_cache); then
+			return 0
+		fi
 	fi
 	mkdir -p "$cache_root"
 	# One builder at a time; the others wait for it and use its result.
@@ -535,13 +675,37 @@ ensure_cache() {
 		rb_log "waiting for another vm.sh to finish building the guest cache"
 		flock "$lockfd"
 	fi
+	local pkgs=() stale
+	if [[ -n $suite ]]; then
+		if [[ $rebuild == 1 ]] || ! cache=$(suite_cache); then
+			# The lists of an earlier build serve until --rebuild.
+			if [[ $rebuild == 1 ]] || ! compgen -G "$apt_dir/lists/*_Packages*" >/dev/null; then
+				suite_update
+			fi
+			mapfile -t pkgs < <(kernel_pkgs)
+			[[ ${#pkgs[@]} -ge 2 ]] || exit 1
+			cache=$cache_root/guest-${pkgs[0]#linux-image-}-$cache_key
+		fi
+		stale="guest-${pkgs[0]#linux-image-}-*"
+	else
+		stale='guest-[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]'
+	fi
 	if [[ $rebuild == 1 ]] || ! cache_ok "$cache"; then
+		if [[ ${#pkgs[@]} -eq 0 ]]; then
+			if [[ -n ${RDMABENCH_VM_KERNEL_DEB:-} ]]; then
+				[[ -f $RDMABENCH_VM_KERNEL_DEB ]] || rb_die "RDMABENCH_VM_KERNEL_DEB=$RDMABENCH_VM_KERNEL_DEB: no such file"
+				pkgs=("$(dpkg-deb -f "$RDMABENCH_VM_KERNEL_DEB" Package)")
+			else
+				mapfile -t pkgs < <(kernel_pkgs)
+				[[ ${#pkgs[@]} -ge 2 ]] || exit 1
+			fi
+		fi
 		rb_log "building the guest kernel cache in $cache (one-time, 10-60 s)"
 		local t0 tmp
 		t0=$(now)
 		tmp=$(mktemp -d "$cache_root/.build.XXXXXX")
 		build_tmp=$tmp
-		build_cache "$tmp"
+		build_cache "$tmp" "${pkgs[0]}" "${pkgs[@]:1}"
 		chmod 755 "$tmp"
 		# Publish atomically: a folder is either complete or absent.
 		if [[ -e $cache ]]; then
@@ -551,13 +715,15 @@ ensure_cache() {
 		fi
 		mv -T "$tmp" "$cache"
 		build_tmp=
-		# Caches of other versions of this script are stale: drop them.
+		# Caches of the same kernel by other versions of this script are
+		# stale: drop them (other kernels' stay).
 		local old
-		for old in "$cache_root"/guest-*; do
-			[[ $old == "$cache" ]] || rm -rf "$old"
+		for old in "$cache_root"/$stale; do
+			[[ ! -e $old || $old == "$cache" ]] || rm -rf "$old"
 		done
 		rb_log "guest cache built in $(awk -v a="$t0" -v b="$(now)" 'BEGIN{printf "%.1f", (b-a)/1e6}')s ($(sed -n 's/^package=//p' "$cache/stamp"))"
 	fi
+	[[ -z $suite ]] || basename "$cache" >"$cache_root/suite-$suite"
 	flock -u "$lockfd"
 	exec {lockfd}>&-
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/pkg/control"
 	"github.com/rdmabench/rdmabench/pkg/remote"
+	"github.com/rdmabench/rdmabench/pkg/settings"
 	"github.com/rdmabench/rdmabench/pkg/verbs"
 	"github.com/rdmabench/rdmabench/pkg/watch"
 	"github.com/rdmabench/rdmabench/pkg/workloads"
@@ -33,8 +34,8 @@ var agentProbeFlags = []string{"connection", "inline-size", "events", "dscp", "s
 func agentTestFlags() []string {
 	names := slices.Clone(agentProbeFlags)
 	for _, k := range workloads.Knobs {
-		if k.Shared && k.Name != "server-dev" {
-			names = append(names, k.Name)
+		if k.Shared && k.Setting != settings.ServerDevice {
+			names = append(names, k.Key)
 		}
 	}
 	return names
@@ -187,7 +188,7 @@ func (a *agentFlags) config(fs *pflag.FlagSet, log io.Writer) (*watch.Agent, err
 	}
 	a.cfg.Blame = blame
 	req := a.f.request([]string{a.probe}, false, nil)
-	if err := mergeDSCP(&req.Spec, a.f.dscp); err != nil {
+	if err := settings.MergeDSCP(&req.Spec.Path, a.f.dscp); err != nil {
 		return nil, usageError{fmt.Errorf("agent: %w", err)}
 	}
 	if known && info.IsRDMA() && req.Spec.Device == "" {

@@ -12,10 +12,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rdmabench/rdmabench/internal/atomicfile"
 	"github.com/rdmabench/rdmabench/pkg/control"
+	"github.com/rdmabench/rdmabench/pkg/quantity"
 	"github.com/rdmabench/rdmabench/pkg/remote"
 	"github.com/rdmabench/rdmabench/pkg/report"
 	"github.com/rdmabench/rdmabench/pkg/report/render"
+	"github.com/rdmabench/rdmabench/pkg/report/textfmt"
+	"github.com/rdmabench/rdmabench/pkg/settings"
 	"github.com/rdmabench/rdmabench/pkg/verbs"
 	"github.com/rdmabench/rdmabench/pkg/workloads"
 	"github.com/spf13/cobra"
@@ -37,7 +41,7 @@ type benchFlags struct {
 	stream   bool
 	maxMem   uint64
 	limits   report.Limits
-	dscp     *int // --dscp: merged into spec.TClass
+	dscp     *int // --dscp: merged into spec.Path
 	load     workloads.LoadSpec
 }
 
@@ -57,45 +61,42 @@ var testFlags = append(knobFlags(), benchFlagDefs...)
 func knobFlags() []benchFlag {
 	defs := make([]benchFlag, len(workloads.Knobs))
 	for i, k := range workloads.Knobs {
-		defs[i] = benchFlag{knob: k.Name, add: func(fs *pflag.FlagSet, f *benchFlags) { addKnobFlag(fs, f, k) }}
+		defs[i] = benchFlag{knob: k.Key, add: func(fs *pflag.FlagSet, f *benchFlags) { addKnobFlag(fs, f, k) }}
 	}
 	return defs
 }
 
-// addKnobFlag adds knob k's flag to fs, setting f.spec (or f.load), as the
-// value of its kind.
+// addKnobFlag adds knob k's flag to fs, setting f.spec (or f.load), as
+// the flag type of its kind.
 func addKnobFlag(fs *pflag.FlagSet, f *benchFlags, k workloads.Knob) {
-	fl := k.Flag
-	var p any
-	if fl.LoadField != nil {
-		p = fl.LoadField(&f.load)
-	} else {
-		p = fl.Field(&f.spec)
-	}
-	switch fl.Kind {
-	case workloads.FlagString:
-		fs.StringVarP(p.(*string), k.Name, fl.Short, "", fl.Help)
-	case workloads.FlagBool:
-		fs.BoolVarP(p.(*bool), k.Name, fl.Short, false, fl.Help)
-	case workloads.FlagCount:
-		fs.VarP(positiveInt(p.(*int)), k.Name, fl.Short, fl.Help)
-	case workloads.FlagRange:
-		fs.VarP(optInt{p.(**int), fl.Min, fl.Max}, k.Name, fl.Short, fl.Help)
-	case workloads.FlagMem:
-		fs.VarP(memKind(p.(*string)), k.Name, fl.Short, fl.Help)
-	case workloads.FlagRate:
-		r := p.(workloads.RateFields)
-		fs.VarP(rateLimitFlag{r.Gbps, r.Msgs}, k.Name, fl.Short, fl.Help)
-	case workloads.FlagLimiter:
-		fs.VarP(limiter(p.(*string)), k.Name, fl.Short, fl.Help)
-	case workloads.FlagBandwidthTest:
-		fs.VarP(loadTest(p.(*string)), k.Name, fl.Short, fl.Help)
-	case workloads.FlagSize:
-		fs.VarP(oneSize(p.(*int)), k.Name, fl.Short, fl.Help)
-	default:
-		panic(fmt.Sprintf("knob %s: flag kind %d", k.Name, fl.Kind))
-	}
+	k.DefineFlag(flagDefiner{fs}, &f.spec, &f.load)
 }
+
+// flagDefiner defines the knobs' flags in a flag set: each kind of value
+// with its flag type (flags.go).
+type flagDefiner struct{ fs *pflag.FlagSet }
+
+func (d flagDefiner) String(k workloads.Knob, p *string) {
+	d.fs.StringVarP(p, k.Key, k.Short, "", k.Help)
+}
+func (d flagDefiner) Bool(k workloads.Knob, p *bool) { d.fs.BoolVarP(p, k.Key, k.Short, false, k.Help) }
+func (d flagDefiner) Count(k workloads.Knob, p *int) {
+	d.fs.VarP(positiveInt(p), k.Key, k.Short, k.Help)
+}
+func (d flagDefiner) Optional(k workloads.Knob, p **int) {
+	d.fs.VarP(optInt{p, k.Range.Min, k.Range.Max}, k.Key, k.Short, k.Help)
+}
+func (d flagDefiner) Mem(k workloads.Knob, p *string) { d.fs.VarP(memKind(p), k.Key, k.Short, k.Help) }
+func (d flagDefiner) Rate(k workloads.Knob, gbps, msgs *float64) {
+	d.fs.VarP(rateLimitFlag{gbps, msgs}, k.Key, k.Short, k.Help)
+}
+func (d flagDefiner) Limiter(k workloads.Knob, p *string) {
+	d.fs.VarP(limiter(p), k.Key, k.Short, k.Help)
+}
+func (d flagDefiner) BandwidthTest(k workloads.Knob, p *string) {
+	d.fs.VarP(loadTest(p), k.Key, k.Short, k.Help)
+}
+func (d flagDefiner) Size(k workloads.Knob, p *int) { d.fs.VarP(oneSize(p), k.Key, k.Short, k.Help) }
 
 // benchFlagDefs are the tests' flags that are not a knob's. They keep
 // perftest's letters where it has one.
@@ -103,30 +104,31 @@ var benchFlagDefs = []benchFlag{
 	{add: func(fs *pflag.FlagSet, f *benchFlags) {
 		fs.VarP((*sizesFlag)(&f.spec.Sizes), "size", "s", "message sizes: a list and/or ranges of powers of two, e.g. 2,64,4K or 2..8M")
 		fs.BoolVarP(&f.all, "all", "a", false, "every power of two from 2 B to 8 MiB")
-		fs.VarP(positiveInt(&f.spec.Iterations), "iters", "n", "measured iterations per size (default 1000 for latency, 5000 for bandwidth, fewer for large sizes)")
-		fs.Var(optCount{&f.spec.Warmup}, "warmup", "warm-up iterations per size, excluded from the results; 0 for none (default: a tenth of the iterations, 10..1000; bandwidth: at most 8 MiB of messages, at least 10)")
-		fs.VarP(seconds(&f.spec.Duration), "duration", "D", "run each size for this many seconds instead of -n, reporting every interval")
+		fs.VarP(positiveInt(&f.spec.Iterations), settings.Iterations.Key, settings.Iterations.Short, settings.Iterations.Help)
+		fs.Var(optCount{&f.spec.Warmup}, settings.Warmup.Key, settings.Warmup.Help)
+		fs.VarP(seconds(&f.spec.Duration), settings.Duration.Key, settings.Duration.Short, settings.Duration.Help)
 		fs.Var(positiveDuration(&f.spec.Interval), "interval", "interval length in duration mode (default 1s)")
-		fs.Var(fraction(&f.spec.Precision), "precision", "run each size in rounds of 50 ms until the 95% confidence interval of its p50 (latency) or bandwidth is within this share of its median, e.g. 1%")
-		fs.Var(positiveDuration(&f.spec.PrecisionCap), "precision-cap", "with --precision, stop a size after this long even if imprecise (default 10s)")
+		fs.Var(fraction(&f.spec.Precision), settings.Precision.Key, settings.Precision.Help)
+		fs.Var(positiveDuration(&f.spec.PrecisionCap), settings.PrecisionCap.Key, settings.PrecisionCap.Help)
 	}},
-	// --dscp is another way to say --tclass, merged into it (mergeDSCP).
-	{knob: "tclass", add: func(fs *pflag.FlagSet, f *benchFlags) {
-		fs.Var(optInt{&f.dscp, 0, 63}, "dscp", "DSCP of both ends' packets: sets the traffic class's upper 6 bits, e.g. 26 for AF31")
+	// --dscp is another way to say its setting's, merged into it
+	// (settings.MergeDSCP).
+	{knob: settings.DSCP.Of.Key, add: func(fs *pflag.FlagSet, f *benchFlags) {
+		fs.Var(optInt{&f.dscp, settings.DSCP.Range.Min, settings.DSCP.Range.Max}, settings.DSCP.Key, settings.DSCP.Help)
 	}},
 	{add: func(fs *pflag.FlagSet, f *benchFlags) {
 		fs.Var(positiveDuration(&f.spec.IdleTimeout), "idle-timeout", "give up when the peer makes no progress for this long (default 10s)")
 		fs.Var(byteSize(&f.maxMem), "max-mem", "refuse tests whose ends would take more memory than this on this host, e.g. 4G (always: more than it has)")
 		fs.BoolVar(&f.spec.CPUUtil, "cpu-util", false, "record the CPU time (user and system) of each end's loops, per size")
-		fs.Var((*cpuListFlag)(&f.spec.CPUs), "cpu", "pin each end's loop threads to these cores, e.g. 0-3,8 (default: the cores of the device's NUMA node)")
-		fs.Var((*cpuListFlag)(&f.spec.ServerCPUs), "server-cpu", "pin the server's loop threads to these cores instead of --cpu's")
+		fs.Var((*cpuListFlag)(&f.spec.CPUs), settings.CPUs.Key, settings.CPUs.Help)
+		fs.Var((*cpuListFlag)(&f.spec.ServerCPUs), settings.ServerCPUs.Key, settings.ServerCPUs.Help)
 		fs.BoolVar(&f.loopback, "loopback", false, "run both ends in this process on the local device (the default when no HOST is given)")
 		fs.IntVarP(&f.ctlPort, "port", "p", control.DefaultPort, "the server's control port (with HOST)")
 		fs.StringVar(&f.token, "token", "", "token the server requires (default $"+EnvToken+")")
 		fs.VarP(outputFormat(&f.output), "output", "o", "output format: "+strings.Join(render.Formats, ", "))
 		fs.StringVar(&f.outFile, "out", "", "also write the results document to FILE, atomically, after each measurement (format by extension: .txt table, .csv, .md, .bench gobench, .prom openmetrics, else JSON)")
 		fs.BoolVar(&f.stream, "json-stream", false, "print newline-delimited JSON events as the run goes (start, test, interval, result, end) instead of -o")
-		fs.Var(positiveInt(&f.repeat), "repeat", "run everything N times, in one document with the median and spread of each figure (default 1)")
+		fs.Var(positiveInt(&f.repeat), settings.Repeat.Key, settings.Repeat.Help)
 	}},
 	{metric: workloads.Latency, add: func(fs *pflag.FlagSet, f *benchFlags) {
 		fs.Var(latencyLimit(&f.limits.P50), "limit-p50", "exit 3 unless every latency p50 is at most this (e.g. 5us)")
@@ -137,7 +139,7 @@ var benchFlagDefs = []benchFlag{
 	}},
 	{metric: workloads.Bandwidth, add: func(fs *pflag.FlagSet, f *benchFlags) {
 		fs.Var(&bwLimit{&f.limits}, "limit-bw", "exit 3 unless every bandwidth is at least this (e.g. 90Gbps, 12GB/s), or this share of the link's nominal rate for RDMA (e.g. 90%link)")
-		fs.Var(rateLimit(&f.limits.MinMsgRate, report.ParseRate), "limit-msg-rate", "exit 3 unless every message rate is at least this (e.g. 10M messages/s)")
+		fs.Var(rateLimit(&f.limits.MinMsgRate, quantity.ParseRate), "limit-msg-rate", "exit 3 unless every message rate is at least this (e.g. 10M messages/s)")
 	}},
 }
 
@@ -371,7 +373,7 @@ func (f *benchFlags) run(cmd *cobra.Command, req workloads.Request, hosts []stri
 	if err := linkLimit(f.limits, cmd.Name(), req.Tests); err != nil {
 		return usageError{err}
 	}
-	if err := mergeDSCP(&req.Spec, f.dscp); err != nil {
+	if err := settings.MergeDSCP(&req.Spec.Path, f.dscp); err != nil {
 		return usageError{fmt.Errorf("%s: %w", cmd.Name(), err)}
 	}
 	stderr := cmd.ErrOrStderr()
@@ -439,7 +441,7 @@ func (f *benchFlags) run(cmd *cobra.Command, req workloads.Request, hosts []stri
 	if runErr != nil {
 		return reported{runErr}
 	}
-	if fails := report.CheckLimits(doc, f.limits); len(fails) > 0 && !f.limits.IsZero() {
+	if fails := doc.CheckLimits(f.limits); len(fails) > 0 && !f.limits.IsZero() {
 		for _, lf := range fails {
 			fmt.Fprintln(stderr, "limit failed:", lf.String())
 		}
@@ -456,16 +458,16 @@ func (f *benchFlags) run(cmd *cobra.Command, req workloads.Request, hosts []stri
 // A failed test did not stop the others: nothing says it did.
 func runErrorText(doc *report.Document, runErr error) string {
 	var b strings.Builder
-	fails := report.Failures(doc)
+	fails := render.Failures(doc)
 	if len(fails) == 1 && len(fails[0].Results) == 1 {
 		b.WriteString("rdmabench: " + runErr.Error() + "\n")
 	} else {
 		for _, fl := range fails {
-			b.WriteString("rdmabench: " + fl.Where(doc) + ": " + report.Clean(fl.Cause) + "\n")
+			b.WriteString("rdmabench: " + fl.Where(doc) + ": " + textfmt.Clean(fl.Cause) + "\n")
 		}
 	}
-	if stop := doc.Stopped(); stop != "" && !slices.ContainsFunc(fails, func(fl report.Failure) bool { return fl.Cause == stop }) {
-		b.WriteString("rdmabench: the run stopped: " + report.Clean(stop) + "; the results before it are kept\n")
+	if stop := doc.Stopped(); stop != "" && !slices.ContainsFunc(fails, func(fl render.Failure) bool { return fl.Cause == stop }) {
+		b.WriteString("rdmabench: the run stopped: " + textfmt.Clean(stop) + "; the results before it are kept\n")
 	}
 	if b.Len() == 0 {
 		return errorText(runErr)
@@ -500,7 +502,7 @@ func (f *benchFlags) dial(ctx context.Context, hostArg string) (*remote.Client, 
 // names.
 func (f *benchFlags) writeFile(doc *report.Document) error {
 	format := render.FormatForPath(f.outFile)
-	if err := report.WriteFileAtomic(f.outFile, func(w io.Writer) error { return render.Write(w, format, doc) }); err != nil {
+	if err := atomicfile.Write(f.outFile, func(w io.Writer) error { return render.Write(w, format, doc) }); err != nil {
 		return fmt.Errorf("write %s: %w", f.outFile, err)
 	}
 	return nil

@@ -85,8 +85,8 @@ stderr are the same terminal, pipe or file.`,
 				}
 				docs[i] = doc
 			}
-			if report.IsMesh(docs[0]) || report.IsMesh(docs[1]) {
-				if cmd.Flags().Changed("require-significance") && report.IsMesh(docs[0]) && report.IsMesh(docs[1]) {
+			if docs[0].IsMesh() || docs[1].IsMesh() {
+				if cmd.Flags().Changed("require-significance") && docs[0].IsMesh() && docs[1].IsMesh() {
 					return usageError{errors.New("compare: --require-significance does not apply to two mesh documents: each link has one value per side, so there is no significance test")}
 				}
 				return compareMeshes(cmd, args, docs, f.output, f.top, gates, f.limits)
@@ -221,7 +221,7 @@ const maxStderrLinks = 100
 // a gate that failed makes it 3.
 func compareMeshes(cmd *cobra.Command, args []string, docs [2]*report.Document, output string, top int,
 	gates compare.Gates, limits report.Limits) error {
-	if !report.IsMesh(docs[0]) || !report.IsMesh(docs[1]) {
+	if !docs[0].IsMesh() || !docs[1].IsMesh() {
 		return usageError{errors.New("compare: " + compare.MixedKinds(docs[0], docs[1], args[0], args[1]))}
 	}
 	if cmd.Flags().Changed("alpha") {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmabench/rdmabench/pkg/latency"
 	"github.com/rdmabench/rdmabench/pkg/report"
 	"github.com/rdmabench/rdmabench/pkg/report/compare"
 	"github.com/rdmabench/rdmabench/pkg/report/schema"
@@ -40,7 +41,7 @@ func meshDoc(n int, slow func(from, to int) float64, failed func(from, to int) b
 					ns *= slow(from, to)
 				}
 				if lats[ns] == nil {
-					rec := report.NewLatencyRecorder(report.BasisRTTHalf)
+					rec := latency.NewRecorder(report.BasisRTTHalf)
 					for range 10 {
 						rec.Record(uint64(2 * ns))
 					}

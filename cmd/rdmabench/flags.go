@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rdmabench/rdmabench/pkg/quantity"
 	"github.com/rdmabench/rdmabench/pkg/report"
 	"github.com/rdmabench/rdmabench/pkg/report/render"
 	"github.com/rdmabench/rdmabench/pkg/workloads"
@@ -164,7 +165,7 @@ func outputFormat(p *string) valueFlag[string] {
 
 // latencyLimit is --limit-p99 20us and its kind.
 func latencyLimit(p *time.Duration) valueFlag[time.Duration] {
-	return valueFlag[time.Duration]{p, 0, "latency", report.ParseLimitDuration}
+	return valueFlag[time.Duration]{p, 0, "latency", quantity.ParseLimitDuration}
 }
 
 // rateLimit is --limit-bw 90Gbps or --limit-msg-rate 10M, parsed by parse.
@@ -189,7 +190,7 @@ func (b *bwLimit) String() string {
 }
 
 func (b *bwLimit) Set(s string) error {
-	gbps, frac, err := report.ParseBandwidthLimit(s)
+	gbps, frac, err := quantity.ParseBandwidthLimit(s)
 	if err != nil {
 		return err
 	}
@@ -201,7 +202,7 @@ func (*bwLimit) Type() string { return "rate" }
 
 // byteSize is a size in bytes with a unit: --max-mem 4G.
 func byteSize(p *uint64) valueFlag[uint64] {
-	return valueFlag[uint64]{p, 0, "bytes", report.ParseBytes}
+	return valueFlag[uint64]{p, 0, "bytes", quantity.ParseBytes}
 }
 
 // baseline is --baseline tcp, the only baseline.
@@ -322,21 +323,6 @@ func (o optInt) Set(s string) error {
 }
 
 func (optInt) Type() string { return "int" }
-
-// mergeDSCP sets the traffic class from --dscp (its upper 6 bits; ECN 0),
-// unless --tclass gives it: then the two must agree.
-func mergeDSCP(spec *workloads.Spec, dscp *int) error {
-	switch {
-	case dscp == nil:
-	case spec.TClass == nil:
-		tc := *dscp << 2
-		spec.TClass = &tc
-	case *spec.TClass>>2 != *dscp:
-		return fmt.Errorf("--dscp %d and --tclass 0x%02x disagree: traffic class 0x%02x has DSCP %d (DSCP is its upper 6 bits)",
-			*dscp, *spec.TClass, *spec.TClass, *spec.TClass>>2)
-	}
-	return nil
-}
 
 // cpuListFlag is --cpu: cores as the kernel lists them ("0-3,8").
 type cpuListFlag []int

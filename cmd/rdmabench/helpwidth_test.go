@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/rdmabench/rdmabench/internal/atomicfile"
 	"github.com/rdmabench/rdmabench/pkg/report"
 	"github.com/spf13/cobra"
 )
@@ -56,7 +57,7 @@ func TestTablesFit80Columns(t *testing.T) {
 	dir := t.TempDir()
 	meshFile := func(n int) string {
 		path := filepath.Join(dir, fmt.Sprintf("mesh%d.json", n))
-		if err := report.WriteFileAtomic(path, func(w io.Writer) error { return report.WriteJSON(w, meshDoc(n, nil, nil)) }); err != nil {
+		if err := atomicfile.Write(path, func(w io.Writer) error { return report.WriteJSON(w, meshDoc(n, nil, nil)) }); err != nil {
 			t.Fatal(err)
 		}
 		return path

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/render"
 	"github.com/rdmabench/rdmabench/pkg/verbs"
 )
 
@@ -91,7 +92,7 @@ func TestNoDeviceSuite(t *testing.T) {
 		t.Errorf("says the run stopped:\n%s\n%s", stdout, stderr)
 	}
 	doc, err := report.ReadFile(out)
-	if err != nil || doc.Error != "" || len(report.Failures(doc)) != 1 {
-		t.Errorf("document: %v, error %q, failures %+v", err, doc.Error, report.Failures(doc))
+	if err != nil || doc.Error != "" || len(render.Failures(doc)) != 1 {
+		t.Errorf("document: %v, error %q, failures %+v", err, doc.Error, render.Failures(doc))
 	}
 }

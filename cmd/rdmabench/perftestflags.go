@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/rdmabench/rdmabench/pkg/settings"
 	"github.com/rdmabench/rdmabench/pkg/workloads"
 )
 
@@ -62,7 +63,7 @@ var perftestFlags = []perftestFlag{
 	{"margin", "f", "not needed: a warm-up (--warmup) runs before the measured period instead of a margin cut from it"},
 	{"server", "Z", "not needed: rdmabench serve is the server, a test command given HOST the client"},
 	{"client", "P", "not needed: a test command given HOST is the client of rdmabench serve on HOST"},
-	{"tos", "", "use -T/--tclass (the IP header's DS field on RoCE v2, IP_TOS on TCP) or --dscp"},
+	{"tos", "", "use -" + settings.DSCP.Of.Short + "/--" + settings.DSCP.Of.Key + " (the IP header's DS field on RoCE v2, IP_TOS on TCP) or --" + settings.DSCP.Key},
 	{"reversed", "", "rdmabench spells it --reverse"},
 	{"use_hugepages", "", "use --mem hugepages (or hugepages:1G)"},
 	{"use_cuda", "", "use --mem cuda[:GPU] (GPU an index or a PCI bus id)"},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/rdmabench/rdmabench/internal/atomicfile"
 	"github.com/rdmabench/rdmabench/pkg/report"
 	"github.com/rdmabench/rdmabench/pkg/report/plot"
 	"github.com/spf13/cobra"
@@ -63,7 +64,7 @@ standard input; -o - writes the page to standard output.`,
 			if out == "-" {
 				return write(cmd.OutOrStdout())
 			}
-			if err := report.WriteFileAtomic(out, write); err != nil {
+			if err := atomicfile.Write(out, write); err != nil {
 				return fmt.Errorf("plot: %w", err)
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "plot: wrote %s\n", out)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmabench/rdmabench/internal/atomicfile"
 	"github.com/rdmabench/rdmabench/pkg/report"
 	"github.com/rdmabench/rdmabench/pkg/report/render"
 )
@@ -40,7 +41,7 @@ func runsDoc(dev string, p99, gbps []float64) *report.Document {
 		)
 	}
 	if len(p99) > 1 {
-		doc.Summaries = report.Summarize(doc)
+		doc.Summaries = doc.Summarize()
 	}
 	return doc
 }
@@ -49,7 +50,7 @@ func runsDoc(dev string, p99, gbps []float64) *report.Document {
 func writeDoc(t *testing.T, dir, name string, doc *report.Document) string {
 	t.Helper()
 	path := filepath.Join(dir, name)
-	if err := report.WriteFileAtomic(path, func(w io.Writer) error { return report.WriteJSON(w, doc) }); err != nil {
+	if err := atomicfile.Write(path, func(w io.Writer) error { return report.WriteJSON(w, doc) }); err != nil {
 		t.Fatal(err)
 	}
 	return path

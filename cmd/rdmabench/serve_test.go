@@ -164,8 +164,8 @@ func TestServeRDMA(t *testing.T) {
 	if doc, err = report.ReadJSON(strings.NewReader(out)); err != nil {
 		t.Fatal(err)
 	}
-	if v := doc.Results[0].Validation; !doc.Params.Validate || v == nil || !v.OK || v.Messages != 6 || v.Bytes != 6*4096 {
-		t.Fatalf("validation %+v (params validate %v)", v, doc.Params.Validate)
+	if v := doc.Results[0].Validation; !doc.Params.CheckData || v == nil || !v.OK || v.Messages != 6 || v.Bytes != 6*4096 {
+		t.Fatalf("validation %+v (params validate %v)", v, doc.Params.CheckData)
 	}
 	// A device the server does not have: the client prints the server's
 	// error with its address.

@@ -73,7 +73,7 @@ func TestWireTrafficClass(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			doc, pkts := runWire(t, peer, append(c.args, "-n", "50", "-p", "19515")...)
-			if av := doc.Results[0].Effective.AV; av == nil || av.TrafficClass != c.tos {
+			if av := doc.Results[0].Effective.AV; av == nil || av.TClass != c.tos {
 				t.Fatalf("effective address vector %+v, want traffic class 0x%02x", av, c.tos)
 			}
 			from, to, _, _ := directions(pkts, peer)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmabench/rdmabench/pkg/latency"
 	"github.com/rdmabench/rdmabench/pkg/report"
 )
 
@@ -152,7 +153,7 @@ func FabricDoc() *report.Document {
 	bw := func(msgs uint64, size int, ns int64) *report.Bandwidth {
 		return report.NewBandwidth(msgs*uint64(size), msgs, time.Duration(ns))
 	}
-	rec := report.NewLatencyRecorder(report.BasisRTTHalf)
+	rec := latency.NewRecorder(report.BasisRTTHalf)
 	rec.RecordBatch([]uint64{3000, 3200, 5000})
 	node := 0
 	doc.Results = []report.Result{
@@ -180,7 +181,7 @@ func FullDoc() *report.Document {
 		if r.Latency == nil {
 			continue
 		}
-		rec := report.NewLatencyRecorder(r.Latency.Basis)
+		rec := latency.NewRecorder(r.Latency.Basis)
 		rec.RecordBatch(Samples(gen, 1000, uint64(i)))
 		r.Latency = rec.Snapshot()
 	}
@@ -195,7 +196,7 @@ func FullDoc() *report.Document {
 // delayed by up to a third more, 0.1% by 3 to 8 times.
 func sweepLatency(basis string, us float64, n int, seed uint64) *report.Latency {
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
-	rec := report.NewLatencyRecorder(basis)
+	rec := latency.NewRecorder(basis)
 	scale := 1.0
 	if basis == report.BasisRTTHalf {
 		scale = 2 // the recorder halves round trips
@@ -312,7 +313,7 @@ func Distributions() map[string]func(r *rand.Rand) uint64 {
 		},
 		// Log-uniform over 1 ns .. 60 s: every histogram bucket.
 		"wide": func(r *rand.Rand) uint64 {
-			return uint64(math.Exp(r.Float64() * math.Log(report.HistHighestNs)))
+			return uint64(math.Exp(r.Float64() * math.Log(latency.HighestNs)))
 		},
 		// A large offset and a small spread: naive sum-of-squares variance
 		// loses everything here.

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmabench/rdmabench/pkg/latency"
 	"github.com/rdmabench/rdmabench/pkg/report"
 )
 
@@ -52,7 +53,7 @@ func (c CmpMesh) Doc() *report.Document {
 			if c.Lat != nil {
 				ns = c.Lat(from, to)
 			}
-			rec := report.NewLatencyRecorder(report.BasisRTTHalf)
+			rec := latency.NewRecorder(report.BasisRTTHalf)
 			for range 10 {
 				rec.Record(uint64(2 * ns))
 			}
@@ -82,7 +83,7 @@ func (c CmpMesh) Doc() *report.Document {
 func MeshFixture(t testing.TB) *report.Document {
 	t.Helper()
 	lat := func(p50 float64) report.Result {
-		rec := report.NewLatencyRecorder("rtt")
+		rec := latency.NewRecorder("rtt")
 		rec.RecordBatch([]uint64{uint64(p50), uint64(p50), uint64(p50 * 2)})
 		return report.Result{Test: "write-lat", Connection: "RC", Size: 2, Iterations: 3, Latency: rec.Snapshot()}
 	}
@@ -135,7 +136,7 @@ func MeshFixture(t testing.TB) *report.Document {
 func DuplexFixture(t testing.TB) *report.Document {
 	t.Helper()
 	lat := func(p50 float64) report.Result {
-		rec := report.NewLatencyRecorder("rtt")
+		rec := latency.NewRecorder("rtt")
 		rec.RecordBatch([]uint64{uint64(p50), uint64(p50), uint64(p50 * 2)})
 		return report.Result{Test: "tcp-lat", Connection: "TCP", Size: 2, Iterations: 3, Latency: rec.Snapshot()}
 	}
@@ -195,7 +196,7 @@ func RailMesh(t testing.TB, hosts, rails int, lat func(from, to int) float64, fa
 				} else {
 					ns := lat(from, to)
 					if lats[ns] == nil {
-						rec := report.NewLatencyRecorder(report.BasisRTT)
+						rec := latency.NewRecorder(report.BasisRTT)
 						rec.Record(uint64(ns))
 						lats[ns] = rec.Snapshot()
 					}
@@ -229,7 +230,7 @@ func OneHostMesh(t testing.TB) *report.Document {
 	}
 	b := report.NewMeshBuilder(m.Tests, report.Limits{}, 0)
 	rec := func(ns uint64) *report.Latency {
-		l := report.NewLatencyRecorder(report.BasisRTT)
+		l := latency.NewRecorder(report.BasisRTT)
 		l.Record(ns)
 		return l.Snapshot()
 	}
@@ -297,7 +298,7 @@ func MeshPlotDoc() *report.Document {
 			Host: &report.Host{Hostname: host, Device: &report.Device{Name: "mlx5_0", Port: 1, GID: fmt.Sprintf("::ffff:10.0.0.%d", r+1), GIDIndex: 3}}})
 	}
 	lat := func(ns float64) report.Result {
-		rec := report.NewLatencyRecorder(report.BasisRTTHalf)
+		rec := latency.NewRecorder(report.BasisRTTHalf)
 		for k := range 100 {
 			rec.Record(uint64(2*ns) + uint64(k%5)*20)
 		}
@@ -331,7 +332,7 @@ func MeshPlotDoc() *report.Document {
 		}
 	}
 	m.BuildMatrices()
-	report.CheckMesh(m, report.Limits{}, 0.8)
+	m.CheckGates(report.Limits{}, 0.8)
 	doc.Mesh = m
 	return doc
 }

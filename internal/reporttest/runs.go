@@ -57,7 +57,7 @@ func runsDoc(dev string, start time.Time, p50, p99, gbps []float64) *report.Docu
 		)
 	}
 	if len(p50) > 1 {
-		doc.Summaries = report.Summarize(doc)
+		doc.Summaries = doc.Summarize()
 	}
 	return doc
 }
@@ -148,6 +148,6 @@ func RepeatDoc() *report.Document {
 	doc.Results = append(doc.Results, report.Result{Test: "atomic-lat", Connection: "RC", Size: 8, Run: 1, Iterations: 10000,
 		Latency:  LatAt(report.BasisRTT, 2.06, 2.47),
 		Warnings: []string{"CPU frequency changed during the test"}})
-	doc.Summaries = report.Summarize(doc)
+	doc.Summaries = doc.Summarize()
 	return doc
 }

@@ -51,7 +51,7 @@ func (c *coordinator) blame(ctx context.Context, prog *Progress) {
 		}
 		in := blame.Input{Figure: k.String() + " " + figureWord(f), HigherIsWorse: f.IsLatency(), Names: names,
 			Links: linkFigures(values), Switches: ups, Crowded: crowded,
-			Format: func(v float64) string { return report.MessageFigures(f, v)[0] }}
+			Format: func(v float64) string { return f.FormatAll(v)[0] }}
 		judged = append(judged, judgedFigure{key: k, fig: f, blame: blame.Judge(in, opt)})
 	})
 	c.mu.Unlock()

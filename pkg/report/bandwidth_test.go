@@ -50,3 +50,11 @@ func TestSum(t *testing.T) {
 		t.Error("Sum(nil, nil) is not nil")
 	}
 }
+
+// relClose reports whether got is within the fraction tol of want.
+func relClose(got, want, tol float64) bool {
+	if got == want {
+		return true
+	}
+	return math.Abs(got-want) <= tol*math.Max(math.Abs(want), 1e-300)
+}

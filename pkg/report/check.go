@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"math"
+
+	"github.com/rdmabench/rdmabench/pkg/report/textfmt"
 )
 
 // checkValues refuses what no run can produce and the schema forbids: a
@@ -29,7 +31,7 @@ func checkValues(doc *Document) error {
 	}
 	for i := range doc.Results {
 		r := &doc.Results[i]
-		k := c.at(fmt.Sprintf("result %d (%s, %d B)", i+1, Clean(r.Test), r.Size))
+		k := c.at(fmt.Sprintf("result %d (%s, %d B)", i+1, textfmt.Clean(r.Test), r.Size))
 		k.int("size", int64(r.Size))
 		k.int("run", int64(r.Run))
 		k.int("iterations", int64(r.Iterations))
@@ -56,7 +58,7 @@ func checkValues(doc *Document) error {
 	}
 	for i := range doc.Summaries {
 		s := &doc.Summaries[i]
-		k := c.at(fmt.Sprintf("summary %d (%s, %d B)", i+1, Clean(s.Test), s.Size))
+		k := c.at(fmt.Sprintf("summary %d (%s, %d B)", i+1, textfmt.Clean(s.Test), s.Size))
 		k.int("size", int64(s.Size))
 		k.int("runs", int64(s.Runs))
 		k.int("failed", int64(s.Failed))

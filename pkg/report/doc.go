@@ -2,8 +2,8 @@
 // "rdmabench/result/v1"), the latency recorder and bandwidth figures that
 // fill it, its reading and writing as JSON ([ReadJSON], [ReadFile],
 // [WriteJSON], the link and run streams) with the limits of what it reads,
-// the statistics over repeated runs ([Summarize]) and the absolute limits
-// of a run ([CheckLimits]).
+// the statistics over repeated runs ([Document.Summarize]) and the absolute limits
+// of a run ([Document.CheckLimits]).
 //
 // A run produces one self-describing [Document], whatever the number of tests,
 // message sizes and repeated runs; `rdmabench report` renders any saved one
@@ -34,6 +34,8 @@ package report
 import (
 	"fmt"
 	"time"
+
+	"github.com/rdmabench/rdmabench/pkg/settings"
 )
 
 // Schema is the value of [Document.Schema] for documents this package writes
@@ -57,7 +59,7 @@ type Document struct {
 	Params  Params           `json:"params"`
 	Results []Result         `json:"results"`
 	// Summaries are, in a document of repeated runs, the spread of each
-	// figure per test, connection and size over its runs; see [Summarize].
+	// figure per test, connection and size over its runs; see [Document.Summarize].
 	Summaries []Summary `json:"summaries,omitempty"`
 	Warnings  []string  `json:"warnings,omitempty"`
 	// Error says why the run stopped before its end (interrupted, or its
@@ -112,15 +114,14 @@ type Host struct {
 	Memory *Memory `json:"memory,omitempty"`
 }
 
-// Memory kinds: where a test's buffers live (--mem).
+// Memory kinds: where a test's buffers live (--mem, Memory.Kind); and
+// registrations: how a buffer was registered with the device
+// (Memory.Registration).
 const (
 	MemHost      = "host"
 	MemHugePages = "hugepages"
 	MemCUDA      = "cuda"
-)
 
-// Registrations: how a buffer was registered with the device.
-const (
 	RegMR       = "ibv_reg_mr"
 	RegDmabufMR = "ibv_reg_dmabuf_mr"
 )
@@ -248,79 +249,68 @@ type Clock struct {
 // is in its [Result.Effective]; the device and GID each end used are in
 // [Hosts].
 //
-// A field tagged compare is a parameter compare warns about when two
-// documents differ in it: `compare:"KEY,ORDER[,FORMAT]"`, the warnings in
-// ORDER (two fields of one flag share its KEY and ORDER). FORMAT is auto:
-// an int whose -1 is unset (0 is shown); runs: an int unset up to 1;
-// seconds, percent, gbps or msgs: a float64 shown in that unit when
-// above 0; omitempty: a string not there when empty. Otherwise a string,
-// int (0 unset), *int (nil unset), bool (false unset), []int (cores,
-// empty unset) or *LoadParams (nil unset). Server, Device, ServerDevice,
-// Port, Sizes and Loopback are left out: the rows, the devices and ports
-// each end used and the setup (loopback or two hosts) show them.
+// The settings of pkg/settings' table that a comparison weighs are
+// compared in the table's order (see pkg/report/compare); the path's
+// settings are its [settings.Path], the same struct a spec embeds.
 type Params struct {
-	Server     string `json:"server,omitempty"`                     // HOST as given; empty on loopback
-	Device     string `json:"device,omitempty"`                     // -d; empty: the first device
-	Port       int    `json:"port,omitempty"`                       // -i
-	GIDIndex   int    `json:"gid_index" compare:"gid-index,3,auto"` // -x; -1: selected automatically
-	Connection string `json:"connection,omitempty" compare:"connection,1"`
-	MTU        int    `json:"mtu,omitempty" compare:"mtu,2"`           // -m, bytes; 0: the port's active MTU
-	Sizes      []int  `json:"sizes,omitempty"`                         // -s / -a, bytes
-	TxDepth    int    `json:"tx_depth,omitempty" compare:"tx-depth,4"` // -t
-	RxDepth    int    `json:"rx_depth,omitempty" compare:"rx-depth,5"` // -r
-	QPs        int    `json:"qps,omitempty" compare:"qps,6"`           // -q
-	Inline     *int   `json:"inline,omitempty" compare:"inline,7"`     // -I, bytes
-	CQMod      int    `json:"cq_mod,omitempty" compare:"cq-mod,8"`     // -Q
-	PostList   int    `json:"post_list,omitempty" compare:"post-list,9"`
-	Events     bool   `json:"events,omitempty" compare:"events,10"` // -e: wait on completion events instead of polling
+	Server     string `json:"server,omitempty"` // HOST as given; empty on loopback
+	Device     string `json:"device,omitempty"` // -d; empty: the first device
+	Port       int    `json:"port,omitempty"`   // -i
+	GIDIndex   int    `json:"gid_index"`        // -x; -1: selected automatically
+	Connection string `json:"connection,omitempty"`
+	MTU        int    `json:"mtu,omitempty"`      // -m, bytes; 0: the port's active MTU
+	Sizes      []int  `json:"sizes,omitempty"`    // -s / -a, bytes
+	TxDepth    int    `json:"tx_depth,omitempty"` // -t
+	RxDepth    int    `json:"rx_depth,omitempty"` // -r
+	QPs        int    `json:"qps,omitempty"`      // -q
+	Inline     *int   `json:"inline,omitempty"`   // -I, bytes
+	CQMod      int    `json:"cq_mod,omitempty"`   // -Q
+	PostList   int    `json:"post_list,omitempty"`
+	Events     bool   `json:"events,omitempty"` // -e: wait on completion events instead of polling
 	// QPTimeout (-u) is the QPs' local ACK timeout exponent: 4.096 µs ×
 	// 2^QPTimeout; 0 left the default.
-	QPTimeout int `json:"qp_timeout,omitempty" compare:"qp-timeout,11"`
+	QPTimeout int `json:"qp_timeout,omitempty"`
 	// Bidirectional (-b): both ends send at once.
-	Bidirectional bool    `json:"bidirectional,omitempty" compare:"bidirectional,12"`
-	AtomicType    string  `json:"atomic_type,omitempty" compare:"atomic,13"`          // -A: "FETCH_AND_ADD" or "CMP_AND_SWAP"
-	Iterations    int     `json:"iterations,omitempty" compare:"iterations,14"`       // -n
-	DurationS     float64 `json:"duration_s,omitempty" compare:"duration,15,seconds"` // -D; duration mode when > 0
-	Warmup        *int    `json:"warmup,omitempty" compare:"warm-up,16"`              // --warmup, iterations per size
+	Bidirectional bool    `json:"bidirectional,omitempty"`
+	AtomicType    string  `json:"atomic_type,omitempty"` // -A: "FETCH_AND_ADD" or "CMP_AND_SWAP"
+	Iterations    int     `json:"iterations,omitempty"`  // -n
+	DurationS     float64 `json:"duration_s,omitempty"`  // -D; duration mode when > 0
+	Warmup        *int    `json:"warmup,omitempty"`      // --warmup, iterations per size
 	// PrecisionPct (--precision) runs each size until its headline figure
 	// is known to this half-width, percent, or for at most PrecisionCapS.
-	PrecisionPct  float64 `json:"precision_pct,omitempty" compare:"precision,17,percent"`
-	PrecisionCapS float64 `json:"precision_cap_s,omitempty" compare:"precision-cap,18,seconds"`
+	PrecisionPct  float64 `json:"precision_pct,omitempty"`
+	PrecisionCapS float64 `json:"precision_cap_s,omitempty"`
 	Loopback      bool    `json:"loopback,omitempty"`
-	// Validate (--validate): each size of each RDMA test is followed by a
-	// data check (see [Validation]).
-	Validate bool `json:"validate,omitempty" compare:"validate,34"`
+	// CheckData (--validate): each size of each RDMA test is followed by
+	// a data check (see [Validation]).
+	CheckData bool `json:"validate,omitempty"`
 	// Repeat is the number of runs requested (--repeat); 0 or 1: one.
-	Repeat int `json:"repeat,omitempty" compare:"repeat,19,runs"`
+	Repeat int `json:"repeat,omitempty"`
 	// Reverse (--reverse): in bandwidth tests the server initiated.
-	Reverse bool `json:"reverse,omitempty" compare:"reverse,24"`
+	Reverse bool `json:"reverse,omitempty"`
 	// RDMACM (-R): rdma_cm set up the QPs' connections.
-	RDMACM bool `json:"rdma_cm,omitempty" compare:"rdma-cm,25"`
-	// The path asked for (--tclass or --dscp, --sl, --flow-label,
-	// --hop-limit); what reached the device is in each result's
-	// effective.av.
-	TClass    *int `json:"tclass,omitempty" compare:"tclass,20"`
-	SL        *int `json:"sl,omitempty" compare:"sl,21"`
-	FlowLabel *int `json:"flow_label,omitempty" compare:"flow-label,22"`
-	HopLimit  *int `json:"hop_limit,omitempty" compare:"hop-limit,23"`
+	RDMACM bool `json:"rdma_cm,omitempty"`
+	// Path is the path asked for; what reached the device is in each
+	// result's effective.av.
+	settings.Path
 
 	// Threads (--threads), the loop threads' cores (--cpu, --server-cpu),
 	// the server's device (--server-dev; compare leaves it out as it does
 	// -d), the rate limit (--rate-limit: Gbit/s of payload, or messages
 	// per second) and its limiter (--rate-limiter), the load (--load).
-	Threads       int         `json:"threads,omitempty" compare:"threads,26"`
-	CPUs          []int       `json:"cpus,omitempty" compare:"cpu,27"`
-	ServerCPUs    []int       `json:"server_cpus,omitempty" compare:"server-cpu,28"`
+	Threads       int         `json:"threads,omitempty"`
+	CPUs          []int       `json:"cpus,omitempty"`
+	ServerCPUs    []int       `json:"server_cpus,omitempty"`
 	ServerDevice  string      `json:"server_device,omitempty"`
-	RateLimitGbps float64     `json:"rate_limit_gbps,omitempty" compare:"rate-limit,29,gbps"`
-	RateLimitMsgs float64     `json:"rate_limit_msgs,omitempty" compare:"rate-limit,29,msgs"`
-	RateLimiter   string      `json:"rate_limiter,omitempty" compare:"rate-limiter,30,omitempty"`
-	Load          *LoadParams `json:"load,omitempty" compare:"load,31"`
+	RateLimitGbps float64     `json:"rate_limit_gbps,omitempty"`
+	RateLimitMsgs float64     `json:"rate_limit_msgs,omitempty"`
+	RateLimiter   string      `json:"rate_limiter,omitempty"`
+	Load          *LoadParams `json:"load,omitempty"`
 	// Mem (--mem) is where the buffers were asked to live: "hugepages",
 	// "hugepages:1G", "cuda:0", ...; empty: host memory. ODP (--odp): they
 	// were asked to be registered for on-demand paging.
-	Mem string `json:"mem,omitempty" compare:"mem,32,omitempty"`
-	ODP bool   `json:"odp,omitempty" compare:"odp,33"`
+	Mem string `json:"mem,omitempty"`
+	ODP bool   `json:"odp,omitempty"`
 	// Extra holds parameters without a field of their own.
 	Extra map[string]string `json:"extra,omitempty"`
 }
@@ -348,9 +338,9 @@ type Effective struct {
 	// MaxRdAtomic is how many RDMA READs or atomics each QP kept
 	// outstanding at most (READ and atomic tests).
 	MaxRdAtomic int `json:"max_rd_atomic,omitempty"`
-	// Validate: the size was followed by a data check, whose outcome is
+	// CheckData: the size was followed by a data check, whose outcome is
 	// [Result.Validation].
-	Validate bool `json:"validate,omitempty"`
+	CheckData bool `json:"validate,omitempty"`
 	// Events: completions were waited for on a completion channel, not
 	// busy-polled.
 	Events bool `json:"events,omitempty"`
@@ -377,7 +367,7 @@ type Effective struct {
 	RecvBuf     int  `json:"so_rcvbuf,omitempty"`
 
 	// AV is the RDMA QPs' address vector toward the peer as the device took
-	// it; IPTOS the TCP client socket's IP_TOS (or IPV6_TCLASS) as the
+	// it; IPTOS the TCP client socket's IP_TOS (or its IPv6 twin) as the
 	// kernel set it (it keeps the ECN bits to itself).
 	AV    *AddressVector `json:"av,omitempty"`
 	IPTOS *int           `json:"ip_tos,omitempty"`
@@ -430,20 +420,8 @@ const (
 )
 
 // AddressVector is what a QP's address vector (ibv_ah_attr) says beyond the
-// peer's address: for RC and UC as the device reads it back, for UD as its
-// address handle was made. On RoCE v2 the traffic class is the IP header's
-// DS field (DSCP << 2 | ECN) and the hop limit its TTL.
-type AddressVector struct {
-	// GRH: the packets carry a global route header (RoCE always; on
-	// InfiniBand, across subnets). Without one, only SL applies.
-	GRH          bool `json:"grh"`
-	TrafficClass int  `json:"traffic_class"`
-	SL           int  `json:"sl"`
-	FlowLabel    int  `json:"flow_label"`
-	// HopLimit is absent where the kernel sets it from the IP route and
-	// cannot be asked (UD on RoCE).
-	HopLimit int `json:"hop_limit,omitempty"`
-}
+// peer's address, as the device took it: see [settings.AddressVector].
+type AddressVector = settings.AddressVector
 
 // Result is one test at one message size.
 type Result struct {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/rdmabench/rdmabench/pkg/settings"
 )
 
 // setting is one effective value, named as the command line names it.
@@ -18,7 +20,7 @@ func (s setting) String() string {
 }
 
 // settings lists e's values in a fixed order, leaving out those it does not
-// have. Inline (whether one size went inline) is left out: it differs by
+// have; a setting of pkg/settings' table is named as the table names it. Inline (whether one size went inline) is left out: it differs by
 // size, and [SettingsLine] says it once for a test.
 func (e *Effective) settings() []setting {
 	if e == nil {
@@ -35,18 +37,18 @@ func (e *Effective) settings() []setting {
 			out = append(out, setting{name: name})
 		}
 	}
-	num("tx-depth", e.TxDepth, "")
-	num("rx-depth", e.RxDepth, "")
-	num("cq-mod", e.CQMod, "")
-	num("post-list", e.PostList, "")
-	num("threads", e.Threads, "")
+	num(settings.TxDepth.Label(), e.TxDepth, "")
+	num(settings.RxDepth.Label(), e.RxDepth, "")
+	num(settings.CQMod.Label(), e.CQMod, "")
+	num(settings.PostList.Label(), e.PostList, "")
+	num(settings.Threads.Label(), e.Threads, "")
 	if e.RateLimitGbps > 0 {
-		out = append(out, setting{"rate-limit", strconv.FormatFloat(e.RateLimitGbps, 'g', 4, 64) + " Gbit/s " + cmp.Or(e.RateLimiter, "sw")})
+		out = append(out, setting{settings.RateLimit.Label(), strconv.FormatFloat(e.RateLimitGbps, 'g', 4, 64) + " Gbit/s " + cmp.Or(e.RateLimiter, "sw")})
 	}
 	num("inline-max", e.InlineMax, " B")
 	num("path-mtu", e.PathMTU, " B")
 	num("max-rd-atomic", e.MaxRdAtomic, "")
-	flag("events", e.Events)
+	flag(settings.Events.Label(), e.Events)
 	flag("reverse (the server initiated)", e.Reverse)
 	if c := e.RDMACM; c != nil {
 		out = append(out, setting{"rdma_cm", fmt.Sprintf("%s, gid-index %d", c.PortSpace, c.GIDIndex)})
@@ -55,44 +57,27 @@ func (e *Effective) settings() []setting {
 		out = append(out, setting{"link", strconv.FormatFloat(e.LinkGbps, 'f', -1, 64) + " Gbit/s"})
 	}
 	if e.AtomicType != "" {
-		out = append(out, setting{"atomic", e.AtomicType})
+		out = append(out, setting{settings.AtomicType.Label(), e.AtomicType})
 	}
-	flag("validate", e.Validate)
+	flag(settings.CheckData.Label(), e.CheckData)
 	if m := e.Memory; m != nil && (m.Kind != MemHost || m.ODP || m.Registration != RegMR) {
 		// Host pages registered with ibv_reg_mr are the default, left out.
-		out = append(out, setting{"mem", m.Text()})
+		out = append(out, setting{settings.Mem.Label(), m.Text()})
 	}
 	num("connections", e.Connections, "")
 	flag("TCP_NODELAY", e.NoDelay)
 	num("SO_SNDBUF", e.SendBuf, " B")
 	num("SO_RCVBUF", e.RecvBuf, " B")
 	if e.IPTOS != nil && *e.IPTOS != 0 {
-		out = append(out, setting{"IP_TOS", TClassName(*e.IPTOS)})
+		out = append(out, setting{"IP_TOS", settings.DSName(*e.IPTOS)})
 	}
 	if av := e.AV; av != nil {
-		// Only what differs from the defaults (0, hop limit 64).
-		if av.TrafficClass != 0 {
-			out = append(out, setting{"tclass", TClassName(av.TrafficClass)})
-		}
-		num("sl", av.SL, "")
-		if av.FlowLabel != 0 {
-			out = append(out, setting{"flow-label", fmt.Sprintf("0x%05x", av.FlowLabel)})
-		}
-		if av.HopLimit != 0 && av.HopLimit != 64 {
-			num("hop-limit", av.HopLimit, "")
+		// Only what differs from the defaults.
+		for _, v := range av.Shown() {
+			out = append(out, setting{v[0], v[1]})
 		}
 	}
 	return out
-}
-
-// TClassName writes a traffic class (an IP DS field) for people:
-// "0x6a (DSCP 26, ECT(0))".
-func TClassName(tc int) string {
-	s := fmt.Sprintf("0x%02x (DSCP %d", tc, tc>>2)
-	if ecn := tc & 3; ecn != 0 {
-		s += ", " + [...]string{"", "ECT(1)", "ECT(0)", "CE"}[ecn]
-	}
-	return s + ")"
 }
 
 // diffSettings are e's settings as a comparison of two results of one
@@ -108,7 +93,7 @@ func (e *Effective) diffSettings() []setting {
 		out = append(out, setting{name: "payload inline"})
 	}
 	if e.QPTimeout != 0 {
-		out = append(out, setting{"qp-timeout", strconv.Itoa(e.QPTimeout)})
+		out = append(out, setting{settings.QPTimeout.Label(), strconv.Itoa(e.QPTimeout)})
 	}
 	if m := e.ServerMemory; m != nil && (m.Kind != MemHost || m.ODP || m.Registration != RegMR) {
 		out = append(out, setting{"server mem", m.Text()})

@@ -1,14 +1,9 @@
 package report
 
-import hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
 // What the tests of package report_test see of this package's internals.
 
 // CheckShape is checkShape.
 var CheckShape = checkShape
-
-// RecorderHistogram is the histogram r records into.
-func RecorderHistogram(r *LatencyRecorder) *hdrhistogram.Histogram { return r.hist }
 
 // SettingNamed is e's setting called name, as String writes it, and
 // whether e has one.

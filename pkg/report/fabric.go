@@ -2,12 +2,10 @@ package report
 
 import (
 	"fmt"
-	"math"
-	"slices"
 	"strconv"
 	"strings"
 
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/rdmabench/rdmabench/pkg/report/textfmt"
 )
 
 // The parts of a result that say how a test spread over the host: its loop
@@ -106,89 +104,12 @@ type LoadParams struct {
 	Size int    `json:"size,omitempty"`
 }
 
-// MergeLatency returns the statistics of the samples of every l together,
-// as if one recorder had recorded them all: the histograms merged, the
-// count, min and max exact, the mean and the population stdev from each
-// set's (exact up to rounding), the percentiles from the merged histogram
-// by the same rule as a recorder's. Every l must have the same basis.
-func MergeLatency(ls ...*Latency) (*Latency, error) {
-	var out *Latency
-	var hist *hdrhistogram.Histogram
-	var sum, sumSq float64
-	for _, l := range ls {
-		if l == nil {
-			continue
-		}
-		if out == nil {
-			out = &Latency{Basis: l.Basis}
-		} else if l.Basis != out.Basis {
-			return nil, fmt.Errorf("report: merge latencies of different bases (%s and %s)", out.Basis, l.Basis)
-		}
-		h, err := DecodeHistogram(l.Histogram)
-		if err != nil {
-			return nil, err
-		}
-		if hist == nil {
-			hist = hdrhistogram.New(h.LowestTrackableValue(), h.HighestTrackableValue(), int(h.SignificantFigures()))
-		}
-		if dropped := hist.Merge(h); dropped != 0 {
-			return nil, fmt.Errorf("report: merge latency histograms: %d values dropped", dropped)
-		}
-		if l.Count > 0 {
-			if out.Count == 0 {
-				out.MinNs, out.MaxNs = l.MinNs, l.MaxNs
-			}
-			out.MinNs, out.MaxNs = min(out.MinNs, l.MinNs), max(out.MaxNs, l.MaxNs)
-		}
-		n := float64(l.Count)
-		sum += n * l.MeanNs
-		sumSq += n * (l.StdevNs*l.StdevNs + l.MeanNs*l.MeanNs)
-		out.Count += l.Count
-		out.ClockBackward += l.ClockBackward
-	}
-	if out == nil {
-		return nil, nil
-	}
-	if enc, err := hist.Encode(hdrhistogram.V2CompressedEncodingCookieBase); err == nil {
-		out.Histogram = string(enc)
-	}
-	if out.Count == 0 {
-		return out, nil
-	}
-	n := float64(out.Count)
-	out.MeanNs = sum / n
-	out.StdevNs = math.Sqrt(max(0, sumSq/n-out.MeanNs*out.MeanNs))
-	pct := func(p float64) float64 { return min(max(float64(hist.ValueAtPercentile(p)), out.MinNs), out.MaxNs) }
-	out.P50Ns, out.P90Ns, out.P99Ns, out.P999Ns, out.P9999Ns = pct(50), pct(90), pct(99), pct(99.9), pct(99.99)
-	return out, nil
-}
-
 // listText writes indexes as ranges: "0-3", "0,2".
 func listText(v []int) string {
 	if len(v) == 0 {
 		return "-"
 	}
-	return strings.Join(IntRanges(v), ",")
-}
-
-// IntRanges writes a set of integers (cores, runs, indexes) as sorted
-// runs of consecutive values: [8 0 1 2 5] is "0-2", "5", "8".
-func IntRanges(v []int) []string {
-	c := slices.Compact(slices.Sorted(slices.Values(v)))
-	var parts []string
-	for i := 0; i < len(c); {
-		j := i
-		for j+1 < len(c) && c[j+1] == c[j]+1 {
-			j++
-		}
-		if j > i {
-			parts = append(parts, fmt.Sprintf("%d-%d", c[i], c[j]))
-		} else {
-			parts = append(parts, strconv.Itoa(c[i]))
-		}
-		i = j + 1
-	}
-	return parts
+	return strings.Join(textfmt.IntRanges(v), ",")
 }
 
 // Text says where each end's loop threads ran: "loop threads: client

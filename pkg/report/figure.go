@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+
+	"github.com/rdmabench/rdmabench/pkg/report/textfmt"
 )
 
 // Figure names one number of a result: what summaries, comparisons, gates
@@ -85,12 +87,36 @@ func (f Figure) Name() string {
 // three decimals ("23.4 µs"), rates with their unit ("98.53 Gbit/s").
 func (f Figure) Format(v float64) string {
 	if f.IsLatency() {
-		return Num(v/1e3) + " µs"
+		return textfmt.Num(v/1e3) + " µs"
 	}
 	if f == FigMsgRate {
 		return strconv.FormatFloat(v, 'f', 4, 64) + " " + f.Unit()
 	}
 	return strconv.FormatFloat(v, 'f', 2, 64) + " " + f.Unit()
+}
+
+// FormatAll writes vs (values of f, in f's unit) for one message, each
+// with its unit, in the unit formatting f has in tables: a rate scaled as
+// its cell is ("368.4 Mbit/s", "702.7 msg/s"), latencies all in the one
+// unit a table of them would take ("4.021 µs > 1.312 µs", "1.234 ms > 900
+// µs" never), up to three decimals, so that the figures of a message read
+// against each other.
+func (f Figure) FormatAll(vs ...float64) []string {
+	out := make([]string, len(vs))
+	u := textfmt.LatencyUnitOf(vs)
+	for i, v := range vs {
+		switch {
+		case f.IsLatency():
+			out[i] = textfmt.Num(v/u.Ns) + " " + u.Name
+		case f == FigGbps:
+			out[i] = textfmt.GbitCell(v)
+		case f == FigMsgRate:
+			out[i] = textfmt.MmsgCell(v)
+		default:
+			out[i] = f.Format(v)
+		}
+	}
+	return out
 }
 
 // Of returns the value of f in r, and false when r has no such figure (a
@@ -183,14 +209,14 @@ type Key struct {
 	Size       int    `json:"size"`
 }
 
-// KeyOf returns r's key.
-func KeyOf(r *Result) Key { return Key{Test: r.Test, Connection: r.Connection, Size: r.Size} }
+// Key returns r's key.
+func (r *Result) Key() Key { return Key{Test: r.Test, Connection: r.Connection, Size: r.Size} }
 
 // String is the key as messages show it: "write-lat RC 2 B".
 func (k Key) String() string {
-	s := Clean(k.Test)
+	s := textfmt.Clean(k.Test)
 	if k.Connection != "" {
-		s += " " + Clean(k.Connection)
+		s += " " + textfmt.Clean(k.Connection)
 	}
 	return s + fmt.Sprintf(" %d B", k.Size)
 }

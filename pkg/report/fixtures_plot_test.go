@@ -11,7 +11,7 @@ import (
 // Fixture documents with latency histograms, for the plots: a suite run
 // at five sizes between two hosts, and the same run with the path MTU
 // forced down to 1024 bytes. The samples come from a seeded generator and
-// the histograms from LatencyRecorder, so the documents are the same on
+// the histograms from latency.Recorder, so the documents are the same on
 // every run; they are kept in testdata/ (rewritten with -update) and the
 // plot tests (pkg/report/plot) read them from there, as `rdmabench plot`
 // would.

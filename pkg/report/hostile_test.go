@@ -303,7 +303,7 @@ func hostileDocs() map[string]*report.Document {
 		d := report.NewDocument()
 		r := report.Result{Test: "write-lat", Size: 2, Latency: &report.Latency{Basis: report.BasisRTT, Count: 1, P50Ns: 1}}
 		d.Results = []report.Result{r, r, r}
-		d.Summaries = report.Summarize(d)
+		d.Summaries = d.Summarize()
 		d.Summaries = append(d.Summaries, d.Summaries...)
 		return d
 	}

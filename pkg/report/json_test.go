@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/rdmabench/rdmabench/internal/reporttest"
+	"github.com/rdmabench/rdmabench/pkg/latency"
 	"github.com/rdmabench/rdmabench/pkg/report"
 )
 
@@ -130,12 +131,12 @@ func TestReadJSONErrors(t *testing.T) {
 }
 
 func FuzzDecodeHistogram(f *testing.F) {
-	rec := report.NewLatencyRecorder(report.BasisRTT)
+	rec := latency.NewRecorder(report.BasisRTT)
 	rec.RecordBatch([]uint64{1, 1000, 1e6, 1e9})
 	f.Add(rec.Snapshot().Histogram)
 	f.Add("HISTFAAA")
 	f.Fuzz(func(t *testing.T, s string) {
-		h, err := report.DecodeHistogram(s)
+		h, err := (&report.Latency{Histogram: s}).DecodeHistogram()
 		if err == nil && h.TotalCount() < 0 {
 			t.Fatalf("negative count %d", h.TotalCount())
 		}

@@ -2,10 +2,11 @@ package report
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/rdmabench/rdmabench/pkg/report/textfmt"
 )
 
 // Limits are absolute thresholds on the results of a run, for the simplest
@@ -89,23 +90,6 @@ func (l Limits) list() []limit {
 	return ls
 }
 
-// ParseBandwidthLimit parses a bandwidth limit: an absolute one ("90Gbps",
-// "12.5GB/s", see [ParseBandwidth]), which sets gbps, or a share of the
-// link ("90%link"), which sets linkFraction (0.9).
-func ParseBandwidthLimit(s string) (gbps, linkFraction float64, err error) {
-	t := strings.TrimSpace(s)
-	if p, ok := strings.CutSuffix(strings.ToLower(t), "link"); ok {
-		p = strings.TrimSpace(p)
-		v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(p, "%")), 64)
-		if !strings.HasSuffix(p, "%") || err != nil || math.IsNaN(v) || v <= 0 || v > 100 {
-			return 0, 0, fmt.Errorf("bandwidth limit %q: want a share of the link above 0 and at most 100%%, such as 90%%link", s)
-		}
-		return 0, v / 100, nil
-	}
-	gbps, err = ParseBandwidth(t)
-	return gbps, 0, err
-}
-
 // CheckLimits returns one LimitFailure per figure of a result of doc that
 // misses a limit of l, in document order. In a document of repeated runs
 // ([Document.Repeated]) the figure checked is the median over the runs
@@ -114,7 +98,7 @@ func ParseBandwidthLimit(s string) (gbps, linkFraction float64, err error) {
 // (the run fails on its own). A limit that no result of doc has a figure
 // for (a latency limit on a bandwidth test) is a failure too, so that a
 // misconfigured gate cannot pass silently.
-func CheckLimits(doc *Document, l Limits) []LimitFailure {
+func (doc *Document) CheckLimits(l Limits) []LimitFailure {
 	if doc == nil || l.IsZero() {
 		return nil
 	}
@@ -161,10 +145,10 @@ func CheckLimits(doc *Document, l Limits) []LimitFailure {
 		links := map[Key]float64{} // the link rate of each test and size (its runs ran alike)
 		for i := range doc.Results {
 			if r := &doc.Results[i]; r.Effective != nil && r.Effective.LinkGbps > 0 {
-				links[KeyOf(r)] = r.Effective.LinkGbps
+				links[r.Key()] = r.Effective.LinkGbps
 			}
 		}
-		for _, s := range Summarize(doc) {
+		for _, s := range doc.Summarize() {
 			for _, lim := range lims {
 				if sp, ok := s.Spread(lim.fig); ok && sp.N > 0 {
 					check(lim, s.Key(), 0, sp.N, sp.Median, links[s.Key()])
@@ -183,7 +167,7 @@ func CheckLimits(doc *Document, l Limits) []LimitFailure {
 					if r.Effective != nil {
 						link = r.Effective.LinkGbps
 					}
-					check(lim, KeyOf(r), r.Run, 0, v, link)
+					check(lim, r.Key(), r.Run, 0, v, link)
 				}
 			}
 		}
@@ -205,12 +189,12 @@ func CheckLimits(doc *Document, l Limits) []LimitFailure {
 }
 
 // limitFigures write a figure v that misses lim and lim for one message,
-// in the unit formatting of lim's figure (see [MessageFigures]).
+// in the unit formatting of lim's figure (see [Figure.FormatAll]).
 func limitFigures(lim limit, v, linkGbps float64) (val, limText string) {
 	if lim.link > 0 {
-		return MessageFigures(lim.fig, v)[0], formatLimit(lim, linkGbps)
+		return lim.fig.FormatAll(v)[0], formatLimit(lim, linkGbps)
 	}
-	return MessageFigures(lim.fig, v, lim.value)[0], limitFigure(lim.fig, lim.value, LatencyUnitOf([]float64{v, lim.value}))
+	return lim.fig.FormatAll(v, lim.value)[0], limitFigure(lim.fig, lim.value, textfmt.LatencyUnitOf([]float64{v, lim.value}))
 }
 
 // formatLimit writes lim for a message, in the unit formatting of its
@@ -220,9 +204,25 @@ func formatLimit(lim limit, linkGbps float64) string {
 	if lim.link > 0 {
 		s := strconv.FormatFloat(100*lim.link, 'f', -1, 64) + "% of the link"
 		if linkGbps > 0 {
-			s += fmt.Sprintf(" (%s of %s Gbit/s)", Num(lim.link*linkGbps), Num(linkGbps))
+			s += fmt.Sprintf(" (%s of %s Gbit/s)", textfmt.Num(lim.link*linkGbps), textfmt.Num(linkGbps))
 		}
 		return s
 	}
-	return limitFigure(lim.fig, lim.value, LatencyUnitOf([]float64{lim.value}))
+	return limitFigure(lim.fig, lim.value, textfmt.LatencyUnitOf([]float64{lim.value}))
+}
+
+// limitFigure writes a limit of f (in f's unit) as a threshold given by
+// a person: with the prefix its figures take in messages and the digits
+// given ("90 Gbit/s", "500 Mbit/s", "1 Mmsg/s"), a latency in u with up
+// to three decimals.
+func limitFigure(f Figure, v float64, u textfmt.LatencyUnit) string {
+	switch {
+	case f.IsLatency():
+		return textfmt.Num(v/u.Ns) + " " + u.Name
+	case f == FigGbps:
+		return textfmt.GbitLimit(v)
+	case f == FigMsgRate:
+		return textfmt.MmsgLimit(v)
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64) + " " + f.Unit()
 }

@@ -11,7 +11,7 @@ import (
 func TestCheckLimits(t *testing.T) {
 	limits := func(l report.Limits) []string {
 		var s []string
-		for _, f := range report.CheckLimits(reporttest.SuiteDoc(), l) {
+		for _, f := range reporttest.SuiteDoc().CheckLimits(l) {
 			s = append(s, f.String())
 		}
 		return s
@@ -41,7 +41,7 @@ func TestCheckLimits(t *testing.T) {
 	// otherwise pass without checking anything.
 	lat := report.NewDocument()
 	lat.Results = []report.Result{{Test: "write-lat", Connection: "RC", Size: 2, Latency: reporttest.LatAt(report.BasisRTTHalf, 1, 2)}}
-	fs := report.CheckLimits(lat, report.Limits{MinGbps: 10, P50: time.Microsecond / 2})
+	fs := lat.CheckLimits(report.Limits{MinGbps: 10, P50: time.Microsecond / 2})
 	reporttest.Equal(t, "unchecked", messages2(fs), []string{
 		"write-lat RC 2 B: p50 1 µs > limit 0.5 µs",
 		"limit bandwidth 10 Gbit/s: no result has a bandwidth to check it against",
@@ -52,10 +52,10 @@ func TestCheckLimits(t *testing.T) {
 
 	// Failed results are not checked; the failure is the run's.
 	lat.Results[0].Error = "timeout"
-	reporttest.Equal(t, "failed result", messages2(report.CheckLimits(lat, report.Limits{P50: time.Microsecond / 2})), []string{
+	reporttest.Equal(t, "failed result", messages2(lat.CheckLimits(report.Limits{P50: time.Microsecond / 2})), []string{
 		"limit p50 500 ns: no result has a latency to check it against",
 	})
-	if report.CheckLimits(lat, report.Limits{}) != nil || report.CheckLimits(nil, report.Limits{P50: 1}) != nil {
+	if lat.CheckLimits(report.Limits{}) != nil || (*report.Document)(nil).CheckLimits(report.Limits{P50: 1}) != nil {
 		t.Error("no limits: failures")
 	}
 }
@@ -65,10 +65,10 @@ func TestCheckLimits(t *testing.T) {
 func TestCheckLimitsRepeated(t *testing.T) {
 	doc := reporttest.BaseRuns() // p99 1.30 .. 1.33 µs; bandwidth 98.3 .. 98.6, median 98.5
 	doc.Results[0].Latency.P99Ns = 5000
-	if fs := report.CheckLimits(doc, report.Limits{P99: 1400 * time.Nanosecond, MinGbps: 98}); len(fs) != 0 {
+	if fs := doc.CheckLimits(report.Limits{P99: 1400 * time.Nanosecond, MinGbps: 98}); len(fs) != 0 {
 		t.Errorf("one slow run failed the median: %v", messages2(fs))
 	}
-	reporttest.Equal(t, "median over limit", messages2(report.CheckLimits(doc, report.Limits{P99: 1300 * time.Nanosecond, MinGbps: 99})), []string{
+	reporttest.Equal(t, "median over limit", messages2(doc.CheckLimits(report.Limits{P99: 1300 * time.Nanosecond, MinGbps: 99})), []string{
 		"write-lat RC 2 B: p99 1.32 µs (median of 5 runs) > limit 1.3 µs",
 		"write-bw RC 65536 B: bandwidth 98.50 Gbit/s (median of 5 runs) < limit 99 Gbit/s",
 	})

@@ -8,27 +8,6 @@ import (
 	"github.com/rdmabench/rdmabench/pkg/report"
 )
 
-func TestParseBandwidthLimit(t *testing.T) {
-	for in, want := range map[string][2]float64{
-		"90%link":    {0, 0.9},
-		" 90 % LINK": {0, 0.9},
-		"100%link":   {0, 1},
-		"0.5%link":   {0, 0.005},
-		"90Gbps":     {90, 0},
-		"12.5GB/s":   {100, 0},
-	} {
-		g, f, err := report.ParseBandwidthLimit(in)
-		if err != nil || g != want[0] || f != want[1] {
-			t.Errorf("ParseBandwidthLimit(%q) = %v, %v, %v; want %v", in, g, f, err, want)
-		}
-	}
-	for _, bad := range []string{"90link", "0%link", "101%link", "-5%link", "x%link", "%link", "90%lnk", "NaN%link"} {
-		if g, f, err := report.ParseBandwidthLimit(bad); err == nil {
-			t.Errorf("ParseBandwidthLimit(%q) = %v, %v; want an error", bad, g, f)
-		}
-	}
-}
-
 // linkRateDoc is write-bw at 64 KiB on a 100 Gbit/s link, then tcp-bw.
 func linkRateDoc(gbps, link float64) *report.Document {
 	doc := report.NewDocument()
@@ -44,25 +23,25 @@ func linkRateDoc(gbps, link float64) *report.Document {
 // not checked against it; a result without a link rate fails it.
 func TestCheckLimitsLink(t *testing.T) {
 	l := report.Limits{MinLinkFraction: 0.9}
-	if fs := report.CheckLimits(linkRateDoc(95, 100), l); len(fs) != 0 {
+	if fs := linkRateDoc(95, 100).CheckLimits(l); len(fs) != 0 {
 		t.Errorf("95 of 100 Gbit/s: %q", messages2(fs))
 	}
-	reporttest.Equal(t, "below", messages2(report.CheckLimits(linkRateDoc(85, 100), l)), []string{
+	reporttest.Equal(t, "below", messages2(linkRateDoc(85, 100).CheckLimits(l)), []string{
 		"write-bw RC 65536 B: bandwidth 85.00 Gbit/s < limit 90% of the link (90 of 100 Gbit/s)",
 	})
-	if fs := report.CheckLimits(linkRateDoc(85, 100), l); math.Abs(fs[0].Limit-90) > 1e-6 || math.Abs(fs[0].Value-85) > 1e-3 {
+	if fs := linkRateDoc(85, 100).CheckLimits(l); math.Abs(fs[0].Limit-90) > 1e-6 || math.Abs(fs[0].Value-85) > 1e-3 {
 		t.Errorf("failure fields %+v", fs[0])
 	}
-	reporttest.Equal(t, "no link rate", messages2(report.CheckLimits(linkRateDoc(85, 0), l)), []string{
+	reporttest.Equal(t, "no link rate", messages2(linkRateDoc(85, 0).CheckLimits(l)), []string{
 		"write-bw RC 65536 B: bandwidth 90% of the link: the result records no link rate to measure it against",
 	})
 	tcp := linkRateDoc(1, 100)
 	tcp.Results = tcp.Results[1:]
-	reporttest.Equal(t, "TCP only", messages2(report.CheckLimits(tcp, l)), []string{
+	reporttest.Equal(t, "TCP only", messages2(tcp.CheckLimits(l)), []string{
 		"limit bandwidth 90% of the link: no result has an RDMA bandwidth to check it against",
 	})
 	// With an absolute limit too, each is checked.
-	reporttest.Equal(t, "both", messages2(report.CheckLimits(linkRateDoc(85, 100), report.Limits{MinLinkFraction: 0.8, MinGbps: 88})), []string{
+	reporttest.Equal(t, "both", messages2(linkRateDoc(85, 100).CheckLimits(report.Limits{MinLinkFraction: 0.8, MinGbps: 88})), []string{
 		"write-bw RC 65536 B: bandwidth 85.00 Gbit/s < limit 88 Gbit/s",
 		"tcp-bw TCP 65536 B: bandwidth 5.000 Gbit/s < limit 88 Gbit/s",
 	})
@@ -75,10 +54,10 @@ func TestCheckLimitsLinkRepeated(t *testing.T) {
 	for i := range doc.Results {
 		doc.Results[i].Effective = &report.Effective{LinkGbps: 100}
 	}
-	if fs := report.CheckLimits(doc, report.Limits{MinLinkFraction: 0.98}); len(fs) != 0 {
+	if fs := doc.CheckLimits(report.Limits{MinLinkFraction: 0.98}); len(fs) != 0 {
 		t.Errorf("98.5 of 100: %q", messages2(fs))
 	}
-	reporttest.Equal(t, "median", messages2(report.CheckLimits(doc, report.Limits{MinLinkFraction: 0.99})), []string{
+	reporttest.Equal(t, "median", messages2(doc.CheckLimits(report.Limits{MinLinkFraction: 0.99})), []string{
 		"write-bw RC 65536 B: bandwidth 98.50 Gbit/s (median of 5 runs) < limit 99% of the link (99 of 100 Gbit/s)",
 	})
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/rdmabench/rdmabench/pkg/report/textfmt"
 )
 
 // Mesh is the part of a document that `rdmabench mesh` writes: every
@@ -85,14 +87,33 @@ type Mesh struct {
 	Topology *MeshTopology `json:"topology,omitempty"`
 }
 
-// What a matrix of a duplex mesh holds (Matrix.Duplex).
+// The values of a mesh's string fields.
 const (
+	// What a matrix of a duplex mesh holds (Matrix.Duplex).
 	// DuplexPingPong: a ping-pong's figure, crossing both ways; the two
 	// cells of a pair hold the same value.
 	DuplexPingPong = "ping-pong"
 	// DuplexBidirectional: each direction of a bidirectional test, both
 	// sending at once; values[i][j] is what rank i initiated towards rank j.
 	DuplexBidirectional = "bidirectional"
+
+	// Verdict kinds and subjects (Verdict.Kind, Verdict.Subject).
+	VerdictBad   = "bad"   // slow, and slow again on retest (or not retested)
+	VerdictFlaky = "flaky" // slow, but good again on retest
+	VerdictSlow  = "slow"  // a round slow as a whole: its links judged against it
+
+	SubjectRank  = "rank"
+	SubjectLink  = "link"
+	SubjectRound = "round"
+
+	// Rank states (MeshRank.State).
+	RankOK           = "ok"           // registered and there to the end
+	RankLost         = "lost"         // registered, then died or went silent
+	RankUnregistered = "unregistered" // never registered within the deadline
+
+	// Kinds of LinkFailure (LinkFailure.Kind).
+	FailLimit   = "limit"
+	FailOutlier = "outlier"
 )
 
 // MeshBlame is what blame judged a mesh by: its options and, per figure
@@ -132,17 +153,6 @@ type MeshSample struct {
 	Rounds int    `json:"rounds"`
 	Seed   uint64 `json:"seed"`
 }
-
-// Verdict kinds and subjects.
-const (
-	VerdictBad   = "bad"   // slow, and slow again on retest (or not retested)
-	VerdictFlaky = "flaky" // slow, but good again on retest
-	VerdictSlow  = "slow"  // a round slow as a whole: its links judged against it
-
-	SubjectRank  = "rank"
-	SubjectLink  = "link"
-	SubjectRound = "round"
-)
 
 // Verdict is blame for bad figures of a mesh, judged from the fleet's own
 // distribution (docs/mesh.md, "Blame"): a rank slow with most of its peers
@@ -184,13 +194,6 @@ type Verdict struct {
 	// is the median figure of its cross-switch links.
 	Switch *SwitchEvidence `json:"switch,omitempty"`
 }
-
-// Rank states.
-const (
-	RankOK           = "ok"           // registered and there to the end
-	RankLost         = "lost"         // registered, then died or went silent
-	RankUnregistered = "unregistered" // never registered within the deadline
-)
 
 // MeshRank is one rank of a mesh.
 type MeshRank struct {
@@ -362,13 +365,7 @@ type MeshGates struct {
 }
 
 // IsMesh reports whether doc is a mesh document (`rdmabench mesh`).
-func IsMesh(doc *Document) bool { return doc != nil && doc.Mesh != nil }
-
-// Kinds of LinkFailure.
-const (
-	FailLimit   = "limit"
-	FailOutlier = "outlier"
-)
+func (doc *Document) IsMesh() bool { return doc != nil && doc.Mesh != nil }
 
 // LinkFailure is a link that failed a gate. From and To are -1 for a
 // limit that no link has a figure for.
@@ -439,7 +436,7 @@ func linkDoc(l *MeshLink) *Document {
 func linkFigure(l *MeshLink, k Key, f Figure) (float64, bool) {
 	d := linkDoc(l)
 	if d.Repeated() {
-		for _, s := range Summarize(d) {
+		for _, s := range d.Summarize() {
 			if s.Key() == k {
 				if sp, ok := s.Spread(f); ok && sp.N > 0 {
 					return sp.Median, true
@@ -450,7 +447,7 @@ func linkFigure(l *MeshLink, k Key, f Figure) (float64, bool) {
 	}
 	for i := range l.Results {
 		r := &l.Results[i]
-		if KeyOf(r) == k && r.Error == "" {
+		if r.Key() == k && r.Error == "" {
 			return f.Of(r)
 		}
 	}
@@ -468,13 +465,13 @@ func (m *Mesh) BuildMatrices() {
 	m.Matrices = b.matrices(max(m.Size, len(m.Ranks)))
 }
 
-// CheckMesh applies the per-link gates to the links of m (with its
+// CheckGates applies the per-link gates to the links of m (with its
 // matrices built): each limit of l to every link's results (a link of
 // repeated runs by the median of its runs), and, with outlier > 0, the
 // outlier check to the p50 and bandwidth matrices: a bandwidth below
 // outlier × the median of all links, or a p50 above the median / outlier.
 // It records the gates and the failures in m and returns the failures.
-func CheckMesh(m *Mesh, l Limits, outlier float64) []LinkFailure {
+func (m *Mesh) CheckGates(l Limits, outlier float64) []LinkFailure {
 	b := NewMeshBuilder(m.Tests, l, outlier)
 	for i := range m.Links {
 		b.checkLink(m.Links[i].Directions())
@@ -490,7 +487,7 @@ func CheckMesh(m *Mesh, l Limits, outlier float64) []LinkFailure {
 // nominal rates; a limit no link has a figure for fails too, its message
 // naming the mesh as of says ("new"). linkName names a link in messages:
 // "0 -> 2 (node1 -> node3)".
-func CheckMatrixLimits(m *Mesh, l Limits, of string, linkName func(from, to int) string) []LinkFailure {
+func (m *Mesh) CheckMatrixLimits(l Limits, of string, linkName func(from, to int) string) []LinkFailure {
 	var fails []LinkFailure
 	rate := map[int]float64{}
 	for i := range m.Ranks {
@@ -624,7 +621,7 @@ func (b *MeshBuilder) Add(l *MeshLink) {
 		for i := range dl.Results {
 			r := &dl.Results[i]
 			for _, f := range matrixFigures(r) {
-				k := meshColumnKey{KeyOf(r), f}
+				k := meshColumnKey{r.Key(), f}
 				c, ok := b.colOf[k]
 				if !ok {
 					c = len(b.cols)
@@ -790,7 +787,7 @@ func (b *MeshBuilder) checkLimits(link *MeshLink) {
 	if b.limits.IsZero() {
 		return
 	}
-	for _, f := range CheckLimits(linkDoc(link), b.limits) {
+	for _, f := range linkDoc(link).CheckLimits(b.limits) {
 		if f.Key == (Key{}) {
 			continue // this link has no such figure: judged over all links in gates
 		}
@@ -911,10 +908,10 @@ func outlierOf(k Key, fig Figure, from, to int, v, med, outlier float64) (LinkFa
 	if !bad {
 		return LinkFailure{}, false
 	}
-	fs := MessageFigures(fig, v, bound, med)
-	why := fmt.Sprintf("%s × the median %s of all links", Num(outlier), fs[2])
+	fs := fig.FormatAll(v, bound, med)
+	why := fmt.Sprintf("%s × the median %s of all links", textfmt.Num(outlier), fs[2])
 	if fig.IsLatency() {
-		why = fmt.Sprintf("the median %s of all links ÷ %s", fs[2], Num(outlier))
+		why = fmt.Sprintf("the median %s of all links ÷ %s", fs[2], textfmt.Num(outlier))
 	}
 	return LinkFailure{From: from, To: to, Test: k.Test, Connection: k.Connection, Size: k.Size, Kind: FailOutlier, Figure: fig,
 		Value: v, Threshold: bound,
@@ -937,7 +934,7 @@ func (c checker) mesh(m *Mesh) {
 		kl.int("to", int64(l.To))
 		for j := range l.Results {
 			r := &l.Results[j]
-			kr := kl.at(fmt.Sprintf("%s: result %d (%s, %d B)", kl.where, j+1, Clean(r.Test), r.Size))
+			kr := kl.at(fmt.Sprintf("%s: result %d (%s, %d B)", kl.where, j+1, textfmt.Clean(r.Test), r.Size))
 			kr.int("size", int64(r.Size))
 			kr.int("iterations", int64(r.Iterations))
 			kr.latency("latency", r.Latency)
@@ -947,7 +944,7 @@ func (c checker) mesh(m *Mesh) {
 	c.aggregate(m.Aggregate)
 	for i := range m.Matrices {
 		mx := &m.Matrices[i]
-		km := c.at(fmt.Sprintf("mesh matrix %d (%s, %d B, %s)", i+1, Clean(mx.Test), mx.Size, Clean(string(mx.Figure))))
+		km := c.at(fmt.Sprintf("mesh matrix %d (%s, %d B, %s)", i+1, textfmt.Clean(mx.Test), mx.Size, textfmt.Clean(string(mx.Figure))))
 		for _, row := range mx.Values {
 			for _, v := range row {
 				if v != nil {

@@ -6,28 +6,31 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/rdmabench/rdmabench/pkg/report/textfmt"
 )
 
-// MeshAggregateRanks is the most ranks whose mesh is shown by rank: the
-// summary of a larger mesh holds its aggregate (per host pair, per host,
-// per NIC and per rail), and its table and plot show that instead of the
-// rank × rank matrices.
-const MeshAggregateRanks = 64
-
-// MeshRankMatrixRanks is the most ranks whose summary holds the rank ×
-// rank matrices and lists every link. The summary of a larger mesh holds
-// only its aggregate, and lists the links that failed or warned (its link
-// stream has every link's full results): 1024 hosts × 8 NICs are 67 M
-// cells per matrix, which no reader holds.
-const MeshRankMatrixRanks = 512
-
-// MeshWorstNICs is how many of an aggregate figure's worst NICs a table
-// lists, and a plot under its NIC grid (or its hosts under a host matrix).
-const MeshWorstNICs = 10
-
-// SlowFactor marks a link of an aggregate as slow: a latency at least
-// twice the median of all links, or a bandwidth at most half of it.
-const SlowFactor = 2
+// The sizes and thresholds of a mesh's summary and of how it is shown.
+const (
+	// MeshAggregateRanks is the most ranks whose mesh is shown by rank:
+	// the summary of a larger mesh holds its aggregate (per host pair, per
+	// host, per NIC and per rail), and its table and plot show that
+	// instead of the rank × rank matrices.
+	MeshAggregateRanks = 64
+	// MeshRankMatrixRanks is the most ranks whose summary holds the rank
+	// × rank matrices and lists every link. The summary of a larger mesh
+	// holds only its aggregate, and lists the links that failed or warned
+	// (its link stream has every link's full results): 1024 hosts × 8
+	// NICs are 67 M cells per matrix, which no reader holds.
+	MeshRankMatrixRanks = 512
+	// MeshWorstNICs is how many of an aggregate figure's worst NICs a
+	// table lists, and a plot under its NIC grid (or its hosts under a
+	// host matrix).
+	MeshWorstNICs = 10
+	// SlowFactor marks a link of an aggregate as slow: a latency at least
+	// twice the median of all links, or a bandwidth at most half of it.
+	SlowFactor = 2
+)
 
 // MeshAggregate is the mesh seen per host and per rail (a NIC's local
 // rank), for meshes too large to read rank by rank: in the summary of a
@@ -515,7 +518,7 @@ func (c checker) aggregate(a *MeshAggregate) {
 	nh := len(a.Hosts)
 	for i := range a.Figures {
 		f := &a.Figures[i]
-		kf := c.at(fmt.Sprintf("mesh aggregate figure %d (%s, %d B, %s)", i+1, Clean(f.Test), f.Size, Clean(string(f.Figure))))
+		kf := c.at(fmt.Sprintf("mesh aggregate figure %d (%s, %d B, %s)", i+1, textfmt.Clean(f.Test), f.Size, textfmt.Clean(string(f.Figure))))
 		kf.int("links", int64(f.Links))
 		if f.Median != nil {
 			kf.float("median", *f.Median)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/internal/reporttest"
+	"github.com/rdmabench/rdmabench/pkg/latency"
 	"github.com/rdmabench/rdmabench/pkg/report"
 )
 
@@ -36,7 +37,7 @@ func TestMeshAggregateStream(t *testing.T) {
 				from, to := a*rails+k, c*rails+k
 				ns := lat(from, to)
 				if rec[ns] == nil {
-					r := report.NewLatencyRecorder(report.BasisRTT)
+					r := latency.NewRecorder(report.BasisRTT)
 					r.Record(uint64(ns))
 					rec[ns] = r.Snapshot()
 				}

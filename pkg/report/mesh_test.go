@@ -10,6 +10,7 @@ import (
 	"github.com/rdmabench/rdmabench/internal/reporttest"
 	"github.com/rdmabench/rdmabench/pkg/report"
 
+	"github.com/rdmabench/rdmabench/pkg/latency"
 	"github.com/rdmabench/rdmabench/pkg/report/schema"
 )
 
@@ -35,9 +36,9 @@ func TestMeshMatrices(t *testing.T) {
 	}
 }
 
-func TestCheckMesh(t *testing.T) {
+func TestCheckGates(t *testing.T) {
 	doc := reporttest.MeshFixture(t)
-	fails := report.CheckMesh(doc.Mesh, report.Limits{}, 0.5)
+	fails := doc.Mesh.CheckGates(report.Limits{}, 0.5)
 	var msgs []string
 	for _, f := range fails {
 		msgs = append(msgs, f.Message)
@@ -48,19 +49,19 @@ func TestCheckMesh(t *testing.T) {
 	if len(fails) != 2 { // p50 and bandwidth of 1 -> 2 (not p99: too noisy)
 		t.Errorf("%d outliers, want 2:\n%s", len(fails), strings.Join(msgs, "\n"))
 	}
-	fails = report.CheckMesh(doc.Mesh, report.Limits{MinGbps: 2, P50: 100 * time.Microsecond}, 0)
+	fails = doc.Mesh.CheckGates(report.Limits{MinGbps: 2, P50: 100 * time.Microsecond}, 0)
 	if len(fails) != 1 || fails[0].Kind != report.FailLimit || fails[0].From != 1 || fails[0].To != 2 || fails[0].Figure != report.FigGbps {
 		t.Errorf("limit failures %+v, want the bandwidth of 1 -> 2", fails)
 	}
 	if doc.Mesh.Gates == nil || doc.Mesh.Gates.Limits["bw"] != 2 {
 		t.Errorf("gates recorded %+v", doc.Mesh.Gates)
 	}
-	fails = report.CheckMesh(doc.Mesh, report.Limits{MinMsgRate: 1e3}, 0)
+	fails = doc.Mesh.CheckGates(report.Limits{MinMsgRate: 1e3}, 0)
 	if len(fails) != 0 {
 		t.Errorf("a message rate every link meets failed: %+v", fails)
 	}
 	// A limit relative to the link is recorded as a share, not as a value.
-	report.CheckMesh(doc.Mesh, report.Limits{MinLinkFraction: 0.9, P99: time.Second}, 0)
+	doc.Mesh.CheckGates(report.Limits{MinLinkFraction: 0.9, P99: time.Second}, 0)
 	if g := doc.Mesh.Gates; g == nil || g.LinkShares["bw"] != 0.9 || len(g.Limits) != 1 || g.Limits["p99"] != 1e9 {
 		t.Errorf("gates recorded %+v, want the p99 limit and a 0.9 link share", g)
 	}
@@ -91,7 +92,7 @@ func TestMeshDuplexAggregate(t *testing.T) {
 			Host: &report.Host{Hostname: fmt.Sprintf("node%02d", r/2)}})
 	}
 	lat := func(p50 float64) report.Result {
-		rec := report.NewLatencyRecorder("rtt")
+		rec := latency.NewRecorder("rtt")
 		rec.RecordBatch([]uint64{uint64(p50), uint64(p50), uint64(p50)})
 		return report.Result{Test: "tcp-lat", Connection: "TCP", Size: 2, Iterations: 3, Latency: rec.Snapshot()}
 	}

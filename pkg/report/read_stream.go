@@ -10,11 +10,6 @@ import (
 	"reflect"
 )
 
-// MaxEventBytes is the longest line of an event stream read: a mesh link's
-// event holds its full results (sweeps and repeats hold many histograms),
-// as large as the mesh's control frames.
-const MaxEventBytes = 64 << 20
-
 // isEventStream says whether the input starts as an event stream (a line
 // `{"event":...`) rather than a results document.
 func isEventStream(br *bufio.Reader) bool {

@@ -13,7 +13,7 @@ import (
 
 // Limits on what ReadJSON, ReadNamed and ReadFile accept, so that a hostile
 // or broken file is refused with a clear error before it can take much
-// memory. A document rdmabench writes is far within all three: about 1 kB
+// memory. A document rdmabench writes is far within all of them: about 1 kB
 // per result (its histogram included), so the size limit holds some
 // 200,000 results or more, and it decodes to less memory than its size.
 const (
@@ -30,6 +30,16 @@ const (
 	// MaxDocumentDepth is the deepest nesting of arrays and objects
 	// accepted; the schema itself needs 6 levels.
 	MaxDocumentDepth = 32
+	// MaxEventBytes is the longest line of an event stream read: a mesh
+	// link's event holds its full results (sweeps and repeats hold many
+	// histograms), as large as the mesh's control frames.
+	MaxEventBytes = 64 << 20
+	// MaxHistogramCounters bounds the size of a histogram
+	// [Latency.DecodeHistogram] accepts: its geometry may need at most
+	// this many counters (8 bytes each). rdmabench's own (1 ns to 60 s, 3
+	// digits) needs about 28,000; the limit keeps a hostile or corrupt
+	// header from allocating gigabytes.
+	MaxHistogramCounters = 1 << 21
 )
 
 // readLimited reads all of r, up to limit bytes; more is an error saying

@@ -192,14 +192,14 @@ type Group struct {
 	Results []*Result
 }
 
-// GroupResults gathers doc's results by key, in the order of each key's
+// Groups gathers doc's results by key, in the order of each key's
 // first result.
-func GroupResults(doc *Document) []Group {
+func (doc *Document) Groups() []Group {
 	var groups []Group
 	at := map[Key]int{}
 	for i := range doc.Results {
 		r := &doc.Results[i]
-		k := KeyOf(r)
+		k := r.Key()
 		j, ok := at[k]
 		if !ok {
 			j = len(groups)
@@ -212,7 +212,7 @@ func GroupResults(doc *Document) []Group {
 }
 
 // Values returns f's value in each result of g that measured it without
-// an error, in run order: the values [SummarizeGroup] and a comparison's
+// an error, in run order: the values [Group.Summarize] and a comparison's
 // U test take.
 func (g *Group) Values(f Figure) []float64 {
 	var v []float64
@@ -232,21 +232,21 @@ func (g *Group) Values(f Figure) []float64 {
 // document; in one without repeated runs each Summary has one run and no
 // bounded confidence interval. The run that writes a document of repeated
 // runs stores the result in [Document.Summaries].
-func Summarize(doc *Document) []Summary {
+func (doc *Document) Summarize() []Summary {
 	if doc == nil {
 		return nil
 	}
-	groups := GroupResults(doc)
+	groups := doc.Groups()
 	sums := make([]Summary, 0, len(groups))
 	for i := range groups {
-		sums = append(sums, SummarizeGroup(&groups[i]))
+		sums = append(sums, groups[i].Summarize())
 	}
 	return sums
 }
 
-// SummarizeGroup is the [Summary] of one group of [GroupResults], as
-// [Summarize] makes it.
-func SummarizeGroup(g *Group) Summary {
+// Summarize is the [Summary] of one group of [Document.Groups], as
+// [Document.Summarize] makes it.
+func (g *Group) Summarize() Summary {
 	s := Summary{Test: g.Key.Test, Connection: g.Key.Connection, Size: g.Key.Size, Runs: len(g.Results)}
 	basis := ""
 	for _, r := range g.Results {

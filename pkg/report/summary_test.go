@@ -20,7 +20,7 @@ func TestStatisticsThresholds(t *testing.T) {
 
 func TestSummarize(t *testing.T) {
 	doc := reporttest.RepeatDoc()
-	sums := report.Summarize(doc)
+	sums := doc.Summarize()
 	var keys []string
 	for _, s := range sums {
 		keys = append(keys, s.Key().String())
@@ -46,7 +46,7 @@ func TestSummarize(t *testing.T) {
 	if !doc.Repeated() || doc.Runs() != 6 || reporttest.SuiteDoc().Repeated() || reporttest.SuiteDoc().Runs() != 1 || report.NewDocument().Runs() != 0 {
 		t.Error("Repeated/Runs")
 	}
-	if got := report.Summarize(reporttest.SuiteDoc()); len(got) != len(reporttest.SuiteDoc().Results) || got[0].Runs != 1 {
+	if got := reporttest.SuiteDoc().Summarize(); len(got) != len(reporttest.SuiteDoc().Results) || got[0].Runs != 1 {
 		t.Errorf("summaries of one run: %d", len(got))
 	}
 

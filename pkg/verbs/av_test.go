@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/internal/testutil"
+	"github.com/rdmabench/rdmabench/pkg/settings"
 	"github.com/rdmabench/rdmabench/pkg/verbs"
 )
 
@@ -23,7 +24,7 @@ import (
 // them. They run only on a dummy interface. Between two hosts the same is
 // checked end to end by the two-host tests (cmd/rdmabench TestWire*).
 
-var wireAV = verbs.QPConfig{TrafficClass: 0x6a, SL: 3, FlowLabel: 0x12345} // DSCP 26 (AF31), ECN ECT(0)
+var wireAV = verbs.QPConfig{PathValues: settings.PathValues{TClass: 0x6a, SL: 3, FlowLabel: 0x12345}} // DSCP 26 (AF31), ECN ECT(0)
 
 // fakePeer returns an address on gid's subnet that is not gid's: the
 // last byte flipped.
@@ -116,7 +117,7 @@ func TestAddressVectorOnTheWire(t *testing.T) {
 				// Soft-RoCE keeps no service level (it reads back 0), and
 				// on RoCE the kernel sets the hop limit from the IP route.
 				av := qp.AddressVector()
-				if av.TrafficClass != 0x6a || av.FlowLabel != 0x12345 || !av.Global || av.SGIDIndex != gid.Index || av.HopLimit == 0 {
+				if av.TClass != 0x6a || av.FlowLabel != 0x12345 || !av.GRH || av.SGIDIndex != gid.Index || av.HopLimit == 0 {
 					t.Fatalf("the device took address vector %+v, want traffic class 0x6a, flow label 0x12345, source GID %d", av, gid.Index)
 				}
 				t.Logf("address vector as the device took it: %+v", av)

@@ -194,7 +194,7 @@ func (q *QP) checkCMDevice(id *C.struct_rdma_cm_id) error {
 func (q *QP) applyAV(ah *C.struct_ibv_ah_attr) {
 	ah.sl = C.uint8_t(q.cfg.SL)
 	if ah.is_global != 0 {
-		ah.grh.traffic_class = C.uint8_t(q.cfg.TrafficClass)
+		ah.grh.traffic_class = C.uint8_t(q.cfg.TClass)
 		ah.grh.flow_label = C.uint32_t(q.cfg.FlowLabel)
 		if q.cfg.HopLimit != 0 {
 			ah.grh.hop_limit = C.uint8_t(q.cfg.HopLimit)
@@ -267,7 +267,7 @@ func (q *QP) connectCM(id *C.struct_rdma_cm_id, remote Endpoint) (CMInfo, error)
 		return CMInfo{}, cmErr("rdma_init_qp_attr (RTS)", err)
 	}
 	// The QPs' own timeouts, so that a dead peer ends alike either way.
-	a.timeout = C.uint8_t(orDefault(q.cfg.Timeout, 14))
+	a.timeout = C.uint8_t(orDefault(q.cfg.QPTimeout, DefaultQPTimeout))
 	a.retry_cnt = C.uint8_t(orDefault(q.cfg.RetryCnt, 6))
 	a.rnr_retry = C.uint8_t(orDefault(q.cfg.RNRRetry, 7))
 	q.rdAtomic = min(q.local.MaxRdAtomic, max(remote.MaxRdAtomic, 1))
@@ -535,9 +535,9 @@ func (c *CMConn) dial(ctx context.Context, q *QP, ps PortSpace, index int, src n
 		return cmErr("rdma_create_id", err)
 	}
 	c.id, c.idID = id, track("rdma_cm id")
-	if q.cfg.TrafficClass != 0 {
+	if q.cfg.TClass != 0 {
 		// rdma_cm's own packets and the route's traffic class too.
-		if rc, err := C.rb_cm_set_tos(id, C.uint8_t(q.cfg.TrafficClass)); rc != 0 {
+		if rc, err := C.rb_cm_set_tos(id, C.uint8_t(q.cfg.TClass)); rc != 0 {
 			return cmErr("rdma_set_option TOS", err)
 		}
 	}

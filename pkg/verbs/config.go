@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/rdmabench/rdmabench/pkg/settings"
 )
 
 // DefaultQPTimeout is the local ACK timeout exponent of a QP unless its
@@ -79,24 +81,19 @@ type QPConfig struct {
 	// MaxRdAtomic is the number of outstanding RDMA READs and atomics the QP
 	// may issue and accept; 0 means the device maximum (max_qp_rd_atom).
 	MaxRdAtomic int
-	// Timeout is the local ACK timeout exponent (4.096 us * 2^Timeout); 0
-	// means DefaultQPTimeout.
-	Timeout int
+	// QPTimeout is the local ACK timeout exponent (4.096 us * 2^QPTimeout);
+	// 0 means DefaultQPTimeout.
+	QPTimeout int
 	// RetryCnt is the transport retry count; 0 means 6 (Soft-RoCE treats
 	// 7 as unlimited, which would hide a dead peer). RNRRetry is the RNR
 	// retry count; 0 means 7, retry forever (a slow receiver is not an
 	// error).
 	RetryCnt int
 	RNRRetry int
-	// The address vector (ibv_ah_attr) toward the peer: TrafficClass is
-	// the GRH traffic class (on RoCE v2 the IP header's DS field: DSCP in
-	// its upper 6 bits, ECN in the lower 2), SL the service level,
-	// FlowLabel the GRH flow label (20 bits), HopLimit the GRH hop limit
-	// (the IP TTL on RoCE v2); 0 means 64.
-	TrafficClass int
-	SL           int
-	FlowLabel    uint32
-	HopLimit     int
+	// PathValues are the address vector (ibv_ah_attr) toward the peer
+	// beyond its address, each within its setting's range (see
+	// pkg/settings); a 0 leaves the device its default.
+	settings.PathValues
 }
 
 // QPCaps are a QP's queue sizes: work requests in its send and receive
@@ -130,23 +127,16 @@ func (c QPConfig) Validate() error {
 	if c.MTU != 0 && !c.MTU.Valid() {
 		errs = append(errs, fmt.Sprintf("MTU %d is not one of 256, 512, 1024, 2048, 4096", c.MTU))
 	}
-	if c.Timeout < 0 || c.Timeout > 31 {
-		errs = append(errs, fmt.Sprintf("timeout exponent %d is outside 0..31", c.Timeout))
+	if c.QPTimeout != 0 {
+		if err := settings.QPTimeout.OutOfRange(c.QPTimeout); err != nil {
+			errs = append(errs, err.Error())
+		}
 	}
 	if c.RetryCnt < 0 || c.RetryCnt > 7 || c.RNRRetry < 0 || c.RNRRetry > 7 {
 		errs = append(errs, "retry counts must be within 0..7")
 	}
-	if c.TrafficClass < 0 || c.TrafficClass > 255 {
-		errs = append(errs, fmt.Sprintf("traffic class %d is outside 0..255", c.TrafficClass))
-	}
-	if c.SL < 0 || c.SL > 15 {
-		errs = append(errs, fmt.Sprintf("service level %d is outside 0..15", c.SL))
-	}
-	if c.FlowLabel > 0xfffff {
-		errs = append(errs, fmt.Sprintf("flow label 0x%x exceeds 20 bits", c.FlowLabel))
-	}
-	if c.HopLimit < 0 || c.HopLimit > 255 {
-		errs = append(errs, fmt.Sprintf("hop limit %d is outside 1..255", c.HopLimit))
+	if err := c.PathValues.Check(); err != nil {
+		errs = append(errs, strings.ReplaceAll(err.Error(), "\n", "; "))
 	}
 	if c.PSN > 0xffffff {
 		errs = append(errs, fmt.Sprintf("PSN 0x%x exceeds 24 bits", c.PSN))

@@ -14,12 +14,13 @@ func TestQPConfigValidate(t *testing.T) {
 		t.Fatalf("valid config refused: %v", err)
 	}
 	cases := map[string]func(*QPConfig){
-		"unknown QP type":       func(c *QPConfig) { c.Type = 9 },
-		"CQs are required":      func(c *QPConfig) { c.SendCQ = nil },
-		"depths must be":        func(c *QPConfig) { c.MaxRecvWR = 0 },
-		"inline size -1":        func(c *QPConfig) { c.MaxInlineData = -1 },
-		"MTU 1500":              func(c *QPConfig) { c.MTU = 1500 },
-		"timeout exponent 40":   func(c *QPConfig) { c.Timeout = 40 },
+		"unknown QP type":                func(c *QPConfig) { c.Type = 9 },
+		"CQs are required":               func(c *QPConfig) { c.SendCQ = nil },
+		"depths must be":                 func(c *QPConfig) { c.MaxRecvWR = 0 },
+		"inline size -1":                 func(c *QPConfig) { c.MaxInlineData = -1 },
+		"MTU 1500":                       func(c *QPConfig) { c.MTU = 1500 },
+		"qp-timeout 40 is outside 1..31": func(c *QPConfig) { c.QPTimeout = 40 },
+		"traffic class 256 is outside 0..255; hop limit 300": func(c *QPConfig) { c.TClass, c.HopLimit = 256, 300 },
 		"retry counts":          func(c *QPConfig) { c.RNRRetry = 8 },
 		"PSN 0x1000000 exceeds": func(c *QPConfig) { c.PSN = 1 << 24 },
 	}

@@ -77,7 +77,8 @@ func TestDmabufRefusedOnRxe(t *testing.T) {
 }
 
 // TestODPCaps: the capabilities read; rxe in 6.1 has none, which Check
-// names.
+// names; rxe in 7.x has them for RC (write among them) and none for UC,
+// which Check names per transport.
 func TestODPCaps(t *testing.T) {
 	ctx, _ := openPD(t)
 	caps, err := ctx.ODPCaps()
@@ -89,6 +90,15 @@ func TestODPCaps(t *testing.T) {
 		if !errors.Is(err, verbs.ErrNotSupported) || !strings.Contains(err.Error(), ctx.Name()+" has no on-demand paging") ||
 			!strings.Contains(err.Error(), "IBV_ODP_SUPPORT_WRITE") {
 			t.Fatalf("check: %v", err)
+		}
+	} else if caps.RC&verbs.ODPWrite != 0 && err != nil {
+		t.Fatalf("check of RC write, which the caps have: %v", err)
+	}
+	if caps.Supported && caps.UC == 0 {
+		err := caps.Check(ctx.Name(), verbs.UC, verbs.ODPSend)
+		if !errors.Is(err, verbs.ErrNotSupported) || !strings.Contains(err.Error(), "no on-demand paging for these operations over UC") ||
+			!strings.Contains(err.Error(), "IBV_ODP_SUPPORT_SEND") {
+			t.Fatalf("check of UC send: %v", err)
 		}
 	}
 	t.Logf("%s odp caps %+v", ctx.Name(), caps)

@@ -13,6 +13,8 @@ import (
 	"math/rand/v2"
 	"syscall"
 	"unsafe"
+
+	"github.com/rdmabench/rdmabench/pkg/settings"
 )
 
 // QP is a queue pair. It is created unconnected (in INIT, so receives may
@@ -195,18 +197,19 @@ func (q *QP) fillAH(ah *C.struct_ibv_ah_attr, remote Endpoint) {
 		ah.is_global = 1
 		*(*[16]byte)(unsafe.Pointer(&ah.grh.dgid)) = remote.GID
 		ah.grh.sgid_index = C.uint8_t(q.local.GIDIndex)
-		ah.grh.hop_limit = C.uint8_t(orDefault(q.cfg.HopLimit, DefaultHopLimit))
-		ah.grh.traffic_class = C.uint8_t(q.cfg.TrafficClass)
+		ah.grh.hop_limit = C.uint8_t(orDefault(q.cfg.HopLimit, settings.DefaultHopLimit))
+		ah.grh.traffic_class = C.uint8_t(q.cfg.TClass)
 		ah.grh.flow_label = C.uint32_t(q.cfg.FlowLabel)
 	}
 }
 
 // avOf reads the part of an address vector a benchmark chooses.
 func avOf(ah *C.struct_ibv_ah_attr) AddressVector {
-	av := AddressVector{SL: int(ah.sl), Global: ah.is_global != 0}
-	if av.Global {
-		av.TrafficClass = int(ah.grh.traffic_class)
-		av.FlowLabel = uint32(ah.grh.flow_label)
+	var av AddressVector
+	av.SL, av.GRH = int(ah.sl), ah.is_global != 0
+	if av.GRH {
+		av.TClass = int(ah.grh.traffic_class)
+		av.FlowLabel = int(ah.grh.flow_label)
 		av.HopLimit = int(ah.grh.hop_limit)
 		av.SGIDIndex = int(ah.grh.sgid_index)
 	}
@@ -272,7 +275,7 @@ func (q *QP) Connect(remote Endpoint) error {
 	a.sq_psn = C.uint32_t(q.local.PSN)
 	mask = C.IBV_QP_STATE | C.IBV_QP_SQ_PSN
 	if q.cfg.Type == RC {
-		a.timeout = C.uint8_t(orDefault(q.cfg.Timeout, DefaultQPTimeout))
+		a.timeout = C.uint8_t(orDefault(q.cfg.QPTimeout, DefaultQPTimeout))
 		// 6, not 7: Soft-RoCE treats 7 as "retry forever", and a peer
 		// that died must end in IBV_WC_RETRY_EXC_ERR, not a hang.
 		a.retry_cnt = C.uint8_t(orDefault(q.cfg.RetryCnt, 6))

@@ -10,6 +10,8 @@ package verbs
 import (
 	"fmt"
 	"strings"
+
+	"github.com/rdmabench/rdmabench/pkg/settings"
 )
 
 // DeviceInfo describes one RDMA device. Equivalent to `ibv_devinfo -d DEV`.
@@ -247,20 +249,13 @@ type Endpoint struct {
 
 // AddressVector is what a QP's address vector (ibv_ah_attr) toward its
 // peer says beyond the address itself, as the device took it: the service
-// level, and on a global route (RoCE, or InfiniBand with a GRH) the GRH's
-// traffic class, flow label and hop limit. On RoCE v2 the traffic class
-// is the IP header's DS field (DSCP << 2 | ECN) and the hop limit its TTL.
+// level, and on a global route (RoCE, or InfiniBand with a GRH: GRH set)
+// the rest of the path's values (see pkg/settings) and the source GID
+// index.
 type AddressVector struct {
-	SL           int    `json:"sl"`
-	Global       bool   `json:"global"`
-	TrafficClass int    `json:"traffic_class"`
-	FlowLabel    uint32 `json:"flow_label"`
-	HopLimit     int    `json:"hop_limit"`
-	SGIDIndex    int    `json:"sgid_index"`
+	settings.AddressVector
+	SGIDIndex int `json:"sgid_index"`
 }
-
-// DefaultHopLimit is the GRH hop limit QPs use unless told otherwise.
-const DefaultHopLimit = 64
 
 // RemoteBuffer names registered memory on the peer that RDMA READ, WRITE
 // and atomics may target.

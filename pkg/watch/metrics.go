@@ -112,7 +112,7 @@ func init() {
 // addSamples adds a good probe's samples: its HdrHistogram's bars and its
 // count and mean.
 func (p *peerStats) addSamples(l *report.Latency) error {
-	h, err := report.DecodeHistogram(l.Histogram)
+	h, err := l.DecodeHistogram()
 	if err != nil {
 		return err
 	}

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
-	"time"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
 )
@@ -14,8 +12,9 @@ import (
 // The driver runs one end of one test, whatever its transport: it connects
 // the two ends, then for each size readies the loops, runs the warm-up and
 // the measured iterations (or the duration, in intervals), and exchanges
-// the outcome with the other end. The runners (rdma_linux.go, tcp.go)
-// implement only their loops.
+// the outcome with the other end. The runners implement only what
+// driver_runner.go asks of them; the driver names none (a test's row does,
+// and each runner's file adds itself to the runners' table).
 //
 // The two ends exchange, over the Link:
 //
@@ -31,184 +30,6 @@ import (
 // Errors of the loops travel in result/i, so that each end learns the
 // other's reason; only a failure to set up or ready a size is told at once
 // (Fail), at the phase the peer is waiting in.
-
-// role is the part an end plays. The client drives the test and measures;
-// the server answers (ping-pong responder, receiver, passive target) and
-// measures its own sending in bidirectional tests.
-type role int
-
-// Roles.
-const (
-	clientEnd role = iota
-	serverEnd
-)
-
-func (r role) String() string {
-	if r == serverEnd {
-		return "server"
-	}
-	return "client"
-}
-
-// endOptions are one end's local settings, not part of the Spec.
-type endOptions struct {
-	// device overrides the spec's device on this end (the server's own -d).
-	device string
-	// maxMem caps the memory this end registers or allocates for a test
-	// (the server's --max-mem); 0 means no cap.
-	maxMem uint64
-	// peerHost is the host the client dials for TCP tests (the server's
-	// address); empty means 127.0.0.1.
-	peerHost string
-	// listenHost is the address a server's TCP listener binds; empty means
-	// every address.
-	listenHost string
-	// noCounters: this end does not read its port's counters (in
-	// loopback the server shares the client's device).
-	noCounters bool
-	// run is the run number to report in progress events.
-	run int
-	// progress, when set, hears of each interval and finished size.
-	progress func(Progress)
-	// onHosts, when set, gets both ends' hosts once they are connected.
-	onHosts func(local report.Host, peer *report.Host)
-	// onResult, when set, gets each size's result as soon as it is known
-	// (the client's), with the clock it was timed with.
-	onResult func(report.Result, clockInfo)
-	// The hooks of a lane (driver_lanes.go). beforeSize runs before each size
-	// (the devices start it together; the latency waits for its load).
-	// load measures the background load during each latency size. stop
-	// ends an open-ended stream (the load) when closed; streaming hears
-	// of a stream once its warm-up is over.
-	beforeSize func(ctx context.Context, i int) error
-	load       *loadProbe
-	stop       <-chan struct{}
-	streaming  func(streamLoop)
-}
-
-// endResult is what one end measured.
-type endResult struct {
-	Host report.Host
-	// Peer describes the other end, as it reported itself.
-	Peer *report.Host
-	// Results holds one entry per size run (the client's; a server's has
-	// none).
-	Results []report.Result
-}
-
-// clockInfo names a clock and says what it is.
-type clockInfo struct {
-	name string
-	report.Clock
-}
-
-// runner is one end of one test on one transport.
-type runner interface {
-	// open makes this end's resources: device objects and buffers, a
-	// listener. It returns what the peer needs to connect (JSON-encodable)
-	// and the RDMA device this end uses (nil for TCP).
-	open(ctx context.Context) (local any, dev *report.Device, err error)
-	// connect connects to the peer, given its open message. It may return
-	// wait, which completes the connection after the "connected" barrier (a
-	// TCP server accepts during it).
-	connect(ctx context.Context, peer json.RawMessage) (wait func() error, err error)
-	// prepare readies one size and returns this end's part in it.
-	prepare(size int) (*stage, error)
-	// now reads the clock the loops time with, in ns.
-	now() uint64
-	clock() clockInfo
-	close()
-}
-
-// stage is one end's part in one size of a test. Any of ping, stream and
-// passive may be nil.
-type stage struct {
-	// ping is the client's timed loop of a latency test.
-	ping pingLoop
-	// stream is the sending side of a bandwidth test; streams, instead,
-	// its parts on loop threads of their own (--threads), in thread order.
-	stream  streamLoop
-	streams []streamLoop
-	// passive runs until its traffic ends or settle ends it: the ping-pong
-	// responder, the receiver of a stream; passives, instead, its parts,
-	// side by side on loop threads of their own.
-	passive  func() error
-	passives []func() error
-	// settle ends passive once the peer's sending is over: peerOK tells
-	// whether the peer's sending went well, peerSent how many messages it
-	// sent in all (perThread: on each of its threads, with --threads).
-	// Nil when there is nothing to settle.
-	settle func(peerOK bool, peerSent uint64, perThread []uint64)
-	// received counts the messages passive received, warm-up included
-	// (nil when it does not count them).
-	received func() uint64
-	// abort stops every loop of the stage at once, from any goroutine.
-	abort func()
-	// release frees what prepare made.
-	release func()
-	// check is this end's part in the size's validation pass
-	// (--validate); nil when the runner has none.
-	check dataCheck
-	// counters, when set, returns how the port's error and retransmission
-	// counters changed since prepare.
-	counters func() *report.CounterDeltas
-	// effective are the values the size runs with.
-	effective report.Effective
-	// warnings are notes for the size's result.
-	warnings []string
-}
-
-// pingLoop is the timed loop of a latency test.
-type pingLoop interface {
-	// ping runs up to len(samples) iterations, and returns early after the
-	// first sample that ends at or after until (0: no deadline). It returns
-	// how many ran and how many samples (ns) it stored at the front of
-	// samples: a sample whose clock ran backwards is dropped.
-	ping(samples []uint64, until uint64) (ran, valid int, err error)
-	// done tells the peer the ping-pong is over (after the last sample).
-	done() error
-}
-
-// streamLoop is the sending side of a bandwidth test.
-type streamLoop interface {
-	// warmup sends n messages (per QP), not measured, and waits for all of
-	// them; when flowing (duration and precision modes: the measured
-	// stream follows at once), it waits for n completions (per QP) and
-	// leaves the rest in flight, so the first interval starts with the
-	// queue as full as every later one.
-	warmup(n int, flowing bool) error
-	// round sends n more measured messages (per QP) and waits until every
-	// one completed.
-	round(n uint64) error
-	// send sends until the clock passes until (duration mode).
-	send(until uint64) error
-	// finish sends no more (duration mode) and waits for what is in flight;
-	// whether that counts as measured is the stream's to say (TCP: yes, the
-	// ack of the last byte ends the measured period; RDMA: no, the
-	// completions reaped after the stop end nothing that was timed).
-	finish() error
-	// end tells the receiver the stream is over, after the last round.
-	end() error
-	// measured are the measured messages complete so far (every QP), the
-	// clock at the first one's start and at the last one's completion.
-	measured() (msgs, firstNs, lastNs uint64)
-	// sent counts every message sent, warm-up included.
-	sent() uint64
-}
-
-// latBatch is how many latency samples one loop call returns at most.
-const latBatch = 4096
-
-// precisionRound is how long a round of precision mode lasts.
-const precisionRound = 50 * time.Millisecond
-
-// errPeerClosed marks a connection the other end closed or reset, and
-// errPeerSilent a peer that stopped answering: both are usually the
-// consequence of a failure the peer reports itself.
-var (
-	errPeerClosed = errors.New("the peer closed the connection")
-	errPeerSilent = errors.New("the peer stopped answering")
-)
 
 // setupMsg is what each end tells the other at "setup".
 type setupMsg struct {
@@ -249,97 +70,18 @@ type sizeOutcome struct {
 	Precision  *report.Precision `json:"precision,omitempty"`
 }
 
-// cpuSpan is the CPU time one or more loop threads used over wall time,
-// and the cores they were seen on.
-type cpuSpan struct {
-	user, sys, wall time.Duration
-	cores           []int
-	pinErr          error // pinning a thread to its cores failed
-}
-
-// add is the CPU of two threads that ran side by side.
-func (a cpuSpan) add(b cpuSpan) cpuSpan {
-	return cpuSpan{user: a.user + b.user, sys: a.sys + b.sys, wall: max(a.wall, b.wall),
-		cores: mergeCores(a.cores, b.cores), pinErr: firstErr(a.pinErr, b.pinErr)}
-}
-
-func (a cpuSpan) report() *report.CPUSide {
-	c := &report.CPUSide{UserS: a.user.Seconds(), SysS: a.sys.Seconds(), WallS: a.wall.Seconds()}
-	if a.wall > 0 {
-		c.Cores = (a.user + a.sys).Seconds() / a.wall.Seconds()
-	}
-	return c
-}
-
-func phase(name string, i int) string { return fmt.Sprintf("%s/%d", name, i) }
-
 // runEnd runs the normalized spec on this end, talking to the other end
 // through link. On a failure, the results of the sizes before it are
 // returned with the error, and the failing size's result records it.
 func runEnd(ctx context.Context, spec *Spec, role role, link Link, o endOptions) (*endResult, error) {
-	var r runner
-	if spec.Info().IsRDMA() {
-		r = newRDMA(spec, role, o)
-	} else {
-		r = newTCP(spec, role, o)
+	newRunner, ok := runners[spec.Info().Runner]
+	if !ok {
+		return nil, fmt.Errorf("%s: this build has no %q runner", spec.Test, spec.Info().Runner)
 	}
+	r := newRunner(spec, role, o)
 	defer r.close()
 	d := &driver{spec: spec, role: role, link: link, o: o, r: r}
 	return d.run(ctx)
-}
-
-// runLoopback runs both ends of the normalized spec in this process, on
-// the local device (or over loopback TCP), and returns the client's
-// result.
-func runLoopback(ctx context.Context, spec *Spec, o endOptions) (*endResult, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	a, b, hangupA, hangupB := pipeTransports()
-	so := endOptions{device: spec.ServerDevice, maxMem: o.maxMem, listenHost: "127.0.0.1",
-		noCounters: spec.ServerDevice == "" || spec.ServerDevice == spec.Device}
-	if so.device == "" {
-		so.device = spec.Device
-	}
-	if o.peerHost == "" {
-		o.peerHost = "127.0.0.1"
-	}
-	var wg sync.WaitGroup
-	var serr error
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		defer hangupB()
-		_, serr = runSide(ctx, spec, serverEnd, b, so)
-	}()
-	res, err := runSide(ctx, spec, clientEnd, a, o)
-	hangupA()
-	if err != nil {
-		cancel()
-	}
-	wg.Wait()
-	if err == nil && serr != nil {
-		err = fmt.Errorf("server side: %w", serr)
-	}
-	// The client's error is the more telling one, unless the server failed
-	// first and the client only carries its message.
-	var pe *PeerError
-	if errors.As(err, &pe) && serr != nil && !errors.As(serr, &pe) {
-		err = fmt.Errorf("server side: %w", serr)
-	}
-	return res, err
-}
-
-type driver struct {
-	spec    *Spec
-	role    role
-	link    Link
-	o       endOptions
-	r       runner
-	samples []uint64 // the client's latency batch
-	// place is where this end's loop threads run; placed tells whether
-	// the results record it (RDMA tests, or cores asked for).
-	place  placement
-	placed bool
 }
 
 func (d *driver) run(ctx context.Context) (*endResult, error) {
@@ -396,50 +138,6 @@ func (d *driver) run(ctx context.Context) (*endResult, error) {
 		}
 	}
 	return res, nil
-}
-
-// ownError is a failure this end's loops met by themselves, before the
-// end was stopped from outside (a server lost because the link failed):
-// it is what to report, with the stop that followed added (then).
-type ownError struct{ err, then error }
-
-func (e *ownError) Error() string {
-	if e.then == nil || errors.Is(e.then, context.Canceled) {
-		return e.err.Error()
-	}
-	return e.err.Error() + "; then " + e.then.Error()
-}
-
-func (e *ownError) Unwrap() error { return e.err }
-
-// told tells the peer, waiting at phase, that this end failed with err, and
-// returns err (or why this end was stopped).
-func (d *driver) told(ctx context.Context, phase string, err error) error {
-	var pe *PeerError
-	if !errors.As(err, &pe) && ctx.Err() == nil {
-		tctx, cancel := context.WithTimeout(ctx, d.spec.IdleTimeout)
-		_ = d.link.Exchange(tctx, phase, Fail(err), nil)
-		cancel()
-	}
-	return d.cause(ctx, err)
-}
-
-// cause returns, for an end stopped from outside (the server lost, an
-// interrupt), why it was stopped rather than the error that followed.
-func (d *driver) cause(ctx context.Context, err error) error {
-	var own *ownError
-	if errors.As(err, &own) {
-		if own.then == nil && ctx.Err() != nil {
-			own.then = context.Cause(ctx)
-		}
-		return err
-	}
-	if err != nil && ctx.Err() != nil {
-		if c := context.Cause(ctx); c != nil && c != ctx.Err() {
-			return c
-		}
-	}
-	return err
 }
 
 func (d *driver) baseResult(size int) report.Result {
@@ -759,5 +457,24 @@ func (d *driver) compose(r *report.Result, mine, peer sizeOutcome, sent, peerSen
 				*dir.got, dir.sent, dir.from, s.Connection, 100*float64(dir.sent-*dir.got)/float64(dir.sent)))
 		}
 	}
+	return nil
+}
+
+// placeLoops decides where this end's loop threads run: the cores its
+// role was asked for, else its device's NUMA node's.
+func (d *driver) placeLoops(dev *report.Device) error {
+	flag, asked := "--cpu", d.spec.CPUs
+	if d.role == serverEnd && len(d.spec.ServerCPUs) > 0 {
+		flag, asked = "--server-cpu", d.spec.ServerCPUs
+	}
+	name := ""
+	if dev != nil {
+		name = dev.Name
+	}
+	p, err := placeLoops(flag, asked, name, allowedCPUs())
+	if err != nil {
+		return fmt.Errorf("%w (on the %s)", err, d.role)
+	}
+	d.place, d.placed = p, dev != nil || len(asked) > 0
 	return nil
 }

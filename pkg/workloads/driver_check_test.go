@@ -120,7 +120,7 @@ func TestValidateEveryTest(t *testing.T) {
 				if fetchAdd != (v.Counters > 0) {
 					t.Fatalf("%d B: %d counters checked", r.Size, v.Counters)
 				}
-				if r.Effective == nil || !r.Effective.Validate {
+				if r.Effective == nil || !r.Effective.CheckData {
 					t.Fatalf("%d B: effective %+v does not record the check", r.Size, r.Effective)
 				}
 			}

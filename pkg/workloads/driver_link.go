@@ -180,3 +180,5 @@ func (c *chanTransport) Recv(ctx context.Context) ([]byte, error) {
 		return nil, ctx.Err()
 	}
 }
+
+func phase(name string, i int) string { return fmt.Sprintf("%s/%d", name, i) }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/rdmabench/rdmabench/pkg/latency"
 	"github.com/rdmabench/rdmabench/pkg/report"
 )
 
@@ -36,8 +37,8 @@ func (d *driver) measurePing(l pingLoop, size int, r *report.Result) (*report.La
 		done += n
 	}
 	load := d.markLoad(size)
-	rec := report.NewLatencyRecorder(s.Info().Basis)
-	iv := report.NewLatencyRecorder(rec.Basis())
+	rec := latency.NewRecorder(s.Info().Basis)
+	iv := latency.NewRecorder(rec.Basis())
 	record := func(n, valid int) {
 		ran += uint64(n)
 		backward += int64(n - valid)
@@ -181,17 +182,17 @@ func (d *driver) measureStream(ctx context.Context, l streamLoop, size int, r *r
 
 // latencyInterval closes the interval [from, to] of the latency recorder
 // iv, which it resets.
-func (d *driver) latencyInterval(start, from, to uint64, iv *report.LatencyRecorder) report.Interval {
+func (d *driver) latencyInterval(start, from, to uint64, iv *latency.Recorder) report.Interval {
 	x := report.Interval{StartS: float64(from-start) / 1e9, DurationS: float64(to-from) / 1e9, Latency: iv.Snapshot()}
 	iv.Reset()
 	return x
 }
 
-// precision keeps the rounds of precision mode: each interval of
+// precisionRounds keeps the rounds of precision mode: each interval of
 // precisionRound is one, and they stop once the median of their figures is
 // known to the precision asked (with at least report.MinRunsForInterval
-// rounds). A nil *precision is no precision mode.
-type precision struct {
+// rounds). A nil *precisionRounds is no precision mode.
+type precisionRounds struct {
 	figure string
 	target float64 // fraction
 	values []float64
@@ -201,17 +202,17 @@ type precision struct {
 // openEnd returns when an open-ended size ends, how long its intervals
 // are, and in precision mode its rounds (else nil): a duration ends at the
 // duration, precision mode at its cap.
-func (d *driver) openEnd(start uint64, figure string) (end, step uint64, p *precision) {
+func (d *driver) openEnd(start uint64, figure string) (end, step uint64, p *precisionRounds) {
 	s := d.spec
 	if s.Precision == 0 {
 		return start + uint64(s.Duration), uint64(s.Interval), nil
 	}
-	return start + uint64(s.PrecisionCap), uint64(precisionRound), &precision{figure: figure, target: s.Precision}
+	return start + uint64(s.PrecisionCap), uint64(precisionRound), &precisionRounds{figure: figure, target: s.Precision}
 }
 
 // add records a round's figure and tells whether the rounds are precise
 // enough to stop.
-func (p *precision) add(v float64, _ uint64) bool {
+func (p *precisionRounds) add(v float64, _ uint64) bool {
 	if p == nil {
 		return false
 	}
@@ -225,7 +226,7 @@ func (p *precision) add(v float64, _ uint64) bool {
 	return p.met
 }
 
-func (p *precision) result() *report.Precision {
+func (p *precisionRounds) result() *report.Precision {
 	if p == nil {
 		return nil
 	}

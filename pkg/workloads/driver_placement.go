@@ -1,6 +1,7 @@
 package workloads
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -8,8 +9,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/textfmt"
 )
 
 // placement is where an end's loop threads run: pinned to cpus (nil: not
@@ -73,25 +76,6 @@ func placeLoops(flag string, asked []int, device string, allowed []int) (placeme
 	return p, nil
 }
 
-// placeLoops decides where this end's loop threads run: the cores its
-// role was asked for, else its device's NUMA node's.
-func (d *driver) placeLoops(dev *report.Device) error {
-	flag, asked := "--cpu", d.spec.CPUs
-	if d.role == serverEnd && len(d.spec.ServerCPUs) > 0 {
-		flag, asked = "--server-cpu", d.spec.ServerCPUs
-	}
-	name := ""
-	if dev != nil {
-		name = dev.Name
-	}
-	p, err := placeLoops(flag, asked, name, allowedCPUs())
-	if err != nil {
-		return fmt.Errorf("%w (on the %s)", err, d.role)
-	}
-	d.place, d.placed = p, dev != nil || len(asked) > 0
-	return nil
-}
-
 // numaNode is the NUMA node of an RDMA device's PCI function, from
 // sysfs, or -1 with the reason there is none.
 func numaNode(device string) (int, string) {
@@ -153,7 +137,7 @@ func FormatCPUList(cores []int) string {
 	if len(cores) == 0 {
 		return "none"
 	}
-	return strings.Join(report.IntRanges(cores), ",")
+	return strings.Join(textfmt.IntRanges(cores), ",")
 }
 
 // mergeCores is the union of two sorted sets of cores.
@@ -164,4 +148,26 @@ func mergeCores(a, b []int) []int {
 	out := append(slices.Clone(a), b...)
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// cpuSpan is the CPU time one or more loop threads used over wall time,
+// and the cores they were seen on.
+type cpuSpan struct {
+	user, sys, wall time.Duration
+	cores           []int
+	pinErr          error // pinning a thread to its cores failed
+}
+
+// add is the CPU of two threads that ran side by side.
+func (a cpuSpan) add(b cpuSpan) cpuSpan {
+	return cpuSpan{user: a.user + b.user, sys: a.sys + b.sys, wall: max(a.wall, b.wall),
+		cores: mergeCores(a.cores, b.cores), pinErr: cmp.Or(a.pinErr, b.pinErr)}
+}
+
+func (a cpuSpan) report() *report.CPUSide {
+	c := &report.CPUSide{UserS: a.user.Seconds(), SysS: a.sys.Seconds(), WallS: a.wall.Seconds()}
+	if a.wall > 0 {
+		c.Cores = (a.user + a.sys).Seconds() / a.wall.Seconds()
+	}
+	return c
 }

@@ -43,26 +43,6 @@ type Request struct {
 	Checkpoint func(*report.Document) error
 }
 
-// Progress reports how far a run is: one of Begin, Start, Interval, Done
-// or Skipped is set.
-type Progress struct {
-	// Begin is the run's document as it begins: what runs it and what was
-	// asked, no result yet.
-	Begin *report.Document
-	Run   int // the run, 1-based, when runs repeat; 0 otherwise
-	Test  string
-	Size  int
-	// Start: Test begins (Size is its first size).
-	Start bool
-	// Interval: a duration-mode interval of Size ended.
-	Interval *report.Interval
-	// Done: Size finished, with Result.
-	Done   bool
-	Result *report.Result
-	// Skipped counts sizes of Test that will not run (it failed).
-	Skipped int
-}
-
 // Run is a validated Request, ready to execute.
 type Run struct {
 	req   Request
@@ -215,7 +195,7 @@ func (r *Run) Execute(ctx context.Context, target Target) (*report.Document, err
 			if ctx.Err() != nil || e.stop != nil {
 				break
 			}
-			if err := e.test(ctx, &r.specs[i]); err != nil && firstErr == nil {
+			if err := e.runTest(ctx, &r.specs[i]); err != nil && firstErr == nil {
 				firstErr = err
 			}
 		}
@@ -249,7 +229,7 @@ func (r *Run) Execute(ctx context.Context, target Target) (*report.Document, err
 		}
 	}
 	if r.req.Repeat > 1 {
-		doc.Summaries = report.Summarize(doc)
+		doc.Summaries = doc.Summarize()
 	}
 	doc.End = time.Now().UTC()
 	doc.Partial = false
@@ -299,8 +279,8 @@ type execution struct {
 	stop   error // why the run stops before its end (a checkpoint failed)
 }
 
-// test runs one test (every size) and adds its results to the document.
-func (e *execution) test(ctx context.Context, s *Spec) error {
+// runTest runs one test (every size) and adds its results to the document.
+func (e *execution) runTest(ctx context.Context, s *Spec) error {
 	progress := e.run.req.Progress
 	if progress != nil {
 		progress(Progress{Run: e.rep, Test: s.Test, Size: s.Sizes[0], Start: true})
@@ -310,7 +290,7 @@ func (e *execution) test(ctx context.Context, s *Spec) error {
 	o := endOptions{
 		progress: progress,
 		run:      e.rep,
-		onHosts:  e.hosts,
+		onHosts:  e.recordHosts,
 		onResult: func(res report.Result, c clockInfo) {
 			e.doc.Clocks[c.name] = c.Clock
 			e.doc.Results = append(e.doc.Results, res)
@@ -355,9 +335,9 @@ func (e *execution) test(ctx context.Context, s *Spec) error {
 	return err
 }
 
-// hosts records both ends as a test found them: the first test that names a
+// recordHosts records both ends as a test found them: the first test that names a
 // device fills in the devices.
-func (e *execution) hosts(local report.Host, peer *report.Host) {
+func (e *execution) recordHosts(local report.Host, peer *report.Host) {
 	h := &e.doc.Hosts
 	if h.Local.Hostname == "" || (h.Local.Device == nil && local.Device != nil) {
 		h.Local = local

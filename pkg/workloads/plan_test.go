@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/render"
 )
 
 // refusingRemote is a server that refuses every RDMA test (as one
@@ -56,7 +57,7 @@ func TestFailedTestsDoNotStopTheRun(t *testing.T) {
 	if strings.Join(tests, " ") != "write-lat tcp-lat write-bw tcp-bw" {
 		t.Errorf("results of %v", tests)
 	}
-	fails := report.Failures(doc)
+	fails := render.Failures(doc)
 	if len(fails) != 1 || fails[0].Cause != "no RDMA device found" || len(fails[0].Results) != 2 || fails[0].Where(doc) != "write-lat, write-bw" {
 		t.Errorf("failures %+v", fails)
 	}

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/netip"
 	"sync"
 	"syscall"
 	"time"
@@ -16,65 +15,11 @@ import (
 	"github.com/rdmabench/rdmabench/pkg/verbs"
 )
 
-// rdmaSetup is what each end of an RDMA test tells the other: per QP, its
-// endpoint and the buffer the peer may target.
-type rdmaSetup struct {
-	QPs []qpSetup `json:"qps"`
-	// LinkGbps is the nominal rate of this end's port (0: unknown).
-	LinkGbps float64 `json:"link_gbps,omitempty"`
-	// CM is the server's rdma_cm listening address (IP:port), with -R.
-	CM string `json:"cm,omitempty"`
-	// Memory is where this end's buffer lives (--mem).
-	Memory *report.Memory `json:"memory,omitempty"`
-}
-
-type qpSetup struct {
-	Endpoint verbs.Endpoint     `json:"endpoint"`
-	Buffer   verbs.RemoteBuffer `json:"buffer"`
-}
-
 // unreliableDrain is how long a receiver of UC or UD SENDs waits, after the
 // sender is done, for what is still in flight.
 const unreliableDrain = 200 * time.Millisecond
 
-// rdmaRunner holds one end's verbs objects for one test (every size).
-type rdmaRunner struct {
-	spec *Spec
-	role role
-	o    endOptions
-
-	dev *verbs.Context
-	pd  *verbs.PD
-	// scqs and rcqs are each loop thread's send and receive CQs
-	// (--threads; one pair without), shared by its QPs.
-	scqs    []*verbs.CQ
-	rcqs    []*verbs.CQ
-	buf     *testBuffer // where the MR's memory lives (--mem)
-	mr      *verbs.MR
-	qps     []*verbs.QP
-	peerMem *report.Memory // the peer's buffer, as it told
-	peer    []qpSetup
-	half    uint64 // the MR's second half is the receive/target area
-	maxSize int
-	inline  int // the inline size each QP was granted
-	// recvsPosted, per thread: receives are posted once per test; every
-	// loop reposts what it consumes, so the count stays at rx-depth.
-	recvsPosted []bool
-	// warning is a note for the first result (inline refused).
-	warning string
-	// avWarnings are notes for the first result: the address vector the
-	// device took differs from the one asked.
-	avWarnings []string
-	// linkGbps is the nominal rate of the slower port of the two ends (0:
-	// one does not say).
-	linkGbps float64
-	// With -R (rdma_cm_linux.go): the address rdma_cm uses on this end, the
-	// server's listener, the client's connections, and what rdma_cm chose.
-	cmIP       netip.Addr
-	cmListener *verbs.CMListener
-	cmConns    []*verbs.CMConn
-	cmInfo     *verbs.CMInfo
-}
+func init() { runners[runnerRDMA] = newRDMA }
 
 func newRDMA(spec *Spec, role role, o endOptions) runner {
 	return &rdmaRunner{spec: spec, role: role, o: o}
@@ -170,8 +115,8 @@ func (e *rdmaRunner) openPort() (verbs.PortInfo, error) {
 	if port.State != verbs.PortActive {
 		return port, fmt.Errorf("port %d of %s is %s, not ACTIVE (check the link and `rdma link`)", s.Port, dev.Name(), port.State)
 	}
-	if s.HopLimit != nil && port.LinkLayer == verbs.LinkEthernet {
-		return port, hopLimitOnRoCE(dev.Name(), s.Port)
+	if err := s.pathOnPort(dev.Name(), s.Port, port.LinkLayer == verbs.LinkEthernet); err != nil {
+		return port, err
 	}
 	return port, fitsDevice(s, dev.Info())
 }
@@ -210,8 +155,7 @@ func (e *rdmaRunner) createQPs(recvWR int) error {
 	inline, auto := s.InlineFor()
 	cfg := verbs.QPConfig{Type: typ, Port: s.Port, MaxSendWR: s.TxDepth, QKey: cmQKey(s),
 		MaxRecvWR: recvWR, MaxInlineData: inline, GIDIndex: orAuto(s.GIDIndex), MTU: verbs.MTU(s.MTU),
-		TrafficClass: orZero(s.TClass), SL: orZero(s.SL), FlowLabel: uint32(orZero(s.FlowLabel)), HopLimit: orZero(s.HopLimit),
-		Timeout: s.QPTimeout}
+		PathValues: s.Path.Values(), QPTimeout: s.QPTimeout}
 	for i := 0; i < s.QPs; i++ {
 		t := e.threadOf(i)
 		cfg.SendCQ, cfg.RecvCQ = e.scqs[t], e.rcqs[t]
@@ -291,12 +235,7 @@ func (e *rdmaRunner) connect(ctx context.Context, body json.RawMessage) (func() 
 // av is the address vector of the QPs (the first one's: all are made
 // alike), as the device took it.
 func (e *rdmaRunner) av() report.AddressVector {
-	av := e.qps[0].AddressVector()
-	r := report.AddressVector{GRH: av.Global, TrafficClass: av.TrafficClass, SL: av.SL, FlowLabel: int(av.FlowLabel), HopLimit: av.HopLimit}
-	if e.spec.Connection == "UD" && e.qps[0].LinkLayer() == verbs.LinkEthernet {
-		r.HopLimit = 0 // the kernel takes it from the route, and tells no one
-	}
-	return r
+	return e.spec.tookAV(e.qps[0].AddressVector().AddressVector, e.qps[0].LinkLayer() == verbs.LinkEthernet)
 }
 
 func (e *rdmaRunner) close() {
@@ -639,7 +578,7 @@ func (e *rdmaRunner) effective(size int) report.Effective {
 	if s.opcode().IsAtomic() {
 		eff.AtomicType = s.AtomicType
 	}
-	eff.Validate = s.CheckData
+	eff.CheckData = s.CheckData
 	av := e.av()
 	eff.AV = &av
 	eff.RDMACM = e.cmReport()
@@ -814,10 +753,3 @@ func (b *rdmaStream) sent() uint64 { return b.l.Stats().Completed + b.warmSent }
 // progress reads the completions so far while the stream runs in another
 // thread (the load of a latency test).
 func (b *rdmaStream) progress() (uint64, uint64) { return b.l.Progress() }
-
-// clockDrift measures, at the end of a run, how far the loops' TSC has
-// drifted from its calibration (ok false when they read CLOCK_MONOTONIC).
-func clockDrift() (ppm float64, name string, ok bool) {
-	ppm, ok = verbs.ClockDrift()
-	return ppm, verbs.Clock().Name, ok
-}

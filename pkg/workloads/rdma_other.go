@@ -11,6 +11,8 @@ import (
 	"github.com/rdmabench/rdmabench/pkg/verbs"
 )
 
+func init() { runners[runnerRDMA] = newRDMA }
+
 // newRDMA returns a runner that cannot open: this build has no verbs.
 func newRDMA(*Spec, role, endOptions) runner { return noRDMA{} }
 
@@ -26,5 +28,3 @@ func (noRDMA) prepare(int) (*stage, error)                                    { 
 func (noRDMA) now() uint64                                                    { return 0 }
 func (noRDMA) clock() clockInfo                                               { return clockInfo{} }
 func (noRDMA) close()                                                         {}
-
-func clockDrift() (float64, string, bool) { return 0, "", false }

@@ -57,7 +57,7 @@ func checkRDMALatency(t *testing.T, r report.Result, iters int, basis string) {
 	if !(l.MinNs > 0 && l.MinNs <= l.P50Ns && l.P50Ns <= l.P99Ns && l.P99Ns <= l.MaxNs && l.MinNs <= l.MeanNs && l.MeanNs <= l.MaxNs) {
 		t.Fatalf("%s: statistics out of order: %+v", r.Test, l)
 	}
-	h, err := report.DecodeHistogram(l.Histogram)
+	h, err := l.DecodeHistogram()
 	if err != nil {
 		t.Fatalf("%s: histogram does not decode: %v", r.Test, err)
 	}

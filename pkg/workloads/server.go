@@ -3,7 +3,6 @@ package workloads
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 )
 
@@ -20,11 +19,6 @@ type Server struct {
 	// listener's); empty means every address.
 	ListenHost string
 }
-
-// ErrOverLimit marks a test refused, before anything was allocated,
-// because it asks for more than a limit (--max-mem), the host's memory or
-// the device allows.
-var ErrOverLimit = errors.New("too large")
 
 // ServerTest is a test a Server accepted: its spec, decoded and normalized
 // once.

@@ -11,7 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/quantity"
+	"github.com/rdmabench/rdmabench/pkg/settings"
 	"github.com/rdmabench/rdmabench/pkg/verbs"
 )
 
@@ -63,6 +64,9 @@ type TestInfo struct {
 	// Mesh: a mesh link runs the test unless others are named.
 	Mesh    bool
 	Summary string
+	// Runner names what runs the test's ends: runnerRDMA or runnerTCP
+	// (spec_end.go).
+	Runner string
 }
 
 // Tests lists every test, in the order commands, completions and errors
@@ -70,34 +74,34 @@ type TestInfo struct {
 var Tests = []TestInfo{
 	{Name: "write-lat", Op: OpWrite, Metric: Latency, Basis: "rtt_half", Connections: []string{"RC", "UC"},
 		DefaultSize: 2, DefaultIters: 1000, Loop: verbs.LatWrite, Responder: verbs.LatWrite, Opcode: verbs.OpWrite, Suite: 1, Mesh: true,
-		Summary: "RDMA WRITE ping-pong; one-way latency = RTT/2"},
+		Summary: "RDMA WRITE ping-pong; one-way latency = RTT/2", Runner: runnerRDMA},
 	{Name: "read-lat", Op: OpRead, Metric: Latency, Basis: "rtt", Connections: []string{"RC"},
 		DefaultSize: 2, DefaultIters: 1000, Loop: verbs.LatPost, Opcode: verbs.OpRead, Suite: 2,
-		Summary: "RDMA READ, post to completion (full RTT)"},
+		Summary: "RDMA READ, post to completion (full RTT)", Runner: runnerRDMA},
 	{Name: "send-lat", Op: OpSend, Metric: Latency, Basis: "rtt_half", Connections: []string{"RC", "UC", "UD"},
 		DefaultSize: 2, DefaultIters: 1000, Loop: verbs.LatSend, Responder: verbs.LatSend, Opcode: verbs.OpSend, Suite: 3,
-		Summary: "SEND/RECV ping-pong; one-way latency = RTT/2"},
+		Summary: "SEND/RECV ping-pong; one-way latency = RTT/2", Runner: runnerRDMA},
 	{Name: "atomic-lat", Op: OpAtomic, Metric: Latency, Basis: "rtt", Connections: []string{"RC"},
 		DefaultSize: 8, DefaultIters: 1000, Loop: verbs.LatPost, Opcode: verbs.OpFetchAdd, Suite: 4,
-		Summary: "fetch-and-add or compare-and-swap, post to completion (full RTT)"},
+		Summary: "fetch-and-add or compare-and-swap, post to completion (full RTT)", Runner: runnerRDMA},
 	{Name: "write-bw", Op: OpWrite, Metric: Bandwidth, Connections: []string{"RC", "UC"},
 		DefaultSize: 65536, DefaultIters: 5000, Loop: verbs.BWSend, Opcode: verbs.OpWrite, Suite: 6, Mesh: true,
-		Summary: "RDMA WRITE bandwidth, windowed posting"},
+		Summary: "RDMA WRITE bandwidth, windowed posting", Runner: runnerRDMA},
 	{Name: "read-bw", Op: OpRead, Metric: Bandwidth, Connections: []string{"RC"},
 		DefaultSize: 65536, DefaultIters: 1000, Loop: verbs.BWSend, Opcode: verbs.OpRead, Suite: 7,
-		Summary: "RDMA READ bandwidth, windowed posting"},
+		Summary: "RDMA READ bandwidth, windowed posting", Runner: runnerRDMA},
 	{Name: "send-bw", Op: OpSend, Metric: Bandwidth, Connections: []string{"RC", "UC", "UD"},
 		DefaultSize: 65536, DefaultIters: 1000, Loop: verbs.BWSend, Responder: verbs.BWRecv, Opcode: verbs.OpSend, Suite: 8,
-		Summary: "SEND bandwidth, windowed posting"},
+		Summary: "SEND bandwidth, windowed posting", Runner: runnerRDMA},
 	{Name: "atomic-bw", Op: OpAtomic, Metric: Bandwidth, Connections: []string{"RC"},
 		DefaultSize: 8, DefaultIters: 1000, Loop: verbs.BWSend, Opcode: verbs.OpFetchAdd, Suite: 9,
-		Summary: "atomic operation rate, windowed posting"},
+		Summary: "atomic operation rate, windowed posting", Runner: runnerRDMA},
 	{Name: "tcp-lat", Op: OpTCP, Metric: Latency, Basis: "rtt_half", Connections: []string{"TCP"},
 		DefaultSize: 2, DefaultIters: 1000, Suite: 5,
-		Summary: "TCP ping-pong with TCP_NODELAY; one-way latency = RTT/2"},
+		Summary: "TCP ping-pong with TCP_NODELAY; one-way latency = RTT/2", Runner: runnerTCP},
 	{Name: "tcp-bw", Op: OpTCP, Metric: Bandwidth, Connections: []string{"TCP"},
 		DefaultSize: 65536, DefaultIters: 1000, Suite: 10,
-		Summary: "TCP stream with TCP_NODELAY"},
+		Summary: "TCP stream with TCP_NODELAY", Runner: runnerTCP},
 }
 
 // LookupTest returns the test named name.
@@ -151,6 +155,11 @@ func (t TestInfo) Baseline() TestInfo {
 
 // IsRDMA reports whether the test uses verbs.
 func (t TestInfo) IsRDMA() bool { return t.Op != OpTCP }
+
+// settingsTest is what a setting knows of t (see settings.Setting.Applies).
+func (t TestInfo) settingsTest() settings.Test {
+	return settings.Test{Op: string(t.Op), RDMA: t.IsRDMA(), Bandwidth: t.Metric == Bandwidth}
+}
 
 // Atomic types.
 const (
@@ -257,13 +266,13 @@ type Spec struct {
 	// the cores of the device's NUMA node.
 	CPUs       []int `json:"cpus,omitempty"`
 	ServerCPUs []int `json:"server_cpus,omitempty"`
-	// RateGbps (payload Gbit/s) or RateMsgs (messages per second) limits
-	// each end's sending on each device (--rate-limit), by RateLimiter:
-	// "sw" (the timed loop paces its posts; the default) or "hw" (the
-	// device's per-QP rate limiter).
-	RateGbps    float64 `json:"rate_limit_gbps,omitempty"`
-	RateMsgs    float64 `json:"rate_limit_msgs,omitempty"`
-	RateLimiter string  `json:"rate_limiter,omitempty"`
+	// RateLimitGbps (payload Gbit/s) or RateLimitMsgs (messages per
+	// second) limits each end's sending on each device (--rate-limit), by
+	// RateLimiter: "sw" (the timed loop paces its posts; the default) or
+	// "hw" (the device's per-QP rate limiter).
+	RateLimitGbps float64 `json:"rate_limit_gbps,omitempty"`
+	RateLimitMsgs float64 `json:"rate_limit_msgs,omitempty"`
+	RateLimiter   string  `json:"rate_limiter,omitempty"`
 	// Load runs a bandwidth test in the background of a latency test,
 	// between the same two ends, on QPs of its own (--load).
 	Load *LoadSpec `json:"load,omitempty"`
@@ -273,13 +282,9 @@ type Spec struct {
 	// PrecisionCap has passed (default DefaultPrecisionCap).
 	Precision    float64       `json:"precision,omitempty"`
 	PrecisionCap time.Duration `json:"precision_cap_ns,omitempty"`
-	// TClass, SL, FlowLabel and HopLimit set the address vector of both
-	// ends' QPs; TClass also sets the TCP sockets' IP_TOS. Nil leaves the
-	// default (0; hop limit 64). See spec_fabric.go.
-	TClass    *int `json:"tclass,omitempty"`
-	SL        *int `json:"sl,omitempty"`
-	FlowLabel *int `json:"flow_label,omitempty"`
-	HopLimit  *int `json:"hop_limit,omitempty"`
+	// Path sets the address vector of both ends' QPs, and its first
+	// setting the TCP sockets' IP_TOS (see pkg/settings and spec_path.go).
+	settings.Path
 	// Reverse: in a bandwidth test the server initiates (sends the WRITEs
 	// or SENDs, issues the READs or atomics) and the client answers,
 	// without swapping hosts.
@@ -616,9 +621,6 @@ func (s *Spec) validateRDMA(t TestInfo, bad func(string, ...any)) {
 	if s.Port < 1 {
 		bad("port %d must be 1 or more", s.Port)
 	}
-	if s.QPTimeout < 0 || s.QPTimeout > 31 {
-		bad("qp-timeout %d must be within 1..31 (4.096 µs × 2^N)", s.QPTimeout)
-	}
 }
 
 // ParseSizes parses perftest-style sizes: a comma-separated list of sizes
@@ -754,9 +756,9 @@ func AllSizes() []int {
 }
 
 // parseSize parses one message size ("4096", "4K", "4KiB", "8M", "1G")
-// with report.ParseBytes, within 1 B..1 GiB.
+// with quantity.ParseBytes, within 1 B..1 GiB.
 func parseSize(s string) (int, error) {
-	v, err := report.ParseBytes(s)
+	v, err := quantity.ParseBytes(s)
 	if err != nil {
 		return 0, err
 	}

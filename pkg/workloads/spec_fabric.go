@@ -1,15 +1,13 @@
 package workloads
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"strings"
-	"time"
 
+	"github.com/rdmabench/rdmabench/pkg/quantity"
 	"github.com/rdmabench/rdmabench/pkg/report"
-	"github.com/rdmabench/rdmabench/pkg/verbs"
 )
 
 // The settings that spread a test over a host's fabric: loop threads
@@ -52,7 +50,7 @@ func threadQPs(qps, n, t int) (lo, hi int) {
 
 // applyFabricDefaults fills the defaults of the fabric settings.
 func (s *Spec) applyFabricDefaults(t TestInfo) {
-	if (s.RateGbps > 0 || s.RateMsgs > 0) && s.RateLimiter == "" {
+	if (s.RateLimitGbps > 0 || s.RateLimitMsgs > 0) && s.RateLimiter == "" {
 		s.RateLimiter = LimiterSW
 	}
 	s.RateLimiter = strings.ToLower(s.RateLimiter)
@@ -89,15 +87,15 @@ func (s *Spec) validateFabric(t TestInfo, bad func(string, ...any)) {
 		}
 	}
 	switch {
-	case s.RateGbps < 0 || s.RateMsgs < 0 || math.IsNaN(s.RateGbps) || math.IsNaN(s.RateMsgs) || math.IsInf(s.RateGbps, 0) || math.IsInf(s.RateMsgs, 0):
+	case s.RateLimitGbps < 0 || s.RateLimitMsgs < 0 || math.IsNaN(s.RateLimitGbps) || math.IsNaN(s.RateLimitMsgs) || math.IsInf(s.RateLimitGbps, 0) || math.IsInf(s.RateLimitMsgs, 0):
 		bad("--rate-limit must be positive")
-	case s.RateGbps > 0 && s.RateMsgs > 0:
+	case s.RateLimitGbps > 0 && s.RateLimitMsgs > 0:
 		bad("--rate-limit is a bandwidth or a message rate, not both")
 	case s.RateLimiter != "" && s.RateLimiter != LimiterSW && s.RateLimiter != LimiterHW:
 		bad("--rate-limiter %q must be %s (the timed loop paces its posts) or %s (the device's)", s.RateLimiter, LimiterSW, LimiterHW)
-	case s.RateLimiter != "" && s.RateGbps == 0 && s.RateMsgs == 0:
+	case s.RateLimiter != "" && s.RateLimitGbps == 0 && s.RateLimitMsgs == 0:
 		bad("--rate-limiter %s needs --rate-limit", s.RateLimiter)
-	case (s.RateGbps > 0 || s.RateMsgs > 0) && t.Metric != Bandwidth:
+	case (s.RateLimitGbps > 0 || s.RateLimitMsgs > 0) && t.Metric != Bandwidth:
 		bad("--rate-limit is for bandwidth tests")
 	}
 	if l := s.Load; l != nil {
@@ -178,14 +176,14 @@ func ParseRateLimit(v string) (gbps, msgs float64, err error) {
 	t := strings.TrimSpace(v)
 	for _, u := range []string{"pps", "msg/s", "msgs/s", "mps"} {
 		if strings.HasSuffix(t, u) {
-			msgs, err = report.ParseRate(t)
+			msgs, err = quantity.ParseRate(t)
 			return 0, msgs, err
 		}
 	}
 	if _, perr := fmt.Sscanf(t, "%g", new(float64)); perr == nil && strings.TrimLeft(t, "0123456789.eE+-") == "" {
 		t += "Gbps" // perftest's --rate_units default: Gbit/s
 	}
-	gbps, err = report.ParseBandwidth(t)
+	gbps, err = quantity.ParseBandwidth(t)
 	return gbps, 0, err
 }
 
@@ -194,72 +192,12 @@ func ParseRateLimit(v string) (gbps, msgs float64, err error) {
 // between messages on each QP that holds it to that, ns (each QP an equal
 // share).
 func (s *Spec) paceFor(size int) (gbps, perQPNs float64) {
-	msgs := s.RateMsgs
+	msgs := s.RateLimitMsgs
 	switch {
-	case s.RateGbps > 0:
-		msgs = s.RateGbps * 1e9 / 8 / float64(size)
-	case s.RateMsgs <= 0:
+	case s.RateLimitGbps > 0:
+		msgs = s.RateLimitGbps * 1e9 / 8 / float64(size)
+	case s.RateLimitMsgs <= 0:
 		return 0, 0
 	}
 	return msgs * float64(size) * 8 / 1e9, float64(max(s.QPs, 1)) * 1e9 / msgs
-}
-
-// resolveDevices names the client's devices of "-d all" (before anything
-// runs).
-func (s *Spec) resolveDevices() error {
-	if s.Device != "all" {
-		return nil
-	}
-	names, err := verbs.DeviceNames()
-	if err != nil {
-		return fmt.Errorf("-d all: %w", err)
-	}
-	if len(names) == 0 {
-		return errors.New("-d all: this host has no RDMA device")
-	}
-	s.Device = strings.Join(names, ",")
-	return nil
-}
-
-// checkCores refuses, before anything runs, cores this host's ends may not
-// use: the client's (--cpu), and in loopback the server's too.
-func (s *Spec) checkCores(loopback bool) error {
-	allowed := allowedCPUs()
-	if _, err := placeLoops("--cpu", s.CPUs, "", allowed); err != nil {
-		return err
-	}
-	if loopback {
-		if _, err := placeLoops("--server-cpu", s.ServerCPUs, "", allowed); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// paceCatchUp is how much of its schedule a paced QP that fell behind (its
-// window was full, its thread was descheduled) may catch up at once; it
-// loses what it is late beyond that. Its schedule starts with its first
-// measured message, and no message goes before its time in it, so the
-// rate from the first message to the last never exceeds the limit (by
-// more than one message); over a shorter span, such as an interval of
-// -D, the catching up may exceed it by this much of the schedule.
-const paceCatchUp = 100 * time.Millisecond
-
-// paceBurst is the messages a QP paced one per perQPNs may catch up at
-// once: paceCatchUp of its schedule, and at least a post list.
-func paceBurst(perQPNs float64, postList int) int {
-	return max(postList, int(float64(paceCatchUp)/perQPNs))
-}
-
-// onEveryLane is the memory of an end whose one lane takes one: as many
-// times as it has devices, and its load's on each.
-func (s *Spec) onEveryLane(one uint64, server bool) uint64 {
-	n := uint64(max(1, len(splitDevices(s.Device))))
-	total := n * one
-	if s.Load != nil {
-		ld := loadSpec(s, *s)
-		ld.Device, ld.ServerDevice = "", ""
-		total += n * ld.EndMemory(server)
-	}
-	return total
 }

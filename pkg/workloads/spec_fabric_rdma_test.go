@@ -120,11 +120,11 @@ func TestRateLimit(t *testing.T) {
 		mutate func(*Spec)
 		check  func(b *report.Bandwidth) (float64, float64) // measured, limit
 	}{
-		{"bandwidth", func(s *Spec) { s.Sizes, s.Iterations, s.RateGbps = []int{65536}, 100, 0.1 },
+		{"bandwidth", func(s *Spec) { s.Sizes, s.Iterations, s.RateLimitGbps = []int{65536}, 100, 0.1 },
 			func(b *report.Bandwidth) (float64, float64) { return b.Gbps, 0.1 }},
-		{"two-qps", func(s *Spec) { s.Sizes, s.Iterations, s.QPs, s.RateGbps = []int{16384}, 100, 2, 0.05 },
+		{"two-qps", func(s *Spec) { s.Sizes, s.Iterations, s.QPs, s.RateLimitGbps = []int{16384}, 100, 2, 0.05 },
 			func(b *report.Bandwidth) (float64, float64) { return b.Gbps, 0.05 }},
-		{"message-rate", func(s *Spec) { s.Sizes, s.Iterations, s.RateMsgs = []int{2}, 400, 2000 },
+		{"message-rate", func(s *Spec) { s.Sizes, s.Iterations, s.RateLimitMsgs = []int{2}, 400, 2000 },
 			func(b *report.Bandwidth) (float64, float64) { return b.Mmsgps * 1e6, 2000 }},
 	}
 	for _, c := range cases {
@@ -160,7 +160,7 @@ func TestRateLimit(t *testing.T) {
 // TestRateLimiterHW: the device's rate limiter where it has one; on
 // Soft-RoCE, which has none, a clear refusal before anything runs.
 func TestRateLimiterHW(t *testing.T) {
-	s := rdmaSpec("write-bw", func(s *Spec) { s.Sizes, s.RateGbps, s.RateLimiter = []int{65536}, 0.1, LimiterHW })
+	s := rdmaSpec("write-bw", func(s *Spec) { s.Sizes, s.RateLimitGbps, s.RateLimiter = []int{65536}, 0.1, LimiterHW })
 	res, err := loopback(t, s)
 	if err != nil {
 		if !errors.Is(err, verbs.ErrNotSupported) && !strings.Contains(err.Error(), "--rate-limiter hw") {

@@ -12,8 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmabench/rdmabench/pkg/latency"
 	"github.com/rdmabench/rdmabench/pkg/report"
 	"github.com/rdmabench/rdmabench/pkg/verbs"
+	"github.com/rdmabench/rdmabench/pkg/workloads/mux"
 )
 
 func TestThreadQPs(t *testing.T) {
@@ -142,12 +144,12 @@ func TestParseRateLimit(t *testing.T) {
 }
 
 func TestPaceFor(t *testing.T) {
-	s := Spec{QPs: 2, RateGbps: 1}
+	s := Spec{QPs: 2, RateLimitGbps: 1}
 	gbps, ns := s.paceFor(1000) // 125000 msg/s, 62500 on each QP
 	if gbps != 1 || math.Abs(ns-16000) > 1e-9 {
 		t.Errorf("1 Gbit/s over 2 QPs at 1000 B: %g Gbit/s, %g ns", gbps, ns)
 	}
-	s = Spec{QPs: 1, RateMsgs: 1000}
+	s = Spec{QPs: 1, RateLimitMsgs: 1000}
 	gbps, ns = s.paceFor(8)
 	if math.Abs(gbps-64e-6) > 1e-15 || ns != 1e6 {
 		t.Errorf("1000 msg/s at 8 B: %g Gbit/s, %g ns", gbps, ns)
@@ -171,10 +173,10 @@ func TestFabricValidate(t *testing.T) {
 	}{
 		{"write-bw", func(s *Spec) { s.QPs, s.Threads = 4, 2 }, ""},
 		{"write-bw", func(s *Spec) { s.QPs, s.Threads = 2, 3 }, "--threads 3 must be within 1..the QP count 2"},
-		{"write-bw", func(s *Spec) { s.RateGbps, s.RateMsgs = 1, 1 }, "not both"},
+		{"write-bw", func(s *Spec) { s.RateLimitGbps, s.RateLimitMsgs = 1, 1 }, "not both"},
 		{"write-bw", func(s *Spec) { s.RateLimiter = "hw" }, "needs --rate-limit"},
-		{"write-bw", func(s *Spec) { s.RateGbps, s.RateLimiter = 1, "fpga" }, `--rate-limiter "fpga"`},
-		{"write-bw", func(s *Spec) { s.RateGbps = 1 }, ""},
+		{"write-bw", func(s *Spec) { s.RateLimitGbps, s.RateLimiter = 1, "fpga" }, `--rate-limiter "fpga"`},
+		{"write-bw", func(s *Spec) { s.RateLimitGbps = 1 }, ""},
 		{"write-lat", func(s *Spec) { s.Load = &LoadSpec{Test: "send-bw", QPs: 2, Size: 4096} }, ""},
 		{"write-lat", func(s *Spec) { s.Load = &LoadSpec{QPs: 2} }, "need --load"},
 		{"write-lat", func(s *Spec) { s.Load = &LoadSpec{Test: "tcp-bw"} }, "RDMA bandwidth test"},
@@ -288,22 +290,22 @@ func TestMux(t *testing.T) {
 	ta, tb, hangA, hangB := pipeTransports()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	ma, mb := newMux(ctx, ta, 3), newMux(ctx, tb, 3)
-	defer ma.close()
-	defer mb.close()
+	ma, mb := mux.New(ctx, ta, 3), mux.New(ctx, tb, 3)
+	defer ma.Close()
+	defer mb.Close()
 	// Each lane's exchange meets the peer's same lane, whatever the order.
 	done := make(chan error, 6)
 	for i := range 3 {
 		go func() {
 			var got string
-			done <- NewLink(ma.lane(i)).Exchange(ctx, "p", "a"+string(rune('0'+i)), &got)
+			done <- NewLink(ma.Lane(i)).Exchange(ctx, "p", "a"+string(rune('0'+i)), &got)
 			if got != "b"+string(rune('0'+i)) {
 				done <- errors.New("lane " + string(rune('0'+i)) + " got " + got)
 			}
 		}()
 		go func() {
 			var got string
-			done <- NewLink(mb.lane(2-i)).Exchange(ctx, "p", "b"+string(rune('0'+2-i)), &got)
+			done <- NewLink(mb.Lane(2-i)).Exchange(ctx, "p", "b"+string(rune('0'+2-i)), &got)
 			if got != "a"+string(rune('0'+2-i)) {
 				done <- errors.New("lane got " + got)
 			}
@@ -321,7 +323,7 @@ func TestMux(t *testing.T) {
 	}
 	// The peer gone, every lane's exchange fails.
 	hangB()
-	if err := NewLink(ma.lane(1)).Exchange(ctx, "q", nil, nil); err == nil {
+	if err := NewLink(ma.Lane(1)).Exchange(ctx, "q", nil, nil); err == nil {
 		t.Fatal("exchange with a peer that has ended")
 	}
 	hangA()
@@ -360,7 +362,7 @@ func TestBarrier(t *testing.T) {
 
 func TestMergeDevices(t *testing.T) {
 	rec := func(vals ...uint64) *report.Latency {
-		r := report.NewLatencyRecorder(report.BasisRTT)
+		r := latency.NewRecorder(report.BasisRTT)
 		r.RecordBatch(vals)
 		return r.Snapshot()
 	}

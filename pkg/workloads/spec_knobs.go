@@ -6,157 +6,162 @@ import (
 	"strings"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/settings"
 )
 
-// A Knob is a setting of a Spec that a user chooses and that means
-// something for some tests only (the queue depth of an RDMA test, not of a
-// TCP one). Its name is the command line's long flag, which Flag describes
-// as data: the commands build their flags from Knobs. A knob asked for a
-// test it does not apply to is refused before anything runs, naming the
-// tests it applies to; in a suite it is left out for those tests.
+// A Knob is a setting of pkg/settings' table bound to its field of a
+// Spec: one a user chooses and that means something for some tests only
+// (the queue depth of an RDMA test, not of a TCP one). Its key is the
+// command line's long flag; the commands define the flags from Knobs
+// (see [Knob.DefineFlag]). A knob asked for a test it does not apply to is
+// refused before anything runs, naming the tests it applies to; in a suite
+// it is left out for those tests.
 type Knob struct {
-	Name string
-	// why says, when set, why the knob does not apply to the RDMA tests it
-	// does not apply to (for TCP, the list of tests says enough).
-	why     string
-	applies func(TestInfo) bool
-	// set reports whether the spec as asked sets the knob, and reset leaves
-	// it to the test's default; nil for both: as Flag's kind says "unset".
-	set   func(*Spec) bool
-	reset func(*Spec)
-	// Shared marks a setting of the device and path that a --load test
-	// takes from the latency test it runs under.
-	Shared bool
-	// Param points at where the document records the knob as asked, in
-	// report.Params: a field of Field's type, or an int where Field is a
-	// **int (-1: unset, as report.Params has the GID index); nil for a knob
-	// recorded otherwise.
-	Param func(*report.Params) any
-	Flag  Flag
+	*settings.Setting
+	field binding
 }
 
-// A Flag is a knob's command-line flag, as data: its long name is the
-// knob's.
-type Flag struct {
-	Short string // its letter, perftest's where it has one; "" for none
-	Help  string
-	Kind  FlagKind
-	// Min and Max bound a FlagRange, for the flag and for a spec from
-	// anywhere (validateRanges); What names its value in the error.
-	Min, Max int
-	What     string
-	// Field points into a spec at what the flag sets: a *string, *bool,
-	// *int, **int or RateFields, as Kind says. LoadField, instead, into the
-	// --load test's LoadSpec.
-	Field     func(*Spec) any
-	LoadField func(*LoadSpec) any
+// A binding is where a knob lives in a Spec (and in a --load test's
+// LoadSpec), and where the document records it as asked.
+type binding interface {
+	// isSet reports whether the spec as asked sets the knob, and unset
+	// leaves it to the test's default.
+	isSet(*Spec) bool
+	unset(*Spec)
+	// copyTo sets the knob of dst as src has it.
+	copyTo(dst, src *Spec)
+	// record sets the knob in the document's record of the spec as asked.
+	record(*report.Params, *Spec)
+	// outOfRange is the error of a value outside the setting's range.
+	outOfRange(*settings.Setting, *Spec) error
+	defineFlag(FlagSet, Knob, *Spec, *LoadSpec)
 }
 
-// A FlagKind says what a flag's value is, and how its Field says "unset".
-type FlagKind int
-
-const (
-	FlagString        FlagKind = iota // *string; "" unset
-	FlagBool                          // *bool; false unset
-	FlagCount                         // *int, at least 1; 0 unset
-	FlagRange                         // **int within Min..Max; nil unset
-	FlagMem                           // *string, a memory kind (ParseMem)
-	FlagRate                          // RateFields: a payload or message rate
-	FlagLimiter                       // *string: LimiterSW or LimiterHW
-	FlagBandwidthTest                 // *string: an RDMA bandwidth test's name
-	FlagSize                          // *int: one message size
-)
-
-// RateFields are the fields a FlagRate sets: one of the two.
-type RateFields struct{ Gbps, Msgs *float64 }
-
-// isSet reports whether the spec as asked sets the knob.
-func (k Knob) isSet(s *Spec) bool {
-	if k.set != nil {
-		return k.set(s)
-	}
-	switch p := k.Flag.Field(s).(type) {
-	case *string:
-		return *p != ""
-	case *bool:
-		return *p
-	case **int:
-		return *p != nil
-	case *int:
-		return *p != 0
-	}
-	panic("workloads: knob " + k.Name + " has no set")
+// A FlagSet defines the knobs' flags, one method for each kind of value,
+// given where the value goes: the commands implement it with their flag
+// types (cmd/rdmabench).
+type FlagSet interface {
+	String(k Knob, p *string)
+	Bool(k Knob, p *bool)
+	Count(k Knob, p *int)     // a positive number; 0 unset
+	Optional(k Knob, p **int) // a number within k.Range, 0 included; nil unset
+	Mem(k Knob, p *string)    // a memory kind (ParseMem)
+	Rate(k Knob, gbps, msgs *float64)
+	Limiter(k Knob, p *string)       // LimiterSW or LimiterHW
+	BandwidthTest(k Knob, p *string) // an RDMA bandwidth test's name
+	Size(k Knob, p *int)             // one message size
 }
 
-// unset leaves the knob to the test's default.
-func (k Knob) unset(s *Spec) {
-	if k.reset != nil {
-		k.reset(s)
-		return
-	}
-	switch p := k.Flag.Field(s).(type) {
-	case *string:
-		*p = ""
-	case *bool:
-		*p = false
-	case **int:
-		*p = nil
-	case *int:
-		*p = 0
-	default:
-		panic("workloads: knob " + k.Name + " has no reset")
+// field is a knob held in one field of a Spec, of type T, whose zero is
+// "unset".
+type field[T comparable] struct {
+	spec func(*Spec) *T
+	// param records it in the document; nil: recorded otherwise.
+	param func(*report.Params, T)
+	// number is the value a range bounds (ok false: unset or none).
+	number func(T) (v int, ok bool)
+	flag   func(FlagSet, Knob, *T)
+}
+
+func (f field[T]) isSet(s *Spec) bool {
+	var zero T
+	return *f.spec(s) != zero
+}
+
+func (f field[T]) unset(s *Spec) {
+	var zero T
+	*f.spec(s) = zero
+}
+
+func (f field[T]) copyTo(dst, src *Spec) { *f.spec(dst) = *f.spec(src) }
+
+func (f field[T]) record(p *report.Params, s *Spec) {
+	if f.param != nil {
+		f.param(p, *f.spec(s))
 	}
 }
 
-// record sets the knob's param in p as s asks it.
-func (k Knob) record(p *report.Params, s *Spec) {
-	src := k.Flag.Field(s)
-	switch d := k.Param(p).(type) {
-	case *string:
-		*d = *src.(*string)
-	case *bool:
-		*d = *src.(*bool)
-	case *int:
-		switch v := src.(type) {
-		case *int:
-			*d = *v
-		case **int:
-			*d = orAuto(*v)
-		}
-	case **int:
-		*d = *src.(**int)
-	case RateFields:
-		r := src.(RateFields)
-		*d.Gbps, *d.Msgs = *r.Gbps, *r.Msgs
-	default:
-		panic("workloads: knob " + k.Name + " cannot be recorded")
+func (f field[T]) outOfRange(set *settings.Setting, s *Spec) error {
+	if f.number == nil {
+		return nil
 	}
+	if v, ok := f.number(*f.spec(s)); ok {
+		return set.OutOfRange(v)
+	}
+	return nil
 }
 
-// copyTo sets the knob of dst as src has it.
-func (k Knob) copyTo(dst, src *Spec) {
-	switch p := k.Flag.Field(dst).(type) {
-	case *string:
-		*p = *k.Flag.Field(src).(*string)
-	case *bool:
-		*p = *k.Flag.Field(src).(*bool)
-	case **int:
-		*p = *k.Flag.Field(src).(**int)
-	case *int:
-		*p = *k.Flag.Field(src).(*int)
-	default:
-		panic("workloads: knob " + k.Name + " cannot be copied")
-	}
+func (f field[T]) defineFlag(fs FlagSet, k Knob, s *Spec, _ *LoadSpec) { f.flag(fs, k, f.spec(s)) }
+
+// to records a knob in the field of Params that param points at.
+func to[T any](param func(*report.Params) *T) func(*report.Params, T) {
+	return func(p *report.Params, v T) { *param(p) = v }
 }
+
+// optional is the number of an optional int (nil: unset).
+func optional(p *int) (int, bool) {
+	if p == nil {
+		return 0, false
+	}
+	return *p, true
+}
+
+// count is the number of an int whose 0 is unset.
+func count(v int) (int, bool) { return v, v != 0 }
+
+// rate is --rate-limit: a payload rate or a message rate, one of two
+// fields.
+type rate struct{}
+
+func (rate) isSet(s *Spec) bool { return s.RateLimitGbps != 0 || s.RateLimitMsgs != 0 }
+func (rate) unset(s *Spec)      { s.RateLimitGbps, s.RateLimitMsgs = 0, 0 }
+func (rate) copyTo(dst, src *Spec) {
+	dst.RateLimitGbps, dst.RateLimitMsgs = src.RateLimitGbps, src.RateLimitMsgs
+}
+func (rate) record(p *report.Params, s *Spec) {
+	p.RateLimitGbps, p.RateLimitMsgs = s.RateLimitGbps, s.RateLimitMsgs
+}
+func (rate) outOfRange(*settings.Setting, *Spec) error { return nil }
+func (rate) defineFlag(fs FlagSet, k Knob, s *Spec, _ *LoadSpec) {
+	fs.Rate(k, &s.RateLimitGbps, &s.RateLimitMsgs)
+}
+
+// loadField is a knob of the --load test, a field of its LoadSpec: set
+// when the spec has a load that sets it (whole: when it has a load), and
+// unset with the load. The document records the load as a whole
+// (requestedFabric).
+type loadField[T comparable] struct {
+	get   func(*LoadSpec) *T
+	whole bool
+	flag  func(FlagSet, Knob, *T)
+}
+
+func (f loadField[T]) isSet(s *Spec) bool {
+	var zero T
+	return s.Load != nil && (f.whole || *f.get(s.Load) != zero)
+}
+func (f loadField[T]) unset(s *Spec)                                       { s.Load = nil }
+func (f loadField[T]) copyTo(dst, src *Spec)                               { dst.Load = src.Load }
+func (f loadField[T]) record(*report.Params, *Spec)                        {}
+func (f loadField[T]) outOfRange(*settings.Setting, *Spec) error           { return nil }
+func (f loadField[T]) defineFlag(fs FlagSet, k Knob, _ *Spec, l *LoadSpec) { f.flag(fs, k, f.get(l)) }
+
+func (k Knob) isSet(s *Spec) bool    { return k.field.isSet(s) }
+func (k Knob) unset(s *Spec)         { k.field.unset(s) }
+func (k Knob) copyTo(dst, src *Spec) { k.field.copyTo(dst, src) }
+
+// DefineFlag defines k's flag in fs: its value goes into s, or for a
+// knob of the --load test into l.
+func (k Knob) DefineFlag(fs FlagSet, s *Spec, l *LoadSpec) { k.field.defineFlag(fs, k, s, l) }
 
 // AppliesTo reports whether the knob means something for t.
-func (k Knob) AppliesTo(t TestInfo) bool { return k.applies(t) }
+func (k Knob) AppliesTo(t TestInfo) bool { return k.Setting.AppliesTo(t.settingsTest()) }
 
 // Tests lists the tests the knob applies to.
 func (k Knob) Tests() []string {
 	var names []string
 	for _, t := range Tests {
-		if k.applies(t) {
+		if k.AppliesTo(t) {
 			names = append(names, t.Name)
 		}
 	}
@@ -166,158 +171,88 @@ func (k Knob) Tests() []string {
 // NotFor is the error of a knob asked for test, which it does not apply to.
 func (k Knob) NotFor(test string) error {
 	why := ""
-	if t, _ := LookupTest(test); k.why != "" && t.IsRDMA() {
-		why = " (" + k.why + ")"
+	if t, _ := LookupTest(test); k.Why != "" && t.IsRDMA() {
+		why = " (" + k.Why + ")"
 	}
-	tests := k.Tests()
-	list := strings.Join(tests, ", ")
-	if n := len(tests); n > 1 {
-		list = strings.Join(tests[:n-1], ", ") + " and " + tests[n-1]
-	}
-	return fmt.Errorf("--%s does not apply to %s%s: it is for %s", k.Name, test, why, list)
+	return fmt.Errorf("--%s does not apply to %s%s: it is for %s", k.Key, test, why, settings.List(k.Tests()))
 }
 
-func isRDMA(t TestInfo) bool      { return t.IsRDMA() }
-func isRDMABW(t TestInfo) bool    { return t.IsRDMA() && t.Metric == Bandwidth }
-func isBandwidth(t TestInfo) bool { return t.Metric == Bandwidth }
-
-// Knobs lists every knob, each with its flag.
-var Knobs = []Knob{
-	{Name: "ib-dev", applies: isRDMA, Shared: true,
-		Param: func(p *report.Params) any { return &p.Device },
-		Flag: Flag{Kind: FlagString, Short: "d", Field: func(s *Spec) any { return &s.Device },
-			Help: "RDMA device, or several at once (mlx5_0,mlx5_1, or all), each paired with the server's (default: the first one)"}},
-	{Name: "server-dev", applies: isRDMA, Shared: true,
-		Param: func(p *report.Params) any { return &p.ServerDevice },
-		Flag: Flag{Kind: FlagString, Field: func(s *Spec) any { return &s.ServerDevice },
-			Help: "device the server uses, or one per -d device (default: its own -d, or its first device)"}},
-	{Name: "validate", applies: isRDMA,
-		Param: func(p *report.Params) any { return &p.Validate },
-		Flag: Flag{Kind: FlagBool, Field: func(s *Spec) any { return &s.CheckData },
-			Help: "after each size, check the data: an untimed pass moves 3 messages per QP and direction, each with its own pattern, and the receiving side compares every byte (exit 1 on a difference)"}},
-	{Name: "ib-port", applies: isRDMA, Shared: true,
-		Param: func(p *report.Params) any { return &p.Port },
-		Flag: Flag{Kind: FlagCount, Short: "i", Field: func(s *Spec) any { return &s.Port },
-			Help: "device port (default 1)"}},
-	{Name: "gid-index", applies: isRDMA, Shared: true,
-		Param: func(p *report.Params) any { return &p.GIDIndex },
-		Flag: Flag{Kind: FlagRange, Short: "x", Min: 0, Max: 255, What: "GID index", Field: func(s *Spec) any { return &s.GIDIndex },
-			Help: "GID index (default: chosen automatically, as rdmabench devices shows)"}},
-	{Name: "connection", applies: isRDMA,
-		Param: func(p *report.Params) any { return &p.Connection },
-		Flag: Flag{Kind: FlagString, Short: "c", Field: func(s *Spec) any { return &s.Connection },
-			Help: "connection type: RC, UC or UD (default RC)"}},
-	{Name: "mtu", applies: isRDMA, Shared: true,
-		Param: func(p *report.Params) any { return &p.MTU },
-		Flag: Flag{Kind: FlagCount, Short: "m", Field: func(s *Spec) any { return &s.MTU },
-			Help: "path MTU: 256, 512, 1024, 2048 or 4096 (default: the port's active MTU)"}},
-	{Name: "events", applies: isRDMA,
-		Param: func(p *report.Params) any { return &p.Events },
-		Flag: Flag{Kind: FlagBool, Short: "e", Field: func(s *Spec) any { return &s.Events },
-			Help: "wait for completion events instead of busy polling"}},
-	{Name: "qp-timeout", applies: isRDMA, Shared: true,
-		Param: func(p *report.Params) any { return &p.QPTimeout },
-		Flag: Flag{Kind: FlagCount, Short: "u", Field: func(s *Spec) any { return &s.QPTimeout },
-			Help: "QP local ACK timeout: 4.096 us x 2^N, N within 1..31; raise it on a slow or emulated network (default 14: 67 ms)"}},
-	{Name: "tx-depth", applies: isRDMA,
-		Param: func(p *report.Params) any { return &p.TxDepth },
-		Flag: Flag{Kind: FlagCount, Short: "t", Field: func(s *Spec) any { return &s.TxDepth },
-			Help: "send queue depth of each QP, the outstanding sends of a bandwidth test (default 128 for bandwidth, 1 for latency)"}},
-	{Name: "rx-depth", applies: func(t TestInfo) bool { return t.Op == OpSend }, why: "only SENDs consume receives",
-		Param: func(p *report.Params) any { return &p.RxDepth },
-		Flag: Flag{Kind: FlagCount, Short: "r", Field: func(s *Spec) any { return &s.RxDepth },
-			Help: "receive queue depth: receives kept posted (default 512 for bandwidth, 16 for latency)"}},
-	{Name: "inline-size", applies: func(t TestInfo) bool { return t.Op == OpWrite || t.Op == OpSend }, why: "READ and atomics write their local buffer; they send no payload",
-		Param: func(p *report.Params) any { return &p.Inline },
-		Flag: Flag{Kind: FlagRange, Short: "I", Min: 0, Max: 65536, What: "inline size", Field: func(s *Spec) any { return &s.Inline },
-			Help: "inline data size in bytes; 0 for none (default 220 for latency, where the device allows it, else 0)"}},
-	{Name: "qp", applies: isRDMABW, why: "a latency test times one QP",
-		Param: func(p *report.Params) any { return &p.QPs },
-		Flag: Flag{Kind: FlagCount, Short: "q", Field: func(s *Spec) any { return &s.QPs },
-			Help: "number of QPs (default 1)"}},
-	{Name: "cq-mod", applies: isRDMABW, why: "latency tests signal every operation",
-		Param: func(p *report.Params) any { return &p.CQMod },
-		Flag: Flag{Kind: FlagCount, Short: "Q", Field: func(s *Spec) any { return &s.CQMod },
-			Help: "signal one send in this many (default 100, at most the tx-depth)"}},
-	{Name: "post-list", applies: isRDMABW, why: "latency tests post one operation at a time",
-		Param: func(p *report.Params) any { return &p.PostList },
-		Flag: Flag{Kind: FlagCount, Short: "l", Field: func(s *Spec) any { return &s.PostList },
-			Help: "work requests per post call (default 1)"}},
-	{Name: "bidirectional", applies: isBandwidth,
-		Param: func(p *report.Params) any { return &p.Bidirectional },
-		Flag: Flag{Kind: FlagBool, Short: "b", Field: func(s *Spec) any { return &s.Bidirectional },
-			Help: "both ends send at once"}},
-	{Name: "atomic_type", applies: func(t TestInfo) bool { return t.Op == OpAtomic },
-		Param: func(p *report.Params) any { return &p.AtomicType },
-		Flag: Flag{Kind: FlagString, Short: "A", Field: func(s *Spec) any { return &s.AtomicType },
-			Help: "atomic operation: FETCH_AND_ADD or CMP_AND_SWAP (default FETCH_AND_ADD)"}},
-
-	// The path's settings (spec_path.go): the traffic class also sets TCP's IP_TOS.
-	{Name: "tclass", applies: func(TestInfo) bool { return true }, Shared: true,
-		Param: func(p *report.Params) any { return &p.TClass },
-		Flag: Flag{Kind: FlagRange, Short: "T", Min: 0, Max: 255, What: "traffic class", Field: func(s *Spec) any { return &s.TClass },
-			Help: "traffic class of both ends' packets: the IP header's DS field on RoCE v2 (DSCP << 2 | ECN) and IP_TOS on TCP, e.g. 0x68 (default 0)"}},
-	{Name: "sl", applies: isRDMA, Shared: true,
-		Param: func(p *report.Params) any { return &p.SL },
-		Flag: Flag{Kind: FlagRange, Short: "S", Min: 0, Max: 15, What: "service level", Field: func(s *Spec) any { return &s.SL },
-			Help: "service level of both ends' QPs (default 0)"}},
-	{Name: "flow-label", applies: isRDMA, Shared: true,
-		Param: func(p *report.Params) any { return &p.FlowLabel },
-		Flag: Flag{Kind: FlagRange, Min: 0, Max: 0xfffff, What: "flow label", Field: func(s *Spec) any { return &s.FlowLabel },
-			Help: "GRH flow label of both ends' QPs, 20 bits (default 0)"}},
-	{Name: "hop-limit", applies: isRDMA, Shared: true,
-		Param: func(p *report.Params) any { return &p.HopLimit },
-		Flag: Flag{Kind: FlagRange, Short: "L", Min: 1, Max: 255, What: "hop limit", Field: func(s *Spec) any { return &s.HopLimit },
-			Help: "GRH hop limit of both ends' QPs, on InfiniBand (on RoCE the kernel takes the IP TTL from the route) (default 64)"}},
-	{Name: "reverse", applies: isBandwidth,
-		Param: func(p *report.Params) any { return &p.Reverse },
-		Flag: Flag{Kind: FlagBool, Field: func(s *Spec) any { return &s.Reverse },
-			Help: "the server sends and the client receives (the server issues READs and atomics), without swapping hosts"}},
-	{Name: "rdma-cm", applies: isRDMA, Shared: true,
-		Param: func(p *report.Params) any { return &p.RDMACM },
-		Flag: Flag{Kind: FlagBool, Short: "R", Field: func(s *Spec) any { return &s.RDMACM },
-			Help: "connect the QPs with rdma_cm (RC and UD), as perftest's -R"}},
-	{Name: "threads", applies: isRDMABW, why: "a latency test times one QP",
-		Param: func(p *report.Params) any { return &p.Threads },
-		Flag: Flag{Kind: FlagCount, Field: func(s *Spec) any { return &s.Threads },
-			Help: "spread the QPs over this many loop threads on each end, each with its own CQs (default 1)"}},
-	{Name: "rate-limit", applies: isRDMABW, why: "a latency test sends one message at a time",
-		set: func(s *Spec) bool { return s.RateGbps != 0 || s.RateMsgs != 0 }, reset: func(s *Spec) { s.RateGbps, s.RateMsgs = 0, 0 },
-		Param: func(p *report.Params) any { return RateFields{&p.RateLimitGbps, &p.RateLimitMsgs} },
-		Flag: Flag{Kind: FlagRate, Field: func(s *Spec) any { return RateFields{&s.RateGbps, &s.RateMsgs} },
-			Help: "limit each end's sending on each device to this payload rate (5Gbps, 800Mbps, 1GB/s; a bare number is Gbit/s) or message rate (2Mpps)"}},
-	{Name: "rate-limiter", applies: isRDMABW, why: "a latency test sends one message at a time",
-		Param: func(p *report.Params) any { return &p.RateLimiter },
-		Flag: Flag{Kind: FlagLimiter, Field: func(s *Spec) any { return &s.RateLimiter },
-			Help: "what enforces --rate-limit: sw (the timed loop paces its posts) or hw (the device's per-QP rate limiter) (default sw)"}},
-	{Name: "mem", applies: isRDMA,
-		Param: func(p *report.Params) any { return &p.Mem },
-		Flag: Flag{Kind: FlagMem, Field: func(s *Spec) any { return &s.Mem },
-			Help: "where both ends' buffers live: host, hugepages (2 MiB pages; hugepages:1G for 1 GiB), or cuda[:GPU] (GPU memory; GPU an index or PCI bus id, default the GPU nearest the NIC), as perftest's --use_hugepages and --use_cuda (default host)"}},
-	{Name: "odp", applies: isRDMA,
-		Param: func(p *report.Params) any { return &p.ODP },
-		Flag: Flag{Kind: FlagBool, Field: func(s *Spec) any { return &s.ODP },
-			Help: "register the buffers for on-demand paging (IBV_ACCESS_ON_DEMAND), as perftest's --odp; refused where the device lacks ODP for the transport and operation"}},
-	{Name: "load", applies: isRDMALatency, why: "the load runs under a latency test",
-		set: func(s *Spec) bool { return s.Load != nil }, reset: func(s *Spec) { s.Load = nil },
-		Flag: Flag{Kind: FlagBandwidthTest, LoadField: func(l *LoadSpec) any { return &l.Test },
-			Help: "run this bandwidth test (write-bw, read-bw, send-bw, atomic-bw) in the background, on QPs of its own, while the latency is measured"}},
-	{Name: "load-qps", applies: isRDMALatency, why: "the load runs under a latency test",
-		set: func(s *Spec) bool { return s.Load != nil && s.Load.QPs != 0 }, reset: func(s *Spec) { s.Load = nil },
-		Flag: Flag{Kind: FlagCount, LoadField: func(l *LoadSpec) any { return &l.QPs },
-			Help: "QPs of the --load test (default 1)"}},
-	{Name: "load-size", applies: isRDMALatency, why: "the load runs under a latency test",
-		set: func(s *Spec) bool { return s.Load != nil && s.Load.Size != 0 }, reset: func(s *Spec) { s.Load = nil },
-		Flag: Flag{Kind: FlagSize, LoadField: func(l *LoadSpec) any { return &l.Size },
-			Help: "message size of the --load test (default its own: 64K, atomics 8)"}},
+// fields binds each knob's setting to its field of a Spec; the path's
+// settings are bound below, through settings.Path.
+var fields = map[*settings.Setting]binding{
+	settings.Device: field[string]{spec: func(s *Spec) *string { return &s.Device },
+		param: to(func(p *report.Params) *string { return &p.Device }), flag: FlagSet.String},
+	settings.ServerDevice: field[string]{spec: func(s *Spec) *string { return &s.ServerDevice },
+		param: to(func(p *report.Params) *string { return &p.ServerDevice }), flag: FlagSet.String},
+	settings.CheckData: field[bool]{spec: func(s *Spec) *bool { return &s.CheckData },
+		param: to(func(p *report.Params) *bool { return &p.CheckData }), flag: FlagSet.Bool},
+	settings.Port: field[int]{spec: func(s *Spec) *int { return &s.Port },
+		param: to(func(p *report.Params) *int { return &p.Port }), flag: FlagSet.Count},
+	settings.GIDIndex: field[*int]{spec: func(s *Spec) **int { return &s.GIDIndex },
+		param: func(p *report.Params, v *int) { p.GIDIndex = orAuto(v) }, number: optional, flag: FlagSet.Optional},
+	settings.Connection: field[string]{spec: func(s *Spec) *string { return &s.Connection },
+		param: to(func(p *report.Params) *string { return &p.Connection }), flag: FlagSet.String},
+	settings.MTU: field[int]{spec: func(s *Spec) *int { return &s.MTU },
+		param: to(func(p *report.Params) *int { return &p.MTU }), flag: FlagSet.Count},
+	settings.Events: field[bool]{spec: func(s *Spec) *bool { return &s.Events },
+		param: to(func(p *report.Params) *bool { return &p.Events }), flag: FlagSet.Bool},
+	settings.QPTimeout: field[int]{spec: func(s *Spec) *int { return &s.QPTimeout },
+		param: to(func(p *report.Params) *int { return &p.QPTimeout }), number: count, flag: FlagSet.Count},
+	settings.TxDepth: field[int]{spec: func(s *Spec) *int { return &s.TxDepth },
+		param: to(func(p *report.Params) *int { return &p.TxDepth }), flag: FlagSet.Count},
+	settings.RxDepth: field[int]{spec: func(s *Spec) *int { return &s.RxDepth },
+		param: to(func(p *report.Params) *int { return &p.RxDepth }), flag: FlagSet.Count},
+	settings.Inline: field[*int]{spec: func(s *Spec) **int { return &s.Inline },
+		param: to(func(p *report.Params) **int { return &p.Inline }), number: optional, flag: FlagSet.Optional},
+	settings.QPs: field[int]{spec: func(s *Spec) *int { return &s.QPs },
+		param: to(func(p *report.Params) *int { return &p.QPs }), flag: FlagSet.Count},
+	settings.CQMod: field[int]{spec: func(s *Spec) *int { return &s.CQMod },
+		param: to(func(p *report.Params) *int { return &p.CQMod }), flag: FlagSet.Count},
+	settings.PostList: field[int]{spec: func(s *Spec) *int { return &s.PostList },
+		param: to(func(p *report.Params) *int { return &p.PostList }), flag: FlagSet.Count},
+	settings.Bidirectional: field[bool]{spec: func(s *Spec) *bool { return &s.Bidirectional },
+		param: to(func(p *report.Params) *bool { return &p.Bidirectional }), flag: FlagSet.Bool},
+	settings.AtomicType: field[string]{spec: func(s *Spec) *string { return &s.AtomicType },
+		param: to(func(p *report.Params) *string { return &p.AtomicType }), flag: FlagSet.String},
+	settings.Reverse: field[bool]{spec: func(s *Spec) *bool { return &s.Reverse },
+		param: to(func(p *report.Params) *bool { return &p.Reverse }), flag: FlagSet.Bool},
+	settings.RDMACM: field[bool]{spec: func(s *Spec) *bool { return &s.RDMACM },
+		param: to(func(p *report.Params) *bool { return &p.RDMACM }), flag: FlagSet.Bool},
+	settings.Threads: field[int]{spec: func(s *Spec) *int { return &s.Threads },
+		param: to(func(p *report.Params) *int { return &p.Threads }), flag: FlagSet.Count},
+	settings.RateLimit: rate{},
+	settings.RateLimiter: field[string]{spec: func(s *Spec) *string { return &s.RateLimiter },
+		param: to(func(p *report.Params) *string { return &p.RateLimiter }), flag: FlagSet.Limiter},
+	settings.Mem: field[string]{spec: func(s *Spec) *string { return &s.Mem },
+		param: to(func(p *report.Params) *string { return &p.Mem }), flag: FlagSet.Mem},
+	settings.ODP: field[bool]{spec: func(s *Spec) *bool { return &s.ODP },
+		param: to(func(p *report.Params) *bool { return &p.ODP }), flag: FlagSet.Bool},
+	settings.Load:     loadField[string]{get: func(l *LoadSpec) *string { return &l.Test }, whole: true, flag: FlagSet.BandwidthTest},
+	settings.LoadQPs:  loadField[int]{get: func(l *LoadSpec) *int { return &l.QPs }, flag: FlagSet.Count},
+	settings.LoadSize: loadField[int]{get: func(l *LoadSpec) *int { return &l.Size }, flag: FlagSet.Size},
 }
 
-func isRDMALatency(t TestInfo) bool { return t.IsRDMA() && t.Metric == Latency }
+func init() {
+	for _, ps := range settings.PathSettings {
+		fields[ps.Setting] = field[*int]{spec: func(s *Spec) **int { return ps.Asked(&s.Path) },
+			param: func(p *report.Params, v *int) { *ps.Asked(&p.Path) = v }, number: optional, flag: FlagSet.Optional}
+	}
+	for _, set := range settings.Table {
+		if f, ok := fields[set]; ok {
+			Knobs = append(Knobs, Knob{set, f})
+		}
+	}
+}
+
+// Knobs lists every knob, in the table's order. The table's other
+// settings (how long a size runs, the cores, how often the run repeats)
+// are flags of every test.
+var Knobs []Knob
 
 // LookupKnob returns the knob named name.
 func LookupKnob(name string) (Knob, bool) {
 	for _, k := range Knobs {
-		if k.Name == name {
+		if k.Key == name {
 			return k, true
 		}
 	}
@@ -351,28 +286,23 @@ func specFor(asked Spec, test string, lenient bool) (Spec, error) {
 	return s, nil
 }
 
-// validateRanges checks every set FlagRange knob against the bounds its
-// flag declares: a spec from the wire or a file is held to what the
-// command line takes.
+// validateRanges checks every set knob that has a range against it: a
+// spec from the wire or a file is held to what the command line takes.
 func (s *Spec) validateRanges(bad func(string, ...any)) {
 	for _, k := range Knobs {
-		if f := k.Flag; f.Kind == FlagRange {
-			if p := *f.Field(s).(**int); p != nil && (*p < f.Min || *p > f.Max) {
-				bad("%s %d is outside %d..%d", f.What, *p, f.Min, f.Max)
-			}
+		if err := k.field.outOfRange(k.Setting, s); err != nil {
+			bad("%v", err)
 		}
 	}
 }
 
 // requested is the document's record of a run's spec as asked: what the
-// user chose, nothing filled in. Each knob lands where its Param says.
+// user chose, nothing filled in. Each knob lands where its binding says.
 func (s *Spec) requested() report.Params {
 	p := report.Params{Sizes: s.Sizes, Iterations: s.Iterations,
 		DurationS: s.Duration.Seconds(), PrecisionPct: 100 * s.Precision}
 	for _, k := range Knobs {
-		if k.Param != nil {
-			k.record(&p, s)
-		}
+		k.field.record(&p, s)
 	}
 	if s.Precision > 0 {
 		p.PrecisionCapS = s.PrecisionCap.Seconds()

@@ -3,75 +3,76 @@ package workloads
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/rdmabench/rdmabench/pkg/settings"
 )
 
-// TestKnobFlags: every knob's flag is whole, its Field of the type its
-// kind says, and "unset" read back as unset after reset.
+// TestKnobFlags: every knob's flag is whole (a help text, a letter of its
+// own, a range for a flag of an optional number), every knob of the table
+// is one, and "unset" reads back as unset after reset.
 func TestKnobFlags(t *testing.T) {
 	seen := map[string]bool{}
 	for _, k := range Knobs {
-		f := k.Flag
-		if f.Help == "" || (f.Field == nil) == (f.LoadField == nil) {
-			t.Errorf("knob %s: want a help text and one of Field and LoadField", k.Name)
-			continue
+		if k.Help == "" {
+			t.Errorf("knob %s: no help text", k.Key)
 		}
-		if f.Short != "" && seen[f.Short] {
-			t.Errorf("knob %s: letter -%s taken", k.Name, f.Short)
+		if k.Short != "" && seen[k.Short] {
+			t.Errorf("knob %s: letter -%s taken", k.Key, k.Short)
 		}
-		seen[f.Short] = true
-		var p any
-		if f.LoadField != nil {
-			p = f.LoadField(&LoadSpec{})
-			if k.set == nil {
-				t.Errorf("knob %s: a --load knob needs its own set and reset", k.Name)
-			}
-		} else {
-			p = f.Field(&Spec{})
-			if k.Param == nil {
-				t.Errorf("knob %s: not recorded (no Param)", k.Name)
-			}
+		seen[k.Short] = true
+		var fs flagKinds
+		k.DefineFlag(&fs, &Spec{}, &LoadSpec{})
+		if len(fs) != 1 {
+			t.Errorf("knob %s: defines %d flags, want 1", k.Key, len(fs))
 		}
-		ok := false
-		switch f.Kind {
-		case FlagString, FlagMem, FlagLimiter, FlagBandwidthTest:
-			_, ok = p.(*string)
-		case FlagBool:
-			_, ok = p.(*bool)
-		case FlagCount, FlagSize:
-			_, ok = p.(*int)
-		case FlagRange:
-			_, ok = p.(**int)
-			ok = ok && f.Min <= f.Max && f.What != ""
-		case FlagRate:
-			_, ok = p.(RateFields)
+		if fs["optional"] > 0 && k.Range == nil {
+			t.Errorf("knob %s: a flag of an optional number needs a range", k.Key)
 		}
-		if !ok {
-			t.Errorf("knob %s: Field %T does not hold a flag of kind %d", k.Name, p, f.Kind)
-			continue
+		s := Spec{}
+		if k.isSet(&s) {
+			t.Errorf("knob %s: set in the spec as the commands start it", k.Key)
 		}
-		if f.Field != nil {
-			s := Spec{}
-			if k.isSet(&s) {
-				t.Errorf("knob %s: set in the spec as the commands start it", k.Name)
-			}
-			k.unset(&s)
-			if k.isSet(&s) {
-				t.Errorf("knob %s: set after reset", k.Name)
-			}
+		k.unset(&s)
+		if k.isSet(&s) {
+			t.Errorf("knob %s: set after reset", k.Key)
+		}
+	}
+	for _, set := range settings.Table {
+		if _, ok := LookupKnob(set.Key); !ok && set.Applies != nil {
+			t.Errorf("setting %s: applies to some tests, but is no knob (which refuses it for the others)", set.Key)
 		}
 	}
 }
+
+// flagKinds counts the flags a knob defines, by kind.
+type flagKinds map[string]int
+
+func (f *flagKinds) add(kind string) {
+	if *f == nil {
+		*f = flagKinds{}
+	}
+	(*f)[kind]++
+}
+func (f *flagKinds) String(Knob, *string)          { f.add("string") }
+func (f *flagKinds) Bool(Knob, *bool)              { f.add("bool") }
+func (f *flagKinds) Count(Knob, *int)              { f.add("count") }
+func (f *flagKinds) Optional(Knob, **int)          { f.add("optional") }
+func (f *flagKinds) Mem(Knob, *string)             { f.add("mem") }
+func (f *flagKinds) Rate(Knob, *float64, *float64) { f.add("rate") }
+func (f *flagKinds) Limiter(Knob, *string)         { f.add("limiter") }
+func (f *flagKinds) BandwidthTest(Knob, *string)   { f.add("test") }
+func (f *flagKinds) Size(Knob, *int)               { f.add("size") }
 
 // TestLoadSpecShared: the load takes every Shared knob from the latency
 // test's spec.
 func TestLoadSpecShared(t *testing.T) {
 	one, two := 1, 2
 	main := Spec{Test: "write-lat", Device: "d0", ServerDevice: "d1", Port: 2, GIDIndex: ptr(3), MTU: 1024, QPTimeout: 18,
-		RDMACM: true, TClass: &one, SL: &two, FlowLabel: &one, HopLimit: &two, IdleTimeout: 5, CPUs: []int{1}, ServerCPUs: []int{2}}
+		RDMACM: true, Path: settings.Path{TClass: &one, SL: &two, FlowLabel: &one, HopLimit: &two}, IdleTimeout: 5, CPUs: []int{1}, ServerCPUs: []int{2}}
 	l := loadSpec(&Spec{Load: &LoadSpec{Test: "write-bw", Size: 4096}}, main)
 	for _, k := range Knobs {
 		if k.Shared && k.isSet(&main) != k.isSet(&l) {
-			t.Errorf("--%s: the load's is not the latency test's", k.Name)
+			t.Errorf("--%s: the load's is not the latency test's", k.Key)
 		}
 	}
 	if l.Device != "d0" || l.ServerDevice != "d1" || l.Port != 2 || l.GIDIndex == nil || *l.GIDIndex != 3 || l.MTU != 1024 || l.QPTimeout != 18 ||
@@ -87,8 +88,8 @@ func TestRequested(t *testing.T) {
 	one, two := 1, 2
 	s := Spec{Device: "d0", ServerDevice: "d1", CheckData: true, Port: 2, GIDIndex: ptr(0), Connection: "UC", MTU: 1024,
 		Events: true, QPTimeout: 18, TxDepth: 4, RxDepth: 5, Inline: ptr(0), QPs: 6, CQMod: 7, PostList: 8, Bidirectional: true,
-		AtomicType: "CMP_AND_SWAP", TClass: &one, SL: &two, FlowLabel: &one, HopLimit: &two, Reverse: true, RDMACM: true,
-		Threads: 3, RateGbps: 5, RateLimiter: "hw", Mem: "hugepages", ODP: true, Load: &LoadSpec{Test: "write-bw", QPs: 2, Size: 64},
+		AtomicType: "CMP_AND_SWAP", Path: settings.Path{TClass: &one, SL: &two, FlowLabel: &one, HopLimit: &two}, Reverse: true, RDMACM: true,
+		Threads: 3, RateLimitGbps: 5, RateLimiter: "hw", Mem: "hugepages", ODP: true, Load: &LoadSpec{Test: "write-bw", QPs: 2, Size: 64},
 		Sizes: []int{2}, Iterations: 9, Warmup: ptr(0), CPUs: []int{1}, ServerCPUs: []int{2}, Precision: 0.01, PrecisionCap: 2e9}
 	got, _ := json.Marshal(s.requested())
 	want := `{"device":"d0","port":2,"gid_index":0,"connection":"UC","mtu":1024,"sizes":[2],"tx_depth":4,"rx_depth":5,"qps":6,` +

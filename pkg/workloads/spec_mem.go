@@ -135,26 +135,6 @@ func (s *Spec) HugePages() int {
 	return int(per * lanes)
 }
 
-// checkHugePages refuses a test whose ends (ends of them in this process)
-// need more huge pages than this host has free, with the figures.
-func (s *Spec) checkHugePages(ends int) error {
-	per := s.HugePages()
-	if per == 0 {
-		return nil
-	}
-	m := s.mem()
-	need := ends * per
-	free, path, err := freeHugePages(m.PageSize)
-	if err != nil {
-		return fmt.Errorf("%w: --mem %s: this host has no %s huge pages (%v)", ErrOverLimit, s.Mem, bytesText(m.PageSize), err)
-	}
-	if uint64(need) > free {
-		return fmt.Errorf("%w: %s at %d B needs %d huge pages of %s (%d per end, %d end(s) here); this host has %d free (%s; reserve them: echo N > /proc/sys/vm/nr_hugepages, or hugeadm)",
-			ErrOverLimit, s.Test, s.largest(), need, pageName(m.PageSize), per, ends, free, path)
-	}
-	return nil
-}
-
 // pageName writes a huge page size: "2 MiB", "1 GiB".
 func pageName(n uint64) string {
 	if n >= 1<<30 {

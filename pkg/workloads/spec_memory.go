@@ -1,10 +1,11 @@
 package workloads
 
 import (
+	"errors"
 	"fmt"
 	"strings"
+	"time"
 
-	"github.com/rdmabench/rdmabench/pkg/report"
 	"github.com/rdmabench/rdmabench/pkg/verbs"
 )
 
@@ -37,6 +38,16 @@ func (s *Spec) tcpBuffers(r role) uint64 {
 	return tcpRecvChunk
 }
 
+// The buffers of a TCP end (tcp.go), which its memory is known from.
+const (
+	// tcpRecvChunk is the read buffer of a tcp-bw receiver.
+	tcpRecvChunk = 256 << 10
+	// tcpChunk bounds the buffers of the other loops: a larger message is
+	// written from, and read into, the same chunk in turn, so memory does
+	// not grow with the message size.
+	tcpChunk = 4 << 20
+)
+
 // wqeBytes is a generous size of one queue entry (a work request with its
 // scatter element, or a completion), for the estimate of queue memory.
 const wqeBytes = 256
@@ -53,40 +64,6 @@ func (s *Spec) EndMemory(server bool) uint64 {
 	}
 	queues := uint64(s.QPs) * uint64(2*s.TxDepth+2*max(s.RxDepth, 1)) * wqeBytes
 	return s.onEveryLane(s.RegisteredBytes()+queues, server)
-}
-
-// checkMemory refuses a test whose ends need more memory than allowed
-// (limit, 0 for none) or than this host has: MemAvailable, and for RDMA
-// the locked-memory limit, which registration counts against. ends is the
-// number of ends in this process (two in loopback).
-func (s *Spec) checkMemory(limit uint64, ends int, server bool) error {
-	if err := s.checkHugePages(ends); err != nil {
-		return err
-	}
-	need := uint64(ends) * s.EndMemory(server)
-	if limit > 0 && need > limit {
-		return fmt.Errorf("%w: %s at %d B needs %s of memory; the limit is %s (--max-mem)",
-			ErrOverLimit, s.Test, s.largest(), bytesText(need), bytesText(limit))
-	}
-	// Huge pages come from their own pool (checked above), not from
-	// MemAvailable.
-	hostNeed := need
-	if s.mem().Kind == report.MemHugePages {
-		hostNeed -= min(hostNeed, uint64(ends)*uint64(max(1, len(splitDevices(s.Device))))*s.RegisteredBytes())
-	}
-	if avail, ok := memAvailable(); ok && hostNeed > avail {
-		return fmt.Errorf("%w: %s at %d B needs %s of memory; this host has %s available (MemAvailable)",
-			ErrOverLimit, s.Test, s.largest(), bytesText(hostNeed), bytesText(avail))
-	}
-	// GPU memory is not locked; its host mirror is not registered.
-	if s.Info().IsRDMA() && s.mem().Kind != report.MemCUDA {
-		reg := uint64(ends) * s.RegisteredBytes()
-		if lock, ok := lockedMemoryLimit(); ok && reg > lock {
-			return fmt.Errorf("%w: %s at %d B registers %s; the locked-memory limit is %s (raise it: ulimit -l)",
-				ErrOverLimit, s.Test, s.largest(), bytesText(reg), bytesText(lock))
-		}
-	}
-	return nil
 }
 
 // bytesText writes n bytes for a person: "1.0 GiB (1073741824 B)".
@@ -125,4 +102,43 @@ func fitsDevice(s *Spec, d verbs.DeviceInfo) error {
 		return fmt.Errorf("%w: %s", ErrOverLimit, strings.Join(over, "; "))
 	}
 	return nil
+}
+
+// ErrOverLimit marks a test refused, before anything was allocated,
+// because it asks for more than a limit (--max-mem), the host's memory or
+// the device allows.
+var ErrOverLimit = errors.New("too large")
+
+// loadStep is how often a load's stream checks whether the latency it
+// runs under is over.
+const loadStep = 10 * time.Millisecond
+
+// loadSpec is the spec of the load of main: its bandwidth test, open
+// ended (the client stops it when the latency test is over), between the
+// same devices, GIDs, cores and path: every knob the table marks Shared
+// (the path, rdma_cm, ACK timeout, ...).
+func loadSpec(s *Spec, main Spec) Spec {
+	l := Spec{Test: s.Load.Test, Sizes: []int{s.Load.Size}, QPs: s.Load.QPs,
+		IdleTimeout: main.IdleTimeout, CPUs: main.CPUs, ServerCPUs: main.ServerCPUs,
+		Duration: 24 * time.Hour, Interval: loadStep}
+	for _, k := range Knobs {
+		if k.Shared {
+			k.copyTo(&l, &main)
+		}
+	}
+	_ = l.Normalize() // checked with the latency test's spec
+	return l
+}
+
+// onEveryLane is the memory of an end whose one lane takes one: as many
+// times as it has devices, and its load's on each.
+func (s *Spec) onEveryLane(one uint64, server bool) uint64 {
+	n := uint64(max(1, len(splitDevices(s.Device))))
+	total := n * one
+	if s.Load != nil {
+		ld := loadSpec(s, *s)
+		ld.Device, ld.ServerDevice = "", ""
+		total += n * ld.EndMemory(server)
+	}
+	return total
 }

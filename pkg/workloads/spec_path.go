@@ -4,12 +4,12 @@ import (
 	"fmt"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/settings"
 )
 
-// The path a test's packets take through the fabric: the traffic class
-// (the IP header's DS field on RoCE v2 and TCP: DSCP and ECN), service
-// level, flow label and hop limit of the QPs' address vector. Both ends
-// apply the same spec, so both directions carry them.
+// The path a test's packets take through the fabric: the settings of the
+// QPs' address vector (pkg/settings' PathSettings, the spec's Path). Both
+// ends apply the same spec, so both directions carry them.
 
 // validatePath checks the path's settings of a normalized spec.
 func (s *Spec) validatePath(_ TestInfo, bad func(string, ...any)) {
@@ -44,14 +44,6 @@ func (s *Spec) direction() string {
 	return report.DirectionClientToServer
 }
 
-// orZero is *p, or 0 for nil.
-func orZero(p *int) int {
-	if p == nil {
-		return 0
-	}
-	return *p
-}
-
 // orAuto is *p, or for nil -1: "chosen automatically", as pkg/verbs'
 // configs and the document's params say it (a GID index).
 func orAuto(p *int) int {
@@ -65,23 +57,27 @@ func orAuto(p *int) int {
 // (av) differ from those asked.
 func (s *Spec) avWarnings(device string, av report.AddressVector) []string {
 	var w []string
-	differs := func(flag string, asked *int, got int, what string) {
-		if asked != nil && *asked != got {
-			w = append(w, fmt.Sprintf("%s kept %s %d, not %d as asked (--%s)", device, what, got, *asked, flag))
-		}
-	}
-	differs("tclass", s.TClass, av.TrafficClass, "traffic class")
-	differs("sl", s.SL, av.SL, "service level")
-	differs("flow-label", s.FlowLabel, av.FlowLabel, "flow label")
-	if av.HopLimit > 0 {
-		differs("hop-limit", s.HopLimit, av.HopLimit, "hop limit")
+	for _, k := range s.Path.Kept(av.PathValues) {
+		w = append(w, fmt.Sprintf("%s kept %s %d, not %d as asked (--%s)", device, k.What, k.Got, k.Asked, k.Key))
 	}
 	return w
 }
 
-// hopLimitOnRoCE is the error of --hop-limit on a RoCE port, where the
-// kernel sets the IP TTL from the route to the peer whatever the QP asks.
-func hopLimitOnRoCE(device string, port int) error {
-	return fmt.Errorf("--hop-limit does not apply on RoCE (%s port %d is Ethernet): the kernel sets the IP TTL of RoCE packets "+
-		"from the route to the peer (`ip route ... hoplimit N`), whatever the QP asks; it applies to InfiniBand's global routes", device, port)
+// tookAV is the address vector as the device took it, for the document:
+// on RoCE, a UD QP's says nothing of what the kernel takes from the route
+// (and tells no one).
+func (s *Spec) tookAV(av settings.AddressVector, roce bool) report.AddressVector {
+	if s.Connection == "UD" && roce {
+		av.FromRoute()
+	}
+	return av
+}
+
+// pathOnPort refuses a path the port cannot take (on RoCE, Ethernet, what
+// the kernel takes from the IP route).
+func (s *Spec) pathOnPort(device string, port int, ethernet bool) error {
+	if !ethernet {
+		return nil
+	}
+	return s.Path.OnRoCE(device, port)
 }

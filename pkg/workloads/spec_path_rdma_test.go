@@ -29,7 +29,7 @@ func TestPathSettingsReachTheQPs(t *testing.T) {
 			}
 			r := res.Results[0]
 			av := r.Effective.AV
-			if av == nil || !av.GRH || av.TrafficClass != 0x6a || av.FlowLabel != 0x12345 {
+			if av == nil || !av.GRH || av.TClass != 0x6a || av.FlowLabel != 0x12345 {
 				t.Fatalf("effective address vector %+v", av)
 			}
 			if av.SL != 3 && !hasWarning(r, "kept service level 0, not 3 as asked (--sl)") {
@@ -47,7 +47,7 @@ func TestPathDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if av := res.Results[0].Effective.AV; av == nil || av.TrafficClass != 0 || av.FlowLabel != 0 || av.SL != 0 {
+	if av := res.Results[0].Effective.AV; av == nil || av.TClass != 0 || av.FlowLabel != 0 || av.SL != 0 {
 		t.Fatalf("default address vector %+v", av)
 	}
 }
@@ -167,7 +167,7 @@ func TestRDMACM(t *testing.T) {
 			} else if r.Bandwidth == nil || r.Bandwidth.Messages != 50*uint64(s.QPs) {
 				t.Fatalf("bandwidth %+v", r.Bandwidth)
 			}
-			if s.TClass != nil && r.Effective.AV.TrafficClass != *s.TClass {
+			if s.TClass != nil && r.Effective.AV.TClass != *s.TClass {
 				t.Fatalf("address vector %+v", r.Effective.AV)
 			}
 		})

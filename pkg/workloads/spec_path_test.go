@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/internal/testutil"
+	"github.com/rdmabench/rdmabench/pkg/settings"
 )
 
 func TestPathSettingsValidate(t *testing.T) {
@@ -38,7 +39,7 @@ func TestPathSettingsValidate(t *testing.T) {
 // address vector to RDMA tests only; a suite leaves them out where they do
 // not apply; the document records what was asked.
 func TestPathKnobs(t *testing.T) {
-	asked := Spec{TClass: ptr(0x68), SL: ptr(3)}
+	asked := Spec{Path: settings.Path{TClass: ptr(0x68), SL: ptr(3)}}
 	if _, err := NewRun(Request{Tests: []string{"tcp-lat"}, Spec: asked}); err == nil || !strings.Contains(err.Error(), "--sl does not apply to tcp-lat") {
 		t.Fatalf("--sl on tcp-lat: %v", err)
 	}

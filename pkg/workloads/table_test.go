@@ -80,3 +80,20 @@ func TestTableLoops(t *testing.T) {
 		}
 	}
 }
+
+// Each test's row names a runner that this build has (every build has
+// both: without verbs the RDMA runner refuses to open), the RDMA runner
+// for the tests that use verbs.
+func TestTableRunners(t *testing.T) {
+	for _, ti := range Tests {
+		if _, ok := runners[ti.Runner]; !ok {
+			t.Errorf("%s: runner %q is not in the runners' table", ti.Name, ti.Runner)
+		}
+		if want := map[bool]string{true: runnerRDMA, false: runnerTCP}[ti.IsRDMA()]; ti.Runner != want {
+			t.Errorf("%s: runner %q, want %q", ti.Name, ti.Runner, want)
+		}
+	}
+	if len(runners) != 2 {
+		t.Errorf("%d runners, want 2 (rdma, tcp)", len(runners))
+	}
+}

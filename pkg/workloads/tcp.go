@@ -52,12 +52,6 @@ const (
 )
 
 const (
-	// tcpRecvChunk is the read buffer of a tcp-bw receiver.
-	tcpRecvChunk = 256 << 10
-	// tcpChunk bounds the buffers of the other loops: a larger message is
-	// written from, and read into, the same chunk in turn, so memory does
-	// not grow with the message size.
-	tcpChunk = 4 << 20
 	// tcpClockBytes: a tcp-bw sender reads the clock about once per this
 	// many bytes (every message for large ones, every 64th at most), for
 	// intervals and the duration.
@@ -119,6 +113,8 @@ type tcpRunner struct {
 	// (the largest size for tcp-lat, tcpRecvChunk for tcp-bw).
 	sbuf, rbuf []byte
 }
+
+func init() { runners[runnerTCP] = newTCP }
 
 func newTCP(spec *Spec, role role, o endOptions) runner {
 	return &tcpRunner{spec: spec, role: role, o: o, idle: spec.IdleTimeout}

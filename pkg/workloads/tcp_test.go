@@ -66,7 +66,7 @@ func checkTCPLatency(t *testing.T, l *report.Latency, count int64) {
 	if !(l.MinNs > 0 && l.MinNs <= l.P50Ns && l.P50Ns <= l.MaxNs) {
 		t.Errorf("latency min %v p50 %v max %v: want 0 < min <= p50 <= max", l.MinNs, l.P50Ns, l.MaxNs)
 	}
-	h, err := report.DecodeHistogram(l.Histogram)
+	h, err := l.DecodeHistogram()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -602,7 +602,7 @@ func TestTCPPrecision(t *testing.T) {
 // confidence interval and it is narrow enough (the cap is the size's end,
 // as a duration's).
 func TestPrecisionRounds(t *testing.T) {
-	p := &precision{figure: "p50_ns", target: 0.05}
+	p := &precisionRounds{figure: "p50_ns", target: 0.05}
 	for i, v := range []float64{100, 101, 99, 100, 102, 98, 100} {
 		stop := p.add(v, 0)
 		if want := i+1 >= report.MinRunsForInterval; stop != want {
@@ -615,7 +615,7 @@ func TestPrecisionRounds(t *testing.T) {
 	if r := p.result(); !r.Met || r.Rounds != report.MinRunsForInterval || r.HalfWidthPct == nil || *r.HalfWidthPct > 5 {
 		t.Errorf("steady rounds: %+v", r)
 	}
-	q := &precision{figure: "bw_gbps", target: 0.01}
+	q := &precisionRounds{figure: "bw_gbps", target: 0.01}
 	for v := 1.0; v < 1e6; v *= 2 { // never precise
 		if q.add(v, 0) {
 			t.Fatal("rounds doubling each time were called precise")
@@ -624,7 +624,7 @@ func TestPrecisionRounds(t *testing.T) {
 	if r := q.result(); r.Met || r.Rounds != 20 || r.HalfWidthPct == nil || *r.HalfWidthPct <= 1 {
 		t.Errorf("noisy rounds: %+v", r)
 	}
-	var none *precision
+	var none *precisionRounds
 	if none.add(1, 0) || none.result() != nil {
 		t.Error("no precision mode must never stop a size nor record a precision")
 	}

@@ -19,6 +19,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/rdmabench/rdmabench/internal/atomicfile"
+	"github.com/rdmabench/rdmabench/pkg/latency"
 	"github.com/rdmabench/rdmabench/pkg/report"
 )
 
@@ -59,7 +61,7 @@ func (r *results) of(latNS, gbps float64) []report.Result {
 	if res, ok := r.cache[k]; ok {
 		return res
 	}
-	rec := report.NewLatencyRecorder(report.BasisRTTHalf)
+	rec := latency.NewRecorder(report.BasisRTTHalf)
 	for i := range 100 {
 		rec.Record(uint64(2 * float64(k[0]) * (1 + 0.002*float64(i%10))))
 	}
@@ -155,7 +157,7 @@ func run(hosts, rails int, summaryPath, streamPath string, seed uint64) error {
 			return err
 		}
 	}
-	return report.WriteFileAtomic(summaryPath, func(w io.Writer) error { return report.WriteJSON(w, doc) })
+	return atomicfile.Write(summaryPath, func(w io.Writer) error { return report.WriteJSON(w, doc) })
 }
 
 // header is the document of the stream's start event: no links.

@@ -5,13 +5,14 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/textfmt"
+	"github.com/rdmabench/rdmabench/pkg/settings"
 	"golang.org/x/perf/benchmath"
 )
 
@@ -177,7 +178,7 @@ func Compare(base, new *report.Document, opt Options) *Comparison {
 		Confidence: report.Confidence,
 		Rows:       []Row{},
 	}
-	bg, ng := report.GroupResults(base), report.GroupResults(new)
+	bg, ng := base.Groups(), new.Groups()
 	inNew := map[report.Key]*report.Group{}
 	for i := range ng {
 		inNew[ng[i].Key] = &ng[i]
@@ -208,7 +209,7 @@ func Compare(base, new *report.Document, opt Options) *Comparison {
 			c.Warnings = append(c.Warnings, failedWarning(d.name, d.st))
 		}
 		if d.st.stopped != "" {
-			c.Warnings = append(c.Warnings, fmt.Sprintf("the %s run stopped early: %s", d.name, report.Clean(d.st.stopped)))
+			c.Warnings = append(c.Warnings, fmt.Sprintf("the %s run stopped early: %s", d.name, textfmt.Clean(d.st.stopped)))
 		}
 		if d.st.partial {
 			c.Warnings = append(c.Warnings, fmt.Sprintf("the %s document is partial: its run was still going when it was written", d.name))
@@ -243,7 +244,7 @@ func (f testFailure) String() string {
 
 func stateOf(doc *report.Document) runState {
 	st := runState{partial: doc.Partial, stopped: doc.Stopped()}
-	for _, g := range report.GroupResults(doc) {
+	for _, g := range doc.Groups() {
 		st.tests++
 		f := testFailure{key: g.Key, runs: len(g.Results)}
 		for _, r := range g.Results {
@@ -316,9 +317,9 @@ func compareRow(b, n *report.Group, alpha float64) Row {
 		switch {
 		case failed == 0:
 		case len(s.g.Results) == 1:
-			row.Notes = append(row.Notes, fmt.Sprintf("%s: the test failed: %s", s.name, report.Clean(firstError(s.g.Results))))
+			row.Notes = append(row.Notes, fmt.Sprintf("%s: the test failed: %s", s.name, textfmt.Clean(firstError(s.g.Results))))
 		default:
-			row.Notes = append(row.Notes, fmt.Sprintf("%s: %d of %d runs failed and are left out (%s)", s.name, failed, len(s.g.Results), report.Clean(firstError(s.g.Results))))
+			row.Notes = append(row.Notes, fmt.Sprintf("%s: %d of %d runs failed and are left out (%s)", s.name, failed, len(s.g.Results), textfmt.Clean(firstError(s.g.Results))))
 		}
 	}
 	if bq, nq := qpsOf(b), qpsOf(n); bq != nq && bq != "" && nq != "" {
@@ -330,7 +331,7 @@ func compareRow(b, n *report.Group, alpha float64) Row {
 	}
 	if br, nr := firstMeasured(b.Results), firstMeasured(n.Results); br != nil && nr != nil {
 		if br.Clock != nr.Clock && br.Clock != "" && nr.Clock != "" {
-			d = append(d, fmt.Sprintf("clock base %s, new %s", report.Clean(br.Clock), report.Clean(nr.Clock)))
+			d = append(d, fmt.Sprintf("clock base %s, new %s", textfmt.Clean(br.Clock), textfmt.Clean(nr.Clock)))
 		}
 		d = append(d, pinningDiff(br.Placement, nr.Placement)...)
 	}
@@ -383,7 +384,7 @@ func pinningDiff(b, n *report.Placement) []string {
 // pinningText is where one end's loops were pinned: "cores 0-3", "NUMA
 // node 1 (cores 8-15)", "not pinned".
 func pinningText(e *report.EndPlacement) string {
-	cores := strings.Join(report.IntRanges(e.CPUs), ",")
+	cores := strings.Join(textfmt.IntRanges(e.CPUs), ",")
 	switch e.Policy {
 	case report.PlaceCPUList:
 		return "cores " + cores
@@ -498,7 +499,7 @@ func envDiff(base, new *report.Document) []string {
 	var w []string
 	diff := func(what, b, n string) {
 		if b != n {
-			w = append(w, fmt.Sprintf("%s differs: base %s, new %s", what, cmp.Or(report.Clean(b), "(none)"), cmp.Or(report.Clean(n), "(none)")))
+			w = append(w, fmt.Sprintf("%s differs: base %s, new %s", what, cmp.Or(textfmt.Clean(b), "(none)"), cmp.Or(textfmt.Clean(n), "(none)")))
 		}
 	}
 	tool := func(t report.Tool) string {
@@ -588,7 +589,7 @@ func deviceNames(ds []report.Device) string {
 func linkRate(d *report.Device) string {
 	s := ""
 	if d.LinkGbps > 0 {
-		s = report.Num(d.LinkGbps) + " Gbit/s"
+		s = textfmt.Num(d.LinkGbps) + " Gbit/s"
 	}
 	if sw := strings.TrimSpace(d.ActiveSpeed + " " + d.ActiveWidth); sw != "" {
 		s = strings.TrimSpace(s + " (" + sw + ")")
@@ -603,116 +604,142 @@ func itoaOr(n int) string {
 	return strconv.Itoa(n)
 }
 
-// A paramField is a parameter compared, from its Params field's compare
-// tag (see [report.Params]).
-type paramField struct {
-	key    string
-	order  int
-	index  int    // the field's
-	format string // "", "auto", "seconds" or "omitempty"
+// A param is a parameter compared: a setting of pkg/settings' table and
+// how it reads in a document's Params, as compare prints it (ok false: it
+// is not there, as an unset bool or pointer is not).
+type param struct {
+	*settings.Setting
+	text func(p *report.Params) (v string, ok bool)
 }
 
-// paramFields are the parameters compared, in order; Extra keys follow.
-// Sizes, the server address and the device requested are left out: the
-// rows, and the devices actually used, show those.
-var paramFields = func() []paramField {
-	var fields []paramField
-	t := reflect.TypeFor[report.Params]()
-	for i := range t.NumField() {
-		tag, ok := t.Field(i).Tag.Lookup("compare")
-		if !ok {
-			continue
-		}
-		parts := strings.Split(tag, ",")
-		order, err := strconv.Atoi(parts[1])
-		if err != nil {
-			panic("report: Params." + t.Field(i).Name + ": compare tag " + tag + " has no order")
-		}
-		f := paramField{key: parts[0], order: order, index: i}
-		if len(parts) > 2 {
-			f.format = parts[2]
-		}
-		fields = append(fields, f)
+// paramsBySetting says how each compared setting reads in Params. A
+// string or int is there even when unset (""), the others only when set.
+var paramsBySetting = func() map[*settings.Setting]func(*report.Params) (string, bool) {
+	m := map[*settings.Setting]func(*report.Params) (string, bool){
+		settings.Connection: func(p *report.Params) (string, bool) { return p.Connection, true },
+		settings.MTU:        count(func(p *report.Params) int { return p.MTU }),
+		settings.GIDIndex: func(p *report.Params) (string, bool) { // -1: chosen automatically
+			return strconv.Itoa(p.GIDIndex), p.GIDIndex >= 0
+		},
+		settings.TxDepth:       count(func(p *report.Params) int { return p.TxDepth }),
+		settings.RxDepth:       count(func(p *report.Params) int { return p.RxDepth }),
+		settings.QPs:           count(func(p *report.Params) int { return p.QPs }),
+		settings.Inline:        optional(func(p *report.Params) *int { return p.Inline }),
+		settings.CQMod:         count(func(p *report.Params) int { return p.CQMod }),
+		settings.PostList:      count(func(p *report.Params) int { return p.PostList }),
+		settings.Events:        on(func(p *report.Params) bool { return p.Events }),
+		settings.QPTimeout:     count(func(p *report.Params) int { return p.QPTimeout }),
+		settings.Bidirectional: on(func(p *report.Params) bool { return p.Bidirectional }),
+		settings.AtomicType:    func(p *report.Params) (string, bool) { return p.AtomicType, true },
+		settings.Iterations:    count(func(p *report.Params) int { return p.Iterations }),
+		settings.Duration:      amount(func(p *report.Params) float64 { return p.DurationS }, " s"),
+		settings.Warmup:        optional(func(p *report.Params) *int { return p.Warmup }),
+		settings.Precision:     amount(func(p *report.Params) float64 { return p.PrecisionPct }, "%"),
+		settings.PrecisionCap:  amount(func(p *report.Params) float64 { return p.PrecisionCapS }, " s"),
+		settings.Repeat: func(p *report.Params) (string, bool) { // 0 or 1: one run
+			if p.Repeat <= 1 {
+				return "", true
+			}
+			return strconv.Itoa(p.Repeat), true
+		},
+		settings.Reverse:    on(func(p *report.Params) bool { return p.Reverse }),
+		settings.RDMACM:     on(func(p *report.Params) bool { return p.RDMACM }),
+		settings.Threads:    count(func(p *report.Params) int { return p.Threads }),
+		settings.CPUs:       cores(func(p *report.Params) []int { return p.CPUs }),
+		settings.ServerCPUs: cores(func(p *report.Params) []int { return p.ServerCPUs }),
+		settings.RateLimit: func(p *report.Params) (string, bool) { // a bandwidth or a message rate
+			if v, ok := amount(func(p *report.Params) float64 { return p.RateLimitGbps }, " Gbit/s")(p); ok {
+				return v, true
+			}
+			return amount(func(p *report.Params) float64 { return p.RateLimitMsgs }, " msg/s")(p)
+		},
+		settings.RateLimiter: nonEmpty(func(p *report.Params) string { return p.RateLimiter }),
+		settings.Load: func(p *report.Params) (string, bool) {
+			if p.Load == nil {
+				return "", false
+			}
+			return loadText(p.Load), true
+		},
+		settings.Mem:       nonEmpty(func(p *report.Params) string { return p.Mem }),
+		settings.ODP:       on(func(p *report.Params) bool { return p.ODP }),
+		settings.CheckData: on(func(p *report.Params) bool { return p.CheckData }),
 	}
-	slices.SortFunc(fields, func(a, b paramField) int { return a.order - b.order })
-	return fields
+	for _, ps := range settings.PathSettings {
+		m[ps.Setting] = optional(func(p *report.Params) *int { return *ps.Asked(&p.Path) })
+	}
+	return m
 }()
 
-// paramKeys are the keys of paramFields, in order, each once (two fields
-// of one flag share a key).
+// params are the parameters compared, in the table's order; Extra keys
+// follow. The device, server and port asked for, and the sizes, are left
+// out: the rows, and the devices actually used, show those.
+var params = func() []param {
+	var out []param
+	for _, s := range settings.Compared() {
+		out = append(out, param{s, paramsBySetting[s]})
+	}
+	return out
+}()
+
+// paramKeys are the names of params, in order.
 var paramKeys = func() []string {
-	var keys []string
-	for _, f := range paramFields {
-		if !slices.Contains(keys, f.key) {
-			keys = append(keys, f.key)
-		}
+	keys := make([]string, len(params))
+	for i, p := range params {
+		keys[i] = p.Label()
 	}
 	return keys
 }()
 
-// floatUnits are the units of the float64 formats of compare tags.
-var floatUnits = map[string]string{"seconds": " s", "percent": "%", "gbps": " Gbit/s", "msgs": " msg/s"}
+// count reads an int whose 0 is unset.
+func count(get func(*report.Params) int) func(*report.Params) (string, bool) {
+	return func(p *report.Params) (string, bool) { return itoaOr(get(p)), true }
+}
 
-// paramMap is p's parameters compared, as compare prints them. A string
-// (but omitempty) or int is there even when unset (""), the others only
-// when set; an Extra key only where no field has it.
+// optional reads an int whose nil is unset (0 is a value).
+func optional(get func(*report.Params) *int) func(*report.Params) (string, bool) {
+	return func(p *report.Params) (string, bool) {
+		if v := get(p); v != nil {
+			return strconv.Itoa(*v), true
+		}
+		return "", false
+	}
+}
+
+// on reads a bool: "on", or not there.
+func on(get func(*report.Params) bool) func(*report.Params) (string, bool) {
+	return func(p *report.Params) (string, bool) { return "on", get(p) }
+}
+
+// nonEmpty reads a string not there when empty.
+func nonEmpty(get func(*report.Params) string) func(*report.Params) (string, bool) {
+	return func(p *report.Params) (string, bool) { v := get(p); return v, v != "" }
+}
+
+// amount reads a float64 shown in unit when above 0.
+func amount(get func(*report.Params) float64, unit string) func(*report.Params) (string, bool) {
+	return func(p *report.Params) (string, bool) {
+		if v := get(p); v > 0 {
+			return textfmt.Num(v) + unit, true
+		}
+		return "", false
+	}
+}
+
+// cores reads a list of cores, not there when empty.
+func cores(get func(*report.Params) []int) func(*report.Params) (string, bool) {
+	return func(p *report.Params) (string, bool) {
+		c := get(p)
+		return strings.Join(textfmt.IntRanges(c), ","), len(c) > 0
+	}
+}
+
+// paramMap is p's parameters compared, as compare prints them; an Extra
+// key only where no parameter is there under its name.
 func paramMap(p *report.Params) map[string]string {
 	m := map[string]string{}
-	set := func(k, v string) {
-		if old, ok := m[k]; !ok || old == "" {
-			m[k] = v
-		}
-	}
-	v := reflect.ValueOf(p).Elem()
-	for _, f := range paramFields {
-		switch fv := v.Field(f.index); fv.Kind() {
-		case reflect.String:
-			if f.format != "omitempty" || fv.String() != "" {
-				set(f.key, fv.String())
-			}
-		case reflect.Int:
-			switch {
-			case f.format == "auto":
-				if fv.Int() >= 0 {
-					set(f.key, strconv.FormatInt(fv.Int(), 10))
-				}
-			case f.format == "runs" && fv.Int() <= 1:
-				set(f.key, "")
-			default:
-				set(f.key, itoaOr(int(fv.Int())))
-			}
-		case reflect.Bool:
-			if fv.Bool() {
-				set(f.key, "on")
-			}
-		case reflect.Pointer:
-			if fv.IsNil() {
-				continue
-			}
-			switch x := fv.Interface().(type) {
-			case *int:
-				set(f.key, strconv.Itoa(*x))
-			case *report.LoadParams:
-				set(f.key, loadText(x))
-			default:
-				panic("report: compare tag on a " + fv.Type().String())
-			}
-		case reflect.Slice:
-			if cores, ok := fv.Interface().([]int); ok && len(cores) > 0 {
-				set(f.key, strings.Join(report.IntRanges(cores), ","))
-			} else if !ok {
-				panic("report: compare tag on a " + fv.Type().String())
-			}
-		case reflect.Float64:
-			unit, ok := floatUnits[f.format]
-			if !ok {
-				panic("report: compare tag on a float64 without a unit: " + f.key)
-			}
-			if fv.Float() > 0 {
-				set(f.key, report.Num(fv.Float())+unit)
-			}
-		default:
-			panic("report: compare tag on a " + fv.Kind().String())
+	for _, f := range params {
+		if v, ok := f.text(p); ok {
+			m[f.Label()] = v
 		}
 	}
 	for k, v := range p.Extra {
@@ -726,7 +753,7 @@ func paramMap(p *report.Params) map[string]string {
 // loadText writes a load (--load) as compare prints it: "write-bw, 4 QPs,
 // 65536 B".
 func loadText(l *report.LoadParams) string {
-	parts := []string{cmp.Or(report.Clean(l.Test), "?")}
+	parts := []string{cmp.Or(textfmt.Clean(l.Test), "?")}
 	if l.QPs > 0 {
 		parts = append(parts, fmt.Sprintf("%d QPs", l.QPs))
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/textfmt"
 )
 
 // MeshSchema is the value of the "schema" field of a comparison of
@@ -164,7 +165,7 @@ type FailedLink struct {
 // CSV: its own memory is linear in the links compared, with nothing per
 // link kept beyond each matrix's top ones.
 func CompareMesh(base, new *report.Document, opt MeshOptions) (*MeshComparison, error) {
-	if !report.IsMesh(base) || !report.IsMesh(new) {
+	if !base.IsMesh() || !new.IsMesh() {
 		return nil, fmt.Errorf("report: compare meshes: %s", MixedKinds(base, new, cmp.Or(opt.BaseName, "base"), cmp.Or(opt.NewName, "new")))
 	}
 	if bm, nm := base.Mesh, new.Mesh; len(bm.Matrices) == 0 && len(nm.Matrices) == 0 && bm.Aggregate != nil && nm.Aggregate != nil {
@@ -230,7 +231,7 @@ func CompareMesh(base, new *report.Document, opt MeshOptions) (*MeshComparison, 
 // mixedKinds says which of two documents is a mesh and which is not.
 func MixedKinds(base, new *report.Document, baseName, newName string) string {
 	kind := func(d *report.Document) string {
-		if report.IsMesh(d) {
+		if d.IsMesh() {
 			return "a mesh document (rdmabench mesh)"
 		}
 		return "a single run's document"
@@ -547,10 +548,10 @@ func meshDiff(base, new *report.Document) []string {
 	var w []string
 	bm, nm := base.Mesh, new.Mesh
 	if b, n := strings.Join(bm.Tests, " "), strings.Join(nm.Tests, " "); b != n {
-		w = append(w, fmt.Sprintf("tests differ: base %s, new %s", cmp.Or(report.Clean(b), "(none)"), cmp.Or(report.Clean(n), "(none)")))
+		w = append(w, fmt.Sprintf("tests differ: base %s, new %s", cmp.Or(textfmt.Clean(b), "(none)"), cmp.Or(textfmt.Clean(n), "(none)")))
 	}
 	if bm.Schedule != nm.Schedule {
-		w = append(w, fmt.Sprintf("schedule differs: base %s, new %s", cmp.Or(report.Clean(bm.Schedule), "(none)"), cmp.Or(report.Clean(nm.Schedule), "(none)")))
+		w = append(w, fmt.Sprintf("schedule differs: base %s, new %s", cmp.Or(textfmt.Clean(bm.Schedule), "(none)"), cmp.Or(textfmt.Clean(nm.Schedule), "(none)")))
 	}
 	if bm.Duplex != nm.Duplex {
 		w = append(w, fmt.Sprintf("duplex differs: base %s, new %s (a duplex mesh runs each pair once, its bandwidth tests bidirectional: each direction's figure is measured with the other direction sending too)",
@@ -739,13 +740,13 @@ func (c *MeshComparison) CheckGates(gates Gates) *MeshGateResult {
 // every link of new, from its matrices (as `rdmabench mesh` checks them):
 // each link that misses one fails the gates. A limit relative to the link
 // (90%link) takes the slower of the two ranks' ports' nominal rates; a
-// limit no link has a figure for fails too ([report.CheckMatrixLimits]).
+// limit no link has a figure for fails too ([report.Mesh.CheckMatrixLimits]).
 func (c *MeshComparison) AddLimits(g *MeshGateResult, name string, l report.Limits) {
 	if l.IsZero() {
 		return
 	}
 	g.Gates = append(g.Gates, name)
-	g.Limits = append(g.Limits, report.CheckMatrixLimits(c.new, l, "new", c.linkName)...)
+	g.Limits = append(g.Limits, c.new.CheckMatrixLimits(l, "new", c.linkName)...)
 }
 
 // --- CSV ---

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/textfmt"
 )
 
 // Gate is a threshold on a comparison. A regression gate (MinRatio 0)
@@ -204,13 +205,13 @@ func (g *GateResult) NotFailedLines() []string {
 
 // AddLimits checks the limits l, named name ("--limit-bw 90%link"), on
 // the NEW document of the comparison, as a run checks its own
-// ([report.CheckLimits]): every figure that misses one fails the gates.
+// ([report.Document.CheckLimits]): every figure that misses one fails the gates.
 func (g *GateResult) AddLimits(name string, new *report.Document, l report.Limits) {
 	if l.IsZero() {
 		return
 	}
 	g.Gates = append(g.Gates, name)
-	g.Limits = append(g.Limits, report.CheckLimits(new, l)...)
+	g.Limits = append(g.Limits, new.CheckLimits(l)...)
 }
 
 // CheckGates checks every gate on every row and figure of c, failing
@@ -239,7 +240,7 @@ func (c *Comparison) CheckGatesWith(gates Gates, opt GateOptions) *GateResult {
 	st := c.newState
 	if st.stopped != "" {
 		res.Incomplete = append(res.Incomplete, Incomplete{Reason: IncompleteStopped,
-			Message: "the new run stopped early: " + report.Clean(st.stopped)})
+			Message: "the new run stopped early: " + textfmt.Clean(st.stopped)})
 	}
 	if st.partial {
 		res.Incomplete = append(res.Incomplete, Incomplete{Reason: IncompleteStopped,
@@ -252,8 +253,8 @@ func (c *Comparison) CheckGatesWith(gates Gates, opt GateOptions) *GateResult {
 			what = fmt.Sprintf("%d of %d runs failed in new", f.failed, f.runs)
 		}
 		res.Incomplete = append(res.Incomplete, Incomplete{Reason: IncompleteFailed, Key: &k,
-			Message: fmt.Sprintf("%s: %s: %s", k, what, report.Clean(f.err)),
-			said:    fmt.Sprintf("%s: %s", what, report.Clean(strings.TrimPrefix(f.err, k.Test+": ")))})
+			Message: fmt.Sprintf("%s: %s: %s", k, what, textfmt.Clean(f.err)),
+			said:    fmt.Sprintf("%s: %s", what, textfmt.Clean(strings.TrimPrefix(f.err, k.Test+": ")))})
 	}
 	for _, k := range c.OnlyBase {
 		k := k
@@ -357,13 +358,13 @@ func (g *Gate) check(fc *FigureChange) (string, bool) {
 		if ratio >= g.MinRatio {
 			return "", false
 		}
-		return fmt.Sprintf("%s ratio %s < %s", label, strconv.FormatFloat(ratio, 'f', 3, 64), report.Num(g.MinRatio)), true
+		return fmt.Sprintf("%s ratio %s < %s", label, strconv.FormatFloat(ratio, 'f', 3, 64), textfmt.Num(g.MinRatio)), true
 	}
 	worse, _ := fc.Worse()
 	if worse <= g.MaxRegression {
 		return "", false
 	}
-	limit := report.Num(100*g.MaxRegression) + "%"
+	limit := textfmt.Num(100*g.MaxRegression) + "%"
 	if fc.Figure.HigherIsBetter() {
 		return fmt.Sprintf("%s %s < -%s", label, pct(*fc.Change), limit), true
 	}

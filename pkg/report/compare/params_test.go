@@ -7,10 +7,11 @@ import (
 	"testing"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/settings"
 )
 
-// TestParamFields: the compare tags of Params give the parameters compared,
-// in their order, each once; only the fields of one flag share an order.
+// TestParamFields: the parameters compared are the table's compared
+// settings, in its order, each once, and each reads in Params.
 func TestParamFields(t *testing.T) {
 	want := []string{"connection", "mtu", "gid-index", "tx-depth", "rx-depth", "qps", "inline", "cq-mod",
 		"post-list", "events", "qp-timeout", "bidirectional", "atomic", "iterations", "duration", "warm-up",
@@ -19,27 +20,73 @@ func TestParamFields(t *testing.T) {
 	if !slices.Equal(paramKeys, want) {
 		t.Errorf("paramKeys = %q, want %q", paramKeys, want)
 	}
-	for i := 1; i < len(paramFields); i++ {
-		if a, b := paramFields[i-1], paramFields[i]; a.order == b.order && a.key != b.key {
-			t.Errorf("%s and %s: the same order", a.key, b.key)
+	for _, p := range params {
+		if p.text == nil {
+			t.Errorf("%s: compared, but how it reads in Params is not said", p.Key)
+		}
+	}
+	for s := range paramsBySetting {
+		if !s.Compared {
+			t.Errorf("%s: read in Params for a comparison, but the table does not compare it", s.Key)
 		}
 	}
 }
 
-// TestParamFieldsDecided: every field of Params is compared (it has a
-// compare tag) or left out on purpose, here: a new field must be decided.
+// TestParamFieldsDecided: every field of Params (those of its embedded
+// structs too) is compared (setting it changes what compare reads) or left
+// out on purpose, here: a new field must be decided.
 func TestParamFieldsDecided(t *testing.T) {
 	// What the rows (sizes), the devices each end used (Hosts: device,
-	// port) and the setup (loopback or two hosts) show; Extra is compared
-	// key by key.
-	leftOut := []string{"Server", "Device", "Port", "Sizes", "Loopback", "ServerDevice", "Extra"}
-	typ := reflect.TypeFor[report.Params]()
-	for i := range typ.NumField() {
-		f := typ.Field(i)
-		_, tagged := f.Tag.Lookup("compare")
-		if tagged == slices.Contains(leftOut, f.Name) {
-			t.Errorf("Params.%s: compare tag %v, left out %v: decide one", f.Name, tagged, !tagged)
+	// port) and the setup (loopback or two hosts) show. (Extra is compared
+	// key by key.)
+	leftOut := []string{"Server", "Device", "Port", "Sizes", "Loopback", "ServerDevice"}
+	zero := paramMap(&report.Params{})
+	var walk func(typ reflect.Type, index []int)
+	walk = func(typ reflect.Type, index []int) {
+		for i := range typ.NumField() {
+			f := typ.Field(i)
+			at := append(slices.Clone(index), i)
+			if f.Anonymous {
+				walk(f.Type, at)
+				continue
+			}
+			var p report.Params
+			fv := reflect.ValueOf(&p).Elem().FieldByIndex(at)
+			setSome(t, f.Name, fv)
+			compared := !maps.Equal(paramMap(&p), zero)
+			if compared == slices.Contains(leftOut, f.Name) {
+				t.Errorf("Params.%s: compared %v, left out %v: decide one", f.Name, compared, !compared)
+			}
 		}
+	}
+	walk(reflect.TypeFor[report.Params](), nil)
+}
+
+// setSome sets v to a value that is not its zero.
+func setSome(t *testing.T, name string, v reflect.Value) {
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString("x")
+	case reflect.Int:
+		v.SetInt(2)
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Float64:
+		v.SetFloat(2)
+	case reflect.Slice:
+		v.Set(reflect.MakeSlice(v.Type(), 1, 1))
+		setSome(t, name, v.Index(0))
+	case reflect.Map:
+		v.Set(reflect.MakeMap(v.Type()))
+		v.SetMapIndex(reflect.ValueOf("x"), reflect.ValueOf("y"))
+	case reflect.Pointer:
+		v.Set(reflect.New(v.Type().Elem()))
+		if v.Elem().Kind() == reflect.Struct {
+			return // a struct of its own (the load): set, if empty
+		}
+		setSome(t, name, v.Elem())
+	default:
+		t.Fatalf("Params.%s: a %s, which this test cannot set", name, v.Type())
 	}
 }
 
@@ -54,10 +101,10 @@ func TestParamMap(t *testing.T) {
 	}
 	set := paramMap(&report.Params{Connection: "UD", MTU: 1024, GIDIndex: 0, TxDepth: 4, RxDepth: 5, QPs: 6, Inline: &zero, CQMod: 8,
 		PostList: 9, Events: true, QPTimeout: 14, Bidirectional: true, AtomicType: "CMP_AND_SWAP", Iterations: 13, DurationS: 1.5,
-		Warmup: &two, PrecisionPct: 2.5, PrecisionCapS: 30, Repeat: 5, TClass: &two, SL: &two, FlowLabel: &two, HopLimit: &two,
+		Warmup: &two, PrecisionPct: 2.5, PrecisionCapS: 30, Repeat: 5, Path: settings.Path{TClass: &two, SL: &two, FlowLabel: &two, HopLimit: &two},
 		Reverse: true, RDMACM: true, Threads: 2, CPUs: []int{3, 0, 1, 2}, ServerCPUs: []int{7}, RateLimitGbps: 12.5,
 		RateLimiter: "hw", Load: &report.LoadParams{Test: "write-bw", QPs: 4, Size: 65536}, Mem: "hugepages", ODP: true,
-		Validate: true})
+		CheckData: true})
 	want := map[string]string{"connection": "UD", "mtu": "1024", "gid-index": "0", "tx-depth": "4", "rx-depth": "5", "qps": "6",
 		"inline": "0", "cq-mod": "8", "post-list": "9", "events": "on", "qp-timeout": "14", "bidirectional": "on",
 		"atomic": "CMP_AND_SWAP", "iterations": "13", "duration": "1.5 s", "warm-up": "2", "precision": "2.5%",

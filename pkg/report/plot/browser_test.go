@@ -386,7 +386,7 @@ func wantCharts(srcs []report.Source) map[string]map[string]int {
 	undrawn := map[string]map[report.Key]bool{}
 	vals := func(d *report.Document) map[report.Key]map[report.Figure]bool {
 		v := map[report.Key]map[report.Figure]bool{}
-		for _, sum := range report.Summarize(d) {
+		for _, sum := range d.Summarize() {
 			k := report.Key{Test: sum.Test, Connection: sum.Connection, Size: sum.Size}
 			v[k] = map[report.Figure]bool{}
 			for _, f := range []report.Figure{report.FigP50, report.FigP99, report.FigGbps, report.FigMsgRate} {
@@ -405,7 +405,7 @@ func wantCharts(srcs []report.Source) map[string]map[string]int {
 		hist := map[report.Key]bool{}
 		for _, r := range s.Doc.Results {
 			if r.Error == "" && r.Latency != nil && r.Latency.Histogram != "" {
-				hist[report.KeyOf(&r)] = true
+				hist[r.Key()] = true
 			}
 		}
 		for k, figs := range all[si] {
@@ -500,7 +500,7 @@ func checkEveryFigure(t *testing.T, tab context.Context, srcs []report.Source) {
 			covered[fig{l.Source, k, "p50"}], covered[fig{l.Source, k, "p99"}] = true, true
 		case LatencyBySize, BandwidthBySize, MsgRateBySize:
 			var sizes []int
-			for _, sum := range report.Summarize(srcs[idx[l.Source]].Doc) {
+			for _, sum := range srcs[idx[l.Source]].Doc.Summarize() {
 				if sp, ok := sum.Spread(figureOfLabel(l.Figure)); ok && sp.N > 0 && sum.Test == l.Test && sum.Connection == l.Connection {
 					sizes = append(sizes, sum.Size)
 				}
@@ -523,7 +523,7 @@ func checkEveryFigure(t *testing.T, tab context.Context, srcs []report.Source) {
 			r := &s.Doc.Results[i]
 			k := fmt.Sprintf("%s/%s/%d", r.Test, r.Connection, r.Size)
 			if r.Error != "" {
-				want := fmt.Sprintf("%s: %s%s: the test failed: ", s.Name, report.KeyOf(r), runSuffix(r))
+				want := fmt.Sprintf("%s: %s%s: the test failed: ", s.Name, r.Key(), runSuffix(r))
 				if !slices.ContainsFunc(notes, func(n string) bool { return strings.HasPrefix(n, want) }) {
 					t.Errorf("%s %s: failed, not listed under Not plotted (%q)", s.Name, k, notes)
 				}

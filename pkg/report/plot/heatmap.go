@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/textfmt"
 )
 
 // maxHeatmapRanks is the most ranks a heatmap is drawn for: 512 ranks are
@@ -147,7 +148,7 @@ func (h *heatmap) title() string {
 func (h *heatmap) host(rank int) string {
 	for i := range h.mesh.Ranks {
 		if r := &h.mesh.Ranks[i]; r.Rank == rank && r.Host != nil {
-			return report.Clean(r.Host.Hostname)
+			return textfmt.Clean(r.Host.Hostname)
 		}
 	}
 	return ""
@@ -170,7 +171,7 @@ func (h *heatmap) cells() [][]heatCell {
 	for _, f := range m.Failures {
 		if f.From >= 0 && f.Figure == mx.Figure && f.Test == mx.Test && f.Connection == mx.Connection && f.Size == mx.Size {
 			k := [2]int{f.From, f.To}
-			gates[k] = append(gates[k], f.Kind+" failed: "+report.Clean(f.Message))
+			gates[k] = append(gates[k], f.Kind+" failed: "+textfmt.Clean(f.Message))
 		}
 	}
 	hosts := make([]string, n)
@@ -238,7 +239,7 @@ func (h *heatmap) cells() [][]heatCell {
 				}
 				tip += "failed"
 				if why != "" {
-					tip += ": " + report.Clean(why)
+					tip += ": " + textfmt.Clean(why)
 				}
 			}
 			if g := gates[[2]int{i, j}]; len(g) > 0 {
@@ -262,7 +263,7 @@ func meshUnit(f report.Figure) string {
 // resultError is the error of a link's result of key k, if any.
 func resultError(l *report.MeshLink, k report.Key) string {
 	for i := range l.Results {
-		if r := &l.Results[i]; report.KeyOf(r) == k && r.Error != "" {
+		if r := &l.Results[i]; r.Key() == k && r.Error != "" {
 			return r.Error
 		}
 	}

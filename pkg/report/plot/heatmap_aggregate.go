@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/textfmt"
 )
 
 // Aggregate heatmaps of a mesh (the data-aggregate attribute of their
@@ -196,7 +197,7 @@ func writeWorstList(b *bytes.Buffer, h *heatmap) {
 			name = append(name, "rank "+strconv.Itoa(*r.Rank))
 		}
 		if r.Host != nil && *r.Host >= 0 && *r.Host < len(h.mesh.Ranks) {
-			name = append(name, "host "+strconv.Itoa(*r.Host)+" "+report.Clean(h.host(*r.Host)))
+			name = append(name, "host "+strconv.Itoa(*r.Host)+" "+textfmt.Clean(h.host(*r.Host)))
 		}
 		if r.Rail != nil {
 			name = append(name, "rail "+strconv.Itoa(*r.Rail))

@@ -14,6 +14,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/textfmt"
 )
 
 // Plot kinds: the data-kind attribute of each chart of [Write]'s page,
@@ -228,7 +229,7 @@ func (p *plotter) legendOf(si int, name string) string {
 }
 
 func (p *plotter) note(si int, r *report.Result, msg string) {
-	p.notes = append(p.notes, fmt.Sprintf("%s: %s%s: %s", p.srcs[si].Name, report.KeyOf(r), runSuffix(r), msg))
+	p.notes = append(p.notes, fmt.Sprintf("%s: %s%s: %s", p.srcs[si].Name, r.Key(), runSuffix(r), msg))
 }
 
 func runSuffix(r *report.Result) string {
@@ -245,7 +246,7 @@ func (p *plotter) keys() []report.Key {
 	seen := map[report.Key]bool{}
 	for _, s := range p.srcs {
 		for i := range s.Doc.Results {
-			if k := report.KeyOf(&s.Doc.Results[i]); !seen[k] {
+			if k := s.Doc.Results[i].Key(); !seen[k] {
 				seen[k] = true
 				keys = append(keys, k)
 			}
@@ -259,7 +260,7 @@ func (p *plotter) keys() []report.Key {
 func (p *plotter) each(k report.Key, f func(si int, r *report.Result)) {
 	for si, s := range p.srcs {
 		for i := range s.Doc.Results {
-			if r := &s.Doc.Results[i]; report.KeyOf(r) == k && r.Error == "" {
+			if r := &s.Doc.Results[i]; r.Key() == k && r.Error == "" {
 				f(si, r)
 			}
 		}
@@ -292,7 +293,7 @@ func (p *plotter) failed() {
 	for si, s := range p.srcs {
 		for i := range s.Doc.Results {
 			if r := &s.Doc.Results[i]; r.Error != "" {
-				p.note(si, r, "the test failed: "+report.Clean(r.Error))
+				p.note(si, r, "the test failed: "+textfmt.Clean(r.Error))
 			}
 		}
 	}
@@ -313,7 +314,7 @@ func (p *plotter) spectrum(k report.Key) *chart {
 			p.note(si, r, "no latency histogram: no percentile spectrum")
 			return
 		}
-		h, err := report.DecodeHistogram(l.Histogram)
+		h, err := l.DecodeHistogram()
 		if err != nil {
 			p.note(si, r, err.Error())
 			return
@@ -327,7 +328,7 @@ func (p *plotter) spectrum(k report.Key) *chart {
 		s := series{legend: p.legendOf(si, name), source: p.srcs[si].Name, run: r.Run,
 			color: p.colorOf(si, len(c.series)), points: spectrumPoints(h, l)}
 		s.name = fmt.Sprintf("%s: p50 %s µs, p99 %s µs, p99.9 %s µs, max %s µs, %d samples", name,
-			report.Num(l.P50Ns/1e3), report.Num(l.P99Ns/1e3), report.Num(l.P999Ns/1e3), report.Num(l.MaxNs/1e3), l.Count)
+			textfmt.Num(l.P50Ns/1e3), textfmt.Num(l.P99Ns/1e3), textfmt.Num(l.P999Ns/1e3), textfmt.Num(l.MaxNs/1e3), l.Count)
 		c.series = append(c.series, s)
 		maxCount = max(maxCount, h.TotalCount())
 		p.markDrawn(si, k, report.FigP50, report.FigP99)
@@ -427,7 +428,7 @@ func (p *plotter) sweeps(keys []report.Key) []*chart {
 		for si, s := range p.srcs {
 			// The median over runs of each figure, per size.
 			sums := map[int]report.Summary{}
-			for _, sum := range report.Summarize(s.Doc) {
+			for _, sum := range s.Doc.Summarize() {
 				if sum.Test == t.test && sum.Connection == t.conn {
 					sums[sum.Size] = sum
 				}
@@ -445,7 +446,7 @@ func (p *plotter) sweeps(keys []report.Key) []*chart {
 						continue
 					}
 					v := sp.Median / scale
-					tip := fmt.Sprintf("%s: %s %s %s", sizeLabel(size), f.Label(), report.Num(v), unit)
+					tip := fmt.Sprintf("%s: %s %s %s", sizeLabel(size), f.Label(), textfmt.Num(v), unit)
 					if sp.N > 1 {
 						tip += fmt.Sprintf(" (median of %d runs)", sp.N)
 					}
@@ -515,7 +516,7 @@ func (p *plotter) byTest(kind string, keys []report.Key) *chart {
 	sums := make([]map[report.Key]report.Summary, len(p.srcs))
 	for si, s := range p.srcs {
 		sums[si] = map[report.Key]report.Summary{}
-		for _, sum := range report.Summarize(s.Doc) {
+		for _, sum := range s.Doc.Summarize() {
 			sums[si][report.Key{Test: sum.Test, Connection: sum.Connection, Size: sum.Size}] = sum
 		}
 	}
@@ -566,7 +567,7 @@ func (p *plotter) byTest(kind string, keys []report.Key) *chart {
 				}
 				v := sp.Median / scale
 				tip := fmt.Sprintf("%s: %s %s %s", k, f.Label(), smallNum(v), unit)
-				pt := point{x: float64(ci+1) + off, y: v, key: fmt.Sprintf("%s/%s/%d", report.Clean(k.Test), report.Clean(k.Connection), k.Size)}
+				pt := point{x: float64(ci+1) + off, y: v, key: fmt.Sprintf("%s/%s/%d", textfmt.Clean(k.Test), textfmt.Clean(k.Connection), k.Size)}
 				if sp.N > 1 {
 					tip += fmt.Sprintf(" (median of %d runs", sp.N)
 					if sp.Bounded() {
@@ -597,11 +598,11 @@ func (p *plotter) byTest(kind string, keys []report.Key) *chart {
 		// Two lines: the test and connection, then the size; with many
 		// tests the connection goes with the size, so that names do not
 		// run into each other.
-		first, second := report.Clean(k.Test), sizeLabel(k.Size)
+		first, second := textfmt.Clean(k.Test), sizeLabel(k.Size)
 		if k.Connection != "" && len(cats) > 6 {
-			second = report.Clean(k.Connection) + " " + second
+			second = textfmt.Clean(k.Connection) + " " + second
 		} else if k.Connection != "" {
-			first += " " + report.Clean(k.Connection)
+			first += " " + textfmt.Clean(k.Connection)
 		}
 		c.x.ticks = append(c.x.ticks, tick{float64(ci + 1), first + "\n" + second})
 	}
@@ -624,13 +625,13 @@ func (p *plotter) byTest(kind string, keys []report.Key) *chart {
 	return c
 }
 
-// smallNum writes v as report.Num does, and a value below 0.1 with three
+// smallNum writes v as textfmt.Num does, and a value below 0.1 with three
 // significant digits ("0.00131") rather than rounded to nothing.
 func smallNum(v float64) string {
 	if v != 0 && math.Abs(v) < 0.1 {
 		return strconv.FormatFloat(v, 'g', 3, 64)
 	}
-	return report.Num(v)
+	return textfmt.Num(v)
 }
 
 // intervals are the over-time charts of key k: bandwidth and latency per
@@ -650,14 +651,14 @@ func (p *plotter) intervals(k report.Key) []*chart {
 		for _, iv := range r.Intervals {
 			x := iv.StartS + iv.DurationS/2
 			end = max(end, iv.StartS+iv.DurationS)
-			span := fmt.Sprintf("%s-%s s", report.Num(iv.StartS), report.Num(iv.StartS+iv.DurationS))
+			span := fmt.Sprintf("%s-%s s", textfmt.Num(iv.StartS), textfmt.Num(iv.StartS+iv.DurationS))
 			if b := iv.Bandwidth; b != nil {
-				bwPts = append(bwPts, point{x: x, y: b.Gbps, tip: fmt.Sprintf("%s: %s Gbit/s", span, report.Num(b.Gbps))})
+				bwPts = append(bwPts, point{x: x, y: b.Gbps, tip: fmt.Sprintf("%s: %s Gbit/s", span, textfmt.Num(b.Gbps))})
 			}
 			if l := iv.Latency; l != nil && l.Count > 0 {
 				basis = l.Basis
-				p50 = append(p50, point{x: x, y: l.P50Ns / 1e3, tip: fmt.Sprintf("%s: p50 %s µs", span, report.Num(l.P50Ns/1e3))})
-				p99 = append(p99, point{x: x, y: l.P99Ns / 1e3, tip: fmt.Sprintf("%s: p99 %s µs", span, report.Num(l.P99Ns/1e3))})
+				p50 = append(p50, point{x: x, y: l.P50Ns / 1e3, tip: fmt.Sprintf("%s: p50 %s µs", span, textfmt.Num(l.P50Ns/1e3))})
+				p99 = append(p99, point{x: x, y: l.P99Ns / 1e3, tip: fmt.Sprintf("%s: p99 %s µs", span, textfmt.Num(l.P99Ns/1e3))})
 			}
 		}
 		color := p.colorOf(si, lines)
@@ -762,11 +763,11 @@ func tickNum(v float64) string {
 	case v > 0 && v < 0.01:
 		return strconv.FormatFloat(v, 'g', -1, 64)
 	case v >= 1e6:
-		return report.Num(v/1e6) + "M"
+		return textfmt.Num(v/1e6) + "M"
 	case v >= 1e4:
-		return report.Num(v/1e3) + "k"
+		return textfmt.Num(v/1e3) + "k"
 	}
-	return report.Num(v)
+	return textfmt.Num(v)
 }
 
 // sizeAxis is a log2 axis over the message sizes, a tick at each size when
@@ -970,9 +971,9 @@ func sourceLine(doc *report.Document) string {
 	if stop := doc.Stopped(); stop != "" {
 		parts = append(parts, "stopped: "+stop)
 	}
-	line := report.Clean(strings.Join(parts, ", "))
+	line := textfmt.Clean(strings.Join(parts, ", "))
 	if len(doc.Command) > 0 {
-		line += ": " + report.Clean(strings.Join(doc.Command, " "))
+		line += ": " + textfmt.Clean(strings.Join(doc.Command, " "))
 	}
 	return line
 }

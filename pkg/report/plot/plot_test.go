@@ -90,27 +90,27 @@ func TestSpectrumPoints(t *testing.T) {
 		if l == nil {
 			continue
 		}
-		h, err := report.DecodeHistogram(l.Histogram)
+		h, err := l.DecodeHistogram()
 		if err != nil {
 			t.Fatal(err)
 		}
 		pts := spectrumPoints(h, l)
 		if len(pts) < 10 {
-			t.Fatalf("%s: %d points", report.KeyOf(&r), len(pts))
+			t.Fatalf("%s: %d points", r.Key(), len(pts))
 		}
 		for i := 1; i < len(pts); i++ {
 			if pts[i].x <= pts[i-1].x || pts[i].y < pts[i-1].y {
-				t.Fatalf("%s: point %d %v after %v", report.KeyOf(&r), i, pts[i], pts[i-1])
+				t.Fatalf("%s: point %d %v after %v", r.Key(), i, pts[i], pts[i-1])
 			}
 		}
 		first, last := pts[0], pts[len(pts)-1]
 		if first.x != 1 || first.y != l.MinNs/1e3 || last.x != float64(l.Count) || last.y != l.MaxNs/1e3 {
-			t.Errorf("%s: spectrum from %v to %v; min %v max %v count %d", report.KeyOf(&r), first, last, l.MinNs, l.MaxNs, l.Count)
+			t.Errorf("%s: spectrum from %v to %v; min %v max %v count %d", r.Key(), first, last, l.MinNs, l.MaxNs, l.Count)
 		}
 		// The point at x = 100 (p99) is the document's p99.
 		for _, p := range pts {
 			if math.Abs(p.x-100) < 1e-9 && p.y != l.P99Ns/1e3 {
-				t.Errorf("%s: p99 point %v, document p99 %v ns", report.KeyOf(&r), p, l.P99Ns)
+				t.Errorf("%s: p99 point %v, document p99 %v ns", r.Key(), p, l.P99Ns)
 			}
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/textfmt"
 )
 
 // Output formats for github-action-benchmark
@@ -58,7 +59,7 @@ var (
 // size and figure, named "write-lat RC 2 B p50" ("... bidirectional" for
 // a bidirectional test); in a document of repeated runs the value is the
 // median over the runs (failed runs left out) and Range its confidence
-// interval, as [report.Summarize] computes them. Results that measured nothing of
+// interval, as [report.Document.Summarize] computes them. Results that measured nothing of
 // the kind are left out: a document with none gives "[]", which the action
 // refuses ("No benchmark result was found").
 func WriteBenchAction(w io.Writer, doc *report.Document, bandwidth bool) error {
@@ -93,10 +94,10 @@ func writeBenchAction(w io.Writer, srcs []report.Source, bandwidth bool) error {
 func benchActionEntries(doc *report.Document, prefix string, bandwidth bool) []BenchActionEntry {
 	var out []BenchActionEntry
 	device := benchActionDevice(doc)
-	groups := report.GroupResults(doc)
+	groups := doc.Groups()
 	for i := range groups {
 		g := &groups[i]
-		sum := report.SummarizeGroup(g)
+		sum := g.Summarize()
 		figs, unit, scale := benchActionLatency, "us", 1e3
 		if bandwidth {
 			figs, unit, scale = benchActionBandwidth, "", 1
@@ -151,14 +152,14 @@ func benchActionDevice(doc *report.Document) string {
 	if d == nil {
 		return ""
 	}
-	parts := []string{report.Clean(d.Name)}
+	parts := []string{textfmt.Clean(d.Name)}
 	if d.Firmware != "" {
-		parts = append(parts, "firmware "+report.Clean(d.Firmware))
+		parts = append(parts, "firmware "+textfmt.Clean(d.Firmware))
 	}
 	if d.GIDType != "" {
-		parts = append(parts, report.Clean(d.GIDType))
+		parts = append(parts, textfmt.Clean(d.GIDType))
 	} else if d.LinkLayer != "" {
-		parts = append(parts, report.Clean(d.LinkLayer))
+		parts = append(parts, textfmt.Clean(d.LinkLayer))
 	}
 	if d.ActiveMTU > 0 {
 		parts = append(parts, "MTU "+strconv.Itoa(d.ActiveMTU))
@@ -168,12 +169,12 @@ func benchActionDevice(doc *report.Document) string {
 
 // benchActionHosts is "node-a", "node-a to node-b" or "node-a (loopback)".
 func benchActionHosts(doc *report.Document) string {
-	h := report.Clean(doc.Hosts.Local.Hostname)
+	h := textfmt.Clean(doc.Hosts.Local.Hostname)
 	switch {
 	case h == "":
 		return ""
 	case doc.Hosts.Remote != nil:
-		return h + " to " + report.Clean(doc.Hosts.Remote.Hostname)
+		return h + " to " + textfmt.Clean(doc.Hosts.Remote.Hostname)
 	}
 	return h + " (loopback)"
 }

@@ -82,14 +82,14 @@ func TestBenchActionReadsBack(t *testing.T) {
 			}
 			wants := map[string]want{}
 			var order []string
-			for _, s := range report.Summarize(doc) {
+			for _, s := range doc.Summarize() {
 				figs := []report.Figure{report.FigP50, report.FigP99, report.FigP999}
 				if bandwidth {
 					figs = []report.Figure{report.FigGbps, report.FigMsgRate}
 				}
 				bidir := false
 				for _, r := range doc.Results {
-					if report.KeyOf(&r) == s.Key() && r.Bidirectional() {
+					if r.Key() == s.Key() && r.Bidirectional() {
 						bidir = true
 					}
 				}

@@ -15,6 +15,7 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 	"github.com/rdmabench/rdmabench/pkg/report"
 	"github.com/rdmabench/rdmabench/pkg/report/compare"
+	"github.com/rdmabench/rdmabench/pkg/report/textfmt"
 )
 
 // CompareFormats are the output formats of a comparison.
@@ -101,7 +102,7 @@ func compareCells(c *compare.Comparison) (rows []row, notes []string) {
 		for i, fc := range r.Figures {
 			cells := make([]string, 4, len(compareLabels))
 			if i == 0 {
-				cells[0], cells[1], cells[2] = report.Clean(r.Test), cmp.Or(report.Clean(r.Connection), "-"), strconv.Itoa(r.Size)
+				cells[0], cells[1], cells[2] = textfmt.Clean(r.Test), cmp.Or(textfmt.Clean(r.Connection), "-"), strconv.Itoa(r.Size)
 			}
 			cells[3] = figureLabel(fc.Figure, u)
 			cells = append(cells, spreadCell(fc.Figure, fc.Base, u), spreadCell(fc.Figure, fc.New, u), fc.Delta(), fc.Test())
@@ -144,7 +145,7 @@ func alignDeltas(rows []row) {
 	}
 }
 
-func spreadCell(f report.Figure, s report.Spread, u report.LatencyUnit) string {
+func spreadCell(f report.Figure, s report.Spread, u textfmt.LatencyUnit) string {
 	if s.N == 0 {
 		return "-"
 	}
@@ -153,7 +154,7 @@ func spreadCell(f report.Figure, s report.Spread, u report.LatencyUnit) string {
 
 // compareUnit is the latency unit of a comparison's table: that of the
 // p50 medians of both sides.
-func compareUnit(c *compare.Comparison) report.LatencyUnit {
+func compareUnit(c *compare.Comparison) textfmt.LatencyUnit {
 	var p50s []float64
 	for _, r := range c.Rows {
 		for _, fc := range r.Figures {
@@ -167,7 +168,7 @@ func compareUnit(c *compare.Comparison) report.LatencyUnit {
 			}
 		}
 	}
-	return report.LatencyUnitOf(p50s)
+	return textfmt.LatencyUnitOf(p50s)
 }
 
 // compareTrailer returns the lines after the numbered footnotes: the
@@ -267,7 +268,7 @@ func sideLine(s *compare.Side) string {
 		}
 		parts = append(parts, dev)
 	}
-	return report.Clean(s.Name) + ": " + report.Clean(strings.Join(parts, ", "))
+	return textfmt.Clean(s.Name) + ": " + textfmt.Clean(strings.Join(parts, ", "))
 }
 
 func compareTable(b *bytes.Buffer, c *compare.Comparison, gates *compare.GateResult, opts Options) error {
@@ -299,13 +300,13 @@ func compareTable(b *bytes.Buffer, c *compare.Comparison, gates *compare.GateRes
 			b.WriteByte('\n')
 		}
 		for i, n := range notes {
-			fmt.Fprintf(b, "[%d] %s\n", i+1, report.Clean(n))
+			fmt.Fprintf(b, "[%d] %s\n", i+1, textfmt.Clean(n))
 		}
 	}
 	if trailer := compareTrailer(c, gates); len(trailer) > 0 {
 		b.WriteByte('\n')
 		for _, l := range trailer {
-			b.WriteString(report.Clean(l) + "\n")
+			b.WriteString(textfmt.Clean(l) + "\n")
 		}
 	}
 	if opts.Width > 0 {

@@ -15,6 +15,7 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 	"github.com/rdmabench/rdmabench/pkg/report"
 	"github.com/rdmabench/rdmabench/pkg/report/compare"
+	"github.com/rdmabench/rdmabench/pkg/report/textfmt"
 )
 
 // MeshCompareFormats are the output formats of a comparison of two meshes.
@@ -107,7 +108,7 @@ func meshSideLine(s *compare.MeshSide) string {
 		parts = append(parts, s.Start.UTC().Format(time.RFC3339))
 	}
 	parts = append(parts, fmt.Sprintf("mesh of %d ranks, %d links, %d failed", s.Ranks, s.Links, s.Failed))
-	return report.Clean(s.Name) + ": " + report.Clean(strings.Join(parts, ", "))
+	return textfmt.Clean(s.Name) + ": " + textfmt.Clean(strings.Join(parts, ", "))
 }
 
 // matchLine says how the links of c were matched.
@@ -144,7 +145,7 @@ func changeCell(ch *float64) string {
 	return pct(*ch)
 }
 
-func medianCell(f report.Figure, v *float64, u report.LatencyUnit) string {
+func medianCell(f report.Figure, v *float64, u textfmt.LatencyUnit) string {
 	if v == nil {
 		return "-"
 	}
@@ -152,7 +153,7 @@ func medianCell(f report.Figure, v *float64, u report.LatencyUnit) string {
 }
 
 // figureCell is a matrix's figure with its unit, as tables head it.
-func figureCell(f report.Figure, u report.LatencyUnit) string {
+func figureCell(f report.Figure, u textfmt.LatencyUnit) string {
 	if f.IsLatency() {
 		return f.Label() + " " + u.Name
 	}
@@ -161,14 +162,14 @@ func figureCell(f report.Figure, u report.LatencyUnit) string {
 
 // matrixChangeUnit is the latency unit of a compared matrix's rows: that
 // of its medians on both sides.
-func matrixChangeUnit(mc *compare.MatrixChange) report.LatencyUnit {
+func matrixChangeUnit(mc *compare.MatrixChange) textfmt.LatencyUnit {
 	var vs []float64
 	for _, v := range []*float64{mc.BaseMedian, mc.NewMedian} {
 		if v != nil {
 			vs = append(vs, *v)
 		}
 	}
-	return report.LatencyUnitOf(vs)
+	return textfmt.LatencyUnitOf(vs)
 }
 
 // capped returns at most MeshListMax lines of ls, and a last line saying
@@ -252,7 +253,7 @@ func (t textSheet) grid(title string, rows []row, labels []string, aligns []tw.A
 	}
 	var all []row
 	if t.width > 0 {
-		for _, l := range wrap(report.Clean(title), t.width) {
+		for _, l := range wrap(textfmt.Clean(title), t.width) {
 			all = append(all, row{kind: rowTitle, text: l})
 		}
 	} else {
@@ -278,7 +279,7 @@ func (t textSheet) notes(notes []string) {
 		if t.md {
 			fmt.Fprintf(t.b, "- %s\n", mdEscape(n))
 		} else {
-			t.b.WriteString(report.Clean(n) + "\n")
+			t.b.WriteString(textfmt.Clean(n) + "\n")
 		}
 	}
 }

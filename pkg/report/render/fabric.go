@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/textfmt"
 )
 
 // The table's rows for a result spread over loop threads (--threads),
@@ -17,9 +18,9 @@ import (
 func fabricBandwidthRows(r *report.Result, u rateUnits) []row {
 	var rows []row
 	for _, d := range r.Devices {
-		label := "  " + report.Clean(d.Device)
+		label := "  " + textfmt.Clean(d.Device)
 		if d.ServerDevice != "" && d.ServerDevice != d.Device {
-			label += " / " + report.Clean(d.ServerDevice)
+			label += " / " + textfmt.Clean(d.ServerDevice)
 		}
 		cells := []string{label, "", "", "-"}
 		if d.Iterations > 0 {
@@ -61,10 +62,10 @@ func threadRows(ts []report.Thread, indent string, u rateUnits) []row {
 
 // fabricLatencyRows are the rows under a latency result's own: each
 // device's figures, and the load it ran under.
-func fabricLatencyRows(r *report.Result, u report.LatencyUnit) []row {
+func fabricLatencyRows(r *report.Result, u textfmt.LatencyUnit) []row {
 	var rows []row
 	for _, d := range r.Devices {
-		cells := []string{"  " + report.Clean(d.Device), "", "", "-"}
+		cells := []string{"  " + textfmt.Clean(d.Device), "", "", "-"}
 		if d.Latency == nil {
 			rows = append(rows, errorRow(cells, cmp.Or(d.Error, "no latency"), ""))
 			continue
@@ -83,7 +84,7 @@ func fabricLatencyRows(r *report.Result, u report.LatencyUnit) []row {
 
 // loadText says what a load moved while a size's latency was measured.
 func loadText(l *report.Load) string {
-	s := fmt.Sprintf("under load: %s, %d QPs of %d B", report.Clean(l.Test), l.QPs, l.Size)
+	s := fmt.Sprintf("under load: %s, %d QPs of %d B", textfmt.Clean(l.Test), l.QPs, l.Size)
 	if b := l.Bandwidth; b != nil {
 		s += fmt.Sprintf(", %.3f Gbit/s (%.4f Mmsg/s) during the samples", b.Gbps, b.Mmsgps)
 	}

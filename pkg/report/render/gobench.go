@@ -12,6 +12,7 @@ import (
 	"unicode"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/textfmt"
 )
 
 // Units of the Go benchmark format output, each in its base unit, with no
@@ -195,7 +196,7 @@ func gobenchConfig(doc *report.Document) [][2]string {
 }
 
 // gobenchClean makes s safe for one line of the format.
-func gobenchClean(s string) string { return strings.TrimSpace(report.Clean(s)) }
+func gobenchClean(s string) string { return strings.TrimSpace(textfmt.Clean(s)) }
 
 // sig6 formats v with six significant digits, without an exponent.
 func sig6(v float64) string {

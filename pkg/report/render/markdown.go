@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/textfmt"
 )
 
 // WriteMarkdown writes doc as GitHub-flavoured Markdown, for a pull-request
@@ -29,7 +30,7 @@ func WriteMarkdown(w io.Writer, doc *report.Document) error {
 	var rows []row
 	if doc.Repeated() {
 		notes = newSummaryFootnotes(doc)
-		rows = buildSummaryRows(doc, report.Summarize(doc), notes)
+		rows = buildSummaryRows(doc, doc.Summarize(), notes)
 	} else {
 		notes = newFootnotes(doc)
 		rows = buildRows(doc, notes)
@@ -162,13 +163,13 @@ func mdLine(cells []string) string {
 // are escaped.
 func mdEscape(s string) string {
 	r := strings.NewReplacer(`\`, `\\`, "|", `\|`, "*", `\*`, "_", `\_`, "<", "&lt;", ">", "&gt;", "`", "\\`")
-	return r.Replace(report.Clean(s))
+	return r.Replace(textfmt.Clean(s))
 }
 
 // mdCode writes s as inline code, with a fence longer than any run of
 // backticks in it.
 func mdCode(s string) string {
-	s = strings.ReplaceAll(report.Clean(s), "|", `\|`)
+	s = strings.ReplaceAll(textfmt.Clean(s), "|", `\|`)
 	fence := "`"
 	for strings.Contains(s, fence) {
 		fence += "`"

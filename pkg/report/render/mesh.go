@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/textfmt"
 )
 
 // MeshFormats are the formats a mesh document renders in.
@@ -66,7 +67,7 @@ func writeMeshText(w io.Writer, doc *report.Document, md bool, opts Options) err
 	if md {
 		fmt.Fprintf(&b, "### %s\n\n", mdEscape(title))
 	} else {
-		b.WriteString(report.Clean(title) + "\n")
+		b.WriteString(textfmt.Clean(title) + "\n")
 	}
 	if len(doc.Command) > 0 {
 		line("command", strings.Join(doc.Command, " "))
@@ -133,7 +134,7 @@ func writeMeshText(w io.Writer, doc *report.Document, md bool, opts Options) err
 			fmt.Fprintf(&b, "**%s**\n\n", mdEscape(head))
 			writeMatrixMarkdown(&b, &mx, u)
 		} else {
-			b.WriteString(report.Clean(head) + "\n")
+			b.WriteString(textfmt.Clean(head) + "\n")
 			writeMatrixText(&b, &mx, u, opts.Width)
 		}
 	}
@@ -165,7 +166,7 @@ func writeMeshText(w io.Writer, doc *report.Document, md bool, opts Options) err
 			if md {
 				fmt.Fprintf(&b, "- %s\n", mdEscape(n))
 			} else {
-				b.WriteString(report.Clean(n) + "\n")
+				b.WriteString(textfmt.Clean(n) + "\n")
 			}
 		}
 	}
@@ -197,7 +198,7 @@ func blameLine(b *report.MeshBlame) string {
 			side = "below"
 		}
 		s += fmt.Sprintf("; %s %s: bad %s %s× the fleet median of %s (the median of the ranks' medians; spread %s)", k, f.Figure.Name(), side,
-			strconv.FormatFloat(f.Limit, 'g', 3, 64), report.MessageFigures(f.Figure, f.FleetMedian)[0], pct(f.Spread))
+			strconv.FormatFloat(f.Limit, 'g', 3, 64), f.Figure.FormatAll(f.FleetMedian)[0], pct(f.Spread))
 	}
 	return s
 }
@@ -288,7 +289,7 @@ func rankLine(r *report.MeshRank) string {
 
 // writeMatrixText writes mx as aligned columns, in blocks of columns
 // that each fit width (0: one block).
-func writeMatrixText(b *bytes.Buffer, mx *report.Matrix, u report.LatencyUnit, width int) {
+func writeMatrixText(b *bytes.Buffer, mx *report.Matrix, u textfmt.LatencyUnit, width int) {
 	n := len(mx.Values)
 	cells := make([][]string, n+1)
 	cells[0] = append(cells[0], "from\\to")
@@ -332,7 +333,7 @@ func writeMatrixText(b *bytes.Buffer, mx *report.Matrix, u report.LatencyUnit, w
 	}
 }
 
-func writeMatrixMarkdown(b *bytes.Buffer, mx *report.Matrix, u report.LatencyUnit) {
+func writeMatrixMarkdown(b *bytes.Buffer, mx *report.Matrix, u textfmt.LatencyUnit) {
 	n := len(mx.Values)
 	b.WriteString("| from \\ to |")
 	for j := range n {
@@ -469,13 +470,13 @@ const meshHostLevelLine = "ranks are hosts: each link ran on every device of bot
 
 // meshCell writes v of f for a matrix cell: a latency in u (the
 // matrix's), µs with two decimals; Gbit/s with two or four decimals.
-func meshCell(f report.Figure, v *float64, u report.LatencyUnit) string {
+func meshCell(f report.Figure, v *float64, u textfmt.LatencyUnit) string {
 	if v == nil {
 		return "-"
 	}
 	x := *v
 	if f.IsLatency() {
-		if u != report.UnitUs && !math.IsNaN(x) && !math.IsInf(x, 0) {
+		if u != textfmt.UnitUs && !math.IsNaN(x) && !math.IsInf(x, 0) {
 			return u.Cell(x)
 		}
 		x /= 1e3
@@ -491,7 +492,7 @@ func meshCell(f report.Figure, v *float64, u report.LatencyUnit) string {
 
 // meshTableUnit is the unit of a matrix's cells as tables show them: a
 // latency in u.
-func meshTableUnit(f report.Figure, u report.LatencyUnit) string {
+func meshTableUnit(f report.Figure, u textfmt.LatencyUnit) string {
 	if f.IsLatency() {
 		return u.Name
 	}
@@ -499,7 +500,7 @@ func meshTableUnit(f report.Figure, u report.LatencyUnit) string {
 }
 
 // matrixUnit is the latency unit of a matrix's table: that of its cells.
-func matrixUnit(mx *report.Matrix) report.LatencyUnit {
+func matrixUnit(mx *report.Matrix) textfmt.LatencyUnit {
 	var vs []float64
 	for i, row := range mx.Values {
 		for j, v := range row {
@@ -508,5 +509,5 @@ func matrixUnit(mx *report.Matrix) report.LatencyUnit {
 			}
 		}
 	}
-	return report.LatencyUnitOf(vs)
+	return textfmt.LatencyUnitOf(vs)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/textfmt"
 )
 
 // meshTableHosts is the most hosts whose host matrix a table prints; a
@@ -144,7 +145,7 @@ func writeAggregateText(b *bytes.Buffer, m *report.Mesh, md bool, width int) {
 	}
 }
 
-func worstValue(f report.Figure, w *report.WorstLink, u report.LatencyUnit) string {
+func worstValue(f report.Figure, w *report.WorstLink, u textfmt.LatencyUnit) string {
 	if w == nil {
 		return "-"
 	}
@@ -153,7 +154,7 @@ func worstValue(f report.Figure, w *report.WorstLink, u report.LatencyUnit) stri
 
 // aggregateUnit is the latency unit of an aggregate figure's tables:
 // that of its NICs' medians.
-func aggregateUnit(f *report.AggregateFigure) report.LatencyUnit {
+func aggregateUnit(f *report.AggregateFigure) textfmt.LatencyUnit {
 	var vs []float64
 	for _, r := range f.NICs {
 		if r.Median != nil {
@@ -163,7 +164,7 @@ func aggregateUnit(f *report.AggregateFigure) report.LatencyUnit {
 	if len(vs) == 0 && f.Median != nil {
 		vs = append(vs, *f.Median)
 	}
-	return report.LatencyUnitOf(vs)
+	return textfmt.LatencyUnitOf(vs)
 }
 
 // heading writes a line of a mesh table: bold in Markdown.
@@ -172,7 +173,7 @@ func heading(b *bytes.Buffer, s string, md bool) {
 		fmt.Fprintf(b, "**%s**\n\n", mdEscape(s))
 		return
 	}
-	b.WriteString(report.Clean(s) + "\n")
+	b.WriteString(textfmt.Clean(s) + "\n")
 }
 
 // writeRows writes rows (the first the header) as aligned columns, the
@@ -227,7 +228,7 @@ func writeRows(b *bytes.Buffer, rows [][]string, md bool, width int) {
 					line.WriteString("  " + pad + c)
 				}
 			}
-			b.WriteString(report.Clean(strings.TrimRight(line.String(), " ")) + "\n")
+			b.WriteString(textfmt.Clean(strings.TrimRight(line.String(), " ")) + "\n")
 		}
 	}
 }

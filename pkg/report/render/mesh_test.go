@@ -42,7 +42,7 @@ func TestMeshDuplexMatrices(t *testing.T) {
 	}
 	// Limits: the ping-pong 1 <-> 2 fails its p50 once; the two slow
 	// directions fail the bandwidth limit, each by its own figure.
-	fails := report.CheckMesh(m, report.Limits{P50: 2 * time.Microsecond, MinGbps: 2.5}, 0)
+	fails := m.CheckGates(report.Limits{P50: 2 * time.Microsecond, MinGbps: 2.5}, 0)
 	var got []string
 	for _, f := range fails {
 		got = append(got, fmt.Sprintf("%d->%d %s", f.From, f.To, f.Figure))
@@ -116,7 +116,7 @@ func TestMeshHostLevelTable(t *testing.T) {
 
 func TestMeshRender(t *testing.T) {
 	doc := reporttest.MeshFixture(t)
-	report.CheckMesh(doc.Mesh, report.Limits{}, 0.5)
+	doc.Mesh.CheckGates(report.Limits{}, 0.5)
 	doc.Mesh.Blame = &report.MeshBlame{Multiplier: 4, MinSpread: 1, MaxSpread: 1, Figures: []report.BlameFigure{
 		{Test: "write-lat", Connection: "RC", Size: 2, Figure: report.FigP50, Links: 5, FleetMedian: 1000, Spread: 1, Limit: 16},
 		{Test: "write-bw", Connection: "RC", Size: 65536, Figure: report.FigGbps, Links: 5, FleetMedian: 4, Spread: 1, Limit: 0.0625}}}

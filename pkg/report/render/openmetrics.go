@@ -86,7 +86,7 @@ var openMetricsQuantiles = []struct {
 // records has one). _sum and _count, in both the histogram and the
 // summary, are those of all the samples of those runs. In a document of
 // repeated runs every other figure (the quantiles, gauges) is the median
-// over the runs (failed runs left out), as [report.Summarize] computes it.
+// over the runs (failed runs left out), as [report.Document.Summarize] computes it.
 // Figures are in base units (seconds, bytes/s), as Prometheus names them.
 func WriteOpenMetrics(w io.Writer, doc *report.Document) error {
 	if doc == nil {
@@ -196,10 +196,10 @@ func (f *metricFamilies) add(doc *report.Document, source string) {
 	if !doc.End.IsZero() {
 		f.gauge(metricEnd, float64(doc.End.UnixNano())/1e9, base()...)
 	}
-	groups := report.GroupResults(doc)
+	groups := doc.Groups()
 	for i := range groups {
 		g := &groups[i]
-		sum := report.SummarizeGroup(g)
+		sum := g.Summarize()
 		key := base("test", sum.Test, "connection", sum.Connection, "size", strconv.Itoa(sum.Size))
 		if l := sum.Latency; l != nil {
 			lat := slices.Concat(key, []string{"basis", l.Basis})
@@ -275,7 +275,7 @@ func latencyHistogram(g *report.Group) *dto.Histogram {
 		if l.Histogram == "" {
 			return nil
 		}
-		h, err := report.DecodeHistogram(l.Histogram)
+		h, err := l.DecodeHistogram()
 		if err != nil || h.TotalCount() != l.Count {
 			return nil
 		}

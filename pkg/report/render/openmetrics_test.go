@@ -17,6 +17,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"github.com/rdmabench/rdmabench/pkg/latency"
 )
 
 // openMetricsTypes are the type of each family; the others are gauges.
@@ -159,7 +160,7 @@ func TestOpenMetricsReadsBack(t *testing.T) {
 		if !doc.End.IsZero() {
 			put("rdmabench_end_timestamp_seconds", "", float64(doc.End.Unix()), "device", dev, "host", host, "remote", remote)
 		}
-		for _, s := range report.Summarize(doc) {
+		for _, s := range doc.Summarize() {
 			key := []string{"device", dev, "host", host, "remote", remote, "test", s.Test, "connection", s.Connection, "size", strconv.Itoa(s.Size)}
 			if s.Latency != nil {
 				lat := append(key[:len(key):len(key)], "basis", s.Latency.Basis)
@@ -169,7 +170,7 @@ func TestOpenMetricsReadsBack(t *testing.T) {
 				}
 				var n, sum float64
 				for _, r := range doc.Results {
-					if report.KeyOf(&r) == s.Key() && r.Error == "" && r.Latency != nil {
+					if r.Key() == s.Key() && r.Error == "" && r.Latency != nil {
 						n += float64(r.Latency.Count)
 						sum += float64(r.Latency.Count) * r.Latency.MeanNs / 1e9
 					}
@@ -221,13 +222,13 @@ func TestOpenMetricsReadsBack(t *testing.T) {
 func checkLatencyHistograms(t *testing.T, name string, doc *report.Document, fams map[string]*dto.MetricFamily) {
 	t.Helper()
 	withHist := 0
-	for _, s := range report.Summarize(doc) {
+	for _, s := range doc.Summarize() {
 		if s.Latency == nil {
 			continue
 		}
 		all := true
 		for _, r := range doc.Results {
-			if report.KeyOf(&r) == s.Key() && r.Error == "" && r.Latency != nil && r.Latency.Histogram == "" {
+			if r.Key() == s.Key() && r.Error == "" && r.Latency != nil && r.Latency.Histogram == "" {
 				all = false
 			}
 		}
@@ -278,7 +279,7 @@ func checkLatencyHistograms(t *testing.T, name string, doc *report.Document, fam
 // run is left out, two runs add up.
 func TestOpenMetricsHistogramBuckets(t *testing.T) {
 	run := func(n int, values ...uint64) report.Result {
-		rec := report.NewLatencyRecorder(report.BasisRTT) // values as recorded, not halved
+		rec := latency.NewRecorder(report.BasisRTT) // values as recorded, not halved
 		for _, v := range values {
 			rec.Record(v)
 		}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/textfmt"
 )
 
 // Output formats of a results document.
@@ -171,7 +172,7 @@ func WriteSourcesWith(w io.Writer, format string, srcs []report.Source, opts Opt
 			if i > 0 {
 				out.WriteByte('\n')
 			}
-			fmt.Fprintf(&out, "%s\n", FitLines([]byte("==> "+report.Clean(s.Name)+" <=="), opts.Width))
+			fmt.Fprintf(&out, "%s\n", FitLines([]byte("==> "+textfmt.Clean(s.Name)+" <=="), opts.Width))
 		case FormatMarkdown:
 			if i > 0 {
 				out.WriteByte('\n')
@@ -181,7 +182,7 @@ func WriteSourcesWith(w io.Writer, format string, srcs []report.Source, opts Opt
 			if i > 0 {
 				out.WriteByte('\n')
 			}
-			fmt.Fprintf(&out, "# source: %s\n", report.Clean(s.Name))
+			fmt.Fprintf(&out, "# source: %s\n", textfmt.Clean(s.Name))
 		}
 		if err := WriteWith(&out, format, s.Doc, opts); err != nil {
 			return fmt.Errorf("%s: %w", s.Name, err)

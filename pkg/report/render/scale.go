@@ -1,16 +1,20 @@
 package render
 
-import "github.com/rdmabench/rdmabench/pkg/report"
+import (
+	"github.com/rdmabench/rdmabench/pkg/report"
+
+	"github.com/rdmabench/rdmabench/pkg/report/textfmt"
+)
 
 // scaledValue formats a figure for the results and comparison tables:
 // latencies in u (the table's), bandwidth and message rate scaled, MiB/s
 // with two decimals.
-func scaledValue(f report.Figure, v float64, u report.LatencyUnit) string {
+func scaledValue(f report.Figure, v float64, u textfmt.LatencyUnit) string {
 	switch f {
 	case report.FigGbps:
-		return report.GbitCell(v)
+		return textfmt.GbitCell(v)
 	case report.FigMsgRate:
-		return report.MmsgCell(v)
+		return textfmt.MmsgCell(v)
 	}
 	return tableValue(f, v, u)
 }
@@ -18,7 +22,7 @@ func scaledValue(f report.Figure, v float64, u report.LatencyUnit) string {
 // figureLabel names a figure in the comparison table: its unit when every
 // value has it ("p99 µs", "MiB/s"; a latency in u, the table's), else what
 // it is ("bandwidth").
-func figureLabel(f report.Figure, u report.LatencyUnit) string {
+func figureLabel(f report.Figure, u textfmt.LatencyUnit) string {
 	switch {
 	case f.IsLatency():
 		return f.Label() + " " + u.Name
@@ -31,9 +35,9 @@ func figureLabel(f report.Figure, u report.LatencyUnit) string {
 }
 
 // formatIn is f.Format(v) with a latency in u, up to three decimals.
-func formatIn(f report.Figure, v float64, u report.LatencyUnit) string {
+func formatIn(f report.Figure, v float64, u textfmt.LatencyUnit) string {
 	if f.IsLatency() {
-		return report.Num(v/u.Ns) + " " + u.Name
+		return textfmt.Num(v/u.Ns) + " " + u.Name
 	}
 	return f.Format(v)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/pkg/report"
 	"github.com/rdmabench/rdmabench/pkg/report/compare"
+	"github.com/rdmabench/rdmabench/pkg/report/textfmt"
 )
 
 // unitsDoc is a run whose latency tables need other units than µs: a
@@ -58,7 +59,7 @@ func TestLatencyUnits(t *testing.T) {
 		{[]float64{1e6, 4_210_500}, "ms"},
 		{[]float64{999_000, 4_210_500}, "µs"},
 	} {
-		if got := report.LatencyUnitOf(c.p50s).Name; got != c.want {
+		if got := textfmt.LatencyUnitOf(c.p50s).Name; got != c.want {
 			t.Errorf("latencyUnitOf(%v) = %s, want %s", c.p50s, got, c.want)
 		}
 	}
@@ -122,7 +123,7 @@ func TestLatencyUnitsElsewhere(t *testing.T) {
 // Messages of gates and limits write figures as tables do: rates scaled,
 // the latencies of one message in one unit; a limit with the digits
 // given.
-func TestMessageFigures(t *testing.T) {
+func TestFormatAll(t *testing.T) {
 	for _, c := range []struct {
 		f    report.Figure
 		vs   []float64
@@ -136,12 +137,12 @@ func TestMessageFigures(t *testing.T) {
 		{report.FigMsgRate, []float64{0.000399}, "399.0 msg/s"},
 		{report.FigMiBps, []float64{24.94}, "24.94 MiB/s"},
 	} {
-		if got := strings.Join(report.MessageFigures(c.f, c.vs...), " "); got != c.want {
-			t.Errorf("MessageFigures(%s, %v) = %q, want %q", c.f, c.vs, got, c.want)
+		if got := strings.Join(c.f.FormatAll(c.vs...), " "); got != c.want {
+			t.Errorf("%s.FormatAll(%v) = %q, want %q", c.f, c.vs, got, c.want)
 		}
 	}
 	doc := unitsDoc()
-	fails := report.CheckLimits(doc, report.Limits{P99: 5 * time.Millisecond, MinGbps: 100, MinMsgRate: 500_000})
+	fails := doc.CheckLimits(report.Limits{P99: 5 * time.Millisecond, MinGbps: 100, MinMsgRate: 500_000})
 	var got []string
 	for _, f := range fails {
 		got = append(got, f.Message)
@@ -170,20 +171,20 @@ func TestRateUnitPerColumn(t *testing.T) {
 		{[]float64{0.99996}, "Gbit/s"}, // 1.000 once rounded
 		{[]float64{0.0000009}, "bit/s"},
 	} {
-		if got := report.BandwidthUnitOf(c.gbps).Name; got != c.want {
+		if got := textfmt.BandwidthUnitOf(c.gbps).Name; got != c.want {
 			t.Errorf("BandwidthUnitOf(%v) = %s, want %s", c.gbps, got, c.want)
 		}
 	}
-	u := report.BandwidthUnitOf([]float64{0.0002899, 0.4953})
+	u := textfmt.BandwidthUnitOf([]float64{0.0002899, 0.4953})
 	for v, want := range map[float64]string{0.4953: "495.3", 0.0002899: "0.2899", 0.0000028991: "0.002899", 0.0123: "12.30", 1.5: "1500", 0: "0"} {
 		if got := u.Cell(v); got != want {
 			t.Errorf("%s cell of %v Gbit/s = %q, want %q", u.Name, v, got, want)
 		}
 	}
-	if got := report.MsgRateUnitOf([]float64{0.1879, 8.403}).Name; got != "Mmsg/s" {
+	if got := textfmt.MsgRateUnitOf([]float64{0.1879, 8.403}).Name; got != "Mmsg/s" {
 		t.Errorf("message rate unit %s, want Mmsg/s", got)
 	}
-	if got := report.MsgRateUnitOf([]float64{0.000399}).Name; got != "msg/s" {
+	if got := textfmt.MsgRateUnitOf([]float64{0.000399}).Name; got != "msg/s" {
 		t.Errorf("message rate unit %s, want msg/s", got)
 	}
 

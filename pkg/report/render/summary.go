@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/textfmt"
 )
 
 // The table of a document of repeated runs: one row per test, connection
@@ -61,10 +62,10 @@ func summarySection(s *report.Summary) section {
 // only the medians with too few runs for an interval), in sections like
 // buildRows.
 func buildSummaryRows(doc *report.Document, sums []report.Summary, notes *footnotes) []row {
-	groups := report.GroupResults(doc) // in the order of sums
+	groups := doc.Groups() // in the order of sums
 	var rows []row
 	cur := sectionNone
-	unit := report.UnitUs
+	unit := textfmt.UnitUs
 	var rates rateUnits
 	for i := range sums {
 		s := &sums[i]
@@ -79,7 +80,7 @@ func buildSummaryRows(doc *report.Document, sums []report.Summary, notes *footno
 			cur = sec
 		}
 		note := notes.refs(i)
-		first := []string{report.Clean(s.Test), cmp.Or(report.Clean(s.Connection), "-"), strconv.Itoa(s.Size), strconv.Itoa(s.Runs - s.Failed)}
+		first := []string{textfmt.Clean(s.Test), cmp.Or(textfmt.Clean(s.Connection), "-"), strconv.Itoa(s.Size), strconv.Itoa(s.Runs - s.Failed)}
 		figs, kind := report.LatencyFigures, ""
 		if sec == sectionLatency && s.Latency != nil {
 			kind = basisLabel(s.Latency.Basis)
@@ -130,7 +131,7 @@ func buildSummaryRows(doc *report.Document, sums []report.Summary, notes *footno
 
 // summarySectionUnit is the latency unit of the section that starts with
 // the first of sums: that of their medians' p50s.
-func summarySectionUnit(sums []report.Summary) report.LatencyUnit {
+func summarySectionUnit(sums []report.Summary) textfmt.LatencyUnit {
 	var p50s []float64
 	for i := range sums {
 		if summarySection(&sums[i]) != sectionLatency {
@@ -140,12 +141,12 @@ func summarySectionUnit(sums []report.Summary) report.LatencyUnit {
 			p50s = append(p50s, sp.Median)
 		}
 	}
-	return report.LatencyUnitOf(p50s)
+	return textfmt.LatencyUnitOf(p50s)
 }
 
 // summaryCell formats a median in its column's unit: a latency in u, a
 // rate in rates.
-func summaryCell(f report.Figure, v float64, u report.LatencyUnit, rates rateUnits) string {
+func summaryCell(f report.Figure, v float64, u textfmt.LatencyUnit, rates rateUnits) string {
 	switch f {
 	case report.FigGbps:
 		return rates.bw.Cell(v)
@@ -157,7 +158,7 @@ func summaryCell(f report.Figure, v float64, u report.LatencyUnit, rates rateUni
 
 // tableValue formats a figure the way the per-run table does, a latency
 // in u.
-func tableValue(f report.Figure, v float64, u report.LatencyUnit) string {
+func tableValue(f report.Figure, v float64, u textfmt.LatencyUnit) string {
 	switch {
 	case f.IsLatency():
 		return u.Cell(v)
@@ -183,14 +184,14 @@ func firstMeasured(rs []*report.Result) *report.Result {
 // text once, with the runs it came from) and the errors of its failed runs.
 func newSummaryFootnotes(doc *report.Document) *footnotes {
 	f := &footnotes{byResult: map[int][]int{}, failed: map[int]string{}, causes: map[string]int{}}
-	fails := report.Failures(doc)
-	failureOf := map[*report.Result]*report.Failure{}
+	fails := Failures(doc)
+	failureOf := map[*report.Result]*Failure{}
 	for j := range fails {
 		for _, i := range fails[j].Results {
 			failureOf[&doc.Results[i]] = &fails[j]
 		}
 	}
-	groups := report.GroupResults(doc)
+	groups := doc.Groups()
 	for i := range groups {
 		g := &groups[i]
 		add := func(text string) {
@@ -201,7 +202,7 @@ func newSummaryFootnotes(doc *report.Document) *footnotes {
 		runs := map[string][]int{}
 		for _, r := range g.Results {
 			for _, w := range r.Warnings {
-				w = report.Clean(w)
+				w = textfmt.Clean(w)
 				if _, ok := runs[w]; !ok {
 					order = append(order, w)
 				}
@@ -209,7 +210,7 @@ func newSummaryFootnotes(doc *report.Document) *footnotes {
 			}
 		}
 		for _, w := range order {
-			add(fmt.Sprintf("%s %d B: %s (%s)", report.Clean(g.Key.Test), g.Key.Size, w, runsLabel(runs[w], len(g.Results))))
+			add(fmt.Sprintf("%s %d B: %s (%s)", textfmt.Clean(g.Key.Test), g.Key.Size, w, runsLabel(runs[w], len(g.Results))))
 		}
 		// Each cause of the group's failed runs, in a footnote that says
 		// it once for every test and run it failed.
@@ -230,7 +231,7 @@ func runsLabel(runs []int, total int) string {
 	if len(runs) == total && total > 1 {
 		return "every run"
 	}
-	parts := report.IntRanges(runs)
+	parts := textfmt.IntRanges(runs)
 	if len(runs) == 1 {
 		return "run " + parts[0]
 	}

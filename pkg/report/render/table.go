@@ -18,6 +18,8 @@ import (
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/textfmt"
+	"github.com/rdmabench/rdmabench/pkg/settings"
 )
 
 // WriteTable writes doc for a terminal: a header block (tool, command, time,
@@ -61,7 +63,7 @@ func WriteTableWith(w io.Writer, doc *report.Document, opts Options) error {
 	var notes *footnotes
 	var rows []row
 	if doc.Repeated() {
-		sums := report.Summarize(doc)
+		sums := doc.Summarize()
 		notes = newSummaryFootnotes(doc)
 		rows = buildSummaryRows(doc, sums, notes)
 	} else {
@@ -107,9 +109,9 @@ func writeHeaderBlock(b *bytes.Buffer, doc *report.Document, at int) {
 	} else {
 		meta = append(meta, "without libibverbs")
 	}
-	fmt.Fprintf(b, "%s %s (%s)\n", report.Clean(name), report.Clean(cmp.Or(t.Version, "devel")), report.Clean(strings.Join(meta, ", ")))
+	fmt.Fprintf(b, "%s %s (%s)\n", textfmt.Clean(name), textfmt.Clean(cmp.Or(t.Version, "devel")), textfmt.Clean(strings.Join(meta, ", ")))
 	if len(doc.Command) > 0 {
-		kv(b, "command", report.Clean(strings.Join(doc.Command, " ")))
+		kv(b, "command", textfmt.Clean(strings.Join(doc.Command, " ")))
 	}
 	if !doc.Start.IsZero() {
 		s := doc.Start.UTC().Format(time.RFC3339)
@@ -213,12 +215,12 @@ func deviceLines(d *report.Device) (dev, gid string) {
 }
 
 func clockLine(c report.Clock) string {
-	s := fmt.Sprintf("%s, resolution %s ns", cmp.Or(c.Source, "unknown source"), report.Num(c.ResolutionNs))
+	s := fmt.Sprintf("%s, resolution %s ns", cmp.Or(c.Source, "unknown source"), textfmt.Num(c.ResolutionNs))
 	if c.ReportedResolutionNs > 0 {
-		s += fmt.Sprintf(" (reported %s ns)", report.Num(c.ReportedResolutionNs))
+		s += fmt.Sprintf(" (reported %s ns)", textfmt.Num(c.ReportedResolutionNs))
 	}
 	if c.ReadCostNs > 0 {
-		s += fmt.Sprintf(", read cost %s ns", report.Num(c.ReadCostNs))
+		s += fmt.Sprintf(", read cost %s ns", textfmt.Num(c.ReadCostNs))
 	}
 	return s
 }
@@ -243,7 +245,7 @@ func settingsLines(doc *report.Document) []string {
 	var lines []string
 	for _, k := range order {
 		if l := report.SettingsLine(groups[k]); l != "" {
-			lines = append(lines, fmt.Sprintf("%s %s: %s", report.Clean(k.test), report.Clean(cmp.Or(k.conn, "-")), report.Clean(l)))
+			lines = append(lines, fmt.Sprintf("%s %s: %s", textfmt.Clean(k.test), textfmt.Clean(cmp.Or(k.conn, "-")), textfmt.Clean(l)))
 		}
 	}
 	return lines
@@ -272,6 +274,8 @@ func writeSettings(b *bytes.Buffer, doc *report.Document, at int) {
 	}
 }
 
+// paramsLine is the "asked" line: what the command line asked for, each
+// setting named as pkg/settings' table names it.
 func paramsLine(p *report.Params) string {
 	var parts []string
 	add := func(k string, v int) {
@@ -285,38 +289,38 @@ func paramsLine(p *report.Params) string {
 	if p.Connection != "" {
 		parts = append(parts, p.Connection)
 	}
-	add("mtu", p.MTU)
-	add("tx-depth", p.TxDepth)
-	add("rx-depth", p.RxDepth)
-	add("qps", p.QPs)
+	add(settings.MTU.Label(), p.MTU)
+	add(settings.TxDepth.Label(), p.TxDepth)
+	add(settings.RxDepth.Label(), p.RxDepth)
+	add(settings.QPs.Label(), p.QPs)
 	if p.Inline != nil {
-		parts = append(parts, fmt.Sprintf("inline %d", *p.Inline))
+		parts = append(parts, fmt.Sprintf("%s %d", settings.Inline.Label(), *p.Inline))
 	}
-	add("cq-mod", p.CQMod)
-	add("post-list", p.PostList)
+	add(settings.CQMod.Label(), p.CQMod)
+	add(settings.PostList.Label(), p.PostList)
 	if p.Events {
-		parts = append(parts, "events")
+		parts = append(parts, settings.Events.Label())
 	}
 	if p.QPTimeout > 0 {
-		parts = append(parts, fmt.Sprintf("qp-timeout %d", p.QPTimeout))
+		parts = append(parts, fmt.Sprintf("%s %d", settings.QPTimeout.Label(), p.QPTimeout))
 	}
 	if p.Bidirectional {
-		parts = append(parts, "bidirectional")
+		parts = append(parts, settings.Bidirectional.Label())
 	}
 	if p.AtomicType != "" {
-		parts = append(parts, "atomic "+p.AtomicType)
+		parts = append(parts, settings.AtomicType.Label()+" "+p.AtomicType)
 	}
-	add("iterations", p.Iterations)
+	add(settings.Iterations.Label(), p.Iterations)
 	if p.DurationS > 0 {
-		parts = append(parts, "duration "+report.Num(p.DurationS)+" s")
+		parts = append(parts, settings.Duration.Label()+" "+textfmt.Num(p.DurationS)+" s")
 	}
 	if p.PrecisionPct > 0 {
-		parts = append(parts, fmt.Sprintf("precision %s%% within %s s", report.Num(p.PrecisionPct), report.Num(p.PrecisionCapS)))
+		parts = append(parts, fmt.Sprintf("%s %s%% within %s s", settings.Precision.Label(), textfmt.Num(p.PrecisionPct), textfmt.Num(p.PrecisionCapS)))
 	}
 	if p.Warmup != nil {
-		parts = append(parts, fmt.Sprintf("warm-up %d", *p.Warmup))
+		parts = append(parts, fmt.Sprintf("%s %d", settings.Warmup.Label(), *p.Warmup))
 	}
-	add("repeat", p.Repeat)
+	add(settings.Repeat.Label(), p.Repeat)
 	for _, k := range slices.Sorted(maps.Keys(p.Extra)) {
 		parts = append(parts, k+" "+p.Extra[k])
 	}
@@ -350,7 +354,7 @@ func bandwidthLabels(u rateUnits) []string {
 // rateUnits are the units of a bandwidth section's columns: one for its
 // bandwidths (BW and peak, which read against each other), one for its
 // message rates.
-type rateUnits struct{ bw, msg report.RateUnit }
+type rateUnits struct{ bw, msg textfmt.RateUnit }
 
 // unitsOf picks a section's units from every figure its rows show.
 func unitsOf(bs []*report.Bandwidth) rateUnits {
@@ -361,7 +365,7 @@ func unitsOf(bs []*report.Bandwidth) rateUnits {
 			mpps = append(mpps, b.Mmsgps)
 		}
 	}
-	return rateUnits{report.BandwidthUnitOf(gbps), report.MsgRateUnitOf(mpps)}
+	return rateUnits{textfmt.BandwidthUnitOf(gbps), textfmt.MsgRateUnitOf(mpps)}
 }
 
 // shownBandwidths are the figures r's rows show: its own, each
@@ -450,7 +454,7 @@ func resultSection(r *report.Result) section {
 func buildRows(doc *report.Document, notes *footnotes) []row {
 	var rows []row
 	cur := sectionNone
-	unit := report.UnitUs
+	unit := textfmt.UnitUs
 	var rates rateUnits
 	for i := range doc.Results {
 		r := &doc.Results[i]
@@ -478,7 +482,7 @@ func buildRows(doc *report.Document, notes *footnotes) []row {
 
 // sectionUnit is the latency unit of the section that starts with the
 // first of rs: that of the p50s of its results.
-func sectionUnit(rs []report.Result) report.LatencyUnit {
+func sectionUnit(rs []report.Result) textfmt.LatencyUnit {
 	var p50s []float64
 	for i := range rs {
 		if resultSection(&rs[i]) != sectionLatency {
@@ -488,7 +492,7 @@ func sectionUnit(rs []report.Result) report.LatencyUnit {
 			p50s = append(p50s, l.P50Ns)
 		}
 	}
-	return report.LatencyUnitOf(p50s)
+	return textfmt.LatencyUnitOf(p50s)
 }
 
 var cpuLabels = []string{"test", "conn", "bytes", "", "end", "user s", "sys s", "cores"}
@@ -545,16 +549,16 @@ func lead(r *report.Result, iters int64) []string {
 	if iters > 0 {
 		it = strconv.FormatInt(iters, 10)
 	}
-	return []string{report.Clean(r.Test), cmp.Or(report.Clean(r.Connection), "-"), strconv.Itoa(r.Size), it}
+	return []string{textfmt.Clean(r.Test), cmp.Or(textfmt.Clean(r.Connection), "-"), strconv.Itoa(r.Size), it}
 }
 
 func errorRow(first []string, msg, note string) row {
 	cells := make([]string, colKind, colKind+1)
 	copy(cells, first)
-	return row{kind: rowError, cells: append(cells, errorMarker), text: "error: " + report.Clean(msg), suffix: note}
+	return row{kind: rowError, cells: append(cells, errorMarker), text: "error: " + textfmt.Clean(msg), suffix: note}
 }
 
-func latencyRows(r *report.Result, note string, u report.LatencyUnit) []row {
+func latencyRows(r *report.Result, note string, u textfmt.LatencyUnit) []row {
 	iters := int64(r.Iterations)
 	if iters == 0 && r.Latency != nil {
 		iters = r.Latency.Count
@@ -583,7 +587,7 @@ func latencyRows(r *report.Result, note string, u report.LatencyUnit) []row {
 	return rows
 }
 
-func latencyCells(l *report.Latency, u report.LatencyUnit) []string {
+func latencyCells(l *report.Latency, u textfmt.LatencyUnit) []string {
 	cells := []string{basisLabel(l.Basis)}
 	if l.Count == 0 {
 		for range numCols - colFirstMetric {
@@ -604,7 +608,7 @@ func basisLabel(b string) string {
 	case report.BasisRTT:
 		return "rtt"
 	}
-	return cmp.Or(report.Clean(b), "?")
+	return cmp.Or(textfmt.Clean(b), "?")
 }
 
 func bandwidthRows(r *report.Result, note string, u rateUnits) []row {
@@ -690,7 +694,7 @@ func partCells(dir, qps string, b *report.Bandwidth, u rateUnits) []string {
 }
 
 func intervalLabel(iv report.Interval) string {
-	return "  " + report.Num(iv.StartS) + "-" + report.Num(iv.StartS+iv.DurationS) + " s"
+	return "  " + textfmt.Num(iv.StartS) + "-" + textfmt.Num(iv.StartS+iv.DurationS) + " s"
 }
 
 // minWrap is the width error texts wrap at when the table is narrower.
@@ -848,8 +852,8 @@ type footnotes struct {
 
 func newFootnotes(doc *report.Document) *footnotes {
 	f := &footnotes{byResult: map[int][]int{}, failed: map[int]string{}, causes: map[string]int{}}
-	fails := report.Failures(doc)
-	failureOf := map[int]*report.Failure{}
+	fails := Failures(doc)
+	failureOf := map[int]*Failure{}
 	for j := range fails {
 		for _, i := range fails[j].Results {
 			failureOf[i] = &fails[j]
@@ -865,14 +869,14 @@ func newFootnotes(doc *report.Document) *footnotes {
 			notes = append([]string{precisionNote(r.Precision)}, notes...)
 		}
 		for _, w := range notes {
-			f.texts = append(f.texts, fmt.Sprintf("%s %d B: %s", report.Clean(r.Test), r.Size, report.Clean(w)))
+			f.texts = append(f.texts, fmt.Sprintf("%s %d B: %s", textfmt.Clean(r.Test), r.Size, textfmt.Clean(w)))
 			f.byResult[i] = append(f.byResult[i], len(f.texts))
 		}
 		// A cause that failed one result is said in its row; one that
 		// failed several, once, in a footnote their rows refer to.
 		if fl := failureOf[i]; fl != nil {
 			if len(fl.Results) == 1 {
-				f.failed[i] = "error: " + report.Clean(fl.Cause)
+				f.failed[i] = "error: " + textfmt.Clean(fl.Cause)
 			} else {
 				f.failed[i] = "failed [" + strconv.Itoa(f.cause(doc, fl)) + "]"
 			}
@@ -883,11 +887,11 @@ func newFootnotes(doc *report.Document) *footnotes {
 
 // cause returns the number of the footnote that says fl's cause once,
 // with the results it failed, adding it the first time.
-func (f *footnotes) cause(doc *report.Document, fl *report.Failure) int {
+func (f *footnotes) cause(doc *report.Document, fl *Failure) int {
 	if n, ok := f.causes[fl.Cause]; ok {
 		return n
 	}
-	f.texts = append(f.texts, fl.Where(doc)+" failed: "+report.Clean(fl.Cause))
+	f.texts = append(f.texts, fl.Where(doc)+" failed: "+textfmt.Clean(fl.Cause))
 	f.causes[fl.Cause] = len(f.texts)
 	return len(f.texts)
 }
@@ -900,7 +904,7 @@ func (f *footnotes) sayFailure(i int, r *report.Result, rows []row) []row {
 	if !ok {
 		return rows
 	}
-	own := "error: " + report.Clean(r.Error)
+	own := "error: " + textfmt.Clean(r.Error)
 	for j := range rows {
 		if rows[j].kind == rowError && rows[j].text == own {
 			rows[j].text = say
@@ -937,12 +941,12 @@ func (f *footnotes) write(b *bytes.Buffer, doc *report.Document) {
 		fmt.Fprintf(b, "a %g%% confidence interval of the median needs at least %d runs: rows of fewer show the median alone\n", 100*report.Confidence, report.MinRunsForInterval)
 	}
 	for _, w := range doc.Warnings {
-		fmt.Fprintf(b, "warning: %s\n", report.Clean(w))
+		fmt.Fprintf(b, "warning: %s\n", textfmt.Clean(w))
 	}
 	// Only a run that stopped before its end says so: a test that failed
 	// did not stop the others (its row says why it failed).
 	if stopped != "" {
-		fmt.Fprintf(b, "error: %s (the run stopped; results before it are kept)\n", report.Clean(stopped))
+		fmt.Fprintf(b, "error: %s (the run stopped; results before it are kept)\n", textfmt.Clean(stopped))
 	}
 }
 
@@ -963,11 +967,11 @@ func precisionNote(p *report.Precision) string {
 	}
 	switch {
 	case p.HalfWidthPct == nil:
-		return fmt.Sprintf("%s not bounded: %d rounds are too few for a 95%% confidence interval (target ±%s%%)", what, p.Rounds, report.Num(p.TargetPct))
+		return fmt.Sprintf("%s not bounded: %d rounds are too few for a 95%% confidence interval (target ±%s%%)", what, p.Rounds, textfmt.Num(p.TargetPct))
 	case p.Met:
 		return fmt.Sprintf("%s known to ±%.1f%% (95%% confidence, %d rounds)", what, *p.HalfWidthPct, p.Rounds)
 	}
-	return fmt.Sprintf("%s known to ±%.1f%% only (target ±%s%%; 95%% confidence, %d rounds until the cap)", what, *p.HalfWidthPct, report.Num(p.TargetPct), p.Rounds)
+	return fmt.Sprintf("%s known to ±%.1f%% only (target ±%s%%; 95%% confidence, %d rounds until the cap)", what, *p.HalfWidthPct, textfmt.Num(p.TargetPct), p.Rounds)
 }
 
 // --- helpers ---

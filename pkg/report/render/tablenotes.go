@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/textfmt"
 )
 
 // The notes under a results table, before its settings: the port
@@ -146,7 +147,7 @@ func counterLines(doc *report.Document) []string {
 	}
 	for i := range doc.Results {
 		r := &doc.Results[i]
-		what := fmt.Sprintf("%s %s %d B", report.Clean(r.Test), cmp.Or(report.Clean(r.Connection), "-"), r.Size)
+		what := fmt.Sprintf("%s %s %d B", textfmt.Clean(r.Test), cmp.Or(textfmt.Clean(r.Connection), "-"), r.Size)
 		if doc.Repeated() && r.Run > 0 {
 			what += fmt.Sprintf(", run %d", r.Run)
 		}
@@ -182,7 +183,7 @@ func endLabel(doc *report.Document, end, dev string, shared bool) string {
 	if d == nil || d.Name == "" {
 		return end
 	}
-	end += " " + report.Clean(d.Name)
+	end += " " + textfmt.Clean(d.Name)
 	if d.Port > 0 {
 		end += fmt.Sprintf(" port %d", d.Port)
 	}
@@ -193,7 +194,7 @@ func endLabel(doc *report.Document, end, dev string, shared bool) string {
 func deltasText(deltas map[string]uint64) string {
 	var parts []string
 	for _, name := range slices.Sorted(maps.Keys(deltas)) {
-		parts = append(parts, fmt.Sprintf("%s +%d", report.Clean(name), deltas[name]))
+		parts = append(parts, fmt.Sprintf("%s +%d", textfmt.Clean(name), deltas[name]))
 	}
 	return strings.Join(parts, ", ")
 }

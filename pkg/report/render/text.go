@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/textfmt"
 )
 
 // pct formats a fraction as a signed percentage with two decimals.
@@ -15,7 +15,7 @@ func listText(v []int) string {
 	if len(v) == 0 {
 		return "-"
 	}
-	return strings.Join(report.IntRanges(v), ",")
+	return strings.Join(textfmt.IntRanges(v), ",")
 }
 
 func ptrTo[T any](v T) *T { return &v }

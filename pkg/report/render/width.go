@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/olekukonko/tablewriter/tw"
-	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/textfmt"
 )
 
 // Options say how the table forms are laid out.
@@ -32,7 +32,7 @@ func (o Options) wrapAt(def int) int {
 
 // kvAt is kv wrapped at width instead of headerWrap.
 func kvAt(b *bytes.Buffer, k, v string, width int) {
-	for i, l := range wrap(report.Clean(v), width-keyWidth) {
+	for i, l := range wrap(textfmt.Clean(v), width-keyWidth) {
 		if i > 0 {
 			k = ""
 		}

@@ -1,4 +1,4 @@
-package report
+package textfmt
 
 import (
 	"cmp"
@@ -170,48 +170,22 @@ func LatencyUnitOf(p50s []float64) LatencyUnit {
 	return UnitUs
 }
 
-// MessageFigures writes vs (values of f, in f's unit) for one message,
-// each with its unit, in the unit formatting f has in tables: a rate
-// scaled as its cell is ("368.4 Mbit/s", "702.7 msg/s"), latencies all in
-// the one unit a table of them would take ("4.021 µs > 1.312 µs", "1.234
-// ms > 900 µs" never), up to three decimals, so that the figures of a
-// message read against each other.
-func MessageFigures(f Figure, vs ...float64) []string {
-	out := make([]string, len(vs))
-	u := LatencyUnitOf(vs)
-	for i, v := range vs {
-		switch {
-		case f.IsLatency():
-			out[i] = Num(v/u.Ns) + " " + u.Name
-		case f == FigGbps:
-			out[i] = GbitCell(v)
-		case f == FigMsgRate:
-			out[i] = MmsgCell(v)
-		default:
-			out[i] = f.Format(v)
-		}
-	}
-	return out
+// Cell formats ns (nanoseconds) in u, without the unit.
+func (u LatencyUnit) Cell(Ns float64) string {
+	return strconv.FormatFloat(Ns/u.Ns, 'f', u.Digits, 64)
 }
 
-// limitFigure writes a limit of f (in f's unit) as a threshold given by
-// a person: with the prefix its figures take in messages and the digits
-// given ("90 Gbit/s", "500 Mbit/s", "1 Mmsg/s"), a latency in u with up
-// to three decimals.
-func limitFigure(f Figure, v float64, u LatencyUnit) string {
-	var base float64
-	var unit string
-	var ps []prefix
-	switch {
-	case f.IsLatency():
-		return Num(v/u.Ns) + " " + u.Name
-	case f == FigGbps:
-		base, unit, ps = v*1e9, "bit/s", bitPrefixes
-	case f == FigMsgRate:
-		base, unit, ps = v*1e6, "msg/s", msgPrefixes
-	default:
-		return strconv.FormatFloat(v, 'f', -1, 64) + " " + f.Unit()
-	}
+// GbitLimit writes a bandwidth limit (in Gbit/s) as a person gives it:
+// with the prefix its figures take in messages and the digits given
+// ("90 Gbit/s", "500 Mbit/s").
+func GbitLimit(gbps float64) string { return givenRate(gbps*1e9, "bit/s", bitPrefixes) }
+
+// MmsgLimit is GbitLimit for a message-rate limit in Mmsg/s ("1 Mmsg/s").
+func MmsgLimit(mmsgps float64) string { return givenRate(mmsgps*1e6, "msg/s", msgPrefixes) }
+
+// givenRate writes base (in the base unit) with the largest prefix of ps
+// that leaves it at least 1, its digits as given (no float noise).
+func givenRate(base float64, unit string, ps []prefix) string {
 	p := ps[len(ps)-1]
 	for _, q := range ps {
 		if math.Abs(base)/q.factor >= 0.99995 {
@@ -221,9 +195,4 @@ func limitFigure(f Figure, v float64, u LatencyUnit) string {
 	}
 	x, _ := strconv.ParseFloat(strconv.FormatFloat(base/p.factor, 'g', 6, 64), 64) // no float noise
 	return strconv.FormatFloat(x, 'f', -1, 64) + " " + p.Name + unit
-}
-
-// Cell formats ns (nanoseconds) in u, without the unit.
-func (u LatencyUnit) Cell(Ns float64) string {
-	return strconv.FormatFloat(Ns/u.Ns, 'f', u.Digits, 64)
 }

@@ -1,4 +1,4 @@
-package report_test
+package atomicfile_test
 
 import (
 	"errors"
@@ -6,8 +6,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
+	"github.com/rdmabench/rdmabench/internal/atomicfile"
 	"github.com/rdmabench/rdmabench/internal/reporttest"
 	"github.com/rdmabench/rdmabench/pkg/report"
 )
@@ -25,12 +27,12 @@ func dirEntries(t *testing.T, dir string) []string {
 	return names
 }
 
-func TestWriteFileAtomic(t *testing.T) {
+func TestWrite(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "results.json")
 
 	// New file.
-	if err := report.WriteFileAtomic(path, func(w io.Writer) error { return report.WriteJSON(w, reporttest.DurationDoc()) }); err != nil {
+	if err := atomicfile.Write(path, func(w io.Writer) error { return report.WriteJSON(w, reporttest.DurationDoc()) }); err != nil {
 		t.Fatal(err)
 	}
 	f, err := os.Open(path)
@@ -50,7 +52,7 @@ func TestWriteFileAtomic(t *testing.T) {
 	if err := os.Chmod(path, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := report.WriteFileAtomic(path, func(w io.Writer) error { _, err := io.WriteString(w, "new\n"); return err }); err != nil {
+	if err := atomicfile.Write(path, func(w io.Writer) error { _, err := io.WriteString(w, "new\n"); return err }); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(path); string(b) != "new\n" {
@@ -64,14 +66,14 @@ func TestWriteFileAtomic(t *testing.T) {
 	}
 }
 
-func TestWriteFileAtomicWriterFails(t *testing.T) {
+func TestWriteWriterFails(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "results.json")
 	if err := os.WriteFile(path, []byte("old results\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	boom := errors.New("boom")
-	err := report.WriteFileAtomic(path, func(w io.Writer) error {
+	err := atomicfile.Write(path, func(w io.Writer) error {
 		// Enough to go past any buffer, so part of it reached the temp file.
 		for i := range 10000 {
 			fmt.Fprintf(w, "partial line %d\n", i)
@@ -91,7 +93,7 @@ func TestWriteFileAtomicWriterFails(t *testing.T) {
 	// A panicking writer leaves nothing behind either.
 	func() {
 		defer func() { _ = recover() }()
-		_ = report.WriteFileAtomic(path, func(w io.Writer) error { panic("writer panic") })
+		_ = atomicfile.Write(path, func(w io.Writer) error { panic("writer panic") })
 	}()
 	if b, _ := os.ReadFile(path); string(b) != "old results\n" {
 		t.Errorf("after a panic the target is %q", b)
@@ -101,12 +103,51 @@ func TestWriteFileAtomicWriterFails(t *testing.T) {
 	}
 }
 
-func TestWriteFileAtomicBadPath(t *testing.T) {
+func TestWriteBadPath(t *testing.T) {
 	dir := t.TempDir()
-	if err := report.WriteFileAtomic(filepath.Join(dir, "missing", "r.json"), func(io.Writer) error { return nil }); err == nil {
+	if err := atomicfile.Write(filepath.Join(dir, "missing", "r.json"), func(io.Writer) error { return nil }); err == nil {
 		t.Error("missing directory: no error")
 	}
-	if err := report.WriteFileAtomic(dir, func(io.Writer) error { return nil }); err == nil {
+	if err := atomicfile.Write(dir, func(io.Writer) error { return nil }); err == nil {
 		t.Error("path is a directory: no error")
+	}
+}
+
+// TestWriteSymlink: a symbolic link at the path is replaced by the new
+// file, with its target's mode; the target is left as it was.
+func TestWriteSymlink(t *testing.T) {
+	dir := t.TempDir()
+	target, link := filepath.Join(dir, "target.json"), filepath.Join(dir, "link.json")
+	if err := os.WriteFile(target, []byte("target\n"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := atomicfile.Write(link, func(w io.Writer) error { _, err := io.WriteString(w, "new\n"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Lstat(link)
+	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o640 {
+		t.Fatalf("link after write: %v, %v; want a regular file of mode 0640", fi, err)
+	}
+	if b, _ := os.ReadFile(target); string(b) != "target\n" {
+		t.Errorf("target is %q: the link was followed", b)
+	}
+	if b, _ := os.ReadFile(link); string(b) != "new\n" {
+		t.Errorf("new file holds %q", b)
+	}
+}
+
+// TestWriteUmask: a new file gets 0644 whatever the umask.
+func TestWriteUmask(t *testing.T) {
+	old := syscall.Umask(0o077)
+	defer syscall.Umask(old)
+	path := filepath.Join(t.TempDir(), "r.json")
+	if err := atomicfile.Write(path, func(w io.Writer) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("mode %v, %v; want 0644", fi.Mode().Perm(), err)
 	}
 }

@@ -1,22 +1,19 @@
-package report_test
+package latency_test
 
 import (
-	"bytes"
-	"compress/zlib"
-	"encoding/base64"
-	"encoding/binary"
 	"encoding/json"
 	"math"
 	"math/big"
+	"math/rand/v2"
 	"reflect"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/rdmabench/rdmabench/internal/reporttest"
 	"github.com/rdmabench/rdmabench/pkg/report"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/rdmabench/rdmabench/pkg/latency"
 )
 
 var percentiles = []float64{50, 90, 99, 99.9, 99.99}
@@ -60,12 +57,12 @@ func relClose(got, want, tol float64) bool {
 	return math.Abs(got-want) <= tol*math.Max(math.Abs(want), 1e-300)
 }
 
-func TestLatencyRecorderAgainstReference(t *testing.T) {
+func TestRecorderAgainstReference(t *testing.T) {
 	for name, gen := range reporttest.Distributions() {
 		for _, basis := range []string{report.BasisRTT, report.BasisRTTHalf} {
 			for _, n := range []int{1, 2, 17, 10_000, 200_000} {
 				raw := reporttest.Samples(gen, n, uint64(n))
-				rec := report.NewLatencyRecorder(basis)
+				rec := latency.NewRecorder(basis)
 				for _, v := range raw {
 					rec.Record(v)
 				}
@@ -107,7 +104,7 @@ func TestLatencyRecorderAgainstReference(t *testing.T) {
 func TestRecordBatchEqualsRecord(t *testing.T) {
 	for name, gen := range reporttest.Distributions() {
 		raw := reporttest.Samples(gen, 50_000, 7)
-		one, batch, chunks := report.NewLatencyRecorder(report.BasisRTTHalf), report.NewLatencyRecorder(report.BasisRTTHalf), report.NewLatencyRecorder(report.BasisRTTHalf)
+		one, batch, chunks := latency.NewRecorder(report.BasisRTTHalf), latency.NewRecorder(report.BasisRTTHalf), latency.NewRecorder(report.BasisRTTHalf)
 		for _, v := range raw {
 			one.Record(v)
 		}
@@ -127,7 +124,7 @@ func TestRecordBatchEqualsRecord(t *testing.T) {
 
 func TestRecordBatchDoesNotAllocate(t *testing.T) {
 	raw := reporttest.Samples(reporttest.Distributions()["wide"], 4096, 1)
-	rec := report.NewLatencyRecorder(report.BasisRTTHalf)
+	rec := latency.NewRecorder(report.BasisRTTHalf)
 	if a := testing.AllocsPerRun(100, func() { rec.RecordBatch(raw) }); a != 0 {
 		t.Errorf("RecordBatch: %v allocations per call, want 0", a)
 	}
@@ -139,15 +136,15 @@ func TestRecordBatchDoesNotAllocate(t *testing.T) {
 func TestMergeEqualsCombinedRecording(t *testing.T) {
 	for name, gen := range reporttest.Distributions() {
 		raw := reporttest.Samples(gen, 100_000, 3)
-		all := report.NewLatencyRecorder(report.BasisRTT)
+		all := latency.NewRecorder(report.BasisRTT)
 		all.RecordBatch(raw)
 
 		// Uneven workers, one of them empty, merged into a fresh recorder.
-		workers := []*report.LatencyRecorder{report.NewLatencyRecorder(report.BasisRTT), report.NewLatencyRecorder(report.BasisRTT), report.NewLatencyRecorder(report.BasisRTT), report.NewLatencyRecorder(report.BasisRTT)}
+		workers := []*latency.Recorder{latency.NewRecorder(report.BasisRTT), latency.NewRecorder(report.BasisRTT), latency.NewRecorder(report.BasisRTT), latency.NewRecorder(report.BasisRTT)}
 		workers[0].RecordBatch(raw[:10])
 		workers[1].RecordBatch(raw[10:60_000])
 		workers[3].RecordBatch(raw[60_000:])
-		merged := report.NewLatencyRecorder(report.BasisRTT)
+		merged := latency.NewRecorder(report.BasisRTT)
 		for _, w := range workers {
 			if err := merged.Merge(w); err != nil {
 				t.Fatal(err)
@@ -157,7 +154,7 @@ func TestMergeEqualsCombinedRecording(t *testing.T) {
 		if got, want := merged.Snapshot(), all.Snapshot(); !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: merged\n got %+v\nwant %+v", name, got, want)
 		}
-		if !report.RecorderHistogram(merged).Equals(report.RecorderHistogram(all)) {
+		if !latency.RecorderHistogram(merged).Equals(latency.RecorderHistogram(all)) {
 			t.Errorf("%s: merged histogram differs from the combined one", name)
 		}
 		// The sources are unchanged.
@@ -168,7 +165,7 @@ func TestMergeEqualsCombinedRecording(t *testing.T) {
 }
 
 func TestMergeErrors(t *testing.T) {
-	a, b := report.NewLatencyRecorder(report.BasisRTT), report.NewLatencyRecorder(report.BasisRTTHalf)
+	a, b := latency.NewRecorder(report.BasisRTT), latency.NewRecorder(report.BasisRTTHalf)
 	b.Record(10)
 	if err := a.Merge(b); err == nil {
 		t.Error("merging different bases: no error")
@@ -187,7 +184,7 @@ func TestMergeErrors(t *testing.T) {
 
 func mustDecode(t *testing.T, s string) *hdrhistogram.Histogram {
 	t.Helper()
-	h, err := report.DecodeHistogram(s)
+	h, err := (&report.Latency{Histogram: s}).DecodeHistogram()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +193,7 @@ func mustDecode(t *testing.T, s string) *hdrhistogram.Histogram {
 
 func TestHistogramRoundTrip(t *testing.T) {
 	for name, gen := range reporttest.Distributions() {
-		rec := report.NewLatencyRecorder(report.BasisRTTHalf)
+		rec := latency.NewRecorder(report.BasisRTTHalf)
 		rec.RecordBatch(reporttest.Samples(gen, 20_000, 11))
 		snap := rec.Snapshot()
 		if len(snap.Histogram) < 8 || snap.Histogram[:8] != "HISTFAAA" {
@@ -207,12 +204,12 @@ func TestHistogramRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		live := report.RecorderHistogram(rec)
+		live := latency.RecorderHistogram(rec)
 		if h.TotalCount() != snap.Count || h.Min() != live.Min() || h.Max() != live.Max() {
 			t.Errorf("%s: decoded count/min/max %d/%d/%d, recorded %d/%d/%d", name,
 				h.TotalCount(), h.Min(), h.Max(), snap.Count, live.Min(), live.Max())
 		}
-		if h.LowestTrackableValue() != report.HistLowestNs || h.HighestTrackableValue() != report.HistHighestNs || h.SignificantFigures() != report.HistSigFigs {
+		if h.LowestTrackableValue() != latency.LowestNs || h.HighestTrackableValue() != latency.HighestNs || h.SignificantFigures() != latency.SigFigs {
 			t.Errorf("%s: decoded geometry %d..%d, %d digits", name, h.LowestTrackableValue(), h.HighestTrackableValue(), h.SignificantFigures())
 		}
 		for i, p := range percentiles {
@@ -228,38 +225,17 @@ func TestHistogramRoundTrip(t *testing.T) {
 			t.Errorf("%s: decoded max %d, exact %v", name, h.Max(), snap.MaxNs)
 		}
 	}
-	if _, err := report.DecodeHistogram(""); err == nil {
+	if _, err := (&report.Latency{Histogram: ""}).DecodeHistogram(); err == nil {
 		t.Error("DecodeHistogram(\"\"): no error")
 	}
-	if _, err := report.DecodeHistogram("HISTFAAAnot base64!"); err == nil {
+	if _, err := (&report.Latency{Histogram: "HISTFAAAnot base64!"}).DecodeHistogram(); err == nil {
 		t.Error("DecodeHistogram(garbage): no error")
-	}
-}
-
-// A header declaring a huge geometry is refused before anything is
-// allocated for it.
-func TestDecodeHistogramRefusesHugeGeometry(t *testing.T) {
-	var hdr [40]byte
-	binary.BigEndian.PutUint32(hdr[0:], 0x1c849303|0x10) // V2 encoding cookie
-	binary.BigEndian.PutUint32(hdr[12:], 5)              // significant digits
-	binary.BigEndian.PutUint64(hdr[16:], 1)              // lowest
-	binary.BigEndian.PutUint64(hdr[24:], 1<<62)          // highest
-	var z bytes.Buffer
-	zw := zlib.NewWriter(&z)
-	zw.Write(hdr[:])
-	zw.Close()
-	enc := binary.BigEndian.AppendUint32(nil, 0x1c849304|0x10) // V2 compressed cookie
-	enc = binary.BigEndian.AppendUint32(enc, uint32(z.Len()))
-	enc = append(enc, z.Bytes()...)
-	_, err := report.DecodeHistogram(base64.StdEncoding.EncodeToString(enc))
-	if err == nil || !strings.Contains(err.Error(), "counters") {
-		t.Errorf("huge geometry: error %v, want a refusal naming the counters needed", err)
 	}
 }
 
 func TestRTTHalf(t *testing.T) {
 	raw := []uint64{1001, 2000, 3, 40_000}
-	half, full := report.NewLatencyRecorder(report.BasisRTTHalf), report.NewLatencyRecorder(report.BasisRTT)
+	half, full := latency.NewRecorder(report.BasisRTTHalf), latency.NewRecorder(report.BasisRTT)
 	half.RecordBatch(raw)
 	full.RecordBatch(raw)
 	h, f := half.Snapshot(), full.Snapshot()
@@ -285,7 +261,7 @@ func TestRTTHalf(t *testing.T) {
 
 func TestEmptyRecorder(t *testing.T) {
 	for _, basis := range []string{report.BasisRTT, report.BasisRTTHalf} {
-		l := report.NewLatencyRecorder(basis).Snapshot()
+		l := latency.NewRecorder(basis).Snapshot()
 		want := report.Latency{Basis: basis, Histogram: l.Histogram}
 		if *l != want {
 			t.Errorf("empty snapshot %+v, want all zero", *l)
@@ -300,7 +276,7 @@ func TestEmptyRecorder(t *testing.T) {
 }
 
 func TestClampAbove60s(t *testing.T) {
-	rec := report.NewLatencyRecorder(report.BasisRTT)
+	rec := latency.NewRecorder(report.BasisRTT)
 	rec.RecordBatch([]uint64{1000, 120_000_000_000, math.MaxUint64})
 	l := rec.Snapshot()
 	if l.Count != 3 || l.MinNs != 1000 || l.MaxNs != float64(uint64(math.MaxUint64)) {
@@ -311,10 +287,10 @@ func TestClampAbove60s(t *testing.T) {
 		t.Errorf("mean %v, want %v", l.MeanNs, want)
 	}
 	h := mustDecode(t, l.Histogram)
-	if h.TotalCount() != 3 || !h.ValuesAreEquivalent(h.Max(), report.HistHighestNs) {
+	if h.TotalCount() != 3 || !h.ValuesAreEquivalent(h.Max(), latency.HighestNs) {
 		t.Errorf("histogram count %d max %d, want 3 and 60 s", h.TotalCount(), h.Max())
 	}
-	half := report.NewLatencyRecorder(report.BasisRTTHalf)
+	half := latency.NewRecorder(report.BasisRTTHalf)
 	half.Record(math.MaxUint64) // rounding the half must not overflow
 	if got := half.Snapshot().MaxNs; got != float64(uint64(math.MaxUint64))/2 {
 		t.Errorf("rtt_half of MaxUint64: %v", got)
@@ -322,10 +298,10 @@ func TestClampAbove60s(t *testing.T) {
 }
 
 func TestReset(t *testing.T) {
-	rec := report.NewLatencyRecorder(report.BasisRTTHalf)
+	rec := latency.NewRecorder(report.BasisRTTHalf)
 	rec.RecordBatch(reporttest.Samples(reporttest.Distributions()["wide"], 1000, 5))
 	rec.Reset()
-	if got, want := rec.Snapshot(), report.NewLatencyRecorder(report.BasisRTTHalf).Snapshot(); !reflect.DeepEqual(got, want) {
+	if got, want := rec.Snapshot(), latency.NewRecorder(report.BasisRTTHalf).Snapshot(); !reflect.DeepEqual(got, want) {
 		t.Errorf("after Reset %+v, want %+v", got, want)
 	}
 	rec.Record(10)
@@ -337,15 +313,15 @@ func TestReset(t *testing.T) {
 func TestUnknownBasisPanics(t *testing.T) {
 	defer func() {
 		if recover() == nil {
-			t.Error("NewLatencyRecorder(\"one-way\") did not panic")
+			t.Error("NewRecorder(\"one-way\") did not panic")
 		}
 	}()
-	report.NewLatencyRecorder("one-way")
+	latency.NewRecorder("one-way")
 }
 
 func BenchmarkRecordBatch(b *testing.B) {
 	raw := reporttest.Samples(reporttest.Distributions()["rdma"], 4096, 1)
-	rec := report.NewLatencyRecorder(report.BasisRTTHalf)
+	rec := latency.NewRecorder(report.BasisRTTHalf)
 	b.ReportAllocs()
 	b.SetBytes(int64(len(raw) * 8))
 	for b.Loop() {
@@ -355,10 +331,51 @@ func BenchmarkRecordBatch(b *testing.B) {
 }
 
 func BenchmarkSnapshot(b *testing.B) {
-	rec := report.NewLatencyRecorder(report.BasisRTTHalf)
+	rec := latency.NewRecorder(report.BasisRTTHalf)
 	rec.RecordBatch(reporttest.Samples(reporttest.Distributions()["rdma"], 100_000, 1))
 	b.ReportAllocs()
 	for b.Loop() {
 		rec.Snapshot()
+	}
+}
+
+// TestMerge: merging the snapshots of two recorders gives what one
+// recorder of every sample gives (the mean and stdev up to rounding).
+func TestMerge(t *testing.T) {
+	for _, basis := range []string{report.BasisRTT, report.BasisRTTHalf} {
+		all := latency.NewRecorder(basis)
+		var parts []*report.Latency
+		rng := rand.New(rand.NewPCG(1, 2))
+		for p := range 3 {
+			r := latency.NewRecorder(basis)
+			for range 1000 * (p + 1) {
+				v := uint64(1000 + rng.ExpFloat64()*float64(500*(p+1)))
+				r.Record(v)
+				all.Record(v)
+			}
+			parts = append(parts, r.Snapshot())
+		}
+		got, err := latency.Merge(parts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := all.Snapshot()
+		if got.Count != want.Count || got.MinNs != want.MinNs || got.MaxNs != want.MaxNs || got.Basis != basis ||
+			got.P50Ns != want.P50Ns || got.P90Ns != want.P90Ns || got.P99Ns != want.P99Ns || got.P999Ns != want.P999Ns || got.P9999Ns != want.P9999Ns {
+			t.Fatalf("%s: merged %+v, one recorder %+v", basis, got, want)
+		}
+		if math.Abs(got.MeanNs-want.MeanNs) > 1e-9*want.MeanNs || math.Abs(got.StdevNs-want.StdevNs) > 1e-6*want.StdevNs {
+			t.Fatalf("%s: mean %g stdev %g, one recorder %g %g", basis, got.MeanNs, got.StdevNs, want.MeanNs, want.StdevNs)
+		}
+		h, err := got.DecodeHistogram()
+		if err != nil || h.TotalCount() != want.Count {
+			t.Fatalf("merged histogram: %v, %d samples", err, h.TotalCount())
+		}
+	}
+	if _, err := latency.Merge(latency.NewRecorder(report.BasisRTT).Snapshot(), latency.NewRecorder(report.BasisRTTHalf).Snapshot()); err == nil {
+		t.Fatal("merged latencies of different bases")
+	}
+	if l, err := latency.Merge(); l != nil || err != nil {
+		t.Fatalf("nothing merged: %+v, %v", l, err)
 	}
 }

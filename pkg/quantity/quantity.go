@@ -1,4 +1,7 @@
-package report
+// Package quantity parses the quantities a user types in flags: byte
+// sizes, bandwidths, message rates and latency limits. Every error names
+// the input and says what would be accepted.
+package quantity
 
 import (
 	"fmt"
@@ -9,10 +12,6 @@ import (
 	"time"
 	"unicode"
 )
-
-// The parsers of quantities a user types: byte sizes, bandwidths, message
-// rates and latency limits. Every error names the input and says what
-// would be accepted.
 
 // ParseBytes parses a byte size: "4096", "4K", "4KiB", "64M", "1G", "4G",
 // "1.5M". The prefixes K, M, G and T are binary (2^10 .. 2^40) whether or
@@ -80,6 +79,23 @@ func ParseBandwidth(s string) (float64, error) {
 		return finite(s, "bandwidth", v*mult*8/1e9)
 	}
 	return 0, fmt.Errorf("bandwidth %q: unknown unit %q (want bps, bit/s or B/s, with a prefix: 90Gbps, 100G, 12.5GB/s)", s, unit)
+}
+
+// ParseBandwidthLimit parses a bandwidth limit: an absolute one ("90Gbps",
+// "12.5GB/s", see [ParseBandwidth]), which sets gbps, or a share of the
+// link ("90%link"), which sets linkFraction (0.9).
+func ParseBandwidthLimit(s string) (gbps, linkFraction float64, err error) {
+	t := strings.TrimSpace(s)
+	if p, ok := strings.CutSuffix(strings.ToLower(t), "link"); ok {
+		p = strings.TrimSpace(p)
+		v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(p, "%")), 64)
+		if !strings.HasSuffix(p, "%") || err != nil || math.IsNaN(v) || v <= 0 || v > 100 {
+			return 0, 0, fmt.Errorf("bandwidth limit %q: want a share of the link above 0 and at most 100%%, such as 90%%link", s)
+		}
+		return 0, v / 100, nil
+	}
+	gbps, err = ParseBandwidth(t)
+	return gbps, 0, err
 }
 
 // ParseRate parses a message-rate limit and returns it in messages per
