@@ -258,15 +258,10 @@ type Params struct {
 	Port       int    `json:"port,omitempty"`   // -i
 	GIDIndex   int    `json:"gid_index"`        // -x; -1: selected automatically
 	Connection string `json:"connection,omitempty"`
-	MTU        int    `json:"mtu,omitempty"`      // -m, bytes; 0: the port's active MTU
-	Sizes      []int  `json:"sizes,omitempty"`    // -s / -a, bytes
-	TxDepth    int    `json:"tx_depth,omitempty"` // -t
-	RxDepth    int    `json:"rx_depth,omitempty"` // -r
-	QPs        int    `json:"qps,omitempty"`      // -q
-	Inline     *int   `json:"inline,omitempty"`   // -I, bytes
-	CQMod      int    `json:"cq_mod,omitempty"`   // -Q
-	PostList   int    `json:"post_list,omitempty"`
-	Events     bool   `json:"events,omitempty"` // -e: wait on completion events instead of polling
+	MTU        int    `json:"mtu,omitempty"`   // -m, bytes; 0: the port's active MTU
+	Sizes      []int  `json:"sizes,omitempty"` // -s / -a, bytes
+	// Queues: -t, -r, -q, -I (bytes), -Q, -l, -e.
+	settings.Queues
 	// QPTimeout (-u) is the QPs' local ACK timeout exponent: 4.096 µs ×
 	// 2^QPTimeout; 0 left the default.
 	QPTimeout int `json:"qp_timeout,omitempty"`

@@ -9,9 +9,11 @@
 // field of a Spec and runs it), pkg/report (which records it in a
 // document's Params) and pkg/verbs (which applies the path's settings to a
 // QP): it imports none of them. The settings that travel as one group
-// (the path: [Path], [PathValues], [AddressVector]) are structs of this
-// package that those packages embed, so that a field of theirs is named,
-// on the wire and in documents, once.
+// (the path: [Path], [PathValues], [AddressVector]; the queues: [Queues]
+// and the other groups of groups.go) are structs of this package that
+// those packages embed, so that a field of theirs is named, on the wire
+// and in documents, once, and bound to its flag, recorded and compared
+// from its entry in the group's [Fields].
 package settings
 
 import (
@@ -75,6 +77,8 @@ type Setting struct {
 	// documents weighs it: a difference is warned about, in table order.
 	Name     string
 	Compared bool
+	// Form says how the command line reads a string setting.
+	Form Form
 	// Of is, for another way to say a setting, that setting (--dscp, a DS
 	// field's upper 6 bits); it applies where its setting does.
 	Of *Setting

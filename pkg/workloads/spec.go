@@ -228,16 +228,8 @@ type Spec struct {
 	// Warmup iterations run before measuring and are excluded; nil picks
 	// the default (a tenth of the iterations, 10 to 1000); 0 is no warm-up.
 	Warmup *int `json:"warmup,omitempty"`
-	// TxDepth is the send queue depth of each QP: the window of
-	// outstanding sends of a bandwidth test.
-	TxDepth int `json:"tx_depth,omitempty"`
-	// RxDepth is the receive queue depth of SEND tests.
-	RxDepth  int  `json:"rx_depth,omitempty"`
-	QPs      int  `json:"qps,omitempty"`
-	Inline   *int `json:"inline,omitempty"` // nil: default (220 for write and send latency, else 0)
-	CQMod    int  `json:"cq_mod,omitempty"`
-	PostList int  `json:"post_list,omitempty"`
-	Events   bool `json:"events,omitempty"`
+	// Queues are the QPs' and their queues' settings (see pkg/settings).
+	settings.Queues
 	// Bidirectional: both ends send at once (bandwidth tests).
 	Bidirectional bool   `json:"bidirectional,omitempty"`
 	AtomicType    string `json:"atomic_type,omitempty"`

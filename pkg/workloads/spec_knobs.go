@@ -194,22 +194,8 @@ var fields = map[*settings.Setting]binding{
 		param: to(func(p *report.Params) *string { return &p.Connection }), flag: FlagSet.String},
 	settings.MTU: field[int]{spec: func(s *Spec) *int { return &s.MTU },
 		param: to(func(p *report.Params) *int { return &p.MTU }), flag: FlagSet.Count},
-	settings.Events: field[bool]{spec: func(s *Spec) *bool { return &s.Events },
-		param: to(func(p *report.Params) *bool { return &p.Events }), flag: FlagSet.Bool},
 	settings.QPTimeout: field[int]{spec: func(s *Spec) *int { return &s.QPTimeout },
 		param: to(func(p *report.Params) *int { return &p.QPTimeout }), number: count, flag: FlagSet.Count},
-	settings.TxDepth: field[int]{spec: func(s *Spec) *int { return &s.TxDepth },
-		param: to(func(p *report.Params) *int { return &p.TxDepth }), flag: FlagSet.Count},
-	settings.RxDepth: field[int]{spec: func(s *Spec) *int { return &s.RxDepth },
-		param: to(func(p *report.Params) *int { return &p.RxDepth }), flag: FlagSet.Count},
-	settings.Inline: field[*int]{spec: func(s *Spec) **int { return &s.Inline },
-		param: to(func(p *report.Params) **int { return &p.Inline }), number: optional, flag: FlagSet.Optional},
-	settings.QPs: field[int]{spec: func(s *Spec) *int { return &s.QPs },
-		param: to(func(p *report.Params) *int { return &p.QPs }), flag: FlagSet.Count},
-	settings.CQMod: field[int]{spec: func(s *Spec) *int { return &s.CQMod },
-		param: to(func(p *report.Params) *int { return &p.CQMod }), flag: FlagSet.Count},
-	settings.PostList: field[int]{spec: func(s *Spec) *int { return &s.PostList },
-		param: to(func(p *report.Params) *int { return &p.PostList }), flag: FlagSet.Count},
 	settings.Bidirectional: field[bool]{spec: func(s *Spec) *bool { return &s.Bidirectional },
 		param: to(func(p *report.Params) *bool { return &p.Bidirectional }), flag: FlagSet.Bool},
 	settings.AtomicType: field[string]{spec: func(s *Spec) *string { return &s.AtomicType },
@@ -233,6 +219,7 @@ var fields = map[*settings.Setting]binding{
 }
 
 func init() {
+	bindGroup(settings.QueueFields, func(s *Spec) *settings.Queues { return &s.Queues }, func(p *report.Params) *settings.Queues { return &p.Queues })
 	for _, ps := range settings.PathSettings {
 		fields[ps.Setting] = field[*int]{spec: func(s *Spec) **int { return ps.Asked(&s.Path) },
 			param: func(p *report.Params, v *int) { *ps.Asked(&p.Path) = v }, number: optional, flag: FlagSet.Optional}
@@ -242,6 +229,41 @@ func init() {
 			Knobs = append(Knobs, Knob{set, f})
 		}
 	}
+}
+
+// bindGroup binds the settings of a group of pkg/settings, which a Spec
+// and the document's Params both embed (spec and param point at it), each
+// to its field: an int is a count, a *int a number within the setting's
+// range, a string read as its Form says. A list is no knob: its flag is
+// one of every test.
+func bindGroup[S any](fs settings.Fields[S], spec func(*Spec) *S, param func(*report.Params) *S) {
+	for _, f := range fs.Ints {
+		fields[f.Setting] = field[int]{spec: func(s *Spec) *int { return f.In(spec(s)) },
+			param: func(p *report.Params, v int) { *f.In(param(p)) = v }, number: count, flag: FlagSet.Count}
+	}
+	for _, f := range fs.Optionals {
+		fields[f.Setting] = field[*int]{spec: func(s *Spec) **int { return f.In(spec(s)) },
+			param: func(p *report.Params, v *int) { *f.In(param(p)) = v }, number: optional, flag: FlagSet.Optional}
+	}
+	for _, f := range fs.Bools {
+		fields[f.Setting] = field[bool]{spec: func(s *Spec) *bool { return f.In(spec(s)) },
+			param: func(p *report.Params, v bool) { *f.In(param(p)) = v }, flag: FlagSet.Bool}
+	}
+	for _, f := range fs.Strings {
+		fields[f.Setting] = field[string]{spec: func(s *Spec) *string { return f.In(spec(s)) },
+			param: func(p *report.Params, v string) { *f.In(param(p)) = v }, flag: stringFlag(f.Form)}
+	}
+}
+
+// stringFlag defines a string knob's flag, as its form says.
+func stringFlag(f settings.Form) func(FlagSet, Knob, *string) {
+	switch f {
+	case settings.MemoryKind:
+		return FlagSet.Mem
+	case settings.LimiterKind:
+		return FlagSet.Limiter
+	}
+	return FlagSet.String
 }
 
 // Knobs lists every knob, in the table's order. The table's other

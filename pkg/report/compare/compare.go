@@ -621,13 +621,6 @@ var paramsBySetting = func() map[*settings.Setting]func(*report.Params) (string,
 		settings.GIDIndex: func(p *report.Params) (string, bool) { // -1: chosen automatically
 			return strconv.Itoa(p.GIDIndex), p.GIDIndex >= 0
 		},
-		settings.TxDepth:       count(func(p *report.Params) int { return p.TxDepth }),
-		settings.RxDepth:       count(func(p *report.Params) int { return p.RxDepth }),
-		settings.QPs:           count(func(p *report.Params) int { return p.QPs }),
-		settings.Inline:        optional(func(p *report.Params) *int { return p.Inline }),
-		settings.CQMod:         count(func(p *report.Params) int { return p.CQMod }),
-		settings.PostList:      count(func(p *report.Params) int { return p.PostList }),
-		settings.Events:        on(func(p *report.Params) bool { return p.Events }),
 		settings.QPTimeout:     count(func(p *report.Params) int { return p.QPTimeout }),
 		settings.Bidirectional: on(func(p *report.Params) bool { return p.Bidirectional }),
 		settings.AtomicType:    func(p *report.Params) (string, bool) { return p.AtomicType, true },
@@ -664,11 +657,33 @@ var paramsBySetting = func() map[*settings.Setting]func(*report.Params) (string,
 		settings.ODP:       on(func(p *report.Params) bool { return p.ODP }),
 		settings.CheckData: on(func(p *report.Params) bool { return p.CheckData }),
 	}
+	readGroup(m, settings.QueueFields, func(p *report.Params) *settings.Queues { return &p.Queues })
 	for _, ps := range settings.PathSettings {
 		m[ps.Setting] = optional(func(p *report.Params) *int { return *ps.Asked(&p.Path) })
 	}
 	return m
 }()
+
+// readGroup says how the settings of a group of pkg/settings, which
+// Params embeds (in points at it), read: an int as a count, a *int as
+// optional, a bool as on, a string and a list not there when empty.
+func readGroup[S any](m map[*settings.Setting]func(*report.Params) (string, bool), fs settings.Fields[S], in func(*report.Params) *S) {
+	for _, f := range fs.Ints {
+		m[f.Setting] = count(func(p *report.Params) int { return *f.In(in(p)) })
+	}
+	for _, f := range fs.Optionals {
+		m[f.Setting] = optional(func(p *report.Params) *int { return *f.In(in(p)) })
+	}
+	for _, f := range fs.Bools {
+		m[f.Setting] = on(func(p *report.Params) bool { return *f.In(in(p)) })
+	}
+	for _, f := range fs.Strings {
+		m[f.Setting] = nonEmpty(func(p *report.Params) string { return *f.In(in(p)) })
+	}
+	for _, f := range fs.Lists {
+		m[f.Setting] = cores(func(p *report.Params) []int { return *f.In(in(p)) })
+	}
+}
 
 // params are the parameters compared, in the table's order; Extra keys
 // follow. The device, server and port asked for, and the sizes, are left

@@ -1,0 +1,65 @@
+package settings
+
+// The settings that a workloads.Spec and a document's Params hold in the
+// same order are structs of this package that both embed, as the path is
+// (path.go): a setting of such a group is its row of the table, its field
+// of the group's struct and its entry in the group's [Fields]; pkg/workloads
+// binds it to its flag and records it, and pkg/report/compare reads it,
+// from the entry.
+
+// A Field is a setting held in a field of the group S, of type T: In
+// points at it.
+type Field[S, T any] struct {
+	*Setting
+	In func(*S) *T
+}
+
+// Fields are the settings of the group S, by the type of their values.
+// An int's 0 leaves the setting unset, as a *int's nil, a bool's false, a
+// string's "" and a list's nil do.
+type Fields[S any] struct {
+	Ints      []Field[S, int]
+	Optionals []Field[S, *int] // 0 is a value
+	Bools     []Field[S, bool]
+	Strings   []Field[S, string]
+	Lists     []Field[S, []int]
+}
+
+// Form says how the command line reads a string setting.
+type Form int
+
+// Forms.
+const (
+	Plain       Form = iota // as it is
+	MemoryKind              // a kind of memory (workloads.ParseMem)
+	LimiterKind             // what enforces a rate limit: sw or hw
+)
+
+// Queues are the QPs' and their queues' settings.
+type Queues struct {
+	// TxDepth is the send queue depth of each QP: the window of
+	// outstanding sends of a bandwidth test.
+	TxDepth int `json:"tx_depth,omitempty"`
+	// RxDepth is the receive queue depth of SEND tests.
+	RxDepth  int  `json:"rx_depth,omitempty"`
+	QPs      int  `json:"qps,omitempty"`
+	Inline   *int `json:"inline,omitempty"` // nil: default (220 for write and send latency, else 0)
+	CQMod    int  `json:"cq_mod,omitempty"`
+	PostList int  `json:"post_list,omitempty"`
+	// Events: completions are waited for on a completion channel, not
+	// busy-polled.
+	Events bool `json:"events,omitempty"`
+}
+
+// QueueFields are the fields of [Queues].
+var QueueFields = Fields[Queues]{
+	Ints: []Field[Queues, int]{
+		{TxDepth, func(q *Queues) *int { return &q.TxDepth }},
+		{RxDepth, func(q *Queues) *int { return &q.RxDepth }},
+		{QPs, func(q *Queues) *int { return &q.QPs }},
+		{CQMod, func(q *Queues) *int { return &q.CQMod }},
+		{PostList, func(q *Queues) *int { return &q.PostList }},
+	},
+	Optionals: []Field[Queues, *int]{{Inline, func(q *Queues) **int { return &q.Inline }}},
+	Bools:     []Field[Queues, bool]{{Events, func(q *Queues) *bool { return &q.Events }}},
+}
