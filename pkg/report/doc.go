@@ -265,12 +265,11 @@ type Params struct {
 	// QPTimeout (-u) is the QPs' local ACK timeout exponent: 4.096 µs ×
 	// 2^QPTimeout; 0 left the default.
 	QPTimeout int `json:"qp_timeout,omitempty"`
-	// Bidirectional (-b): both ends send at once.
-	Bidirectional bool    `json:"bidirectional,omitempty"`
-	AtomicType    string  `json:"atomic_type,omitempty"` // -A: "FETCH_AND_ADD" or "CMP_AND_SWAP"
-	Iterations    int     `json:"iterations,omitempty"`  // -n
-	DurationS     float64 `json:"duration_s,omitempty"`  // -D; duration mode when > 0
-	Warmup        *int    `json:"warmup,omitempty"`      // --warmup, iterations per size
+	// Operation: -b (both ends send at once), -A.
+	settings.Operation
+	Iterations int     `json:"iterations,omitempty"` // -n
+	DurationS  float64 `json:"duration_s,omitempty"` // -D; duration mode when > 0
+	Warmup     *int    `json:"warmup,omitempty"`     // --warmup, iterations per size
 	// PrecisionPct (--precision) runs each size until its headline figure
 	// is known to this half-width, percent, or for at most PrecisionCapS.
 	PrecisionPct  float64 `json:"precision_pct,omitempty"`

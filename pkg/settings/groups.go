@@ -51,6 +51,19 @@ type Queues struct {
 	Events bool `json:"events,omitempty"`
 }
 
+// Operation is what the timed operations do beyond their test's.
+type Operation struct {
+	// Bidirectional: both ends send at once (bandwidth tests).
+	Bidirectional bool   `json:"bidirectional,omitempty"`
+	AtomicType    string `json:"atomic_type,omitempty"` // "FETCH_AND_ADD" or "CMP_AND_SWAP"; empty: the first
+}
+
+// OperationFields are the fields of [Operation].
+var OperationFields = Fields[Operation]{
+	Bools:   []Field[Operation, bool]{{Bidirectional, func(o *Operation) *bool { return &o.Bidirectional }}},
+	Strings: []Field[Operation, string]{{AtomicType, func(o *Operation) *string { return &o.AtomicType }}},
+}
+
 // QueueFields are the fields of [Queues].
 var QueueFields = Fields[Queues]{
 	Ints: []Field[Queues, int]{

@@ -77,8 +77,11 @@ type Setting struct {
 	// documents weighs it: a difference is warned about, in table order.
 	Name     string
 	Compared bool
-	// Form says how the command line reads a string setting.
-	Form Form
+	// Form says how the command line reads a string setting. Blank: a
+	// comparison reads the string even unset, as "" (else it is not
+	// there, and an older document's Params.Extra may say it).
+	Form  Form
+	Blank bool
 	// Of is, for another way to say a setting, that setting (--dscp, a DS
 	// field's upper 6 bits); it applies where its setting does.
 	Of *Setting
@@ -138,7 +141,7 @@ var (
 		Help: "QP local ACK timeout: 4.096 us x 2^N, N within " + qpTimeouts.String() + "; raise it on a slow or emulated network (default 14: 67 ms)"}
 	Bidirectional = &Setting{Key: "bidirectional", Short: "b", Applies: Bandwidth, Compared: true,
 		Help: "both ends send at once"}
-	AtomicType = &Setting{Key: "atomic_type", Short: "A", Name: "atomic", Applies: Ops("atomic"), Compared: true,
+	AtomicType = &Setting{Key: "atomic_type", Short: "A", Name: "atomic", Applies: Ops("atomic"), Compared: true, Blank: true,
 		Help: "atomic operation: FETCH_AND_ADD or CMP_AND_SWAP (default FETCH_AND_ADD)"}
 
 	// How long a size runs, and how often the whole run does: flags of

@@ -230,10 +230,9 @@ type Spec struct {
 	Warmup *int `json:"warmup,omitempty"`
 	// Queues are the QPs' and their queues' settings (see pkg/settings).
 	settings.Queues
-	// Bidirectional: both ends send at once (bandwidth tests).
-	Bidirectional bool   `json:"bidirectional,omitempty"`
-	AtomicType    string `json:"atomic_type,omitempty"`
-	MTU           int    `json:"mtu,omitempty"`
+	// Operation: both ends send at once, the atomic operation.
+	settings.Operation
+	MTU int `json:"mtu,omitempty"`
 	// QPTimeout is the local ACK timeout of each QP, an exponent: 4.096 µs
 	// × 2^QPTimeout (perftest's -u); 0 leaves it at 14 (67 ms).
 	QPTimeout int  `json:"qp_timeout,omitempty"`

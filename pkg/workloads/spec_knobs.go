@@ -196,10 +196,6 @@ var fields = map[*settings.Setting]binding{
 		param: to(func(p *report.Params) *int { return &p.MTU }), flag: FlagSet.Count},
 	settings.QPTimeout: field[int]{spec: func(s *Spec) *int { return &s.QPTimeout },
 		param: to(func(p *report.Params) *int { return &p.QPTimeout }), number: count, flag: FlagSet.Count},
-	settings.Bidirectional: field[bool]{spec: func(s *Spec) *bool { return &s.Bidirectional },
-		param: to(func(p *report.Params) *bool { return &p.Bidirectional }), flag: FlagSet.Bool},
-	settings.AtomicType: field[string]{spec: func(s *Spec) *string { return &s.AtomicType },
-		param: to(func(p *report.Params) *string { return &p.AtomicType }), flag: FlagSet.String},
 	settings.Reverse: field[bool]{spec: func(s *Spec) *bool { return &s.Reverse },
 		param: to(func(p *report.Params) *bool { return &p.Reverse }), flag: FlagSet.Bool},
 	settings.RDMACM: field[bool]{spec: func(s *Spec) *bool { return &s.RDMACM },
@@ -219,6 +215,7 @@ var fields = map[*settings.Setting]binding{
 }
 
 func init() {
+	bindGroup(settings.OperationFields, func(s *Spec) *settings.Operation { return &s.Operation }, func(p *report.Params) *settings.Operation { return &p.Operation })
 	bindGroup(settings.QueueFields, func(s *Spec) *settings.Queues { return &s.Queues }, func(p *report.Params) *settings.Queues { return &p.Queues })
 	for _, ps := range settings.PathSettings {
 		fields[ps.Setting] = field[*int]{spec: func(s *Spec) **int { return ps.Asked(&s.Path) },

@@ -87,8 +87,8 @@ func TestLoadSpecShared(t *testing.T) {
 func TestRequested(t *testing.T) {
 	one, two := 1, 2
 	s := Spec{Device: "d0", ServerDevice: "d1", CheckData: true, Port: 2, GIDIndex: ptr(0), Connection: "UC", MTU: 1024,
-		Queues: settings.Queues{Events: true, TxDepth: 4, RxDepth: 5, Inline: ptr(0), QPs: 6, CQMod: 7, PostList: 8}, QPTimeout: 18, Bidirectional: true,
-		AtomicType: "CMP_AND_SWAP", Path: settings.Path{TClass: &one, SL: &two, FlowLabel: &one, HopLimit: &two}, Reverse: true, RDMACM: true,
+		Queues: settings.Queues{Events: true, TxDepth: 4, RxDepth: 5, Inline: ptr(0), QPs: 6, CQMod: 7, PostList: 8}, QPTimeout: 18, Operation: settings.Operation{Bidirectional: true, AtomicType: "CMP_AND_SWAP"},
+		Path: settings.Path{TClass: &one, SL: &two, FlowLabel: &one, HopLimit: &two}, Reverse: true, RDMACM: true,
 		Threads: 3, RateLimitGbps: 5, RateLimiter: "hw", Mem: "hugepages", ODP: true, Load: &LoadSpec{Test: "write-bw", QPs: 2, Size: 64},
 		Sizes: []int{2}, Iterations: 9, Warmup: ptr(0), CPUs: []int{1}, ServerCPUs: []int{2}, Precision: 0.01, PrecisionCap: 2e9}
 	got, _ := json.Marshal(s.requested())

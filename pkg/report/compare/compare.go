@@ -621,14 +621,12 @@ var paramsBySetting = func() map[*settings.Setting]func(*report.Params) (string,
 		settings.GIDIndex: func(p *report.Params) (string, bool) { // -1: chosen automatically
 			return strconv.Itoa(p.GIDIndex), p.GIDIndex >= 0
 		},
-		settings.QPTimeout:     count(func(p *report.Params) int { return p.QPTimeout }),
-		settings.Bidirectional: on(func(p *report.Params) bool { return p.Bidirectional }),
-		settings.AtomicType:    func(p *report.Params) (string, bool) { return p.AtomicType, true },
-		settings.Iterations:    count(func(p *report.Params) int { return p.Iterations }),
-		settings.Duration:      amount(func(p *report.Params) float64 { return p.DurationS }, " s"),
-		settings.Warmup:        optional(func(p *report.Params) *int { return p.Warmup }),
-		settings.Precision:     amount(func(p *report.Params) float64 { return p.PrecisionPct }, "%"),
-		settings.PrecisionCap:  amount(func(p *report.Params) float64 { return p.PrecisionCapS }, " s"),
+		settings.QPTimeout:    count(func(p *report.Params) int { return p.QPTimeout }),
+		settings.Iterations:   count(func(p *report.Params) int { return p.Iterations }),
+		settings.Duration:     amount(func(p *report.Params) float64 { return p.DurationS }, " s"),
+		settings.Warmup:       optional(func(p *report.Params) *int { return p.Warmup }),
+		settings.Precision:    amount(func(p *report.Params) float64 { return p.PrecisionPct }, "%"),
+		settings.PrecisionCap: amount(func(p *report.Params) float64 { return p.PrecisionCapS }, " s"),
 		settings.Repeat: func(p *report.Params) (string, bool) { // 0 or 1: one run
 			if p.Repeat <= 1 {
 				return "", true
@@ -657,6 +655,7 @@ var paramsBySetting = func() map[*settings.Setting]func(*report.Params) (string,
 		settings.ODP:       on(func(p *report.Params) bool { return p.ODP }),
 		settings.CheckData: on(func(p *report.Params) bool { return p.CheckData }),
 	}
+	readGroup(m, settings.OperationFields, func(p *report.Params) *settings.Operation { return &p.Operation })
 	readGroup(m, settings.QueueFields, func(p *report.Params) *settings.Queues { return &p.Queues })
 	for _, ps := range settings.PathSettings {
 		m[ps.Setting] = optional(func(p *report.Params) *int { return *ps.Asked(&p.Path) })
@@ -666,7 +665,8 @@ var paramsBySetting = func() map[*settings.Setting]func(*report.Params) (string,
 
 // readGroup says how the settings of a group of pkg/settings, which
 // Params embeds (in points at it), read: an int as a count, a *int as
-// optional, a bool as on, a string and a list not there when empty.
+// optional, a bool as on, a string not there when empty (unless its row
+// says Blank), a list not there when empty.
 func readGroup[S any](m map[*settings.Setting]func(*report.Params) (string, bool), fs settings.Fields[S], in func(*report.Params) *S) {
 	for _, f := range fs.Ints {
 		m[f.Setting] = count(func(p *report.Params) int { return *f.In(in(p)) })
@@ -678,7 +678,7 @@ func readGroup[S any](m map[*settings.Setting]func(*report.Params) (string, bool
 		m[f.Setting] = on(func(p *report.Params) bool { return *f.In(in(p)) })
 	}
 	for _, f := range fs.Strings {
-		m[f.Setting] = nonEmpty(func(p *report.Params) string { return *f.In(in(p)) })
+		m[f.Setting] = func(p *report.Params) (string, bool) { v := *f.In(in(p)); return v, v != "" || f.Blank }
 	}
 	for _, f := range fs.Lists {
 		m[f.Setting] = cores(func(p *report.Params) []int { return *f.In(in(p)) })
