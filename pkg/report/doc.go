@@ -253,10 +253,9 @@ type Clock struct {
 // compared in the table's order (see pkg/report/compare); the path's
 // settings are its [settings.Path], the same struct a spec embeds.
 type Params struct {
-	Server     string `json:"server,omitempty"` // HOST as given; empty on loopback
-	Device     string `json:"device,omitempty"` // -d; empty: the first device
-	Port       int    `json:"port,omitempty"`   // -i
-	GIDIndex   int    `json:"gid_index"`        // -x; -1: selected automatically
+	Server string `json:"server,omitempty"` // HOST as given; empty on loopback
+	settings.DevicePort
+	GIDIndex   int    `json:"gid_index"` // -x; -1: selected automatically
 	Connection string `json:"connection,omitempty"`
 	MTU        int    `json:"mtu,omitempty"`   // -m, bytes; 0: the port's active MTU
 	Sizes      []int  `json:"sizes,omitempty"` // -s / -a, bytes

@@ -64,6 +64,19 @@ var OperationFields = Fields[Operation]{
 	Strings: []Field[Operation, string]{{AtomicType, func(o *Operation) *string { return &o.AtomicType }}},
 }
 
+// DevicePort is the client's RDMA device and port (the server's, unless
+// asked otherwise, are its own).
+type DevicePort struct {
+	Device string `json:"device,omitempty"` // -d; empty: the first device
+	Port   int    `json:"port,omitempty"`   // -i
+}
+
+// DevicePortFields are the fields of [DevicePort].
+var DevicePortFields = Fields[DevicePort]{
+	Strings: []Field[DevicePort, string]{{Device, func(d *DevicePort) *string { return &d.Device }}},
+	Ints:    []Field[DevicePort, int]{{Port, func(d *DevicePort) *int { return &d.Port }}},
+}
+
 // QueueFields are the fields of [Queues].
 var QueueFields = Fields[Queues]{
 	Ints: []Field[Queues, int]{

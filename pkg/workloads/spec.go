@@ -237,10 +237,9 @@ type Spec struct {
 	// × 2^QPTimeout (perftest's -u); 0 leaves it at 14 (67 ms).
 	QPTimeout int  `json:"qp_timeout,omitempty"`
 	GIDIndex  *int `json:"gid_index,omitempty"` // nil: automatic
-	// Device and Port are the client's; the server uses its own unless
+	// DevicePort is the client's device and port; the server uses its own unless
 	// ServerDevice is set.
-	Device       string        `json:"device,omitempty"`
-	Port         int           `json:"port,omitempty"`
+	settings.DevicePort
 	ServerDevice string        `json:"server_device,omitempty"`
 	IdleTimeout  time.Duration `json:"idle_timeout_ns,omitempty"`
 	// CPUUtil records the CPU time each end's loops use (--cpu-util).

@@ -180,14 +180,10 @@ func (k Knob) NotFor(test string) error {
 // fields binds each knob's setting to its field of a Spec; the path's
 // settings are bound below, through settings.Path.
 var fields = map[*settings.Setting]binding{
-	settings.Device: field[string]{spec: func(s *Spec) *string { return &s.Device },
-		param: to(func(p *report.Params) *string { return &p.Device }), flag: FlagSet.String},
 	settings.ServerDevice: field[string]{spec: func(s *Spec) *string { return &s.ServerDevice },
 		param: to(func(p *report.Params) *string { return &p.ServerDevice }), flag: FlagSet.String},
 	settings.CheckData: field[bool]{spec: func(s *Spec) *bool { return &s.CheckData },
 		param: to(func(p *report.Params) *bool { return &p.CheckData }), flag: FlagSet.Bool},
-	settings.Port: field[int]{spec: func(s *Spec) *int { return &s.Port },
-		param: to(func(p *report.Params) *int { return &p.Port }), flag: FlagSet.Count},
 	settings.GIDIndex: field[*int]{spec: func(s *Spec) **int { return &s.GIDIndex },
 		param: func(p *report.Params, v *int) { p.GIDIndex = orAuto(v) }, number: optional, flag: FlagSet.Optional},
 	settings.Connection: field[string]{spec: func(s *Spec) *string { return &s.Connection },
@@ -215,6 +211,7 @@ var fields = map[*settings.Setting]binding{
 }
 
 func init() {
+	bindGroup(settings.DevicePortFields, func(s *Spec) *settings.DevicePort { return &s.DevicePort }, func(p *report.Params) *settings.DevicePort { return &p.DevicePort })
 	bindGroup(settings.OperationFields, func(s *Spec) *settings.Operation { return &s.Operation }, func(p *report.Params) *settings.Operation { return &p.Operation })
 	bindGroup(settings.QueueFields, func(s *Spec) *settings.Queues { return &s.Queues }, func(p *report.Params) *settings.Queues { return &p.Queues })
 	for _, ps := range settings.PathSettings {

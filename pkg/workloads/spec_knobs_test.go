@@ -67,7 +67,7 @@ func (f *flagKinds) Size(Knob, *int)               { f.add("size") }
 // test's spec.
 func TestLoadSpecShared(t *testing.T) {
 	one, two := 1, 2
-	main := Spec{Test: "write-lat", Device: "d0", ServerDevice: "d1", Port: 2, GIDIndex: ptr(3), MTU: 1024, QPTimeout: 18,
+	main := Spec{Test: "write-lat", DevicePort: settings.DevicePort{Device: "d0", Port: 2}, ServerDevice: "d1", GIDIndex: ptr(3), MTU: 1024, QPTimeout: 18,
 		RDMACM: true, Path: settings.Path{TClass: &one, SL: &two, FlowLabel: &one, HopLimit: &two}, IdleTimeout: 5, CPUs: []int{1}, ServerCPUs: []int{2}}
 	l := loadSpec(&Spec{Load: &LoadSpec{Test: "write-bw", Size: 4096}}, main)
 	for _, k := range Knobs {
@@ -86,7 +86,7 @@ func TestLoadSpecShared(t *testing.T) {
 // as unset.
 func TestRequested(t *testing.T) {
 	one, two := 1, 2
-	s := Spec{Device: "d0", ServerDevice: "d1", CheckData: true, Port: 2, GIDIndex: ptr(0), Connection: "UC", MTU: 1024,
+	s := Spec{DevicePort: settings.DevicePort{Device: "d0", Port: 2}, ServerDevice: "d1", CheckData: true, GIDIndex: ptr(0), Connection: "UC", MTU: 1024,
 		Queues: settings.Queues{Events: true, TxDepth: 4, RxDepth: 5, Inline: ptr(0), QPs: 6, CQMod: 7, PostList: 8}, QPTimeout: 18, Operation: settings.Operation{Bidirectional: true, AtomicType: "CMP_AND_SWAP"},
 		Path: settings.Path{TClass: &one, SL: &two, FlowLabel: &one, HopLimit: &two}, Reverse: true, RDMACM: true,
 		Threads: 3, RateLimitGbps: 5, RateLimiter: "hw", Mem: "hugepages", ODP: true, Load: &LoadSpec{Test: "write-bw", QPs: 2, Size: 64},

@@ -655,6 +655,7 @@ var paramsBySetting = func() map[*settings.Setting]func(*report.Params) (string,
 		settings.ODP:       on(func(p *report.Params) bool { return p.ODP }),
 		settings.CheckData: on(func(p *report.Params) bool { return p.CheckData }),
 	}
+	readGroup(m, settings.DevicePortFields, func(p *report.Params) *settings.DevicePort { return &p.DevicePort })
 	readGroup(m, settings.OperationFields, func(p *report.Params) *settings.Operation { return &p.Operation })
 	readGroup(m, settings.QueueFields, func(p *report.Params) *settings.Queues { return &p.Queues })
 	for _, ps := range settings.PathSettings {
@@ -663,25 +664,30 @@ var paramsBySetting = func() map[*settings.Setting]func(*report.Params) (string,
 	return m
 }()
 
-// readGroup says how the settings of a group of pkg/settings, which
-// Params embeds (in points at it), read: an int as a count, a *int as
+// readGroup says how the compared settings of a group of pkg/settings,
+// which Params embeds (in points at it), read: an int as a count, a *int as
 // optional, a bool as on, a string not there when empty (unless its row
 // says Blank), a list not there when empty.
 func readGroup[S any](m map[*settings.Setting]func(*report.Params) (string, bool), fs settings.Fields[S], in func(*report.Params) *S) {
+	put := func(s *settings.Setting, text func(*report.Params) (string, bool)) {
+		if s.Compared {
+			m[s] = text
+		}
+	}
 	for _, f := range fs.Ints {
-		m[f.Setting] = count(func(p *report.Params) int { return *f.In(in(p)) })
+		put(f.Setting, count(func(p *report.Params) int { return *f.In(in(p)) }))
 	}
 	for _, f := range fs.Optionals {
-		m[f.Setting] = optional(func(p *report.Params) *int { return *f.In(in(p)) })
+		put(f.Setting, optional(func(p *report.Params) *int { return *f.In(in(p)) }))
 	}
 	for _, f := range fs.Bools {
-		m[f.Setting] = on(func(p *report.Params) bool { return *f.In(in(p)) })
+		put(f.Setting, on(func(p *report.Params) bool { return *f.In(in(p)) }))
 	}
 	for _, f := range fs.Strings {
-		m[f.Setting] = func(p *report.Params) (string, bool) { v := *f.In(in(p)); return v, v != "" || f.Blank }
+		put(f.Setting, func(p *report.Params) (string, bool) { v := *f.In(in(p)); return v, v != "" || f.Blank })
 	}
 	for _, f := range fs.Lists {
-		m[f.Setting] = cores(func(p *report.Params) []int { return *f.In(in(p)) })
+		put(f.Setting, cores(func(p *report.Params) []int { return *f.In(in(p)) }))
 	}
 }
 
