@@ -291,9 +291,7 @@ type Params struct {
 	// the server's device (--server-dev; compare leaves it out as it does
 	// -d), the rate limit (--rate-limit: Gbit/s of payload, or messages
 	// per second) and its limiter (--rate-limiter), the load (--load).
-	Threads       int         `json:"threads,omitempty"`
-	CPUs          []int       `json:"cpus,omitempty"`
-	ServerCPUs    []int       `json:"server_cpus,omitempty"`
+	settings.Loops
 	ServerDevice  string      `json:"server_device,omitempty"`
 	RateLimitGbps float64     `json:"rate_limit_gbps,omitempty"`
 	RateLimitMsgs float64     `json:"rate_limit_msgs,omitempty"`

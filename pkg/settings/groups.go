@@ -77,6 +77,27 @@ var DevicePortFields = Fields[DevicePort]{
 	Ints:    []Field[DevicePort, int]{{Port, func(d *DevicePort) *int { return &d.Port }}},
 }
 
+// Loops are the loop threads' settings.
+type Loops struct {
+	// Threads spreads a bandwidth test's QPs over this many loop threads
+	// on each end, each with its own CQs (--threads); 0 or 1: one.
+	Threads int `json:"threads,omitempty"`
+	// CPUs are the cores each end's loop threads are pinned to (--cpu);
+	// ServerCPUs, when set, the server's instead (--server-cpu). Neither:
+	// the cores of the device's NUMA node.
+	CPUs       []int `json:"cpus,omitempty"`
+	ServerCPUs []int `json:"server_cpus,omitempty"`
+}
+
+// LoopFields are the fields of [Loops].
+var LoopFields = Fields[Loops]{
+	Ints: []Field[Loops, int]{{Threads, func(l *Loops) *int { return &l.Threads }}},
+	Lists: []Field[Loops, []int]{
+		{CPUs, func(l *Loops) *[]int { return &l.CPUs }},
+		{ServerCPUs, func(l *Loops) *[]int { return &l.ServerCPUs }},
+	},
+}
+
 // QueueFields are the fields of [Queues].
 var QueueFields = Fields[Queues]{
 	Ints: []Field[Queues, int]{

@@ -248,14 +248,9 @@ type Spec struct {
 	// (--validate): see driver_check.go.
 	CheckData bool `json:"validate,omitempty"`
 
-	// Threads spreads a bandwidth test's QPs over this many loop threads
-	// on each end, each with its own CQs (--threads); 0 or 1: one.
-	Threads int `json:"threads,omitempty"`
-	// CPUs are the cores each end's loop threads are pinned to (--cpu);
-	// ServerCPUs, when set, the server's instead (--server-cpu). Neither:
-	// the cores of the device's NUMA node.
-	CPUs       []int `json:"cpus,omitempty"`
-	ServerCPUs []int `json:"server_cpus,omitempty"`
+	// Loops: the loop threads (--threads) and their cores (--cpu,
+	// --server-cpu).
+	settings.Loops
 	// RateLimitGbps (payload Gbit/s) or RateLimitMsgs (messages per
 	// second) limits each end's sending on each device (--rate-limit), by
 	// RateLimiter: "sw" (the timed loop paces its posts; the default) or

@@ -196,8 +196,6 @@ var fields = map[*settings.Setting]binding{
 		param: to(func(p *report.Params) *bool { return &p.Reverse }), flag: FlagSet.Bool},
 	settings.RDMACM: field[bool]{spec: func(s *Spec) *bool { return &s.RDMACM },
 		param: to(func(p *report.Params) *bool { return &p.RDMACM }), flag: FlagSet.Bool},
-	settings.Threads: field[int]{spec: func(s *Spec) *int { return &s.Threads },
-		param: to(func(p *report.Params) *int { return &p.Threads }), flag: FlagSet.Count},
 	settings.RateLimit: rate{},
 	settings.RateLimiter: field[string]{spec: func(s *Spec) *string { return &s.RateLimiter },
 		param: to(func(p *report.Params) *string { return &p.RateLimiter }), flag: FlagSet.Limiter},
@@ -212,6 +210,7 @@ var fields = map[*settings.Setting]binding{
 
 func init() {
 	bindGroup(settings.DevicePortFields, func(s *Spec) *settings.DevicePort { return &s.DevicePort }, func(p *report.Params) *settings.DevicePort { return &p.DevicePort })
+	bindGroup(settings.LoopFields, func(s *Spec) *settings.Loops { return &s.Loops }, func(p *report.Params) *settings.Loops { return &p.Loops })
 	bindGroup(settings.OperationFields, func(s *Spec) *settings.Operation { return &s.Operation }, func(p *report.Params) *settings.Operation { return &p.Operation })
 	bindGroup(settings.QueueFields, func(s *Spec) *settings.Queues { return &s.Queues }, func(p *report.Params) *settings.Queues { return &p.Queues })
 	for _, ps := range settings.PathSettings {
@@ -228,9 +227,12 @@ func init() {
 // bindGroup binds the settings of a group of pkg/settings, which a Spec
 // and the document's Params both embed (spec and param point at it), each
 // to its field: an int is a count, a *int a number within the setting's
-// range, a string read as its Form says. A list is no knob: its flag is
-// one of every test.
+// range, a string read as its Form says. A list is no knob (its flag is
+// one of every test): it is only recorded.
 func bindGroup[S any](fs settings.Fields[S], spec func(*Spec) *S, param func(*report.Params) *S) {
+	for _, f := range fs.Lists {
+		records = append(records, func(p *report.Params, s *Spec) { *f.In(param(p)) = *f.In(spec(s)) })
+	}
 	for _, f := range fs.Ints {
 		fields[f.Setting] = field[int]{spec: func(s *Spec) *int { return f.In(spec(s)) },
 			param: func(p *report.Params, v int) { *f.In(param(p)) = v }, number: count, flag: FlagSet.Count}
@@ -248,6 +250,9 @@ func bindGroup[S any](fs settings.Fields[S], spec func(*Spec) *S, param func(*re
 			param: func(p *report.Params, v string) { *f.In(param(p)) = v }, flag: stringFlag(f.Form)}
 	}
 }
+
+// records record the settings of groups that are no knobs.
+var records []func(*report.Params, *Spec)
 
 // stringFlag defines a string knob's flag, as its form says.
 func stringFlag(f settings.Form) func(FlagSet, Knob, *string) {
@@ -319,6 +324,9 @@ func (s *Spec) requested() report.Params {
 		DurationS: s.Duration.Seconds(), PrecisionPct: 100 * s.Precision}
 	for _, k := range Knobs {
 		k.field.record(&p, s)
+	}
+	for _, r := range records {
+		r(&p, s)
 	}
 	if s.Precision > 0 {
 		p.PrecisionCapS = s.PrecisionCap.Seconds()

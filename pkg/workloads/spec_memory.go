@@ -120,7 +120,7 @@ const loadStep = 10 * time.Millisecond
 // (the path, rdma_cm, ACK timeout, ...).
 func loadSpec(s *Spec, main Spec) Spec {
 	l := Spec{Test: s.Load.Test, Sizes: []int{s.Load.Size}, Queues: settings.Queues{QPs: s.Load.QPs},
-		IdleTimeout: main.IdleTimeout, CPUs: main.CPUs, ServerCPUs: main.ServerCPUs,
+		IdleTimeout: main.IdleTimeout, Loops: settings.Loops{CPUs: main.CPUs, ServerCPUs: main.ServerCPUs},
 		Duration: 24 * time.Hour, Interval: loadStep}
 	for _, k := range Knobs {
 		if k.Shared {

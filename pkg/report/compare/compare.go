@@ -633,11 +633,8 @@ var paramsBySetting = func() map[*settings.Setting]func(*report.Params) (string,
 			}
 			return strconv.Itoa(p.Repeat), true
 		},
-		settings.Reverse:    on(func(p *report.Params) bool { return p.Reverse }),
-		settings.RDMACM:     on(func(p *report.Params) bool { return p.RDMACM }),
-		settings.Threads:    count(func(p *report.Params) int { return p.Threads }),
-		settings.CPUs:       cores(func(p *report.Params) []int { return p.CPUs }),
-		settings.ServerCPUs: cores(func(p *report.Params) []int { return p.ServerCPUs }),
+		settings.Reverse: on(func(p *report.Params) bool { return p.Reverse }),
+		settings.RDMACM:  on(func(p *report.Params) bool { return p.RDMACM }),
 		settings.RateLimit: func(p *report.Params) (string, bool) { // a bandwidth or a message rate
 			if v, ok := amount(func(p *report.Params) float64 { return p.RateLimitGbps }, " Gbit/s")(p); ok {
 				return v, true
@@ -656,6 +653,7 @@ var paramsBySetting = func() map[*settings.Setting]func(*report.Params) (string,
 		settings.CheckData: on(func(p *report.Params) bool { return p.CheckData }),
 	}
 	readGroup(m, settings.DevicePortFields, func(p *report.Params) *settings.DevicePort { return &p.DevicePort })
+	readGroup(m, settings.LoopFields, func(p *report.Params) *settings.Loops { return &p.Loops })
 	readGroup(m, settings.OperationFields, func(p *report.Params) *settings.Operation { return &p.Operation })
 	readGroup(m, settings.QueueFields, func(p *report.Params) *settings.Queues { return &p.Queues })
 	for _, ps := range settings.PathSettings {
