@@ -292,11 +292,9 @@ type Params struct {
 	// -d), the rate limit (--rate-limit: Gbit/s of payload, or messages
 	// per second) and its limiter (--rate-limiter), the load (--load).
 	settings.Loops
-	ServerDevice  string      `json:"server_device,omitempty"`
-	RateLimitGbps float64     `json:"rate_limit_gbps,omitempty"`
-	RateLimitMsgs float64     `json:"rate_limit_msgs,omitempty"`
-	RateLimiter   string      `json:"rate_limiter,omitempty"`
-	Load          *LoadParams `json:"load,omitempty"`
+	ServerDevice string `json:"server_device,omitempty"`
+	settings.Rate
+	Load *LoadParams `json:"load,omitempty"`
 	// Mem (--mem) is where the buffers were asked to live: "hugepages",
 	// "hugepages:1G", "cuda:0", ...; empty: host memory. ODP (--odp): they
 	// were asked to be registered for on-demand paging.

@@ -98,6 +98,24 @@ var LoopFields = Fields[Loops]{
 	},
 }
 
+// Rate is the rate limit of each end's sending on each device.
+type Rate struct {
+	// RateLimitGbps (payload Gbit/s) or RateLimitMsgs (messages per
+	// second) limits each end's sending on each device (--rate-limit), by
+	// RateLimiter: "sw" (the timed loop paces its posts; the default) or
+	// "hw" (the device's per-QP rate limiter).
+	RateLimitGbps float64 `json:"rate_limit_gbps,omitempty"`
+	RateLimitMsgs float64 `json:"rate_limit_msgs,omitempty"`
+	RateLimiter   string  `json:"rate_limiter,omitempty"`
+}
+
+// RateFields are the fields of [Rate]. The limit itself, one of two
+// fields, is bound and compared by pkg/workloads and pkg/report/compare
+// by name.
+var RateFields = Fields[Rate]{
+	Strings: []Field[Rate, string]{{RateLimiter, func(r *Rate) *string { return &r.RateLimiter }}},
+}
+
 // QueueFields are the fields of [Queues].
 var QueueFields = Fields[Queues]{
 	Ints: []Field[Queues, int]{

@@ -251,13 +251,9 @@ type Spec struct {
 	// Loops: the loop threads (--threads) and their cores (--cpu,
 	// --server-cpu).
 	settings.Loops
-	// RateLimitGbps (payload Gbit/s) or RateLimitMsgs (messages per
-	// second) limits each end's sending on each device (--rate-limit), by
-	// RateLimiter: "sw" (the timed loop paces its posts; the default) or
-	// "hw" (the device's per-QP rate limiter).
-	RateLimitGbps float64 `json:"rate_limit_gbps,omitempty"`
-	RateLimitMsgs float64 `json:"rate_limit_msgs,omitempty"`
-	RateLimiter   string  `json:"rate_limiter,omitempty"`
+	// Rate limits each end's sending on each device (--rate-limit, by
+	// --rate-limiter).
+	settings.Rate
 	// Load runs a bandwidth test in the background of a latency test,
 	// between the same two ends, on QPs of its own (--load).
 	Load *LoadSpec `json:"load,omitempty"`

@@ -197,8 +197,6 @@ var fields = map[*settings.Setting]binding{
 	settings.RDMACM: field[bool]{spec: func(s *Spec) *bool { return &s.RDMACM },
 		param: to(func(p *report.Params) *bool { return &p.RDMACM }), flag: FlagSet.Bool},
 	settings.RateLimit: rate{},
-	settings.RateLimiter: field[string]{spec: func(s *Spec) *string { return &s.RateLimiter },
-		param: to(func(p *report.Params) *string { return &p.RateLimiter }), flag: FlagSet.Limiter},
 	settings.Mem: field[string]{spec: func(s *Spec) *string { return &s.Mem },
 		param: to(func(p *report.Params) *string { return &p.Mem }), flag: FlagSet.Mem},
 	settings.ODP: field[bool]{spec: func(s *Spec) *bool { return &s.ODP },
@@ -211,6 +209,7 @@ var fields = map[*settings.Setting]binding{
 func init() {
 	bindGroup(settings.DevicePortFields, func(s *Spec) *settings.DevicePort { return &s.DevicePort }, func(p *report.Params) *settings.DevicePort { return &p.DevicePort })
 	bindGroup(settings.LoopFields, func(s *Spec) *settings.Loops { return &s.Loops }, func(p *report.Params) *settings.Loops { return &p.Loops })
+	bindGroup(settings.RateFields, func(s *Spec) *settings.Rate { return &s.Rate }, func(p *report.Params) *settings.Rate { return &p.Rate })
 	bindGroup(settings.OperationFields, func(s *Spec) *settings.Operation { return &s.Operation }, func(p *report.Params) *settings.Operation { return &p.Operation })
 	bindGroup(settings.QueueFields, func(s *Spec) *settings.Queues { return &s.Queues }, func(p *report.Params) *settings.Queues { return &p.Queues })
 	for _, ps := range settings.PathSettings {

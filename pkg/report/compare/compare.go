@@ -641,7 +641,6 @@ var paramsBySetting = func() map[*settings.Setting]func(*report.Params) (string,
 			}
 			return amount(func(p *report.Params) float64 { return p.RateLimitMsgs }, " msg/s")(p)
 		},
-		settings.RateLimiter: nonEmpty(func(p *report.Params) string { return p.RateLimiter }),
 		settings.Load: func(p *report.Params) (string, bool) {
 			if p.Load == nil {
 				return "", false
@@ -654,6 +653,7 @@ var paramsBySetting = func() map[*settings.Setting]func(*report.Params) (string,
 	}
 	readGroup(m, settings.DevicePortFields, func(p *report.Params) *settings.DevicePort { return &p.DevicePort })
 	readGroup(m, settings.LoopFields, func(p *report.Params) *settings.Loops { return &p.Loops })
+	readGroup(m, settings.RateFields, func(p *report.Params) *settings.Rate { return &p.Rate })
 	readGroup(m, settings.OperationFields, func(p *report.Params) *settings.Operation { return &p.Operation })
 	readGroup(m, settings.QueueFields, func(p *report.Params) *settings.Queues { return &p.Queues })
 	for _, ps := range settings.PathSettings {
