@@ -279,10 +279,9 @@ type Params struct {
 	CheckData bool `json:"validate,omitempty"`
 	// Repeat is the number of runs requested (--repeat); 0 or 1: one.
 	Repeat int `json:"repeat,omitempty"`
-	// Reverse (--reverse): in bandwidth tests the server initiated.
-	Reverse bool `json:"reverse,omitempty"`
-	// RDMACM (-R): rdma_cm set up the QPs' connections.
-	RDMACM bool `json:"rdma_cm,omitempty"`
+	// Setup: --reverse (in bandwidth tests the server initiated), -R
+	// (rdma_cm set up the QPs' connections).
+	settings.Setup
 	// Path is the path asked for; what reached the device is in each
 	// result's effective.av.
 	settings.Path

@@ -116,6 +116,27 @@ var RateFields = Fields[Rate]{
 	Strings: []Field[Rate, string]{{RateLimiter, func(r *Rate) *string { return &r.RateLimiter }}},
 }
 
+// Setup is how the two ends set the test up: which one initiates, and
+// how their QPs connect.
+type Setup struct {
+	// Reverse: in a bandwidth test the server initiates (sends the WRITEs
+	// or SENDs, issues the READs or atomics) and the client answers,
+	// without swapping hosts.
+	Reverse bool `json:"reverse,omitempty"`
+	// RDMACM sets the QPs' connections up with rdma_cm (-R) instead of
+	// exchanging their endpoints; the control connection still carries the
+	// spec, the buffers' keys and the results.
+	RDMACM bool `json:"rdma_cm,omitempty"`
+}
+
+// SetupFields are the fields of [Setup].
+var SetupFields = Fields[Setup]{
+	Bools: []Field[Setup, bool]{
+		{Reverse, func(s *Setup) *bool { return &s.Reverse }},
+		{RDMACM, func(s *Setup) *bool { return &s.RDMACM }},
+	},
+}
+
 // QueueFields are the fields of [Queues].
 var QueueFields = Fields[Queues]{
 	Ints: []Field[Queues, int]{

@@ -266,14 +266,8 @@ type Spec struct {
 	// Path sets the address vector of both ends' QPs, and its first
 	// setting the TCP sockets' IP_TOS (see pkg/settings and spec_path.go).
 	settings.Path
-	// Reverse: in a bandwidth test the server initiates (sends the WRITEs
-	// or SENDs, issues the READs or atomics) and the client answers,
-	// without swapping hosts.
-	Reverse bool `json:"reverse,omitempty"`
-	// RDMACM sets the QPs' connections up with rdma_cm (-R) instead of
-	// exchanging their endpoints; the control connection still carries the
-	// spec, the buffers' keys and the results.
-	RDMACM bool `json:"rdma_cm,omitempty"`
+	// Setup: which end initiates (--reverse), how the QPs connect (-R).
+	settings.Setup
 	// Mem is where both ends' registered buffers live (--mem, see
 	// spec_mem.go): "host" or empty, "hugepages[:2M|:1G]", "cuda[:GPU]".
 	// ODP registers them for on-demand paging (--odp).

@@ -192,10 +192,6 @@ var fields = map[*settings.Setting]binding{
 		param: to(func(p *report.Params) *int { return &p.MTU }), flag: FlagSet.Count},
 	settings.QPTimeout: field[int]{spec: func(s *Spec) *int { return &s.QPTimeout },
 		param: to(func(p *report.Params) *int { return &p.QPTimeout }), number: count, flag: FlagSet.Count},
-	settings.Reverse: field[bool]{spec: func(s *Spec) *bool { return &s.Reverse },
-		param: to(func(p *report.Params) *bool { return &p.Reverse }), flag: FlagSet.Bool},
-	settings.RDMACM: field[bool]{spec: func(s *Spec) *bool { return &s.RDMACM },
-		param: to(func(p *report.Params) *bool { return &p.RDMACM }), flag: FlagSet.Bool},
 	settings.RateLimit: rate{},
 	settings.Mem: field[string]{spec: func(s *Spec) *string { return &s.Mem },
 		param: to(func(p *report.Params) *string { return &p.Mem }), flag: FlagSet.Mem},
@@ -210,6 +206,7 @@ func init() {
 	bindGroup(settings.DevicePortFields, func(s *Spec) *settings.DevicePort { return &s.DevicePort }, func(p *report.Params) *settings.DevicePort { return &p.DevicePort })
 	bindGroup(settings.LoopFields, func(s *Spec) *settings.Loops { return &s.Loops }, func(p *report.Params) *settings.Loops { return &p.Loops })
 	bindGroup(settings.RateFields, func(s *Spec) *settings.Rate { return &s.Rate }, func(p *report.Params) *settings.Rate { return &p.Rate })
+	bindGroup(settings.SetupFields, func(s *Spec) *settings.Setup { return &s.Setup }, func(p *report.Params) *settings.Setup { return &p.Setup })
 	bindGroup(settings.OperationFields, func(s *Spec) *settings.Operation { return &s.Operation }, func(p *report.Params) *settings.Operation { return &p.Operation })
 	bindGroup(settings.QueueFields, func(s *Spec) *settings.Queues { return &s.Queues }, func(p *report.Params) *settings.Queues { return &p.Queues })
 	for _, ps := range settings.PathSettings {

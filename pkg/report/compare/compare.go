@@ -633,8 +633,6 @@ var paramsBySetting = func() map[*settings.Setting]func(*report.Params) (string,
 			}
 			return strconv.Itoa(p.Repeat), true
 		},
-		settings.Reverse: on(func(p *report.Params) bool { return p.Reverse }),
-		settings.RDMACM:  on(func(p *report.Params) bool { return p.RDMACM }),
 		settings.RateLimit: func(p *report.Params) (string, bool) { // a bandwidth or a message rate
 			if v, ok := amount(func(p *report.Params) float64 { return p.RateLimitGbps }, " Gbit/s")(p); ok {
 				return v, true
@@ -654,6 +652,7 @@ var paramsBySetting = func() map[*settings.Setting]func(*report.Params) (string,
 	readGroup(m, settings.DevicePortFields, func(p *report.Params) *settings.DevicePort { return &p.DevicePort })
 	readGroup(m, settings.LoopFields, func(p *report.Params) *settings.Loops { return &p.Loops })
 	readGroup(m, settings.RateFields, func(p *report.Params) *settings.Rate { return &p.Rate })
+	readGroup(m, settings.SetupFields, func(p *report.Params) *settings.Setup { return &p.Setup })
 	readGroup(m, settings.OperationFields, func(p *report.Params) *settings.Operation { return &p.Operation })
 	readGroup(m, settings.QueueFields, func(p *report.Params) *settings.Queues { return &p.Queues })
 	for _, ps := range settings.PathSettings {
