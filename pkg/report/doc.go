@@ -294,11 +294,10 @@ type Params struct {
 	ServerDevice string `json:"server_device,omitempty"`
 	settings.Rate
 	Load *LoadParams `json:"load,omitempty"`
-	// Mem (--mem) is where the buffers were asked to live: "hugepages",
-	// "hugepages:1G", "cuda:0", ...; empty: host memory. ODP (--odp): they
-	// were asked to be registered for on-demand paging.
-	Mem string `json:"mem,omitempty"`
-	ODP bool   `json:"odp,omitempty"`
+	// Buffers: where the buffers were asked to live (--mem: "hugepages",
+	// "hugepages:1G", "cuda:0", ...; empty: host memory), and whether to
+	// be registered for on-demand paging (--odp).
+	settings.Buffers
 	// Extra holds parameters without a field of their own.
 	Extra map[string]string `json:"extra,omitempty"`
 }

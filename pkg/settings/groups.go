@@ -137,6 +137,22 @@ var SetupFields = Fields[Setup]{
 	},
 }
 
+// Buffers are where both ends' registered buffers live and how they are
+// registered.
+type Buffers struct {
+	// Mem is where the buffers live (--mem): "host" or empty,
+	// "hugepages[:2M|:1G]", "cuda[:GPU]". ODP registers them for
+	// on-demand paging (--odp).
+	Mem string `json:"mem,omitempty"`
+	ODP bool   `json:"odp,omitempty"`
+}
+
+// BufferFields are the fields of [Buffers].
+var BufferFields = Fields[Buffers]{
+	Strings: []Field[Buffers, string]{{Mem, func(b *Buffers) *string { return &b.Mem }}},
+	Bools:   []Field[Buffers, bool]{{ODP, func(b *Buffers) *bool { return &b.ODP }}},
+}
+
 // QueueFields are the fields of [Queues].
 var QueueFields = Fields[Queues]{
 	Ints: []Field[Queues, int]{

@@ -181,7 +181,7 @@ var (
 		Help: "QPs of the --load test (default 1)"}
 	LoadSize = &Setting{Key: "load-size", Applies: RDMALatency, Why: "the load runs under a latency test",
 		Help: "message size of the --load test (default its own: 64K, atomics 8)"}
-	Mem = &Setting{Key: "mem", Applies: RDMA, Compared: true,
+	Mem = &Setting{Key: "mem", Applies: RDMA, Compared: true, Form: MemoryKind,
 		Help: "where both ends' buffers live: host, hugepages (2 MiB pages; hugepages:1G for 1 GiB), or cuda[:GPU] (GPU memory; GPU an index or PCI bus id, default the GPU nearest the NIC), as perftest's --use_hugepages and --use_cuda (default host)"}
 	ODP = &Setting{Key: "odp", Applies: RDMA, Compared: true,
 		Help: "register the buffers for on-demand paging (IBV_ACCESS_ON_DEMAND), as perftest's --odp; refused where the device lacks ODP for the transport and operation"}

@@ -268,11 +268,10 @@ type Spec struct {
 	settings.Path
 	// Setup: which end initiates (--reverse), how the QPs connect (-R).
 	settings.Setup
-	// Mem is where both ends' registered buffers live (--mem, see
-	// spec_mem.go): "host" or empty, "hugepages[:2M|:1G]", "cuda[:GPU]".
-	// ODP registers them for on-demand paging (--odp).
-	Mem string `json:"mem,omitempty"`
-	ODP bool   `json:"odp,omitempty"`
+	// Buffers: where both ends' registered buffers live (--mem, see
+	// spec_mem.go) and whether they are registered for on-demand paging
+	// (--odp).
+	settings.Buffers
 }
 
 // openEnded tells whether a size's count of iterations is known only when

@@ -22,7 +22,7 @@ func TestSettingsJSON(t *testing.T) {
 		IdleTimeout: 5 * time.Second, CPUUtil: true, CheckData: true, Loops: settings.Loops{Threads: 3, CPUs: []int{1, 2}, ServerCPUs: []int{3}},
 		Rate: settings.Rate{RateLimitGbps: 5, RateLimitMsgs: 6, RateLimiter: "hw"}, Load: &LoadSpec{Test: "write-bw", QPs: 2, Size: 64}, Precision: 0.01,
 		PrecisionCap: 3 * time.Second, Path: settings.Path{TClass: &four, SL: &five, FlowLabel: &one, HopLimit: &two}, Setup: settings.Setup{Reverse: true, RDMACM: true},
-		Mem: "hugepages", ODP: true}
+		Buffers: settings.Buffers{Mem: "hugepages", ODP: true}}
 	e := report.Effective{TxDepth: 1, CheckData: true, IPTOS: &two,
 		AV: &report.AddressVector{GRH: true, PathValues: settings.PathValues{TClass: 0x6a, SL: 3, FlowLabel: 5, HopLimit: 64}}}
 	for _, c := range []struct {

@@ -193,13 +193,9 @@ var fields = map[*settings.Setting]binding{
 	settings.QPTimeout: field[int]{spec: func(s *Spec) *int { return &s.QPTimeout },
 		param: to(func(p *report.Params) *int { return &p.QPTimeout }), number: count, flag: FlagSet.Count},
 	settings.RateLimit: rate{},
-	settings.Mem: field[string]{spec: func(s *Spec) *string { return &s.Mem },
-		param: to(func(p *report.Params) *string { return &p.Mem }), flag: FlagSet.Mem},
-	settings.ODP: field[bool]{spec: func(s *Spec) *bool { return &s.ODP },
-		param: to(func(p *report.Params) *bool { return &p.ODP }), flag: FlagSet.Bool},
-	settings.Load:     loadField[string]{get: func(l *LoadSpec) *string { return &l.Test }, whole: true, flag: FlagSet.BandwidthTest},
-	settings.LoadQPs:  loadField[int]{get: func(l *LoadSpec) *int { return &l.QPs }, flag: FlagSet.Count},
-	settings.LoadSize: loadField[int]{get: func(l *LoadSpec) *int { return &l.Size }, flag: FlagSet.Size},
+	settings.Load:      loadField[string]{get: func(l *LoadSpec) *string { return &l.Test }, whole: true, flag: FlagSet.BandwidthTest},
+	settings.LoadQPs:   loadField[int]{get: func(l *LoadSpec) *int { return &l.QPs }, flag: FlagSet.Count},
+	settings.LoadSize:  loadField[int]{get: func(l *LoadSpec) *int { return &l.Size }, flag: FlagSet.Size},
 }
 
 func init() {
@@ -207,6 +203,7 @@ func init() {
 	bindGroup(settings.LoopFields, func(s *Spec) *settings.Loops { return &s.Loops }, func(p *report.Params) *settings.Loops { return &p.Loops })
 	bindGroup(settings.RateFields, func(s *Spec) *settings.Rate { return &s.Rate }, func(p *report.Params) *settings.Rate { return &p.Rate })
 	bindGroup(settings.SetupFields, func(s *Spec) *settings.Setup { return &s.Setup }, func(p *report.Params) *settings.Setup { return &p.Setup })
+	bindGroup(settings.BufferFields, func(s *Spec) *settings.Buffers { return &s.Buffers }, func(p *report.Params) *settings.Buffers { return &p.Buffers })
 	bindGroup(settings.OperationFields, func(s *Spec) *settings.Operation { return &s.Operation }, func(p *report.Params) *settings.Operation { return &p.Operation })
 	bindGroup(settings.QueueFields, func(s *Spec) *settings.Queues { return &s.Queues }, func(p *report.Params) *settings.Queues { return &p.Queues })
 	for _, ps := range settings.PathSettings {

@@ -89,7 +89,7 @@ func TestRequested(t *testing.T) {
 	s := Spec{DevicePort: settings.DevicePort{Device: "d0", Port: 2}, ServerDevice: "d1", CheckData: true, GIDIndex: ptr(0), Connection: "UC", MTU: 1024,
 		Queues: settings.Queues{Events: true, TxDepth: 4, RxDepth: 5, Inline: ptr(0), QPs: 6, CQMod: 7, PostList: 8}, QPTimeout: 18, Operation: settings.Operation{Bidirectional: true, AtomicType: "CMP_AND_SWAP"},
 		Path: settings.Path{TClass: &one, SL: &two, FlowLabel: &one, HopLimit: &two}, Setup: settings.Setup{Reverse: true, RDMACM: true},
-		Loops: settings.Loops{Threads: 3, CPUs: []int{1}, ServerCPUs: []int{2}}, Rate: settings.Rate{RateLimitGbps: 5, RateLimiter: "hw"}, Mem: "hugepages", ODP: true, Load: &LoadSpec{Test: "write-bw", QPs: 2, Size: 64},
+		Loops: settings.Loops{Threads: 3, CPUs: []int{1}, ServerCPUs: []int{2}}, Rate: settings.Rate{RateLimitGbps: 5, RateLimiter: "hw"}, Buffers: settings.Buffers{Mem: "hugepages", ODP: true}, Load: &LoadSpec{Test: "write-bw", QPs: 2, Size: 64},
 		Sizes: []int{2}, Iterations: 9, Warmup: ptr(0), Precision: 0.01, PrecisionCap: 2e9}
 	got, _ := json.Marshal(s.requested())
 	want := `{"device":"d0","port":2,"gid_index":0,"connection":"UC","mtu":1024,"sizes":[2],"tx_depth":4,"rx_depth":5,"qps":6,` +

@@ -645,14 +645,13 @@ var paramsBySetting = func() map[*settings.Setting]func(*report.Params) (string,
 			}
 			return loadText(p.Load), true
 		},
-		settings.Mem:       nonEmpty(func(p *report.Params) string { return p.Mem }),
-		settings.ODP:       on(func(p *report.Params) bool { return p.ODP }),
 		settings.CheckData: on(func(p *report.Params) bool { return p.CheckData }),
 	}
 	readGroup(m, settings.DevicePortFields, func(p *report.Params) *settings.DevicePort { return &p.DevicePort })
 	readGroup(m, settings.LoopFields, func(p *report.Params) *settings.Loops { return &p.Loops })
 	readGroup(m, settings.RateFields, func(p *report.Params) *settings.Rate { return &p.Rate })
 	readGroup(m, settings.SetupFields, func(p *report.Params) *settings.Setup { return &p.Setup })
+	readGroup(m, settings.BufferFields, func(p *report.Params) *settings.Buffers { return &p.Buffers })
 	readGroup(m, settings.OperationFields, func(p *report.Params) *settings.Operation { return &p.Operation })
 	readGroup(m, settings.QueueFields, func(p *report.Params) *settings.Queues { return &p.Queues })
 	for _, ps := range settings.PathSettings {
