@@ -727,11 +727,6 @@ func on(get func(*report.Params) bool) func(*report.Params) (string, bool) {
 	return func(p *report.Params) (string, bool) { return "on", get(p) }
 }
 
-// nonEmpty reads a string not there when empty.
-func nonEmpty(get func(*report.Params) string) func(*report.Params) (string, bool) {
-	return func(p *report.Params) (string, bool) { v := get(p); return v, v != "" }
-}
-
 // amount reads a float64 shown in unit when above 0.
 func amount(get func(*report.Params) float64, unit string) func(*report.Params) (string, bool) {
 	return func(p *report.Params) (string, bool) {
