@@ -113,7 +113,9 @@ func DurationDoc() *report.Document {
 			Device: &report.Device{Name: "rxe0", Port: 1, PortState: "ACTIVE", LinkLayer: "Ethernet", ActiveMTU: 1024,
 				GID: "fe80::5054:ff:fe12:3456", GIDIndex: 1, GIDType: "RoCE v2", Netdev: "eth0"}}},
 		Clocks: map[string]report.Clock{"monotonic": {Source: "CLOCK_MONOTONIC (clock_gettime)", ResolutionNs: 30}},
-		Params: report.Params{DevicePort: settings.DevicePort{Device: "rxe0"}, GIDIndex: 1, Operation: settings.Operation{Bidirectional: true}, DurationS: 3, Warmup: ptr(100), Loopback: true, Sizes: []int{65536}},
+		Params: report.Params{DevicePort: settings.DevicePort{Device: "rxe0"}, GIDIndex: 1,
+			Operation: settings.Operation{Bidirectional: true}, DurationS: 3, Warmup: ptr(100), Loopback: true,
+			Sizes: []int{65536}},
 		Results: []report.Result{
 			{Test: "write-bw", Connection: "RC", Size: 65536, Iterations: 53341, Warmup: 100, QPs: 1, DurationS: 3,
 				Bandwidth: fwd, Reverse: rev, Total: report.Sum(fwd, rev),

@@ -173,8 +173,8 @@ var (
 		Help: "pin the server's loop threads to these cores instead of --cpu's"}
 	RateLimit = &Setting{Key: "rate-limit", Applies: RDMABandwidth, Why: "a latency test sends one message at a time", Compared: true,
 		Help: "limit each end's sending on each device to this payload rate (5Gbps, 800Mbps, 1GB/s; a bare number is Gbit/s) or message rate (2Mpps)"}
-	RateLimiter = &Setting{Key: "rate-limiter", Applies: RDMABandwidth, Why: "a latency test sends one message at a time", Compared: true, Form: LimiterKind,
-		Help: "what enforces --rate-limit: sw (the timed loop paces its posts) or hw (the device's per-QP rate limiter) (default sw)"}
+	RateLimiter = &Setting{Key: "rate-limiter", Applies: RDMABandwidth, Why: "a latency test sends one message at a time", Compared: true,
+		Form: LimiterKind, Help: "what enforces --rate-limit: sw (the timed loop paces its posts) or hw (the device's per-QP rate limiter) (default sw)"}
 	Load = &Setting{Key: "load", Applies: RDMALatency, Why: "the load runs under a latency test", Compared: true,
 		Help: "run this bandwidth test (write-bw, read-bw, send-bw, atomic-bw) in the background, on QPs of its own, while the latency is measured"}
 	LoadQPs = &Setting{Key: "load-qps", Applies: RDMALatency, Why: "the load runs under a latency test",

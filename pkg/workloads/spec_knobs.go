@@ -199,13 +199,27 @@ var fields = map[*settings.Setting]binding{
 }
 
 func init() {
-	bindGroup(settings.DevicePortFields, func(s *Spec) *settings.DevicePort { return &s.DevicePort }, func(p *report.Params) *settings.DevicePort { return &p.DevicePort })
-	bindGroup(settings.LoopFields, func(s *Spec) *settings.Loops { return &s.Loops }, func(p *report.Params) *settings.Loops { return &p.Loops })
-	bindGroup(settings.RateFields, func(s *Spec) *settings.Rate { return &s.Rate }, func(p *report.Params) *settings.Rate { return &p.Rate })
-	bindGroup(settings.SetupFields, func(s *Spec) *settings.Setup { return &s.Setup }, func(p *report.Params) *settings.Setup { return &p.Setup })
-	bindGroup(settings.BufferFields, func(s *Spec) *settings.Buffers { return &s.Buffers }, func(p *report.Params) *settings.Buffers { return &p.Buffers })
-	bindGroup(settings.OperationFields, func(s *Spec) *settings.Operation { return &s.Operation }, func(p *report.Params) *settings.Operation { return &p.Operation })
-	bindGroup(settings.QueueFields, func(s *Spec) *settings.Queues { return &s.Queues }, func(p *report.Params) *settings.Queues { return &p.Queues })
+	bindGroup(settings.DevicePortFields,
+		func(s *Spec) *settings.DevicePort { return &s.DevicePort },
+		func(p *report.Params) *settings.DevicePort { return &p.DevicePort })
+	bindGroup(settings.LoopFields,
+		func(s *Spec) *settings.Loops { return &s.Loops },
+		func(p *report.Params) *settings.Loops { return &p.Loops })
+	bindGroup(settings.RateFields,
+		func(s *Spec) *settings.Rate { return &s.Rate },
+		func(p *report.Params) *settings.Rate { return &p.Rate })
+	bindGroup(settings.SetupFields,
+		func(s *Spec) *settings.Setup { return &s.Setup },
+		func(p *report.Params) *settings.Setup { return &p.Setup })
+	bindGroup(settings.BufferFields,
+		func(s *Spec) *settings.Buffers { return &s.Buffers },
+		func(p *report.Params) *settings.Buffers { return &p.Buffers })
+	bindGroup(settings.OperationFields,
+		func(s *Spec) *settings.Operation { return &s.Operation },
+		func(p *report.Params) *settings.Operation { return &p.Operation })
+	bindGroup(settings.QueueFields,
+		func(s *Spec) *settings.Queues { return &s.Queues },
+		func(p *report.Params) *settings.Queues { return &p.Queues })
 	for _, ps := range settings.PathSettings {
 		fields[ps.Setting] = field[*int]{spec: func(s *Spec) **int { return ps.Asked(&s.Path) },
 			param: func(p *report.Params, v *int) { *ps.Asked(&p.Path) = v }, number: optional, flag: FlagSet.Optional}
