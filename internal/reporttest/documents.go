@@ -9,6 +9,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/pkg/latency"
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/settings"
 )
 
 // Fixed documents for the golden tables and the JSON round trip: every value
@@ -61,7 +62,7 @@ func SuiteDoc() *report.Document {
 			"go":  {Source: "Go time.Now (monotonic)", ResolutionNs: 20, ReadCostNs: 24.5},
 		},
 		Params: report.Params{
-			Server: "node-b", Device: "mlx5_0", GIDIndex: -1, Iterations: 10000, Warmup: ptr(1000),
+			Server: "node-b", DevicePort: settings.DevicePort{Device: "mlx5_0"}, GIDIndex: -1, Iterations: 10000, Warmup: ptr(1000),
 			Extra: map[string]string{"tcp-port": "19515"},
 		},
 		Results: []report.Result{
@@ -112,7 +113,9 @@ func DurationDoc() *report.Document {
 			Device: &report.Device{Name: "rxe0", Port: 1, PortState: "ACTIVE", LinkLayer: "Ethernet", ActiveMTU: 1024,
 				GID: "fe80::5054:ff:fe12:3456", GIDIndex: 1, GIDType: "RoCE v2", Netdev: "eth0"}}},
 		Clocks: map[string]report.Clock{"monotonic": {Source: "CLOCK_MONOTONIC (clock_gettime)", ResolutionNs: 30}},
-		Params: report.Params{Device: "rxe0", GIDIndex: 1, Bidirectional: true, DurationS: 3, Warmup: ptr(100), Loopback: true, Sizes: []int{65536}},
+		Params: report.Params{DevicePort: settings.DevicePort{Device: "rxe0"}, GIDIndex: 1,
+			Operation: settings.Operation{Bidirectional: true}, DurationS: 3, Warmup: ptr(100), Loopback: true,
+			Sizes: []int{65536}},
 		Results: []report.Result{
 			{Test: "write-bw", Connection: "RC", Size: 65536, Iterations: 53341, Warmup: 100, QPs: 1, DurationS: 3,
 				Bandwidth: fwd, Reverse: rev, Total: report.Sum(fwd, rev),

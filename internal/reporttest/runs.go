@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/settings"
 )
 
 // Fixed documents of repeated runs, for the golden files and the compare
@@ -35,8 +36,9 @@ func runsDoc(dev string, start time.Time, p50, p99, gbps []float64) *report.Docu
 		Hosts: report.Hosts{Local: report.Host{Hostname: "ci-runner", Kernel: "6.12.9", OS: "linux/amd64", CPU: "AMD EPYC 7543 32-Core Processor", CPUs: 8,
 			Device: &report.Device{Name: dev, Firmware: "20.39.1002", Port: 1, PortState: "ACTIVE", LinkLayer: "Ethernet", ActiveMTU: 4096,
 				GID: "::ffff:10.0.0.1", GIDIndex: 1, GIDType: "RoCE v2"}}},
-		Clocks:  map[string]report.Clock{"tsc": {Source: "TSC (rdtsc, 2.7945 GHz, scaled against CLOCK_MONOTONIC)", ResolutionNs: 9}},
-		Params:  report.Params{GIDIndex: -1, QPs: 1, Iterations: 10000, Warmup: ptr(1000), Loopback: true, Repeat: len(p50)},
+		Clocks: map[string]report.Clock{"tsc": {Source: "TSC (rdtsc, 2.7945 GHz, scaled against CLOCK_MONOTONIC)", ResolutionNs: 9}},
+		Params: report.Params{GIDIndex: -1, Queues: settings.Queues{QPs: 1}, Iterations: 10000, Warmup: ptr(1000),
+			Loopback: true, Repeat: len(p50)},
 		Results: []report.Result{},
 	}
 	if len(p50) == 1 {

@@ -253,29 +253,22 @@ type Clock struct {
 // compared in the table's order (see pkg/report/compare); the path's
 // settings are its [settings.Path], the same struct a spec embeds.
 type Params struct {
-	Server     string `json:"server,omitempty"` // HOST as given; empty on loopback
-	Device     string `json:"device,omitempty"` // -d; empty: the first device
-	Port       int    `json:"port,omitempty"`   // -i
-	GIDIndex   int    `json:"gid_index"`        // -x; -1: selected automatically
+	Server string `json:"server,omitempty"` // HOST as given; empty on loopback
+	settings.DevicePort
+	GIDIndex   int    `json:"gid_index"` // -x; -1: selected automatically
 	Connection string `json:"connection,omitempty"`
-	MTU        int    `json:"mtu,omitempty"`      // -m, bytes; 0: the port's active MTU
-	Sizes      []int  `json:"sizes,omitempty"`    // -s / -a, bytes
-	TxDepth    int    `json:"tx_depth,omitempty"` // -t
-	RxDepth    int    `json:"rx_depth,omitempty"` // -r
-	QPs        int    `json:"qps,omitempty"`      // -q
-	Inline     *int   `json:"inline,omitempty"`   // -I, bytes
-	CQMod      int    `json:"cq_mod,omitempty"`   // -Q
-	PostList   int    `json:"post_list,omitempty"`
-	Events     bool   `json:"events,omitempty"` // -e: wait on completion events instead of polling
+	MTU        int    `json:"mtu,omitempty"`   // -m, bytes; 0: the port's active MTU
+	Sizes      []int  `json:"sizes,omitempty"` // -s / -a, bytes
+	// Queues: -t, -r, -q, -I (bytes), -Q, -l, -e.
+	settings.Queues
 	// QPTimeout (-u) is the QPs' local ACK timeout exponent: 4.096 µs ×
 	// 2^QPTimeout; 0 left the default.
 	QPTimeout int `json:"qp_timeout,omitempty"`
-	// Bidirectional (-b): both ends send at once.
-	Bidirectional bool    `json:"bidirectional,omitempty"`
-	AtomicType    string  `json:"atomic_type,omitempty"` // -A: "FETCH_AND_ADD" or "CMP_AND_SWAP"
-	Iterations    int     `json:"iterations,omitempty"`  // -n
-	DurationS     float64 `json:"duration_s,omitempty"`  // -D; duration mode when > 0
-	Warmup        *int    `json:"warmup,omitempty"`      // --warmup, iterations per size
+	// Operation: -b (both ends send at once), -A.
+	settings.Operation
+	Iterations int     `json:"iterations,omitempty"` // -n
+	DurationS  float64 `json:"duration_s,omitempty"` // -D; duration mode when > 0
+	Warmup     *int    `json:"warmup,omitempty"`     // --warmup, iterations per size
 	// PrecisionPct (--precision) runs each size until its headline figure
 	// is known to this half-width, percent, or for at most PrecisionCapS.
 	PrecisionPct  float64 `json:"precision_pct,omitempty"`
@@ -286,10 +279,9 @@ type Params struct {
 	CheckData bool `json:"validate,omitempty"`
 	// Repeat is the number of runs requested (--repeat); 0 or 1: one.
 	Repeat int `json:"repeat,omitempty"`
-	// Reverse (--reverse): in bandwidth tests the server initiated.
-	Reverse bool `json:"reverse,omitempty"`
-	// RDMACM (-R): rdma_cm set up the QPs' connections.
-	RDMACM bool `json:"rdma_cm,omitempty"`
+	// Setup: --reverse (in bandwidth tests the server initiated), -R
+	// (rdma_cm set up the QPs' connections).
+	settings.Setup
 	// Path is the path asked for; what reached the device is in each
 	// result's effective.av.
 	settings.Path
@@ -298,19 +290,14 @@ type Params struct {
 	// the server's device (--server-dev; compare leaves it out as it does
 	// -d), the rate limit (--rate-limit: Gbit/s of payload, or messages
 	// per second) and its limiter (--rate-limiter), the load (--load).
-	Threads       int         `json:"threads,omitempty"`
-	CPUs          []int       `json:"cpus,omitempty"`
-	ServerCPUs    []int       `json:"server_cpus,omitempty"`
-	ServerDevice  string      `json:"server_device,omitempty"`
-	RateLimitGbps float64     `json:"rate_limit_gbps,omitempty"`
-	RateLimitMsgs float64     `json:"rate_limit_msgs,omitempty"`
-	RateLimiter   string      `json:"rate_limiter,omitempty"`
-	Load          *LoadParams `json:"load,omitempty"`
-	// Mem (--mem) is where the buffers were asked to live: "hugepages",
-	// "hugepages:1G", "cuda:0", ...; empty: host memory. ODP (--odp): they
-	// were asked to be registered for on-demand paging.
-	Mem string `json:"mem,omitempty"`
-	ODP bool   `json:"odp,omitempty"`
+	settings.Loops
+	ServerDevice string `json:"server_device,omitempty"`
+	settings.Rate
+	Load *LoadParams `json:"load,omitempty"`
+	// Buffers: where the buffers were asked to live (--mem: "hugepages",
+	// "hugepages:1G", "cuda:0", ...; empty: host memory), and whether to
+	// be registered for on-demand paging (--odp).
+	settings.Buffers
 	// Extra holds parameters without a field of their own.
 	Extra map[string]string `json:"extra,omitempty"`
 }

@@ -178,7 +178,8 @@ func TestReadFileTooLarge(t *testing.T) {
 }
 
 // checkShape's estimate against a lower limit: maps and strings count
-// too, and what the document does not decode (unknown fields) does not.
+// too, the fields of an embedded struct as the document's own, and what
+// the document does not decode (unknown fields) does not.
 func TestCheckShape(t *testing.T) {
 	const limit = 1 << 20
 	cases := []struct {
@@ -192,6 +193,8 @@ func TestCheckShape(t *testing.T) {
 		{"a long string", []byte(hostileHead + `"error":"` + strings.Repeat("x", limit+1) + `"}`), false},
 		{"many warnings", repeated(hostileHead+`"warnings":[`, `""`, 100_000, "]}"), false},
 		{"many sizes", repeated(hostileHead+`"params":{"sizes":[`, `0`, 200_000, "]}}"), false},
+		// cpus is a field of a struct Params embeds (settings.Loops).
+		{"many cores", repeated(hostileHead+`"params":{"cpus":[`, `0`, 200_000, "]}}"), false},
 		{"many intervals", repeated(hostileHead+`"results":[{"intervals":[`, `{"bandwidth":{}}`, 20_000, "]}]}"), false},
 		{"an unknown field holds much", repeated(hostileHead+`"unknown":[`, `{}`, 400_000, "]}"), true},
 	}

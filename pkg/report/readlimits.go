@@ -370,8 +370,8 @@ type field struct {
 
 var fieldCache sync.Map // reflect.Type -> []field
 
-// fieldsOf lists the fields encoding/json decodes into, by JSON name
-// (struct types of this package have no embedded fields).
+// fieldsOf lists the fields encoding/json decodes into, by JSON name; an
+// embedded struct's (the groups of pkg/settings) are its own.
 func fieldsOf(t reflect.Type) []field {
 	if f, ok := fieldCache.Load(t); ok {
 		return f.([]field)
@@ -379,6 +379,10 @@ func fieldsOf(t reflect.Type) []field {
 	fs := []field{}
 	for i := range t.NumField() {
 		sf := t.Field(i)
+		if sf.Anonymous && sf.Type.Kind() == reflect.Struct && sf.Tag.Get("json") == "" {
+			fs = append(fs, fieldsOf(sf.Type)...)
+			continue
+		}
 		if !sf.IsExported() {
 			continue
 		}

@@ -9,9 +9,11 @@
 // field of a Spec and runs it), pkg/report (which records it in a
 // document's Params) and pkg/verbs (which applies the path's settings to a
 // QP): it imports none of them. The settings that travel as one group
-// (the path: [Path], [PathValues], [AddressVector]) are structs of this
-// package that those packages embed, so that a field of theirs is named,
-// on the wire and in documents, once.
+// (the path: [Path], [PathValues], [AddressVector]; the queues: [Queues]
+// and the other groups of groups.go) are structs of this package that
+// those packages embed, so that a field of theirs is named, on the wire
+// and in documents, once, and bound to its flag, recorded and compared
+// from its entry in the group's [Fields].
 package settings
 
 import (
@@ -75,6 +77,11 @@ type Setting struct {
 	// documents weighs it: a difference is warned about, in table order.
 	Name     string
 	Compared bool
+	// Form says how the command line reads a string setting. Blank: a
+	// comparison reads the string even unset, as "" (else it is not
+	// there, and an older document's Params.Extra may say it).
+	Form  Form
+	Blank bool
 	// Of is, for another way to say a setting, that setting (--dscp, a DS
 	// field's upper 6 bits); it applies where its setting does.
 	Of *Setting
@@ -134,7 +141,7 @@ var (
 		Help: "QP local ACK timeout: 4.096 us x 2^N, N within " + qpTimeouts.String() + "; raise it on a slow or emulated network (default 14: 67 ms)"}
 	Bidirectional = &Setting{Key: "bidirectional", Short: "b", Applies: Bandwidth, Compared: true,
 		Help: "both ends send at once"}
-	AtomicType = &Setting{Key: "atomic_type", Short: "A", Name: "atomic", Applies: Ops("atomic"), Compared: true,
+	AtomicType = &Setting{Key: "atomic_type", Short: "A", Name: "atomic", Applies: Ops("atomic"), Compared: true, Blank: true,
 		Help: "atomic operation: FETCH_AND_ADD or CMP_AND_SWAP (default FETCH_AND_ADD)"}
 
 	// How long a size runs, and how often the whole run does: flags of
@@ -167,14 +174,14 @@ var (
 	RateLimit = &Setting{Key: "rate-limit", Applies: RDMABandwidth, Why: "a latency test sends one message at a time", Compared: true,
 		Help: "limit each end's sending on each device to this payload rate (5Gbps, 800Mbps, 1GB/s; a bare number is Gbit/s) or message rate (2Mpps)"}
 	RateLimiter = &Setting{Key: "rate-limiter", Applies: RDMABandwidth, Why: "a latency test sends one message at a time", Compared: true,
-		Help: "what enforces --rate-limit: sw (the timed loop paces its posts) or hw (the device's per-QP rate limiter) (default sw)"}
+		Form: LimiterKind, Help: "what enforces --rate-limit: sw (the timed loop paces its posts) or hw (the device's per-QP rate limiter) (default sw)"}
 	Load = &Setting{Key: "load", Applies: RDMALatency, Why: "the load runs under a latency test", Compared: true,
 		Help: "run this bandwidth test (write-bw, read-bw, send-bw, atomic-bw) in the background, on QPs of its own, while the latency is measured"}
 	LoadQPs = &Setting{Key: "load-qps", Applies: RDMALatency, Why: "the load runs under a latency test",
 		Help: "QPs of the --load test (default 1)"}
 	LoadSize = &Setting{Key: "load-size", Applies: RDMALatency, Why: "the load runs under a latency test",
 		Help: "message size of the --load test (default its own: 64K, atomics 8)"}
-	Mem = &Setting{Key: "mem", Applies: RDMA, Compared: true,
+	Mem = &Setting{Key: "mem", Applies: RDMA, Compared: true, Form: MemoryKind,
 		Help: "where both ends' buffers live: host, hugepages (2 MiB pages; hugepages:1G for 1 GiB), or cuda[:GPU] (GPU memory; GPU an index or PCI bus id, default the GPU nearest the NIC), as perftest's --use_hugepages and --use_cuda (default host)"}
 	ODP = &Setting{Key: "odp", Applies: RDMA, Compared: true,
 		Help: "register the buffers for on-demand paging (IBV_ACCESS_ON_DEMAND), as perftest's --odp; refused where the device lacks ODP for the transport and operation"}

@@ -4,6 +4,7 @@ import (
 	"go/parser"
 	"go/token"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -144,3 +145,67 @@ func TestBelow(t *testing.T) {
 }
 
 func ptr(v int) *int { return &v }
+
+// TestGroupFields: each field of a group's struct has one entry in the
+// group's Fields, pointing at it, whose setting is a row of the table and
+// of no other group (the rate limit, one setting in two fields, is bound
+// by name).
+func TestGroupFields(t *testing.T) {
+	seen := map[*Setting]string{}
+	checkGroup(t, seen, QueueFields)
+	checkGroup(t, seen, OperationFields)
+	checkGroup(t, seen, DevicePortFields)
+	checkGroup(t, seen, LoopFields)
+	checkGroup(t, seen, RateFields, "RateLimitGbps", "RateLimitMsgs")
+	checkGroup(t, seen, SetupFields)
+	checkGroup(t, seen, BufferFields)
+}
+
+func checkGroup[S any](t *testing.T, seen map[*Setting]string, fs Fields[S], byName ...string) {
+	t.Helper()
+	var s S
+	v := reflect.ValueOf(&s).Elem()
+	group := v.Type().Name()
+	at := map[uintptr]*Setting{}
+	add := func(set *Setting, p any) {
+		if Order(set) < 0 {
+			t.Errorf("%s: %s is not a row of the table", group, set.Key)
+		}
+		if g, ok := seen[set]; ok {
+			t.Errorf("%s: %s is a setting of %s too", group, set.Key, g)
+		}
+		seen[set] = group
+		at[reflect.ValueOf(p).Pointer()] = set
+	}
+	for _, f := range fs.Ints {
+		add(f.Setting, f.In(&s))
+	}
+	for _, f := range fs.Optionals {
+		add(f.Setting, f.In(&s))
+	}
+	for _, f := range fs.Bools {
+		add(f.Setting, f.In(&s))
+	}
+	for _, f := range fs.Strings {
+		add(f.Setting, f.In(&s))
+	}
+	for _, f := range fs.Lists {
+		add(f.Setting, f.In(&s))
+	}
+	for i := range v.NumField() {
+		name := v.Type().Field(i).Name
+		set, ok := at[v.Field(i).Addr().Pointer()]
+		switch {
+		case slices.Contains(byName, name):
+			if ok {
+				t.Errorf("%s.%s: bound by name, but %s has an entry", group, name, set.Key)
+			}
+		case !ok:
+			t.Errorf("%s.%s has no entry in the group's fields", group, name)
+		}
+		delete(at, v.Field(i).Addr().Pointer())
+	}
+	for _, set := range at {
+		t.Errorf("%s: %s points at no field of its own", group, set.Key)
+	}
+}

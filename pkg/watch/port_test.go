@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/rdmabench/rdmabench/internal/testutil"
+	"github.com/rdmabench/rdmabench/pkg/settings"
 	"github.com/rdmabench/rdmabench/pkg/verbs"
 	"github.com/rdmabench/rdmabench/pkg/workloads"
 )
@@ -47,7 +48,7 @@ func TestPortCounterMetrics(t *testing.T) {
 	write(t, file, "peer-a\n")
 	var log testutil.SyncBuffer
 	a, err := New(Config{Host: "h", PeersFile: file, Log: &log, Probe: workloads.Request{Tests: []string{"write-lat"},
-		Spec: workloads.Spec{Device: "rxe0"}}})
+		Spec: workloads.Spec{DevicePort: settings.DevicePort{Device: "rxe0"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}

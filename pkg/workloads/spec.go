@@ -228,28 +228,18 @@ type Spec struct {
 	// Warmup iterations run before measuring and are excluded; nil picks
 	// the default (a tenth of the iterations, 10 to 1000); 0 is no warm-up.
 	Warmup *int `json:"warmup,omitempty"`
-	// TxDepth is the send queue depth of each QP: the window of
-	// outstanding sends of a bandwidth test.
-	TxDepth int `json:"tx_depth,omitempty"`
-	// RxDepth is the receive queue depth of SEND tests.
-	RxDepth  int  `json:"rx_depth,omitempty"`
-	QPs      int  `json:"qps,omitempty"`
-	Inline   *int `json:"inline,omitempty"` // nil: default (220 for write and send latency, else 0)
-	CQMod    int  `json:"cq_mod,omitempty"`
-	PostList int  `json:"post_list,omitempty"`
-	Events   bool `json:"events,omitempty"`
-	// Bidirectional: both ends send at once (bandwidth tests).
-	Bidirectional bool   `json:"bidirectional,omitempty"`
-	AtomicType    string `json:"atomic_type,omitempty"`
-	MTU           int    `json:"mtu,omitempty"`
+	// Queues are the QPs' and their queues' settings (see pkg/settings).
+	settings.Queues
+	// Operation: both ends send at once, the atomic operation.
+	settings.Operation
+	MTU int `json:"mtu,omitempty"`
 	// QPTimeout is the local ACK timeout of each QP, an exponent: 4.096 µs
 	// × 2^QPTimeout (perftest's -u); 0 leaves it at 14 (67 ms).
 	QPTimeout int  `json:"qp_timeout,omitempty"`
 	GIDIndex  *int `json:"gid_index,omitempty"` // nil: automatic
-	// Device and Port are the client's; the server uses its own unless
+	// DevicePort is the client's device and port; the server uses its own unless
 	// ServerDevice is set.
-	Device       string        `json:"device,omitempty"`
-	Port         int           `json:"port,omitempty"`
+	settings.DevicePort
 	ServerDevice string        `json:"server_device,omitempty"`
 	IdleTimeout  time.Duration `json:"idle_timeout_ns,omitempty"`
 	// CPUUtil records the CPU time each end's loops use (--cpu-util).
@@ -258,21 +248,12 @@ type Spec struct {
 	// (--validate): see driver_check.go.
 	CheckData bool `json:"validate,omitempty"`
 
-	// Threads spreads a bandwidth test's QPs over this many loop threads
-	// on each end, each with its own CQs (--threads); 0 or 1: one.
-	Threads int `json:"threads,omitempty"`
-	// CPUs are the cores each end's loop threads are pinned to (--cpu);
-	// ServerCPUs, when set, the server's instead (--server-cpu). Neither:
-	// the cores of the device's NUMA node.
-	CPUs       []int `json:"cpus,omitempty"`
-	ServerCPUs []int `json:"server_cpus,omitempty"`
-	// RateLimitGbps (payload Gbit/s) or RateLimitMsgs (messages per
-	// second) limits each end's sending on each device (--rate-limit), by
-	// RateLimiter: "sw" (the timed loop paces its posts; the default) or
-	// "hw" (the device's per-QP rate limiter).
-	RateLimitGbps float64 `json:"rate_limit_gbps,omitempty"`
-	RateLimitMsgs float64 `json:"rate_limit_msgs,omitempty"`
-	RateLimiter   string  `json:"rate_limiter,omitempty"`
+	// Loops: the loop threads (--threads) and their cores (--cpu,
+	// --server-cpu).
+	settings.Loops
+	// Rate limits each end's sending on each device (--rate-limit, by
+	// --rate-limiter).
+	settings.Rate
 	// Load runs a bandwidth test in the background of a latency test,
 	// between the same two ends, on QPs of its own (--load).
 	Load *LoadSpec `json:"load,omitempty"`
@@ -285,19 +266,12 @@ type Spec struct {
 	// Path sets the address vector of both ends' QPs, and its first
 	// setting the TCP sockets' IP_TOS (see pkg/settings and spec_path.go).
 	settings.Path
-	// Reverse: in a bandwidth test the server initiates (sends the WRITEs
-	// or SENDs, issues the READs or atomics) and the client answers,
-	// without swapping hosts.
-	Reverse bool `json:"reverse,omitempty"`
-	// RDMACM sets the QPs' connections up with rdma_cm (-R) instead of
-	// exchanging their endpoints; the control connection still carries the
-	// spec, the buffers' keys and the results.
-	RDMACM bool `json:"rdma_cm,omitempty"`
-	// Mem is where both ends' registered buffers live (--mem, see
-	// spec_mem.go): "host" or empty, "hugepages[:2M|:1G]", "cuda[:GPU]".
-	// ODP registers them for on-demand paging (--odp).
-	Mem string `json:"mem,omitempty"`
-	ODP bool   `json:"odp,omitempty"`
+	// Setup: which end initiates (--reverse), how the QPs connect (-R).
+	settings.Setup
+	// Buffers: where both ends' registered buffers live (--mem, see
+	// spec_mem.go) and whether they are registered for on-demand paging
+	// (--odp).
+	settings.Buffers
 }
 
 // openEnded tells whether a size's count of iterations is known only when

@@ -162,7 +162,6 @@ func splitDevices(s string) []string {
 
 // requestedFabric records the fabric settings as asked.
 func (s *Spec) requestedFabric(p *report.Params) {
-	p.CPUs, p.ServerCPUs = s.CPUs, s.ServerCPUs
 	if s.Load != nil {
 		p.Load = &report.LoadParams{Test: s.Load.Test, QPs: s.Load.QPs, Size: s.Load.Size}
 	}

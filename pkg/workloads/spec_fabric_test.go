@@ -14,6 +14,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/pkg/latency"
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/settings"
 	"github.com/rdmabench/rdmabench/pkg/verbs"
 	"github.com/rdmabench/rdmabench/pkg/workloads/mux"
 )
@@ -144,17 +145,17 @@ func TestParseRateLimit(t *testing.T) {
 }
 
 func TestPaceFor(t *testing.T) {
-	s := Spec{QPs: 2, RateLimitGbps: 1}
+	s := Spec{Queues: settings.Queues{QPs: 2}, Rate: settings.Rate{RateLimitGbps: 1}}
 	gbps, ns := s.paceFor(1000) // 125000 msg/s, 62500 on each QP
 	if gbps != 1 || math.Abs(ns-16000) > 1e-9 {
 		t.Errorf("1 Gbit/s over 2 QPs at 1000 B: %g Gbit/s, %g ns", gbps, ns)
 	}
-	s = Spec{QPs: 1, RateLimitMsgs: 1000}
+	s = Spec{Queues: settings.Queues{QPs: 1}, Rate: settings.Rate{RateLimitMsgs: 1000}}
 	gbps, ns = s.paceFor(8)
 	if math.Abs(gbps-64e-6) > 1e-15 || ns != 1e6 {
 		t.Errorf("1000 msg/s at 8 B: %g Gbit/s, %g ns", gbps, ns)
 	}
-	if g, n := (&Spec{QPs: 1}).paceFor(64); g != 0 || n != 0 {
+	if g, n := (&Spec{Queues: settings.Queues{QPs: 1}}).paceFor(64); g != 0 || n != 0 {
 		t.Errorf("no limit: %g, %g", g, n)
 	}
 	if b := paceBurst(1e6, 1); b != 100 {

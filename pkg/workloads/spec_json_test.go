@@ -17,12 +17,17 @@ import (
 func TestSettingsJSON(t *testing.T) {
 	one, two, three, four, five := 1, 2, 3, 4, 5
 	s := Spec{Test: "write-bw", Connection: "UC", Sizes: []int{2, 4}, Iterations: 9, Duration: 2 * time.Second, Interval: time.Second,
-		Warmup: &one, TxDepth: 4, RxDepth: 5, QPs: 6, Inline: &two, CQMod: 7, PostList: 8, Events: true, Bidirectional: true,
-		AtomicType: "CMP_AND_SWAP", MTU: 1024, QPTimeout: 18, GIDIndex: &three, Device: "d0", Port: 2, ServerDevice: "d1",
-		IdleTimeout: 5 * time.Second, CPUUtil: true, CheckData: true, Threads: 3, CPUs: []int{1, 2}, ServerCPUs: []int{3},
-		RateLimitGbps: 5, RateLimitMsgs: 6, RateLimiter: "hw", Load: &LoadSpec{Test: "write-bw", QPs: 2, Size: 64}, Precision: 0.01,
-		PrecisionCap: 3 * time.Second, Path: settings.Path{TClass: &four, SL: &five, FlowLabel: &one, HopLimit: &two}, Reverse: true,
-		RDMACM: true, Mem: "hugepages", ODP: true}
+		Warmup:    &one,
+		Queues:    settings.Queues{TxDepth: 4, RxDepth: 5, QPs: 6, Inline: &two, CQMod: 7, PostList: 8, Events: true},
+		Operation: settings.Operation{Bidirectional: true, AtomicType: "CMP_AND_SWAP"},
+		MTU:       1024, QPTimeout: 18, GIDIndex: &three, DevicePort: settings.DevicePort{Device: "d0", Port: 2}, ServerDevice: "d1",
+		IdleTimeout: 5 * time.Second, CPUUtil: true, CheckData: true,
+		Loops: settings.Loops{Threads: 3, CPUs: []int{1, 2}, ServerCPUs: []int{3}},
+		Rate:  settings.Rate{RateLimitGbps: 5, RateLimitMsgs: 6, RateLimiter: "hw"},
+		Load:  &LoadSpec{Test: "write-bw", QPs: 2, Size: 64}, Precision: 0.01,
+		PrecisionCap: 3 * time.Second, Path: settings.Path{TClass: &four, SL: &five, FlowLabel: &one, HopLimit: &two},
+		Setup:   settings.Setup{Reverse: true, RDMACM: true},
+		Buffers: settings.Buffers{Mem: "hugepages", ODP: true}}
 	e := report.Effective{TxDepth: 1, CheckData: true, IPTOS: &two,
 		AV: &report.AddressVector{GRH: true, PathValues: settings.PathValues{TClass: 0x6a, SL: 3, FlowLabel: 5, HopLimit: 64}}}
 	for _, c := range []struct {

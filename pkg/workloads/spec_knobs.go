@@ -180,59 +180,46 @@ func (k Knob) NotFor(test string) error {
 // fields binds each knob's setting to its field of a Spec; the path's
 // settings are bound below, through settings.Path.
 var fields = map[*settings.Setting]binding{
-	settings.Device: field[string]{spec: func(s *Spec) *string { return &s.Device },
-		param: to(func(p *report.Params) *string { return &p.Device }), flag: FlagSet.String},
 	settings.ServerDevice: field[string]{spec: func(s *Spec) *string { return &s.ServerDevice },
 		param: to(func(p *report.Params) *string { return &p.ServerDevice }), flag: FlagSet.String},
 	settings.CheckData: field[bool]{spec: func(s *Spec) *bool { return &s.CheckData },
 		param: to(func(p *report.Params) *bool { return &p.CheckData }), flag: FlagSet.Bool},
-	settings.Port: field[int]{spec: func(s *Spec) *int { return &s.Port },
-		param: to(func(p *report.Params) *int { return &p.Port }), flag: FlagSet.Count},
 	settings.GIDIndex: field[*int]{spec: func(s *Spec) **int { return &s.GIDIndex },
 		param: func(p *report.Params, v *int) { p.GIDIndex = orAuto(v) }, number: optional, flag: FlagSet.Optional},
 	settings.Connection: field[string]{spec: func(s *Spec) *string { return &s.Connection },
 		param: to(func(p *report.Params) *string { return &p.Connection }), flag: FlagSet.String},
 	settings.MTU: field[int]{spec: func(s *Spec) *int { return &s.MTU },
 		param: to(func(p *report.Params) *int { return &p.MTU }), flag: FlagSet.Count},
-	settings.Events: field[bool]{spec: func(s *Spec) *bool { return &s.Events },
-		param: to(func(p *report.Params) *bool { return &p.Events }), flag: FlagSet.Bool},
 	settings.QPTimeout: field[int]{spec: func(s *Spec) *int { return &s.QPTimeout },
 		param: to(func(p *report.Params) *int { return &p.QPTimeout }), number: count, flag: FlagSet.Count},
-	settings.TxDepth: field[int]{spec: func(s *Spec) *int { return &s.TxDepth },
-		param: to(func(p *report.Params) *int { return &p.TxDepth }), flag: FlagSet.Count},
-	settings.RxDepth: field[int]{spec: func(s *Spec) *int { return &s.RxDepth },
-		param: to(func(p *report.Params) *int { return &p.RxDepth }), flag: FlagSet.Count},
-	settings.Inline: field[*int]{spec: func(s *Spec) **int { return &s.Inline },
-		param: to(func(p *report.Params) **int { return &p.Inline }), number: optional, flag: FlagSet.Optional},
-	settings.QPs: field[int]{spec: func(s *Spec) *int { return &s.QPs },
-		param: to(func(p *report.Params) *int { return &p.QPs }), flag: FlagSet.Count},
-	settings.CQMod: field[int]{spec: func(s *Spec) *int { return &s.CQMod },
-		param: to(func(p *report.Params) *int { return &p.CQMod }), flag: FlagSet.Count},
-	settings.PostList: field[int]{spec: func(s *Spec) *int { return &s.PostList },
-		param: to(func(p *report.Params) *int { return &p.PostList }), flag: FlagSet.Count},
-	settings.Bidirectional: field[bool]{spec: func(s *Spec) *bool { return &s.Bidirectional },
-		param: to(func(p *report.Params) *bool { return &p.Bidirectional }), flag: FlagSet.Bool},
-	settings.AtomicType: field[string]{spec: func(s *Spec) *string { return &s.AtomicType },
-		param: to(func(p *report.Params) *string { return &p.AtomicType }), flag: FlagSet.String},
-	settings.Reverse: field[bool]{spec: func(s *Spec) *bool { return &s.Reverse },
-		param: to(func(p *report.Params) *bool { return &p.Reverse }), flag: FlagSet.Bool},
-	settings.RDMACM: field[bool]{spec: func(s *Spec) *bool { return &s.RDMACM },
-		param: to(func(p *report.Params) *bool { return &p.RDMACM }), flag: FlagSet.Bool},
-	settings.Threads: field[int]{spec: func(s *Spec) *int { return &s.Threads },
-		param: to(func(p *report.Params) *int { return &p.Threads }), flag: FlagSet.Count},
 	settings.RateLimit: rate{},
-	settings.RateLimiter: field[string]{spec: func(s *Spec) *string { return &s.RateLimiter },
-		param: to(func(p *report.Params) *string { return &p.RateLimiter }), flag: FlagSet.Limiter},
-	settings.Mem: field[string]{spec: func(s *Spec) *string { return &s.Mem },
-		param: to(func(p *report.Params) *string { return &p.Mem }), flag: FlagSet.Mem},
-	settings.ODP: field[bool]{spec: func(s *Spec) *bool { return &s.ODP },
-		param: to(func(p *report.Params) *bool { return &p.ODP }), flag: FlagSet.Bool},
-	settings.Load:     loadField[string]{get: func(l *LoadSpec) *string { return &l.Test }, whole: true, flag: FlagSet.BandwidthTest},
-	settings.LoadQPs:  loadField[int]{get: func(l *LoadSpec) *int { return &l.QPs }, flag: FlagSet.Count},
-	settings.LoadSize: loadField[int]{get: func(l *LoadSpec) *int { return &l.Size }, flag: FlagSet.Size},
+	settings.Load:      loadField[string]{get: func(l *LoadSpec) *string { return &l.Test }, whole: true, flag: FlagSet.BandwidthTest},
+	settings.LoadQPs:   loadField[int]{get: func(l *LoadSpec) *int { return &l.QPs }, flag: FlagSet.Count},
+	settings.LoadSize:  loadField[int]{get: func(l *LoadSpec) *int { return &l.Size }, flag: FlagSet.Size},
 }
 
 func init() {
+	bindGroup(settings.DevicePortFields,
+		func(s *Spec) *settings.DevicePort { return &s.DevicePort },
+		func(p *report.Params) *settings.DevicePort { return &p.DevicePort })
+	bindGroup(settings.LoopFields,
+		func(s *Spec) *settings.Loops { return &s.Loops },
+		func(p *report.Params) *settings.Loops { return &p.Loops })
+	bindGroup(settings.RateFields,
+		func(s *Spec) *settings.Rate { return &s.Rate },
+		func(p *report.Params) *settings.Rate { return &p.Rate })
+	bindGroup(settings.SetupFields,
+		func(s *Spec) *settings.Setup { return &s.Setup },
+		func(p *report.Params) *settings.Setup { return &p.Setup })
+	bindGroup(settings.BufferFields,
+		func(s *Spec) *settings.Buffers { return &s.Buffers },
+		func(p *report.Params) *settings.Buffers { return &p.Buffers })
+	bindGroup(settings.OperationFields,
+		func(s *Spec) *settings.Operation { return &s.Operation },
+		func(p *report.Params) *settings.Operation { return &p.Operation })
+	bindGroup(settings.QueueFields,
+		func(s *Spec) *settings.Queues { return &s.Queues },
+		func(p *report.Params) *settings.Queues { return &p.Queues })
 	for _, ps := range settings.PathSettings {
 		fields[ps.Setting] = field[*int]{spec: func(s *Spec) **int { return ps.Asked(&s.Path) },
 			param: func(p *report.Params, v *int) { *ps.Asked(&p.Path) = v }, number: optional, flag: FlagSet.Optional}
@@ -242,6 +229,47 @@ func init() {
 			Knobs = append(Knobs, Knob{set, f})
 		}
 	}
+}
+
+// bindGroup binds the settings of a group of pkg/settings, which a Spec
+// and the document's Params both embed (spec and param point at it), each
+// to its field: an int is a count, a *int a number within the setting's
+// range, a string read as its Form says. A list is no knob (its flag is
+// one of every test): it is only recorded.
+func bindGroup[S any](fs settings.Fields[S], spec func(*Spec) *S, param func(*report.Params) *S) {
+	for _, f := range fs.Lists {
+		records = append(records, func(p *report.Params, s *Spec) { *f.In(param(p)) = *f.In(spec(s)) })
+	}
+	for _, f := range fs.Ints {
+		fields[f.Setting] = field[int]{spec: func(s *Spec) *int { return f.In(spec(s)) },
+			param: func(p *report.Params, v int) { *f.In(param(p)) = v }, number: count, flag: FlagSet.Count}
+	}
+	for _, f := range fs.Optionals {
+		fields[f.Setting] = field[*int]{spec: func(s *Spec) **int { return f.In(spec(s)) },
+			param: func(p *report.Params, v *int) { *f.In(param(p)) = v }, number: optional, flag: FlagSet.Optional}
+	}
+	for _, f := range fs.Bools {
+		fields[f.Setting] = field[bool]{spec: func(s *Spec) *bool { return f.In(spec(s)) },
+			param: func(p *report.Params, v bool) { *f.In(param(p)) = v }, flag: FlagSet.Bool}
+	}
+	for _, f := range fs.Strings {
+		fields[f.Setting] = field[string]{spec: func(s *Spec) *string { return f.In(spec(s)) },
+			param: func(p *report.Params, v string) { *f.In(param(p)) = v }, flag: stringFlag(f.Form)}
+	}
+}
+
+// records record the settings of groups that are no knobs.
+var records []func(*report.Params, *Spec)
+
+// stringFlag defines a string knob's flag, as its form says.
+func stringFlag(f settings.Form) func(FlagSet, Knob, *string) {
+	switch f {
+	case settings.MemoryKind:
+		return FlagSet.Mem
+	case settings.LimiterKind:
+		return FlagSet.Limiter
+	}
+	return FlagSet.String
 }
 
 // Knobs lists every knob, in the table's order. The table's other
@@ -303,6 +331,9 @@ func (s *Spec) requested() report.Params {
 		DurationS: s.Duration.Seconds(), PrecisionPct: 100 * s.Precision}
 	for _, k := range Knobs {
 		k.field.record(&p, s)
+	}
+	for _, r := range records {
+		r(&p, s)
 	}
 	if s.Precision > 0 {
 		p.PrecisionCapS = s.PrecisionCap.Seconds()

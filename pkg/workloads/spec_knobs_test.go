@@ -67,8 +67,11 @@ func (f *flagKinds) Size(Knob, *int)               { f.add("size") }
 // test's spec.
 func TestLoadSpecShared(t *testing.T) {
 	one, two := 1, 2
-	main := Spec{Test: "write-lat", Device: "d0", ServerDevice: "d1", Port: 2, GIDIndex: ptr(3), MTU: 1024, QPTimeout: 18,
-		RDMACM: true, Path: settings.Path{TClass: &one, SL: &two, FlowLabel: &one, HopLimit: &two}, IdleTimeout: 5, CPUs: []int{1}, ServerCPUs: []int{2}}
+	main := Spec{Test: "write-lat", DevicePort: settings.DevicePort{Device: "d0", Port: 2}, ServerDevice: "d1",
+		GIDIndex: ptr(3), MTU: 1024, QPTimeout: 18,
+		Setup: settings.Setup{RDMACM: true},
+		Path:  settings.Path{TClass: &one, SL: &two, FlowLabel: &one, HopLimit: &two}, IdleTimeout: 5,
+		Loops: settings.Loops{CPUs: []int{1}, ServerCPUs: []int{2}}}
 	l := loadSpec(&Spec{Load: &LoadSpec{Test: "write-bw", Size: 4096}}, main)
 	for _, k := range Knobs {
 		if k.Shared && k.isSet(&main) != k.isSet(&l) {
@@ -86,11 +89,15 @@ func TestLoadSpecShared(t *testing.T) {
 // as unset.
 func TestRequested(t *testing.T) {
 	one, two := 1, 2
-	s := Spec{Device: "d0", ServerDevice: "d1", CheckData: true, Port: 2, GIDIndex: ptr(0), Connection: "UC", MTU: 1024,
-		Events: true, QPTimeout: 18, TxDepth: 4, RxDepth: 5, Inline: ptr(0), QPs: 6, CQMod: 7, PostList: 8, Bidirectional: true,
-		AtomicType: "CMP_AND_SWAP", Path: settings.Path{TClass: &one, SL: &two, FlowLabel: &one, HopLimit: &two}, Reverse: true, RDMACM: true,
-		Threads: 3, RateLimitGbps: 5, RateLimiter: "hw", Mem: "hugepages", ODP: true, Load: &LoadSpec{Test: "write-bw", QPs: 2, Size: 64},
-		Sizes: []int{2}, Iterations: 9, Warmup: ptr(0), CPUs: []int{1}, ServerCPUs: []int{2}, Precision: 0.01, PrecisionCap: 2e9}
+	s := Spec{DevicePort: settings.DevicePort{Device: "d0", Port: 2}, ServerDevice: "d1", CheckData: true,
+		GIDIndex: ptr(0), Connection: "UC", MTU: 1024,
+		Queues:    settings.Queues{Events: true, TxDepth: 4, RxDepth: 5, Inline: ptr(0), QPs: 6, CQMod: 7, PostList: 8},
+		QPTimeout: 18, Operation: settings.Operation{Bidirectional: true, AtomicType: "CMP_AND_SWAP"},
+		Path: settings.Path{TClass: &one, SL: &two, FlowLabel: &one, HopLimit: &two}, Setup: settings.Setup{Reverse: true, RDMACM: true},
+		Loops:   settings.Loops{Threads: 3, CPUs: []int{1}, ServerCPUs: []int{2}},
+		Rate:    settings.Rate{RateLimitGbps: 5, RateLimiter: "hw"},
+		Buffers: settings.Buffers{Mem: "hugepages", ODP: true}, Load: &LoadSpec{Test: "write-bw", QPs: 2, Size: 64},
+		Sizes: []int{2}, Iterations: 9, Warmup: ptr(0), Precision: 0.01, PrecisionCap: 2e9}
 	got, _ := json.Marshal(s.requested())
 	want := `{"device":"d0","port":2,"gid_index":0,"connection":"UC","mtu":1024,"sizes":[2],"tx_depth":4,"rx_depth":5,"qps":6,` +
 		`"inline":0,"cq_mod":7,"post_list":8,"events":true,"qp_timeout":18,"bidirectional":true,"atomic_type":"CMP_AND_SWAP",` +

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/settings"
 )
 
 func TestParseMem(t *testing.T) {
@@ -58,7 +59,7 @@ func TestMemValidate(t *testing.T) {
 		}
 	}
 	// A knob of the RDMA tests: refused by name for TCP, left out in a suite.
-	asked := Spec{Mem: "hugepages"}
+	asked := Spec{Buffers: settings.Buffers{Mem: "hugepages"}}
 	if _, err := NewRun(Request{Tests: []string{"tcp-bw"}, Spec: asked}); err == nil || !strings.Contains(err.Error(), "--mem does not apply to tcp-bw") {
 		t.Errorf("tcp-bw --mem: %v", err)
 	}

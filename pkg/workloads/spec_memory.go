@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rdmabench/rdmabench/pkg/settings"
 	"github.com/rdmabench/rdmabench/pkg/verbs"
 )
 
@@ -118,8 +119,8 @@ const loadStep = 10 * time.Millisecond
 // same devices, GIDs, cores and path: every knob the table marks Shared
 // (the path, rdma_cm, ACK timeout, ...).
 func loadSpec(s *Spec, main Spec) Spec {
-	l := Spec{Test: s.Load.Test, Sizes: []int{s.Load.Size}, QPs: s.Load.QPs,
-		IdleTimeout: main.IdleTimeout, CPUs: main.CPUs, ServerCPUs: main.ServerCPUs,
+	l := Spec{Test: s.Load.Test, Sizes: []int{s.Load.Size}, Queues: settings.Queues{QPs: s.Load.QPs},
+		IdleTimeout: main.IdleTimeout, Loops: settings.Loops{CPUs: main.CPUs, ServerCPUs: main.ServerCPUs},
 		Duration: 24 * time.Hour, Interval: loadStep}
 	for _, k := range Knobs {
 		if k.Shared {

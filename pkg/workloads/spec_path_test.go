@@ -173,7 +173,7 @@ func TestTCPReverse(t *testing.T) {
 }
 
 func TestReverseKnob(t *testing.T) {
-	asked := Spec{Reverse: true}
+	asked := Spec{Setup: settings.Setup{Reverse: true}}
 	if _, err := NewRun(Request{Tests: []string{"write-lat"}, Spec: asked}); err == nil || !strings.Contains(err.Error(), "--reverse does not apply to write-lat") {
 		t.Fatalf("--reverse on write-lat: %v", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmabench/rdmabench/pkg/settings"
 	"github.com/rdmabench/rdmabench/pkg/verbs"
 )
 
@@ -157,7 +158,7 @@ func TestDefaultsAsPerftest(t *testing.T) {
 		{"send-bw", "RC", 2, 20, 20, 20, 20, 20, 0, false},
 	}
 	for _, c := range cases {
-		s := Spec{Test: c.test, Connection: c.conn, Sizes: []int{c.size}, Iterations: c.iters, Events: c.events}
+		s := Spec{Test: c.test, Connection: c.conn, Sizes: []int{c.size}, Iterations: c.iters, Queues: settings.Queues{Events: c.events}}
 		if err := s.Normalize(); err != nil {
 			t.Fatalf("%s: %v", c.test, err)
 		}
@@ -268,7 +269,7 @@ func TestPipeExchange(t *testing.T) {
 // and a test over a limit or a device's maximum is refused, by name, with
 // the figures.
 func TestRefusedBeforeAllocation(t *testing.T) {
-	s := Spec{Test: "write-bw", Sizes: []int{1 << 30}, QPs: 64}
+	s := Spec{Test: "write-bw", Sizes: []int{1 << 30}, Queues: settings.Queues{QPs: 64}}
 	if err := s.Normalize(); err != nil {
 		t.Fatal(err)
 	}

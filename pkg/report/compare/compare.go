@@ -621,54 +621,71 @@ var paramsBySetting = func() map[*settings.Setting]func(*report.Params) (string,
 		settings.GIDIndex: func(p *report.Params) (string, bool) { // -1: chosen automatically
 			return strconv.Itoa(p.GIDIndex), p.GIDIndex >= 0
 		},
-		settings.TxDepth:       count(func(p *report.Params) int { return p.TxDepth }),
-		settings.RxDepth:       count(func(p *report.Params) int { return p.RxDepth }),
-		settings.QPs:           count(func(p *report.Params) int { return p.QPs }),
-		settings.Inline:        optional(func(p *report.Params) *int { return p.Inline }),
-		settings.CQMod:         count(func(p *report.Params) int { return p.CQMod }),
-		settings.PostList:      count(func(p *report.Params) int { return p.PostList }),
-		settings.Events:        on(func(p *report.Params) bool { return p.Events }),
-		settings.QPTimeout:     count(func(p *report.Params) int { return p.QPTimeout }),
-		settings.Bidirectional: on(func(p *report.Params) bool { return p.Bidirectional }),
-		settings.AtomicType:    func(p *report.Params) (string, bool) { return p.AtomicType, true },
-		settings.Iterations:    count(func(p *report.Params) int { return p.Iterations }),
-		settings.Duration:      amount(func(p *report.Params) float64 { return p.DurationS }, " s"),
-		settings.Warmup:        optional(func(p *report.Params) *int { return p.Warmup }),
-		settings.Precision:     amount(func(p *report.Params) float64 { return p.PrecisionPct }, "%"),
-		settings.PrecisionCap:  amount(func(p *report.Params) float64 { return p.PrecisionCapS }, " s"),
+		settings.QPTimeout:    count(func(p *report.Params) int { return p.QPTimeout }),
+		settings.Iterations:   count(func(p *report.Params) int { return p.Iterations }),
+		settings.Duration:     amount(func(p *report.Params) float64 { return p.DurationS }, " s"),
+		settings.Warmup:       optional(func(p *report.Params) *int { return p.Warmup }),
+		settings.Precision:    amount(func(p *report.Params) float64 { return p.PrecisionPct }, "%"),
+		settings.PrecisionCap: amount(func(p *report.Params) float64 { return p.PrecisionCapS }, " s"),
 		settings.Repeat: func(p *report.Params) (string, bool) { // 0 or 1: one run
 			if p.Repeat <= 1 {
 				return "", true
 			}
 			return strconv.Itoa(p.Repeat), true
 		},
-		settings.Reverse:    on(func(p *report.Params) bool { return p.Reverse }),
-		settings.RDMACM:     on(func(p *report.Params) bool { return p.RDMACM }),
-		settings.Threads:    count(func(p *report.Params) int { return p.Threads }),
-		settings.CPUs:       cores(func(p *report.Params) []int { return p.CPUs }),
-		settings.ServerCPUs: cores(func(p *report.Params) []int { return p.ServerCPUs }),
 		settings.RateLimit: func(p *report.Params) (string, bool) { // a bandwidth or a message rate
 			if v, ok := amount(func(p *report.Params) float64 { return p.RateLimitGbps }, " Gbit/s")(p); ok {
 				return v, true
 			}
 			return amount(func(p *report.Params) float64 { return p.RateLimitMsgs }, " msg/s")(p)
 		},
-		settings.RateLimiter: nonEmpty(func(p *report.Params) string { return p.RateLimiter }),
 		settings.Load: func(p *report.Params) (string, bool) {
 			if p.Load == nil {
 				return "", false
 			}
 			return loadText(p.Load), true
 		},
-		settings.Mem:       nonEmpty(func(p *report.Params) string { return p.Mem }),
-		settings.ODP:       on(func(p *report.Params) bool { return p.ODP }),
 		settings.CheckData: on(func(p *report.Params) bool { return p.CheckData }),
 	}
+	readGroup(m, settings.DevicePortFields, func(p *report.Params) *settings.DevicePort { return &p.DevicePort })
+	readGroup(m, settings.LoopFields, func(p *report.Params) *settings.Loops { return &p.Loops })
+	readGroup(m, settings.RateFields, func(p *report.Params) *settings.Rate { return &p.Rate })
+	readGroup(m, settings.SetupFields, func(p *report.Params) *settings.Setup { return &p.Setup })
+	readGroup(m, settings.BufferFields, func(p *report.Params) *settings.Buffers { return &p.Buffers })
+	readGroup(m, settings.OperationFields, func(p *report.Params) *settings.Operation { return &p.Operation })
+	readGroup(m, settings.QueueFields, func(p *report.Params) *settings.Queues { return &p.Queues })
 	for _, ps := range settings.PathSettings {
 		m[ps.Setting] = optional(func(p *report.Params) *int { return *ps.Asked(&p.Path) })
 	}
 	return m
 }()
+
+// readGroup says how the compared settings of a group of pkg/settings,
+// which Params embeds (in points at it), read: an int as a count, a *int as
+// optional, a bool as on, a string not there when empty (unless its row
+// says Blank), a list not there when empty.
+func readGroup[S any](m map[*settings.Setting]func(*report.Params) (string, bool), fs settings.Fields[S], in func(*report.Params) *S) {
+	put := func(s *settings.Setting, text func(*report.Params) (string, bool)) {
+		if s.Compared {
+			m[s] = text
+		}
+	}
+	for _, f := range fs.Ints {
+		put(f.Setting, count(func(p *report.Params) int { return *f.In(in(p)) }))
+	}
+	for _, f := range fs.Optionals {
+		put(f.Setting, optional(func(p *report.Params) *int { return *f.In(in(p)) }))
+	}
+	for _, f := range fs.Bools {
+		put(f.Setting, on(func(p *report.Params) bool { return *f.In(in(p)) }))
+	}
+	for _, f := range fs.Strings {
+		put(f.Setting, func(p *report.Params) (string, bool) { v := *f.In(in(p)); return v, v != "" || f.Blank })
+	}
+	for _, f := range fs.Lists {
+		put(f.Setting, cores(func(p *report.Params) []int { return *f.In(in(p)) }))
+	}
+}
 
 // params are the parameters compared, in the table's order; Extra keys
 // follow. The device, server and port asked for, and the sizes, are left
@@ -708,11 +725,6 @@ func optional(get func(*report.Params) *int) func(*report.Params) (string, bool)
 // on reads a bool: "on", or not there.
 func on(get func(*report.Params) bool) func(*report.Params) (string, bool) {
 	return func(p *report.Params) (string, bool) { return "on", get(p) }
-}
-
-// nonEmpty reads a string not there when empty.
-func nonEmpty(get func(*report.Params) string) func(*report.Params) (string, bool) {
-	return func(p *report.Params) (string, bool) { v := get(p); return v, v != "" }
 }
 
 // amount reads a float64 shown in unit when above 0.

@@ -99,11 +99,16 @@ func TestParamMap(t *testing.T) {
 		"tcp-port": "1"}; !maps.Equal(unset, want) {
 		t.Errorf("unset: %v, want %v", unset, want)
 	}
-	set := paramMap(&report.Params{Connection: "UD", MTU: 1024, GIDIndex: 0, TxDepth: 4, RxDepth: 5, QPs: 6, Inline: &zero, CQMod: 8,
-		PostList: 9, Events: true, QPTimeout: 14, Bidirectional: true, AtomicType: "CMP_AND_SWAP", Iterations: 13, DurationS: 1.5,
-		Warmup: &two, PrecisionPct: 2.5, PrecisionCapS: 30, Repeat: 5, Path: settings.Path{TClass: &two, SL: &two, FlowLabel: &two, HopLimit: &two},
-		Reverse: true, RDMACM: true, Threads: 2, CPUs: []int{3, 0, 1, 2}, ServerCPUs: []int{7}, RateLimitGbps: 12.5,
-		RateLimiter: "hw", Load: &report.LoadParams{Test: "write-bw", QPs: 4, Size: 65536}, Mem: "hugepages", ODP: true,
+	set := paramMap(&report.Params{Connection: "UD", MTU: 1024, GIDIndex: 0,
+		Queues: settings.Queues{TxDepth: 4, RxDepth: 5, QPs: 6, Inline: &zero, CQMod: 8,
+			PostList: 9, Events: true}, QPTimeout: 14,
+		Operation: settings.Operation{Bidirectional: true, AtomicType: "CMP_AND_SWAP"}, Iterations: 13,
+		DurationS: 1.5,
+		Warmup:    &two, PrecisionPct: 2.5, PrecisionCapS: 30, Repeat: 5, Path: settings.Path{TClass: &two, SL: &two, FlowLabel: &two, HopLimit: &two},
+		Setup: settings.Setup{Reverse: true, RDMACM: true},
+		Loops: settings.Loops{Threads: 2, CPUs: []int{3, 0, 1, 2}, ServerCPUs: []int{7}},
+		Rate:  settings.Rate{RateLimitGbps: 12.5, RateLimiter: "hw"},
+		Load:  &report.LoadParams{Test: "write-bw", QPs: 4, Size: 65536}, Buffers: settings.Buffers{Mem: "hugepages", ODP: true},
 		CheckData: true})
 	want := map[string]string{"connection": "UD", "mtu": "1024", "gid-index": "0", "tx-depth": "4", "rx-depth": "5", "qps": "6",
 		"inline": "0", "cq-mod": "8", "post-list": "9", "events": "on", "qp-timeout": "14", "bidirectional": "on",
@@ -114,7 +119,7 @@ func TestParamMap(t *testing.T) {
 	if !maps.Equal(set, want) {
 		t.Errorf("set: %v, want %v", set, want)
 	}
-	if got := paramMap(&report.Params{RateLimitMsgs: 1e6})["rate-limit"]; got != "1000000 msg/s" {
+	if got := paramMap(&report.Params{Rate: settings.Rate{RateLimitMsgs: 1e6}})["rate-limit"]; got != "1000000 msg/s" {
 		t.Errorf("rate-limit in messages: %q", got)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/rdmabench/rdmabench/pkg/report"
 	"github.com/rdmabench/rdmabench/pkg/report/compare"
 	"github.com/rdmabench/rdmabench/pkg/report/textfmt"
+	"github.com/rdmabench/rdmabench/pkg/settings"
 )
 
 // unitsDoc is a run whose latency tables need other units than µs: a
@@ -28,7 +29,7 @@ func unitsDoc() *report.Document {
 			Local:  report.Host{Hostname: "node-a", Kernel: "6.8.0-45-generic", CPUs: 64},
 			Remote: &report.Host{Hostname: "node-b", Kernel: "6.8.0-45-generic", CPUs: 64},
 		},
-		Params: report.Params{Server: "node-b", Device: "mlx5_0", GIDIndex: -1, Iterations: 10000},
+		Params: report.Params{Server: "node-b", DevicePort: settings.DevicePort{Device: "mlx5_0"}, GIDIndex: -1, Iterations: 10000},
 		Results: []report.Result{
 			{Test: "write-lat", Connection: "RC", Size: 2, Iterations: 10000, QPs: 1,
 				Latency: reporttest.Latency(report.BasisRTTHalf, 10000, 0.481, 0.523, 0.5314, 0.0421, 0.552, 0.613, 1.204, 3.41, 3.41)},
