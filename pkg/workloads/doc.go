@@ -59,7 +59,7 @@
 // built. The TCP runner (tcp*.go): the TCP tests' ends, connections and
 // socket options.
 //
-// On top, the plan (plan.go): a Request is checked and planned into a Run,
+// On top, the plan (plan.go): a Request is checked and planned into a Plan,
 // one normalized spec per test (and per TCP baseline), which Execute runs
 // as many times as asked, with the other end in this process or on a
 // Remote server, into one results document; and server.go, which runs the

@@ -21,7 +21,7 @@ func NewSpec(test string) Spec {
 
 // Normalize fills every field left to its default and checks the result
 // (see [Spec.Validate]). It is done once per test, where the test is
-// planned (NewRun) or accepted (Server.Accept).
+// planned (NewPlan) or accepted (Server.Accept).
 func (s *Spec) Normalize() error {
 	s.applyDefaults()
 	return s.Validate()
