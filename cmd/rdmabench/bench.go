@@ -387,7 +387,7 @@ func (f *benchFlags) run(cmd *cobra.Command, req workloads.Request, hosts []stri
 	if f.outFile != "" {
 		req.Checkpoint = func(doc *report.Document) error { return f.writeFile(doc) }
 	}
-	plan, err := workloads.NewRun(req)
+	plan, err := workloads.NewPlan(req)
 	if err != nil {
 		if req.Suite {
 			err = fmt.Errorf("suite: %w", err)

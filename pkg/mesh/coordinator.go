@@ -53,7 +53,7 @@ func (r remoteRunner) run(ctx context.Context, j job) (*report.Document, error) 
 // the jobs mean.
 type coordinator struct {
 	cfg  *Config
-	plan *workloads.Run
+	plan *workloads.Plan
 
 	mu      sync.Mutex
 	ranks   []report.MeshRank
@@ -77,7 +77,7 @@ type coordinator struct {
 
 // coordinate is rank 0's part: the coordinator, then every round, then
 // the document.
-func coordinate(ctx context.Context, cfg *Config, plan *workloads.Run, self registration) (*report.Document, error) {
+func coordinate(ctx context.Context, cfg *Config, plan *workloads.Plan, self registration) (*report.Document, error) {
 	n := cfg.Launch.Size
 	c := &coordinator{cfg: cfg, plan: plan, ranks: make([]report.MeshRank, n), runners: make([]runner, n),
 		machines: make([]string, n), all: make(chan struct{})}

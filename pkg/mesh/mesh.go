@@ -7,7 +7,7 @@
 // rounds of disjoint pairs (a round-robin tournament, both directions, or
 // the links of a --pairs file) and gives each link to the rank at its
 // client end, which runs the tests against the other's server exactly as
-// `rdmabench TEST HOST` does (workloads.NewRun, remote.Dial, Execute).
+// `rdmabench TEST HOST` does (workloads.NewPlan, remote.Dial, Execute).
 // Rank 0 merges every link into one summary: the N×N matrix per figure,
 // each link's errors and the per-link gates; each link's full results go,
 // as it ends, to the link stream (Config.Stream), so that rank 0's memory
@@ -202,7 +202,7 @@ func Run(ctx context.Context, cfg Config) (*report.Document, error) {
 	if cfg.Duplex {
 		cfg.Request.Spec.Bidirectional = true // the bandwidth tests' (a suite leaves it out of the others)
 	}
-	plan, err := workloads.NewRun(cfg.Request)
+	plan, err := workloads.NewPlan(cfg.Request)
 	if err != nil {
 		return nil, usageErr{err}
 	}
@@ -284,7 +284,7 @@ func duplexTests(tests []string) error {
 
 // linkTimeout bounds one link: a minute, plus per size of each test
 // half a minute, its duration or its precision cap, per repeat.
-func linkTimeout(plan *workloads.Run, repeat int) time.Duration {
+func linkTimeout(plan *workloads.Plan, repeat int) time.Duration {
 	d := time.Minute
 	for _, s := range plan.Specs() {
 		per := 30 * time.Second
@@ -306,7 +306,7 @@ func runJob(ctx context.Context, cfg *Config, j job) (*report.Document, error) {
 		Command: j.Command, MaxMem: cfg.Request.MaxMem}
 	dev, _ := cfg.device()
 	req.Spec.Device = dev
-	plan, err := workloads.NewRun(req)
+	plan, err := workloads.NewPlan(req)
 	if err != nil {
 		return nil, err
 	}

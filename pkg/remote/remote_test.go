@@ -41,9 +41,9 @@ func serve(t *testing.T, srv *workloads.Server, token string) string {
 	return ln.Addr().String()
 }
 
-func tcpLat(t *testing.T) *workloads.Run {
+func tcpLat(t *testing.T) *workloads.Plan {
 	t.Helper()
-	plan, err := workloads.NewRun(workloads.Request{Tests: []string{"tcp-lat"},
+	plan, err := workloads.NewPlan(workloads.Request{Tests: []string{"tcp-lat"},
 		Spec: workloads.Spec{Iterations: 10}})
 	if err != nil {
 		t.Fatal(err)

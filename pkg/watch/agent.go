@@ -133,10 +133,10 @@ func (b BWProbe) interval() time.Duration { return time.Duration(float64(b.Durat
 // Agent probes its peers and serves its metrics.
 type Agent struct {
 	cfg  Config
-	run  *workloads.Run
+	run  *workloads.Plan
 	info workloads.TestInfo
 	// bw is the bandwidth probe's plan, nil without one.
-	bw     *workloads.Run
+	bw     *workloads.Plan
 	bwInfo workloads.TestInfo
 
 	mu       sync.Mutex
@@ -258,7 +258,7 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Probe.Spec.Duration > 0 || cfg.Probe.Spec.Precision > 0 || cfg.Probe.Repeat > 1 {
 		return nil, errors.New("a probe runs a fixed number of iterations (-n)")
 	}
-	run, err := workloads.NewRun(cfg.Probe)
+	run, err := workloads.NewPlan(cfg.Probe)
 	if err != nil {
 		return nil, fmt.Errorf("probe: %w", err)
 	}
@@ -311,7 +311,7 @@ func (a *Agent) planBW() error {
 	req.Tests = []string{b.Test}
 	req.Spec.Sizes = []int{b.Size}
 	req.Spec.Iterations, req.Spec.Duration, req.Spec.Interval, req.Spec.Warmup = 0, b.Duration, b.Duration, nil
-	run, err := workloads.NewRun(req)
+	run, err := workloads.NewPlan(req)
 	if err != nil {
 		return fmt.Errorf("bandwidth probe: %w", err)
 	}
@@ -791,7 +791,7 @@ func (a *Agent) probe(ctx context.Context, p *peer, bw bool) {
 // probeOnce runs the probe against addr over c (dialled when nil), trying
 // again a few times while the server is busy. It returns the connection
 // when it is still usable, else nil.
-func (a *Agent) probeOnce(ctx context.Context, run *workloads.Run, addr string, c *remote.Client) (*report.Document, *remote.Client, error) {
+func (a *Agent) probeOnce(ctx context.Context, run *workloads.Plan, addr string, c *remote.Client) (*report.Document, *remote.Client, error) {
 	for try := 0; ; try++ {
 		if c == nil {
 			var err error

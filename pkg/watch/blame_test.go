@@ -74,7 +74,7 @@ func TestBlame(t *testing.T) {
 // good probes: with 3, two slow probes after five fast ones make it slow;
 // with the default 16, it is still the fast one.
 func TestBlameProbes(t *testing.T) {
-	run, err := workloads.NewRun(workloads.Request{Tests: []string{"tcp-lat"},
+	run, err := workloads.NewPlan(workloads.Request{Tests: []string{"tcp-lat"},
 		Spec: workloads.Spec{Iterations: 20}})
 	if err != nil {
 		t.Fatal(err)

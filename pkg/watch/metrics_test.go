@@ -49,7 +49,7 @@ func probedAgent(t *testing.T) *Agent {
 		t.Fatal(err)
 	}
 	a.reload()
-	run, err := workloads.NewRun(workloads.Request{Tests: []string{"tcp-lat"},
+	run, err := workloads.NewPlan(workloads.Request{Tests: []string{"tcp-lat"},
 		Spec: workloads.Spec{Iterations: 50}})
 	if err != nil {
 		t.Fatal(err)

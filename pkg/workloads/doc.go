@@ -9,16 +9,18 @@
 // The spec (spec*.go, at the bottom): the table of tests (TestInfo), the
 // Spec of one test with its defaults and validation, and the knobs that
 // apply to some tests only. Pure: it reads no host and runs nothing.
-//   - spec.go: the tests, Spec, its defaults, validation and sizes
+//   - spec.go: the tests, Spec (and the LoadSpec of --load), its sizes
 //   - spec_knobs.go: the knobs (pkg/settings' rows bound to their Spec
 //     fields), a spec per test of a request
 //   - spec_path.go: the path (pkg/settings' PathSettings) as a port takes
 //     it and as the device kept it
 //   - spec_fabric.go: threads, several devices, CPU placement, pacing and
-//     the background load (LoadSpec)
+//     the background load
 //   - spec_mem.go: where the buffers live (--mem)
 //   - spec_memory.go: how much memory a test needs, and the load's spec
 //   - spec_end.go: the part an end plays, and the runner a test's row names
+//   - spec_normalize.go, above the other spec files: a spec's defaults
+//     and its validation, spec.go's own and each part's
 //
 // The engine (driver*.go, host*.go, peak.go, stats.go): one end of one
 // test, whatever its transport, and the host it runs on. It names no
@@ -57,7 +59,7 @@
 // built. The TCP runner (tcp*.go): the TCP tests' ends, connections and
 // socket options.
 //
-// On top, the plan (plan.go): a Request is checked and planned into a Run,
+// On top, the plan (plan.go): a Request is checked and planned into a Plan,
 // one normalized spec per test (and per TCP baseline), which Execute runs
 // as many times as asked, with the other end in this process or on a
 // Remote server, into one results document; and server.go, which runs the

@@ -197,10 +197,10 @@ func TestValidateRefusedForTCP(t *testing.T) {
 	if err := s.Normalize(); err == nil || !strings.Contains(err.Error(), "--validate") {
 		t.Fatalf("tcp-bw with a data check: %v", err)
 	}
-	if _, err := NewRun(Request{Tests: []string{"tcp-lat"}, Spec: Spec{CheckData: true}}); err == nil || !strings.Contains(err.Error(), "--validate does not apply to tcp-lat") {
+	if _, err := NewPlan(Request{Tests: []string{"tcp-lat"}, Spec: Spec{CheckData: true}}); err == nil || !strings.Contains(err.Error(), "--validate does not apply to tcp-lat") {
 		t.Fatalf("tcp-lat --validate: %v", err)
 	}
-	r, err := NewRun(Request{Tests: []string{"write-lat", "tcp-lat"}, Suite: true, Spec: Spec{CheckData: true}})
+	r, err := NewPlan(Request{Tests: []string{"write-lat", "tcp-lat"}, Suite: true, Spec: Spec{CheckData: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

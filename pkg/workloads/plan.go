@@ -43,16 +43,17 @@ type Request struct {
 	Checkpoint func(*report.Document) error
 }
 
-// Run is a validated Request, ready to execute.
-type Run struct {
+// Plan is a validated Request, ready to execute: one normalized spec per
+// test (and per TCP baseline).
+type Plan struct {
 	req   Request
 	specs []Spec // normalized
 }
 
-// NewRun checks req and plans its tests: every mistake in it (an unknown
+// NewPlan checks req and plans its tests: every mistake in it (an unknown
 // test, a setting that does not apply, an impossible size) is an error here,
 // before anything runs.
-func NewRun(req Request) (*Run, error) {
+func NewPlan(req Request) (*Plan, error) {
 	if len(req.Tests) == 0 {
 		return nil, errors.New("no test to run")
 	}
@@ -63,7 +64,7 @@ func NewRun(req Request) (*Run, error) {
 	if err := req.Spec.resolveDevices(); err != nil {
 		return nil, err
 	}
-	r := &Run{req: req}
+	r := &Plan{req: req}
 	for _, name := range req.Tests {
 		s, err := specFor(req.Spec, name, req.Suite)
 		if err != nil {
@@ -101,11 +102,11 @@ func tcpBaseline(asked, s Spec) (Spec, error) {
 
 // Specs are the tests the run executes, normalized, in order (once per
 // repeat).
-func (r *Run) Specs() []Spec { return r.specs }
+func (r *Plan) Specs() []Spec { return r.specs }
 
 // Params is the document's record of what the run asks for: the settings
 // as asked, nothing filled in (as every document of the run has them).
-func (r *Run) Params() report.Params {
+func (r *Plan) Params() report.Params {
 	p := r.req.Spec.requested()
 	if r.req.Repeat > 1 {
 		p.Repeat = r.req.Repeat
@@ -115,7 +116,7 @@ func (r *Run) Params() report.Params {
 
 // Steps is the number of measurements the run makes: every size of every
 // test, every repeat.
-func (r *Run) Steps() int {
+func (r *Plan) Steps() int {
 	n := 0
 	for _, s := range r.specs {
 		n += len(s.Sizes)
@@ -164,7 +165,7 @@ type RemoteTest interface {
 // A test whose ends need more memory than allowed (Request.MaxMem) or than
 // this host has is refused before anything runs: Execute returns no
 // document and an error wrapping ErrOverLimit.
-func (r *Run) Execute(ctx context.Context, target Target) (*report.Document, error) {
+func (r *Plan) Execute(ctx context.Context, target Target) (*report.Document, error) {
 	ends := 1
 	if target.Remote == nil {
 		ends = 2 // both ends in this process
@@ -180,7 +181,7 @@ func (r *Run) Execute(ctx context.Context, target Target) (*report.Document, err
 			return nil, err
 		}
 	}
-	e := &execution{run: r, target: target, doc: r.newDocument(target)}
+	e := &execution{plan: r, target: target, doc: r.newDocument(target)}
 	if p := r.req.Progress; p != nil {
 		begin := *e.doc
 		p(Progress{Begin: &begin})
@@ -240,7 +241,7 @@ func (r *Run) Execute(ctx context.Context, target Target) (*report.Document, err
 // tool that writes it, the command, the start, and what the run asks for
 // (Params). Execute starts its document with it, and so does a mesh its
 // summary.
-func (r *Run) NewDocument() *report.Document {
+func (r *Plan) NewDocument() *report.Document {
 	doc := report.NewDocument()
 	bi := buildinfo.Get()
 	doc.Tool = report.Tool{Name: bi.Name, Version: bi.Version, Commit: bi.Commit, GoVersion: bi.GoVersion, Verbs: bi.Verbs}
@@ -255,7 +256,7 @@ func (r *Run) NewDocument() *report.Document {
 
 // newDocument starts the document of a run against target: what ran it,
 // what was asked, and the server it runs against.
-func (r *Run) newDocument(target Target) *report.Document {
+func (r *Plan) newDocument(target Target) *report.Document {
 	doc := r.NewDocument()
 	doc.Clocks = map[string]report.Clock{}
 	if target.Remote != nil {
@@ -272,7 +273,7 @@ func (r *Run) newDocument(target Target) *report.Document {
 
 // execution is the state of one Execute.
 type execution struct {
-	run    *Run
+	plan   *Plan
 	target Target
 	doc    *report.Document
 	rep    int   // the run under way when runs repeat, else 0
@@ -281,7 +282,7 @@ type execution struct {
 
 // runTest runs one test (every size) and adds its results to the document.
 func (e *execution) runTest(ctx context.Context, s *Spec) error {
-	progress := e.run.req.Progress
+	progress := e.plan.req.Progress
 	if progress != nil {
 		progress(Progress{Run: e.rep, Test: s.Test, Size: s.Sizes[0], Start: true})
 	}
@@ -299,17 +300,17 @@ func (e *execution) runTest(ctx context.Context, s *Spec) error {
 			} else {
 				recorded = true
 			}
-			if cp := e.run.req.Checkpoint; cp != nil && checkErr == nil {
+			if cp := e.plan.req.Checkpoint; cp != nil && checkErr == nil {
 				checkErr = cp(e.doc)
 			}
 		},
 	}
 	var err error
 	if e.target.Remote == nil {
-		o.maxMem = e.run.req.MaxMem
+		o.maxMem = e.plan.req.MaxMem
 		_, err = runLoopback(ctx, s, o)
 	} else {
-		o.peerHost, o.maxMem = e.target.Host, e.run.req.MaxMem
+		o.peerHost, o.maxMem = e.target.Host, e.plan.req.MaxMem
 		_, err = runRemote(ctx, e.target.Remote, s, o)
 	}
 	if checkErr != nil && e.stop == nil {

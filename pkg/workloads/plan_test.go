@@ -27,7 +27,7 @@ func (r refusingRemote) Start(ctx context.Context, test string, spec json.RawMes
 
 func runRefused(t *testing.T, tests []string, checkpoint func(*report.Document) error) (*report.Document, error) {
 	t.Helper()
-	r, err := NewRun(Request{Tests: tests, Spec: Spec{Iterations: 20, Warmup: ptr(2)}, Checkpoint: checkpoint})
+	r, err := NewPlan(Request{Tests: tests, Spec: Spec{Iterations: 20, Warmup: ptr(2)}, Checkpoint: checkpoint})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,21 +7,11 @@ import (
 	"strings"
 
 	"github.com/rdmabench/rdmabench/pkg/quantity"
-	"github.com/rdmabench/rdmabench/pkg/report"
 )
 
 // The settings that spread a test over a host's fabric: loop threads
 // (--threads), several devices at once (-d A,B), CPU placement (--cpu),
 // pacing (--rate-limit) and a background load (--load).
-
-// LoadSpec is the bandwidth test a latency test runs under (--load): on
-// QPs of its own, between the same two ends, for as long as the latency
-// test runs.
-type LoadSpec struct {
-	Test string `json:"test"`
-	QPs  int    `json:"qps,omitempty"`
-	Size int    `json:"size,omitempty"`
-}
 
 // Rate limiters.
 const (
@@ -158,13 +148,6 @@ func splitDevices(s string) []string {
 		parts[i] = strings.TrimSpace(parts[i])
 	}
 	return parts
-}
-
-// requestedFabric records the fabric settings as asked.
-func (s *Spec) requestedFabric(p *report.Params) {
-	if s.Load != nil {
-		p.Load = &report.LoadParams{Test: s.Load.Test, QPs: s.Load.QPs, Size: s.Load.Size}
-	}
 }
 
 // ParseRateLimit parses --rate-limit: a payload bandwidth ("5Gbps",

@@ -93,8 +93,8 @@ func (f field[T]) outOfRange(set *settings.Setting, s *Spec) error {
 
 func (f field[T]) defineFlag(fs FlagSet, k Knob, s *Spec, _ *LoadSpec) { f.flag(fs, k, f.spec(s)) }
 
-// to records a knob in the field of Params that param points at.
-func to[T any](param func(*report.Params) *T) func(*report.Params, T) {
+// inParams records a knob in the field of Params that param points at.
+func inParams[T any](param func(*report.Params) *T) func(*report.Params, T) {
 	return func(p *report.Params, v T) { *param(p) = v }
 }
 
@@ -109,27 +109,27 @@ func optional(p *int) (int, bool) {
 // count is the number of an int whose 0 is unset.
 func count(v int) (int, bool) { return v, v != 0 }
 
-// rate is --rate-limit: a payload rate or a message rate, one of two
+// rateLimit is --rate-limit: a payload rate or a message rate, one of two
 // fields.
-type rate struct{}
+type rateLimit struct{}
 
-func (rate) isSet(s *Spec) bool { return s.RateLimitGbps != 0 || s.RateLimitMsgs != 0 }
-func (rate) unset(s *Spec)      { s.RateLimitGbps, s.RateLimitMsgs = 0, 0 }
-func (rate) copyTo(dst, src *Spec) {
+func (rateLimit) isSet(s *Spec) bool { return s.RateLimitGbps != 0 || s.RateLimitMsgs != 0 }
+func (rateLimit) unset(s *Spec)      { s.RateLimitGbps, s.RateLimitMsgs = 0, 0 }
+func (rateLimit) copyTo(dst, src *Spec) {
 	dst.RateLimitGbps, dst.RateLimitMsgs = src.RateLimitGbps, src.RateLimitMsgs
 }
-func (rate) record(p *report.Params, s *Spec) {
+func (rateLimit) record(p *report.Params, s *Spec) {
 	p.RateLimitGbps, p.RateLimitMsgs = s.RateLimitGbps, s.RateLimitMsgs
 }
-func (rate) outOfRange(*settings.Setting, *Spec) error { return nil }
-func (rate) defineFlag(fs FlagSet, k Knob, s *Spec, _ *LoadSpec) {
+func (rateLimit) outOfRange(*settings.Setting, *Spec) error { return nil }
+func (rateLimit) defineFlag(fs FlagSet, k Knob, s *Spec, _ *LoadSpec) {
 	fs.Rate(k, &s.RateLimitGbps, &s.RateLimitMsgs)
 }
 
 // loadField is a knob of the --load test, a field of its LoadSpec: set
 // when the spec has a load that sets it (whole: when it has a load), and
-// unset with the load. The document records the load as a whole
-// (requestedFabric).
+// unset with the load. The document records the load as a whole, with
+// the knob of the whole.
 type loadField[T comparable] struct {
 	get   func(*LoadSpec) *T
 	whole bool
@@ -140,9 +140,13 @@ func (f loadField[T]) isSet(s *Spec) bool {
 	var zero T
 	return s.Load != nil && (f.whole || *f.get(s.Load) != zero)
 }
-func (f loadField[T]) unset(s *Spec)                                       { s.Load = nil }
-func (f loadField[T]) copyTo(dst, src *Spec)                               { dst.Load = src.Load }
-func (f loadField[T]) record(*report.Params, *Spec)                        {}
+func (f loadField[T]) unset(s *Spec)         { s.Load = nil }
+func (f loadField[T]) copyTo(dst, src *Spec) { dst.Load = src.Load }
+func (f loadField[T]) record(p *report.Params, s *Spec) {
+	if l := s.Load; f.whole && l != nil {
+		p.Load = &report.LoadParams{Test: l.Test, QPs: l.QPs, Size: l.Size}
+	}
+}
 func (f loadField[T]) outOfRange(*settings.Setting, *Spec) error           { return nil }
 func (f loadField[T]) defineFlag(fs FlagSet, k Knob, _ *Spec, l *LoadSpec) { f.flag(fs, k, f.get(l)) }
 
@@ -181,24 +185,32 @@ func (k Knob) NotFor(test string) error {
 // settings are bound below, through settings.Path.
 var fields = map[*settings.Setting]binding{
 	settings.ServerDevice: field[string]{spec: func(s *Spec) *string { return &s.ServerDevice },
-		param: to(func(p *report.Params) *string { return &p.ServerDevice }), flag: FlagSet.String},
+		param: inParams(func(p *report.Params) *string { return &p.ServerDevice }), flag: FlagSet.String},
 	settings.CheckData: field[bool]{spec: func(s *Spec) *bool { return &s.CheckData },
-		param: to(func(p *report.Params) *bool { return &p.CheckData }), flag: FlagSet.Bool},
+		param: inParams(func(p *report.Params) *bool { return &p.CheckData }), flag: FlagSet.Bool},
 	settings.GIDIndex: field[*int]{spec: func(s *Spec) **int { return &s.GIDIndex },
 		param: func(p *report.Params, v *int) { p.GIDIndex = orAuto(v) }, number: optional, flag: FlagSet.Optional},
 	settings.Connection: field[string]{spec: func(s *Spec) *string { return &s.Connection },
-		param: to(func(p *report.Params) *string { return &p.Connection }), flag: FlagSet.String},
+		param: inParams(func(p *report.Params) *string { return &p.Connection }), flag: FlagSet.String},
 	settings.MTU: field[int]{spec: func(s *Spec) *int { return &s.MTU },
-		param: to(func(p *report.Params) *int { return &p.MTU }), flag: FlagSet.Count},
+		param: inParams(func(p *report.Params) *int { return &p.MTU }), flag: FlagSet.Count},
 	settings.QPTimeout: field[int]{spec: func(s *Spec) *int { return &s.QPTimeout },
-		param: to(func(p *report.Params) *int { return &p.QPTimeout }), number: count, flag: FlagSet.Count},
-	settings.RateLimit: rate{},
+		param: inParams(func(p *report.Params) *int { return &p.QPTimeout }), number: count, flag: FlagSet.Count},
+	settings.RateLimit: rateLimit{},
 	settings.Load:      loadField[string]{get: func(l *LoadSpec) *string { return &l.Test }, whole: true, flag: FlagSet.BandwidthTest},
 	settings.LoadQPs:   loadField[int]{get: func(l *LoadSpec) *int { return &l.QPs }, flag: FlagSet.Count},
 	settings.LoadSize:  loadField[int]{get: func(l *LoadSpec) *int { return &l.Size }, flag: FlagSet.Size},
 }
 
-func init() {
+// Knobs lists every knob, in the table's order. The table's other
+// settings (how long a size runs, the cores, how often the run repeats)
+// are flags of every test.
+var Knobs = bindKnobs()
+
+// bindKnobs binds the groups' settings and the path's to their fields,
+// through the structs of pkg/settings a Spec and Params both embed, and
+// lists the table's settings that have a field.
+func bindKnobs() []Knob {
 	bindGroup(settings.DevicePortFields,
 		func(s *Spec) *settings.DevicePort { return &s.DevicePort },
 		func(p *report.Params) *settings.DevicePort { return &p.DevicePort })
@@ -224,11 +236,13 @@ func init() {
 		fields[ps.Setting] = field[*int]{spec: func(s *Spec) **int { return ps.Asked(&s.Path) },
 			param: func(p *report.Params, v *int) { *ps.Asked(&p.Path) = v }, number: optional, flag: FlagSet.Optional}
 	}
+	var knobs []Knob
 	for _, set := range settings.Table {
 		if f, ok := fields[set]; ok {
-			Knobs = append(Knobs, Knob{set, f})
+			knobs = append(knobs, Knob{set, f})
 		}
 	}
+	return knobs
 }
 
 // bindGroup binds the settings of a group of pkg/settings, which a Spec
@@ -271,11 +285,6 @@ func stringFlag(f settings.Form) func(FlagSet, Knob, *string) {
 	}
 	return FlagSet.String
 }
-
-// Knobs lists every knob, in the table's order. The table's other
-// settings (how long a size runs, the cores, how often the run repeats)
-// are flags of every test.
-var Knobs []Knob
 
 // LookupKnob returns the knob named name.
 func LookupKnob(name string) (Knob, bool) {
@@ -341,7 +350,6 @@ func (s *Spec) requested() report.Params {
 	if s.Warmup != nil {
 		p.Warmup = ptr(*s.Warmup)
 	}
-	s.requestedFabric(&p)
 	return p
 }
 

@@ -60,11 +60,11 @@ func TestMemValidate(t *testing.T) {
 	}
 	// A knob of the RDMA tests: refused by name for TCP, left out in a suite.
 	asked := Spec{Buffers: settings.Buffers{Mem: "hugepages"}}
-	if _, err := NewRun(Request{Tests: []string{"tcp-bw"}, Spec: asked}); err == nil || !strings.Contains(err.Error(), "--mem does not apply to tcp-bw") {
+	if _, err := NewPlan(Request{Tests: []string{"tcp-bw"}, Spec: asked}); err == nil || !strings.Contains(err.Error(), "--mem does not apply to tcp-bw") {
 		t.Errorf("tcp-bw --mem: %v", err)
 	}
 	asked.ODP = true
-	r, err := NewRun(Request{Tests: []string{"write-bw", "tcp-bw"}, Spec: asked, Suite: true})
+	r, err := NewPlan(Request{Tests: []string{"write-bw", "tcp-bw"}, Spec: asked, Suite: true})
 	if err != nil {
 		t.Fatal(err)
 	}

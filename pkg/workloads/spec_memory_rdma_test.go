@@ -59,7 +59,7 @@ func runDoc(t *testing.T, remote bool, tests []string, spec Spec) (*report.Docum
 	dev := testutil.Device(t)
 	testutil.NoLeaks(t)
 	spec.Device = dev
-	r, err := NewRun(Request{Tests: tests, Spec: spec})
+	r, err := NewPlan(Request{Tests: tests, Spec: spec})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,10 +40,10 @@ func TestPathSettingsValidate(t *testing.T) {
 // not apply; the document records what was asked.
 func TestPathKnobs(t *testing.T) {
 	asked := Spec{Path: settings.Path{TClass: ptr(0x68), SL: ptr(3)}}
-	if _, err := NewRun(Request{Tests: []string{"tcp-lat"}, Spec: asked}); err == nil || !strings.Contains(err.Error(), "--sl does not apply to tcp-lat") {
+	if _, err := NewPlan(Request{Tests: []string{"tcp-lat"}, Spec: asked}); err == nil || !strings.Contains(err.Error(), "--sl does not apply to tcp-lat") {
 		t.Fatalf("--sl on tcp-lat: %v", err)
 	}
-	r, err := NewRun(Request{Tests: []string{"write-lat", "tcp-lat"}, Spec: asked, Suite: true})
+	r, err := NewPlan(Request{Tests: []string{"write-lat", "tcp-lat"}, Spec: asked, Suite: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,11 +174,11 @@ func TestTCPReverse(t *testing.T) {
 
 func TestReverseKnob(t *testing.T) {
 	asked := Spec{Setup: settings.Setup{Reverse: true}}
-	if _, err := NewRun(Request{Tests: []string{"write-lat"}, Spec: asked}); err == nil || !strings.Contains(err.Error(), "--reverse does not apply to write-lat") {
+	if _, err := NewPlan(Request{Tests: []string{"write-lat"}, Spec: asked}); err == nil || !strings.Contains(err.Error(), "--reverse does not apply to write-lat") {
 		t.Fatalf("--reverse on write-lat: %v", err)
 	}
 	asked.Bidirectional = true
-	if _, err := NewRun(Request{Tests: []string{"write-bw"}, Spec: asked}); err == nil || !strings.Contains(err.Error(), "exclusive") {
+	if _, err := NewPlan(Request{Tests: []string{"write-bw"}, Spec: asked}); err == nil || !strings.Contains(err.Error(), "exclusive") {
 		t.Fatalf("--reverse -b: %v", err)
 	}
 	for test, want := range map[string]string{"write-bw": "server_to_client", "send-bw": "server_to_client", "read-bw": "client_to_server",
