@@ -102,9 +102,10 @@ const (
 	VerdictFlaky = "flaky" // slow, but good again on retest
 	VerdictSlow  = "slow"  // a round slow as a whole: its links judged against it
 
-	SubjectRank  = "rank"
-	SubjectLink  = "link"
-	SubjectRound = "round"
+	SubjectRank   = "rank"
+	SubjectLink   = "link"
+	SubjectRound  = "round"
+	SubjectSwitch = "switch" // a switch blamed: its links through its uplinks slow
 
 	// Rank states (MeshRank.State).
 	RankOK           = "ok"           // registered and there to the end

@@ -1,8 +1,5 @@
 package report
 
-// SubjectSwitch is a verdict's subject when a switch is blamed.
-const SubjectSwitch = "switch"
-
 // MeshTopology is the fabric as the operator described it (mesh
 // --topology: Slurm's topology.conf): its switches, each with the nodes
 // attached to it and the switches under it. Each link's Switches are the
