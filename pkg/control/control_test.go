@@ -559,3 +559,55 @@ func TestDialErrors(t *testing.T) {
 		t.Errorf("dial an SSH server: %v\nwant %s", err, want)
 	}
 }
+
+// TestMaxTests: a server that takes two tests at once runs both, refuses a
+// third "busy" naming how many run, and takes it once one ends.
+func TestMaxTests(t *testing.T) {
+	noLeaks(t)
+	h := newEcho()
+	opt := serverOpts()
+	opt.MaxTests = 2
+	ts := startServer(t, h, opt)
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
+	defer cancel()
+	var blocked []*Session
+	for _, test := range []string{"write-bw", "send-bw"} {
+		c, err := Dial(ctx, ts.addr, clientOpts())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		s, err := c.Run(ctx, test, testSpec)
+		if err != nil {
+			t.Fatalf("%s: %v", test, err)
+		}
+		if err := s.Send(ctx, []byte("block")); err != nil {
+			t.Fatal(err)
+		}
+		waitStarted(t, h)
+		blocked = append(blocked, s)
+	}
+	third, err := Dial(ctx, ts.addr, clientOpts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer third.Close()
+	_, err = third.Run(ctx, "read-lat", testSpec)
+	if !errors.Is(err, ErrBusy) || !strings.Contains(err.Error(), "busy: running write-bw for 127.0.0.1 since ") ||
+		!strings.HasSuffix(err.Error(), "(and 1 more, at most 2 at once)") {
+		t.Fatalf("third client: %v, want busy with two running", err)
+	}
+	close(h.release)
+	for _, s := range blocked {
+		if got, err := s.Recv(ctx); err != nil || string(got) != "block" {
+			t.Fatalf("recv: %q, %v", got, err)
+		}
+		if err := s.Send(ctx, []byte("end")); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Finish(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	echoTest(t, ctx, third, "read-lat")
+}

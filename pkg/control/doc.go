@@ -62,7 +62,8 @@
 // client is then unusable and every later call returns that error. A client
 // that disconnects, goes silent or misbehaves during a test makes the server
 // cancel the test's context and wait for the handler to return; the server
-// runs one test at a time and answers a second client's run with "busy".
+// runs one test at a time (ServerOptions.MaxTests: several) and answers a
+// run beyond them with "busy".
 // An "error" frame with code "protocol", "version" or "auth" is followed by
 // the sender closing the connection.
 //

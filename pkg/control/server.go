@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -18,7 +19,7 @@ import (
 )
 
 // Handler decides which tests the server runs. It is called for one test
-// at a time.
+// at a time unless ServerOptions.MaxTests lets several run at once.
 type Handler interface {
 	// Accept checks spec before the test is accepted (bad spec, over the
 	// memory cap, ...) and returns the test to run. Its error is sent to the
@@ -68,6 +69,11 @@ type ServerOptions struct {
 	// and ended (successfully or not), or one refused for its spec or a
 	// limit. A "busy" refusal does not count.
 	Once bool
+	// MaxTests bounds the tests run at once (default 1: a test measured
+	// beside another measures the sharing as much as the path); a run
+	// beyond it is refused "busy". A mesh rank's server takes several, as
+	// a load pattern's flows meet at one receiver.
+	MaxTests int
 	// Registry, when set, keeps the registrations of the agents that
 	// register on this server's connections and answers each with every
 	// live one; without it a register frame is a protocol error.
@@ -75,19 +81,19 @@ type ServerOptions struct {
 }
 
 // Server is a persistent rdmabench server: it runs the tests clients ask
-// for, one at a time.
+// for, up to ServerOptions.MaxTests at once (default one at a time).
 type Server struct {
 	h        Handler
 	opt      ServerOptions
 	hostname string
 
-	mu  sync.Mutex
-	cur *running // the test in progress, nil if none
+	mu      sync.Mutex
+	running []*running // the tests in progress, oldest first
 
 	logMu sync.Mutex
 }
 
-// running describes the test in progress, for the busy message.
+// running describes a test in progress, for the busy message.
 type running struct {
 	test, client string
 	since        time.Time
@@ -100,6 +106,7 @@ func NewServer(h Handler, opt ServerOptions) *Server {
 	if opt.MaxConns <= 0 {
 		opt.MaxConns = 64
 	}
+	opt.MaxTests = max(opt.MaxTests, 1)
 	host, _ := os.Hostname()
 	return &Server{h: h, opt: opt, hostname: host}
 }
@@ -262,6 +269,7 @@ func (s *Server) handshake(ctx context.Context, p *peer) (string, error) {
 // session is a test in progress on a connection.
 type session struct {
 	test   string
+	slot   *running // its place among the tests running
 	start  time.Time
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -415,16 +423,22 @@ func (c *serverConn) run(ctx context.Context, m *Message) {
 		host = c.addr
 	}
 	s.mu.Lock()
-	if cur := s.cur; cur != nil {
+	if len(s.running) >= s.opt.MaxTests {
+		cur := s.running[0]
+		msg := fmt.Sprintf("busy: running %s for %s since %s", cur.test, cur.client, cur.since.Format("15:04:05"))
+		if n := len(s.running); n > 1 {
+			msg += fmt.Sprintf(" (and %d more, at most %d at once)", n-1, s.opt.MaxTests)
+		}
 		s.mu.Unlock()
-		refuse(CodeBusy, fmt.Sprintf("busy: running %s for %s since %s", cur.test, cur.client, cur.since.Format("15:04:05")))
+		refuse(CodeBusy, msg)
 		return
 	}
-	s.cur = &running{test: test, client: host, since: time.Now()}
+	slot := &running{test: test, client: host, since: time.Now()}
+	s.running = append(s.running, slot)
 	s.mu.Unlock()
 	accepted, err := s.accept(m.Spec)
 	if err != nil {
-		s.release()
+		s.release(slot)
 		code := CodeSpec
 		var le LimitError
 		var lp *LimitError
@@ -436,11 +450,11 @@ func (c *serverConn) run(ctx context.Context, m *Message) {
 		return
 	}
 	if err := c.p.write(ctx, &Message{Type: TypeAccepted}); err != nil {
-		s.release() // the connection failed: loop sees it
+		s.release(slot) // the connection failed: loop sees it
 		return
 	}
 	sctx, cancel := context.WithCancelCause(ctx)
-	se := &session{test: test, start: time.Now(), ctx: sctx, cancel: cancel,
+	se := &session{test: test, slot: slot, start: time.Now(), ctx: sctx, cancel: cancel,
 		in: make(chan []byte, 16), done: make(chan struct{})}
 	c.sess, c.ran = se, true
 	t := &serverTransport{p: c.p, in: se.in, ctx: sctx}
@@ -469,9 +483,10 @@ func (s *Server) accept(spec json.RawMessage) (t Test, err error) {
 	return t, err
 }
 
-func (s *Server) release() {
+// release frees a test's place among those running.
+func (s *Server) release(slot *running) {
 	s.mu.Lock()
-	s.cur = nil
+	s.running = slices.DeleteFunc(s.running, func(r *running) bool { return r == slot })
 	s.mu.Unlock()
 }
 
@@ -493,7 +508,7 @@ func (c *serverConn) finishSession(cause error) {
 	c.sess = nil
 	se.cancel(nil)
 	d := time.Since(se.start).Round(time.Millisecond)
-	c.s.release() // before done: the client may send its next run at once
+	c.s.release(se.slot) // before done: the client may send its next run at once
 	err := se.err
 	if err != nil && errors.Is(err, context.Canceled) && cause != nil {
 		err = cause // "context canceled" says less than why
