@@ -61,35 +61,35 @@ ok() { echo "--- PASS: mesh/$1"; pass=$((pass + 1)); }
 ko() { echo "--- FAIL: mesh/$1: $2"; fail=$((fail + 1)); }
 links=$((n * (n - 1)))
 nics=${RDMABENCH_VM_NICS:-1}
-default_cases="slurm-hosts blame-host blame-link agent"
-((nics < 2)) || default_cases+=" rails-hosts host-level"
-cases=" ${RDMABENCH_MESH_HOSTS_CASES:-$default_cases} "
-runs() { [[ $cases == *" $1 "* ]]; }
-# runs2 NAME: runs NAME, a case of two NICs a VM, if the VMs have them.
-runs2() {
-	runs "$1" || return 1
-	((nics >= 2)) && return 0
-	echo "--- SKIP: mesh/$1: the VMs have one NIC (vm-group.sh --nics 2)"
-	return 1
-}
+# The fabric of the VMs (scripts/slurm-cluster.sh's topology.conf, which
+# slurmctld reads too), where every rank reads it.
+topo=$out/topology.conf
+cp "$RDMABENCH_SLURM_TOPOLOGY" "$topo"
+# The cases, in order: each is a function case_NAME (dashes as
+# underscores) that calls ok or ko once; those of two_nic need two NICs a
+# VM. A new case is a function and its name here.
+all_cases="slurm-hosts slurm-topology blame-host blame-leaf blame-link agent rails-hosts host-level"
+two_nic=" rails-hosts host-level "
 
 # mesh NAME [ARGS...]: one mesh across every VM; sets rc and took. With
-# per_node=K (default 1), K ranks in every VM.
+# per_node=K (default 1), K ranks in every VM; with layout=NODE,NODE,...
+# a rank on each node named, in order (srun -m arbitrary).
 mesh() {
-	local name=$1 start=$SECONDS per=${per_node:-1} spread=(--ntasks-per-node 1)
+	local name=$1 start=$SECONDS per=${per_node:-1} spread=(-N "$n" -n "$n" --ntasks-per-node 1)
 	shift
 	# More ranks than a VM's one vCPU: --ntasks-per-node past a node's CPUs
 	# is refused even with --overcommit, which spreads the tasks evenly.
-	((per == 1)) || spread=(--overcommit)
+	((per == 1)) || spread=(-N "$n" -n $((n * per)) --overcommit)
+	[[ -z ${layout:-} ]] || spread=(-n "$(tr , '\n' <<<"$layout" | wc -l)" -w "$layout" -m arbitrary --overcommit)
 	local try
 	for try in 1 2; do
-		srun -N "$n" -n $((n * per)) "${spread[@]}" \
+		srun "${spread[@]}" \
 			"$bin" mesh -n 100 -e -u 20 --register-timeout 60s "$@" --out "$out/$name.json" \
 			>"$out/$name.txt" 2>"$out/$name.err"
 		rc=$?
 		# Two tasks a VM: a slurmd once failed to launch its tasks ("Zero
 		# Bytes were transmitted or received"); no rank ran, so once more.
-		((rc != 0 && per > 1 && try == 1)) && grep -q 'Application launch failed' "$out/$name.err" || break
+		((rc != 0 && try == 1)) && [[ $per -gt 1 || -n ${layout:-} ]] && grep -q 'Application launch failed' "$out/$name.err" || break
 		echo "mesh-hosts: $name: srun could not launch the tasks: once more" >&2
 	done
 	took=$((SECONDS - start))
@@ -119,7 +119,7 @@ limits() {
 	jq -r '[.mesh.blame.figures // [] | .[] | "\(.test) \(.figure): median \(.fleet_median | floor), limit \(.limit * 100 | round / 100)x"] | join("; ")' "$1"
 }
 
-if runs slurm-hosts; then
+case_slurm_hosts() {
 	# 1. The mesh as it is.
 	mesh slurm-hosts
 	facts=$(jq -r '[(.mesh.links | length), ([.mesh.links[] | select(.error)] | length), ([.mesh.ranks[].host.hostname] | unique | length),
@@ -133,7 +133,7 @@ if runs slurm-hosts; then
 		cat "$out/slurm-hosts.err"
 	fi
 	cat "$out/slurm-hosts.txt"
-fi
+}
 
 # The blame runs: 5 ping-pongs a link after 1 of warm-up; a 500 ms delay,
 # far above the milliseconds the emulated hosts take to wake on an event:
@@ -144,7 +144,7 @@ fi
 # A link of that noise may still be judged slow and recover on retest: a
 # flaky verdict is not a blame, so only bad verdicts other than the one
 # wanted fail a case.
-blame=(write-lat -n 5 --warmup 1 --blame-multiplier 4 --blame-min-spread 100% --blame-max-spread 100%)
+blame=(--duplex write-lat -n 5 --warmup 1 --blame-multiplier 4 --blame-min-spread 100% --blame-max-spread 100%)
 slow=node$n
 # blame-link's slowed path is judged against a limit that load moves: a
 # ping-pong's figure is half its round trip, so a 500 ms delay made about
@@ -161,27 +161,92 @@ slow=node$n
 # direction: the schedule, the retest), and the p50 of 5 does not see one
 # slow first iteration.
 link_delay=3000ms
-blame_link=(-u 22 write-lat -n 5 --warmup 0 --blame-multiplier 4.6 --blame-min-spread 100% --blame-max-spread 100%)
+blame_link=(--duplex -u 22 write-lat -n 5 --warmup 0 --blame-multiplier 4.6 --blame-min-spread 100% --blame-max-spread 100%)
+# blame-leaf slows 8 pairs of ranks, not 1: 3 ping-pongs a link (9 s each
+# slowed). The blame runs are --duplex: a ping-pong's figure is its pair's
+# both ways, so each pair runs once, not once a direction (half the time).
+blame_leaf=(--duplex -u 22 write-lat -n 3 --warmup 0 --blame-multiplier 4.6 --blame-min-spread 100% --blame-max-spread 100%)
 
-if runs blame-host; then
-	# 2. One host slowed: everything it sends waits 500 ms.
+case_blame_host() {
+	# 2. One host slowed: everything it sends waits 500 ms. With the
+	# topology: the host shares its leaf (leaf N-1) with node N-1, whose
+	# links through the leaf's uplinks are good, so a quarter of the leaf's
+	# cross-switch links are slow and one of its hosts, and its inner link
+	# is slow too: the host is blamed, not its leaf (no switch verdict).
 	on "$slow" tc qdisc add dev eth0 root netem delay 500ms
-	mesh blame-host "${blame[@]}"
+	mesh blame-host --topology "$topo" "${blame[@]}"
 	on "$slow" tc qdisc del dev eth0 root
 	want=$(rank_of "$out/blame-host.json" "$slow")
 	vs=$(verdicts "$out/blame-host.json")
 	ranks_bad=$(awk -F'\t' -v r="$want" '$1 == "rank" && $2 == "bad" && $3 == r' <<<"$vs" | wc -l)
 	others=$(awk -F'\t' -v r="$want" '$2 == "bad" && !($1 == "rank" && $3 == r)' <<<"$vs" | wc -l)
-	if [[ $rc == 3 && -n $want && $ranks_bad -ge 1 && $others == 0 ]] && grep -q "^bad rank: rank $want ($slow" "$out/blame-host.err"; then
-		ok "blame-host (netem delay 500ms on $slow: rank $want blamed, no link, exit 3, in $took s)"
+	# Every link records the switches it crossed.
+	unplaced=$(jq -r '[.mesh.links[] | select((.switches // []) | length == 0)] | length' "$out/blame-host.json" 2>&1)
+	if [[ $rc == 3 && -n $want && $ranks_bad -ge 1 && $others == 0 && $unplaced == 0 ]] && grep -q "^bad rank: rank $want ($slow" "$out/blame-host.err"; then
+		ok "blame-host (--topology, netem delay 500ms on $slow: rank $want blamed, not its leaf leaf$((n - 1)), no link, exit 3, in $took s)"
 	else
-		ko blame-host "exit $rc (want 3), rank of $slow: ${want:-none}, verdicts: ${vs:-none}; $(limits "$out/blame-host.json")"
+		ko blame-host "exit $rc (want 3), rank of $slow: ${want:-none}, verdicts: ${vs:-none}, links without switches: $unplaced; $(limits "$out/blame-host.json")"
 		cat "$out/blame-host.err"
 	fi
 	cat "$out/blame-host.txt"
-fi
+}
 
-if runs blame-link; then
+case_slurm_topology() {
+	# Slurm took the fabric: slurmctld (TopologyPlugin=topology/tree) lists
+	# every switch of topology.conf, with its nodes as written.
+	local got name nodes line missing=()
+	got=$(scontrol show topology 2>&1)
+	while read -r name nodes; do
+		line=$(grep -F "$name " <<<"$got") && [[ -z $nodes || " $line " == *" $nodes "* ]] || missing+=("$name${nodes:+ $nodes}")
+	done < <(grep -o '^SwitchName=[^ ]*\( Nodes=[^ ]*\)\?' "$topo")
+	if ((${#missing[@]} == 0)) && [[ -n $got ]]; then
+		ok "slurm-topology (TopologyPlugin=topology/tree: scontrol show topology lists the $(grep -c '^SwitchName=' "$topo") switches of topology.conf)"
+	else
+		ko slurm-topology "scontrol show topology lacks: ${missing[*]:-everything}"
+	fi
+	echo "$got"
+}
+
+# blame-leaf: the uplinks of the last leaf (node N-1 and node N) slowed:
+# the RoCE packets those two send to the other leaves' hosts (UDP 4791,
+# netem on a prio band fed by u32 filters on the destination; the ranks'
+# TCP is not slowed), delayed 3 s as in blame-link and judged as it is
+# (24 times the fleet median). A switch is blamed only by the fleet
+# around it, so the fleet must stay mostly good: one rank a VM would make
+# 8 of the 12 links cross the leaf, every rank's median slow and the slow
+# figure the fleet's. So the VMs of the single-node leaves run two ranks
+# each and the leaf's one each (srun -m arbitrary; for 4 VMs 6 ranks):
+# the leaf's 16 cross-switch links slow, from both its hosts; its inner
+# link (node N-1 to node N) and the 12 links of the other leaves good.
+# The other leaves are never blamed: one host each (a switch needs 2), and
+# the links of their uplinks mostly good. The leaf, not its hosts, not
+# single links: pkg/blame's switch verdict, exit 3.
+case_blame_leaf() {
+	local leaf=leaf$((n - 1)) lhosts="node$((n - 1)),node$n" lay=() k j
+	for ((k = 1; k <= n - 2; k++)); do lay+=("node$k" "node$k"); done
+	lay+=("node$((n - 1))" "node$n")
+	local filters="tc qdisc add dev eth0 root handle 1: prio && tc qdisc add dev eth0 parent 1:3 handle 30: netem delay $link_delay"
+	for ((j = 1; j <= n - 2; j++)); do
+		filters+=" && tc filter add dev eth0 protocol ip parent 1: prio 1 u32 match ip dst 10.0.0.$j/32 match ip protocol 17 0xff match ip dport 4791 0xffff flowid 1:3"
+	done
+	srun -N 2 -n 2 -w "$lhosts" sh -c "$filters"
+	layout=$(IFS=,; echo "${lay[*]}") mesh blame-leaf --topology "$topo" "${blame_leaf[@]}"
+	srun -N 2 -n 2 -w "$lhosts" tc qdisc del dev eth0 root
+	local vs switch_bad others ranks
+	vs=$(jq -r '.mesh.verdicts // [] | .[] | select(.subject != "round") | [.subject, .kind, (.switch.switch // .rank // "-" | tostring), ((.switch.or // []) | join(","))] | @tsv' "$out/blame-leaf.json" 2>&1)
+	switch_bad=$(awk -F'\t' -v l="$leaf" '$1 == "switch" && $2 == "bad" && $3 == l && $4 == ""' <<<"$vs" | wc -l)
+	others=$(awk -F'\t' -v l="$leaf" '$2 == "bad" && !($1 == "switch" && $3 == l)' <<<"$vs" | wc -l)
+	ranks=$(jq -r '.mesh.ranks | length' "$out/blame-leaf.json" 2>&1)
+	if [[ $rc == 3 && $switch_bad == 1 && $others == 0 && $ranks == "${#lay[@]}" ]] && grep -q "^bad switch: $leaf: " "$out/blame-leaf.err"; then
+		ok "blame-leaf (--topology, netem delay $link_delay of RoCE from $lhosts to the other leaves: $leaf blamed, none of its hosts, no link, exit 3, ${#lay[@]} ranks, in $took s)"
+	else
+		ko blame-leaf "exit $rc (want 3), ranks $ranks (want ${#lay[@]}), verdicts: ${vs:-none}; $(limits "$out/blame-leaf.json")"
+		cat "$out/blame-leaf.err"
+	fi
+	cat "$out/blame-leaf.txt"
+}
+
+case_blame_link() {
 	# 3. One path slowed: only the RoCE packets node N-1 sends to node N wait.
 	from=node$((n - 1))
 	on "$from" sh -c "tc qdisc add dev eth0 root handle 1: prio &&
@@ -201,18 +266,18 @@ if runs blame-link; then
 		cat "$out/blame-link.err"
 	fi
 	cat "$out/blame-link.txt"
-fi
+}
 
 # 4. An agent in every VM, scraped by Prometheus; one host slowed and blamed.
-if runs agent; then
+case_agent() {
 	if "$here/agent-vms.sh" "$bin" "$out"; then
 		pass=$((pass + 1))
 	else
 		fail=$((fail + 1))
 	fi
-fi
+}
 
-if runs2 rails-hosts; then
+case_rails_hosts() {
 	# 5. A rank per NIC, the rails: NIC i of every VM meets NIC i of the others.
 	per_node=2 mesh rails-hosts --rails -d rxe0,rxe1 --blame=false write-lat -n 20
 	# Each rank's device by rank, then per link whether its ends share it.
@@ -232,9 +297,9 @@ if runs2 rails-hosts; then
 		cat "$out/rails-hosts.err"
 	fi
 	cat "$out/rails-hosts.txt"
-fi
+}
 
-if runs2 host-level; then
+case_host_level() {
 	# 6. A rank per VM, every link on both NICs at once, both directions.
 	# 8 KiB messages, 16 in flight: four streams of 64 KiB, 128 deep (the
 	# defaults) overflow the switches' queues, and RC's retransmissions on
@@ -260,6 +325,16 @@ if runs2 host-level; then
 		cat "$out/host-level.err"
 	fi
 	cat "$out/host-level.txt"
-fi
+}
+for c in ${RDMABENCH_MESH_HOSTS_CASES:-$all_cases}; do
+	if [[ " $all_cases " != *" $c "* ]]; then
+		ko "$c" "no such case (the cases: $all_cases)"
+	elif [[ $two_nic == *" $c "* ]] && ((nics < 2)); then
+		# Named on VMs of one NIC: skipped; by default, left out.
+		[[ -z ${RDMABENCH_MESH_HOSTS_CASES:-} ]] || echo "--- SKIP: mesh/$c: the VMs have one NIC (vm-group.sh --nics 2)"
+	else
+		"case_${c//-/_}"
+	fi
+done
 echo "mesh-hosts: $pass passed, $fail failed"
 ((fail == 0))

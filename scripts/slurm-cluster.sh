@@ -17,6 +17,8 @@
 # state are in /tmp/rdmabench-slurm (the guest's tmpfs). Slurm runs as root,
 # with proctrack/linuxproc and task/none (no cgroups), select/cons_tres by
 # core; srun needs --overcommit (-O) for more tasks than a node's CPUs.
+# TopologyPlugin=topology/tree reads topology.conf beside slurm.conf (its
+# leaves: below; `env` names it RDMABENCH_SLURM_TOPOLOGY).
 set -euo pipefail
 rb_prog=slurm-cluster.sh
 . "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
@@ -28,7 +30,7 @@ node_ip() { echo "10.0.0.$1"; }
 
 case ${1:-} in
 env)
-	echo "export SLURM_CONF=$conf"
+	echo "export SLURM_CONF=$conf RDMABENCH_SLURM_TOPOLOGY=$d/topology.conf"
 	exit 0
 	;;
 stop)
@@ -92,11 +94,30 @@ cpus=$(nproc)
 	echo "KillOnBadExit=0"
 	echo "InactiveLimit=0"
 	echo "MessageTimeout=30"
+	echo "TopologyPlugin=topology/tree"
 	for i in $(seq 1 "$nodes"); do
 		echo "NodeName=node$i NodeAddr=$(node_ip "$i") CPUs=$cpus State=UNKNOWN"
 	done
 	echo "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP"
 } >"$conf"
+# The fabric, for the tree plugin and `rdmabench mesh --topology` alike
+# (scripts/mesh-hosts.sh): with 3 nodes or more, a leaf for each node but
+# the last two, which share one, under a spine (4 nodes: leaf1 node1,
+# leaf2 node2, leaf3 node3 and node4); fewer, one switch.
+{
+	echo "# the leaves of the $nodes Soft-RoCE VMs, under a spine (scripts/slurm-cluster.sh)"
+	if ((nodes >= 3)); then
+		for i in $(seq 1 $((nodes - 2))); do
+			echo "SwitchName=leaf$i Nodes=node$i"
+		done
+		echo "SwitchName=leaf$((nodes - 1)) Nodes=node[$((nodes - 1))-$nodes]"
+		echo "SwitchName=spine Switches=leaf[1-$((nodes - 1))]"
+	elif ((nodes == 2)); then
+		echo "SwitchName=leaf1 Nodes=node[1-2]"
+	else
+		echo "SwitchName=leaf1 Nodes=node1"
+	fi
+} >"$d/topology.conf"
 # slurmd initialises its cgroup plugin whatever the proctrack and task
 # plugins: cgroup v2, without systemd (the guest has none).
 printf 'CgroupPlugin=cgroup/v2\nIgnoreSystemd=yes\n' >"$d/cgroup.conf"

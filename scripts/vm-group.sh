@@ -45,8 +45,14 @@
 # Output: every line of VM i on the host's stdout or stderr, prefixed with
 # "[i] ". When VM 1 stops, the others get a second to finish, then are
 # stopped. Exit status: VM 1's (its command's, or 1 when its VM failed); 1
-# when another VM failed before its command ran. Each VM's status is printed
-# at the end.
+# when another VM failed (its VM, not its command: it did not boot, or its
+# clock ran at the wrong rate, below). Each VM's status is printed at the
+# end.
+#
+# Each guest's clock is set from the host's at boot, then watched: a VM
+# whose clock gains or loses more than 3% of the host's time stops with
+# "this VM's clock runs at Rx the host's rate" (scripts/vm.sh, --net),
+# instead of its timings reading wrong and Slurm's credentials expiring.
 set -euo pipefail
 
 rb_prog=vm-group.sh
@@ -183,7 +189,7 @@ while :; do
 			wait "${vm_pid[$i]}" || true
 			unset "vm_pid[$i]"
 			if [[ $(status_of "$i") != exit* ]]; then
-				rb_log "error: VM $i failed ($(status_of "$i")) before its command ran: stopping the others"
+				rb_log "error: VM $i failed ($(status_of "$i"): its VM, not its command; its messages above say why): stopping the others"
 				exit 1
 			fi
 		fi

@@ -37,7 +37,11 @@
 #                       without id=) instead of dummy0; rxe0 is on it. The
 #                       guest's clock is then set from the host's (within a
 #                       few ms) before the command starts, so that VMs agree
-#                       (MUNGE rejects a clock a second ahead)
+#                       (MUNGE rejects a clock a second ahead), and watched:
+#                       15 s later, then every 30 s, a guest whose clock has
+#                       gained or lost more than 3% of the host's time since
+#                       stops, named ("this VM's clock runs at Rx the host's
+#                       rate"), with exit status 1
 #   --ip IP             the guest's address (default 10.0.0.1, prefix /24)
 #   --mac MAC           its MAC (default 02:00:0a:00:00:01)
 #   --peer IP[,IP...]   before the command, wait until each IP answers ping
@@ -82,7 +86,11 @@
 # linux-image .deb to use instead of downloading one; not with --suite),
 # RDMABENCH_VM_SUITE (--suite), RDMABENCH_VM_ACCEL
 # (qemu accelerator, default "tcg,thread=multi"; "kvm" where KVM works),
-# RDMABENCH_VM_QEMU (qemu binary, default qemu-system-x86_64).
+# RDMABENCH_VM_QEMU (qemu binary, default qemu-system-x86_64),
+# RDMABENCH_VM_TSC_KHZ (under TCG the guest's TSC frequency, tsc_early_khz=:
+# default the host kernel's own figure, from dmesg or the journal; 0: the
+# guest calibrates it at boot, which goes wrong on a loaded host: see
+# host_tsc_khz).
 set -euo pipefail
 
 rb_prog=vm.sh
@@ -107,6 +115,40 @@ GUEST_MODULE_PARAMS="dummy:numdummies=0"
 CACHE_RECIPE=1
 
 KERNEL_CMDLINE="console=ttyS0 panic=-1 quiet loglevel=4 tsc=reliable no_timer_check cryptomgr.notests pci=noacpi"
+
+# host_tsc_khz: the host's TSC frequency in kHz, for the guest's
+# tsc_early_khz=, or nothing. Under TCG the guest's TSC is the host's
+# (qemu reads the host's counter), and with tsc=reliable it is the
+# guest's clock, monotonic and wall alike. Left to itself the guest
+# calibrates it at boot against the emulated HPET: three short windows,
+# the lowest figure kept; an emulated CPU descheduled inside one (four
+# VMs booting on two cores) gets a figure that is off, and once it is
+# more than 1% off the kernel's later refinement is refused, so the
+# guest's clocks run at the wrong rate for good (latencies read long,
+# bandwidths low, the wall clock gaining until MUNGE and Slurm refuse its
+# credentials). Given the frequency, the guest never calibrates. From the
+# host kernel's own figure (its refined calibration, else the frequency
+# it detected), only where the host's TSC is constant and keeps running
+# (constant_tsc, nonstop_tsc); RDMABENCH_VM_TSC_KHZ overrides it (0: let
+# the guest calibrate).
+host_tsc_khz() {
+	if [[ -n ${RDMABENCH_VM_TSC_KHZ:-} ]]; then
+		[[ $RDMABENCH_VM_TSC_KHZ =~ ^[0-9]+$ ]] || rb_die "RDMABENCH_VM_TSC_KHZ=$RDMABENCH_VM_TSC_KHZ: want kHz (digits)"
+		[[ $RDMABENCH_VM_TSC_KHZ == 0 ]] || echo "$RDMABENCH_VM_TSC_KHZ"
+		return 0
+	fi
+	local flags log
+	flags=$(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null) || return 0
+	[[ " $flags " == *" constant_tsc "* && " $flags " == *" nonstop_tsc "* ]] || return 0
+	log=$(dmesg 2>/dev/null) || log=
+	[[ $log == *"tsc: "* ]] || log=$(journalctl -k -b -q --no-pager 2>/dev/null) || log=
+	awk '
+		function khz(s) { sub(/ MHz.*/, "", s); sub(/.* /, "", s); return int(s * 1000 + 0.5) }
+		/tsc: Refined TSC clocksource calibration: [0-9.]+ MHz/ { refined = khz($0) }
+		/tsc: Detected [0-9.]+ MHz TSC/ { tsc = khz($0) }
+		/tsc: Detected [0-9.]+ MHz processor/ { cpu = khz($0) }
+		END { k = refined ? refined : tsc ? tsc : cpu; if (k >= 100000) print k }' <<<"$log"
+}
 
 # Stage 1, /init in the cached initramfs (busybox sh as PID 1): load the
 # modules, mount the exchange share, hand over to the stage-2 script found
@@ -327,6 +369,50 @@ fi
 if [ -n "$clock_pid" ]; then
 	wait "$clock_pid" || fail "cannot set the guest clock from the host's"
 	stamp "clock set from the host's"
+	# Then watch its rate: 15 s after it was set, then every 30 s, its
+	# offset from the host's again (as above, the best of 3); when it has
+	# gained or lost more than 3% of the host's time since, past what the
+	# round trips leave unknown, the guest stops, named: its timings and
+	# clock-stamped credentials are all wrong. The last figure is in
+	# clock.rate (rate, host seconds, seconds gained) for the host side.
+	{
+		bad=$(chroot "$R" perl -MTime::HiRes=time,stat,sleep -e '
+			my ($f, $out) = @ARGV;
+			sub off {
+				my ($best, $off) = (1e9, 0);
+				for my $i (1 .. 3) {
+					my $t0 = time; open(my $h, ">", $f) or die "$f: $!\n"; close $h; my $t1 = time;
+					my $host = (stat $f)[9] or die "$f: $!\n";
+					($best, $off) = ($t1 - $t0, $host - ($t0 + $t1) / 2) if $t1 - $t0 < $best;
+				}
+				return ($off, $best);
+			}
+			my ($o0, $r0) = off();
+			my $h0 = time + $o0;
+			for (my $wait = 15; ; $wait = 30) {
+				sleep $wait;
+				my ($o, $r) = off();
+				my $el = time + $o - $h0;
+				next if $el <= 0;
+				my $gained = $o0 - $o;
+				if (open(my $w, ">", "$out.tmp")) {
+					printf $w "%.5f %.1f %.3f\n", ($el + $gained) / $el, $el, $gained;
+					close $w;
+					rename "$out.tmp", $out;
+				}
+				if (abs($gained) - ($r0 + $r) / 2 > 0.03 * $el) {
+					printf "%.2f %.0f %+.1f\n", ($el + $gained) / $el, $el, $gained;
+					exit 3;
+				}
+			}' "$VM_XCHG/clock" "$VM_XCHG/clock.rate" 2>/dev/null)
+		if [ -n "$bad" ]; then
+			# shellcheck disable=SC2086
+			set -- $bad
+			why="it calibrated its TSC at boot, wrong"
+			[ -z "$VM_TSC_KHZ" ] || why="its TSC does not run at the $VM_TSC_KHZ kHz it was given (tsc_early_khz=)"
+			fail "this VM's clock runs at $1x the host's rate ($3 s off in the host's $2 s since it was set): its timings are wrong, and MUNGE and Slurm refuse its credentials; $why: set RDMABENCH_VM_TSC_KHZ to the host's TSC kHz"
+		fi
+	} &
 fi
 
 # The guest terminals: no output post-processing (no LF -> CRLF).
@@ -762,6 +848,21 @@ trap 'exit 129' HUP
 ensure_cache
 vlog "cache ready"
 
+accel=${RDMABENCH_VM_ACCEL:-tcg,thread=multi}
+cpu=qemu64
+[[ $accel == kvm* ]] && cpu=host
+cmdline=$KERNEL_CMDLINE
+tsc_khz=
+if [[ $accel == tcg* ]]; then
+	tsc_khz=$(host_tsc_khz)
+	[[ -z $tsc_khz ]] || cmdline+=" tsc_early_khz=$tsc_khz"
+fi
+if [[ -n $tsc_khz ]]; then
+	vlog "guest TSC: $tsc_khz kHz (tsc_early_khz=, the host's)"
+else
+	vlog "guest TSC: calibrated by the guest at boot"
+fi
+
 run_dir=$(mktemp -d "${TMPDIR:-/tmp}/rdmabench-vm.XXXXXX")
 x=$run_dir/x
 mkdir "$x"
@@ -788,6 +889,7 @@ virtfs=(-virtfs "local,path=/,mount_tag=hostroot,security_model=none,multidevs=r
 	fi
 	printf 'VM_IP=%s\nVM_PREFIX=24\nVM_MAC=%s\nVM_RXE=rxe0\n' "$ip" "$mac"
 	printf 'VM_NDEVICES=%s\n' "$ndevices"
+	printf 'VM_TSC_KHZ=%s\n' "$tsc_khz"
 	printf 'VM_PEER_IP=%s\nVM_PEER_WAIT=%s\n' "$peer" "$peer_wait"
 	# The second NIC (--net2): eth1 and rxe1, when VM_IP2 is set.
 	if [[ -n $net2 ]]; then
@@ -861,15 +963,12 @@ bios=()
 nic=()
 [[ -z $net ]] || nic=(-netdev "$net,id=n0" -device "virtio-net-pci,netdev=n0,mac=$mac")
 [[ -z $net2 ]] || nic+=(-netdev "$net2,id=n1" -device "virtio-net-pci,netdev=n1,mac=$mac2")
-accel=${RDMABENCH_VM_ACCEL:-tcg,thread=multi}
-cpu=qemu64
-[[ $accel == kvm* ]] && cpu=host
 
 vlog "starting qemu"
 timeout --foreground -k 10 "$timeout" \
 	"$qemu" -M pc "${bios[@]}" -accel "$accel" -cpu "$cpu" -smp "$cpus" -m "$mem" \
 	-nodefaults -no-user-config -display none -no-reboot \
-	-kernel "$cache/vmlinux" -initrd "$cache/initramfs.cpio" -append "$KERNEL_CMDLINE" \
+	-kernel "$cache/vmlinux" -initrd "$cache/initramfs.cpio" -append "$cmdline" \
 	-chardev "file,id=ttyS0,path=$(qarg "$run_dir/ttyS0")" -serial chardev:ttyS0 \
 	-chardev "file,id=ttyS1,path=$(qarg "$run_dir/ttyS1")" -serial chardev:ttyS1 \
 	"${virtfs[@]}" "${nic[@]}" </dev/null {hold0}>&- {hold1}>&- &
@@ -884,6 +983,10 @@ done
 relay_pids=()
 vlog "qemu exited ($qrc)"
 
+if [[ -s $x/clock.rate ]]; then
+	read -r rate secs gained <"$x/clock.rate" || true
+	vlog "guest clock: ${rate:-?} times the host's rate (${gained:-?} s gained in ${secs:-?} s)"
+fi
 if [[ -f $x/status ]]; then
 	st=$(<"$x/status")
 	[[ $st =~ ^[0-9]+$ ]] || rb_die "the guest wrote a bad exit status: $st"
@@ -891,7 +994,7 @@ if [[ -f $x/status ]]; then
 	exit "$st"
 fi
 if [[ -f $x/error ]]; then
-	rb_die "guest setup failed: $(<"$x/error")"
+	rb_die "the guest failed: $(<"$x/error")"
 fi
 if [[ $qrc == 124 || $qrc == 137 ]]; then
 	rb_die "timed out after ${timeout}s (--timeout); the VM was killed"
