@@ -12,13 +12,13 @@
 # tag vX.Y.Z at HEAD (X.Y.Z), else 0.0.0~git<commit time>.<commit>, which
 # a later commit's build upgrades. The date of the pages and files is the
 # commit's (SOURCE_DATE_EPOCH), so that a commit builds the same packages.
-# Prints the two packages' paths.
+# Prints the packages' paths. RDMABENCH_PACKAGERS=deb builds the .deb alone.
 set -euo pipefail
 . "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
 cd "$(dirname -- "${BASH_SOURCE[0]}")/.."
 
 case ${1:-} in
--h | --help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+-h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 '' | -*) rb_die "usage: scripts/package.sh DIR [VERSION]" ;;
 esac
 out=$1
@@ -123,7 +123,8 @@ while IFS= read -r line; do
 	fi
 done <deploy/package/nfpm.yaml >"$cfg"
 grep -q 'man/rdmabench.1.gz' "$cfg" || rb_die "deploy/package/nfpm.yaml: no MAN PAGES line to list the pages at"
-for packager in deb rpm; do
+for packager in ${RDMABENCH_PACKAGERS:-deb rpm}; do
+	[[ $packager == deb || $packager == rpm ]] || rb_die "RDMABENCH_PACKAGERS: '$packager' is neither deb nor rpm"
 	(cd "$stage" && RDMABENCH_VERSION=$version RDMABENCH_ARCH=$arch RDMABENCH_DEPENDS=$depends \
 		"$nfpm" package --config "$cfg" --packager "$packager" --target "$out/" >"$stage/nfpm-$packager.log" 2>&1) ||
 		{ cat "$stage/nfpm-$packager.log" >&2; rb_die "nfpm $packager failed"; }
