@@ -32,6 +32,10 @@ packages=(
 	# the container image test builds deploy/Containerfile offline: podman,
 	# and a base made from Debian packages with mmdebstrap
 	podman runc mmdebstrap
+	# scripts/package.sh checks the .deb and .rpm it builds with the
+	# distributions' own linters (and finds the .deb's library dependencies
+	# with dpkg-shlibdeps)
+	lintian rpmlint rpm dpkg-dev
 	# the traffic-class test captures RoCE v2 packets (UDP 4791) in the VM
 	tcpdump
 	# the Soft-RoCE VM: emulator, guest initramfs tools (zstd: newer kernels'

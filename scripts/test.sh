@@ -84,6 +84,11 @@ start=$SECONDS
 "$here/image.sh" check 2>&1 | tee "$out/image.log" || (( PIPESTATUS[0] == 77 )) || failed=1
 rb_log "the image took $((SECONDS - start)) s"
 
+step "packages: the .deb and .rpm linted, the .deb installed, upgraded, removed and purged in a clean root (scripts/package-check.sh)"
+start=$SECONDS
+"$here/package-check.sh" 2>&1 | tee "$out/package.log" || (( PIPESTATUS[0] == 77 )) || failed=1
+rb_log "the packages took $((SECONDS - start)) s"
+
 step "RDMA integration tests on a real device"
 bins=$out/bins
 mkdir -p "$bins"
@@ -207,10 +212,12 @@ read -r mtp mtf _ < <(tally "$out/mesh-topology.log")
 echo "switch blame on this host: $mtp passed, $mtf failed"
 read -r imp imf ims < <(tally "$out/image.log")
 echo "container image: $imp passed, $imf failed, $ims skipped"
+read -r pkp pkf pks < <(tally "$out/package.log")
+echo "packages: $pkp passed, $pkf failed, $pks skipped"
 read -r sp sf _ < <(tally "$out/soak.log")
 echo "soak: $sp passed, $sf failed"
 ((sp > 0)) || failed=1
-read -r p f s < <(tally "$out/nocgo.log" "$out/host.log" "$out/fuzz.log" "$out/rdma.log" "$out/rdma2.log" "$out/soak.log" "$out/readme-vm.log" "$out/two-host.log" "$out/mesh.log" "$out/mesh-scale.log" "$out/mesh-topology.log" "$out/image.log")
+read -r p f s < <(tally "$out/nocgo.log" "$out/host.log" "$out/fuzz.log" "$out/rdma.log" "$out/rdma2.log" "$out/soak.log" "$out/readme-vm.log" "$out/two-host.log" "$out/mesh.log" "$out/mesh-scale.log" "$out/mesh-topology.log" "$out/image.log" "$out/package.log")
 if ((failed)) && ((f == 0)); then
 	f=1 # a build, vet or format failure counts as one
 fi

@@ -2,6 +2,7 @@ package main
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/rdmabench/rdmabench/pkg/report/render"
@@ -55,15 +56,34 @@ func withPrefix(values []string, prefix string) []string {
 	return out
 }
 
-// bandwidthTests are the RDMA bandwidth tests, which --load takes.
-func bandwidthTests() []string {
+// testsOf are the names of the tests of metric m, only the RDMA ones
+// when rdmaOnly: --load takes the RDMA bandwidth tests, the agent's
+// --probe any latency test and --bw-probe any bandwidth test.
+func testsOf(m workloads.Metric, rdmaOnly bool) []string {
 	var n []string
 	for _, t := range workloads.Tests {
-		if t.IsRDMA() && t.Metric == workloads.Bandwidth {
+		if t.Metric == m && (t.IsRDMA() || !rdmaOnly) {
 			n = append(n, t.Name)
 		}
 	}
 	return n
+}
+
+// rdmaConnections are the connection types of the RDMA tests, in the
+// order the tests name them: what -c takes on a command of several tests.
+func rdmaConnections() []string {
+	var out []string
+	for _, t := range workloads.Tests {
+		if !t.IsRDMA() {
+			continue
+		}
+		for _, c := range t.Connections {
+			if !slices.Contains(out, c) {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
 }
 
 // completeDevices completes a local device name; for a flag that takes a
@@ -116,21 +136,30 @@ func completeFlags(c *cobra.Command) {
 			return withPrefix(out, toComplete), cobra.ShellCompDirectiveNoFileComp
 		}
 	case "devices", "version":
-		add("output", fixed("table", "json"))
+		add("output", fixed(plainFormats...))
 	case "plot": // -o is a file name
 	default:
 		add("output", fixed(render.Formats...))
 	}
-	connections := []string{"RC", "UC", "UD"}
+	connections := rdmaConnections()
 	if isTest {
 		connections = test.Connections
 	}
 	add("connection", fixed(connections...))
 	add("atomic_type", fixed(workloads.FetchAdd, workloads.CmpSwap))
-	add("load", fixed(bandwidthTests()...))
-	add("baseline", fixed("tcp"))
+	add("load", fixed(testsOf(workloads.Bandwidth, true)...))
+	add("baseline", fixed(baselineTCP))
 	add("rate-limiter", fixed(workloads.LimiterSW, workloads.LimiterHW))
-	add("mtu", fixed("256", "512", "1024", "2048", "4096"))
+	mtus := make([]string, len(workloads.MTUs))
+	for i, m := range workloads.MTUs {
+		mtus[i] = strconv.Itoa(m)
+	}
+	add("mtu", fixed(mtus...))
+	add("mem", fixed(workloads.MemKinds...))
+	if c.Name() == "agent" {
+		add("probe", fixed(testsOf(workloads.Latency, false)...))
+		add("bw-probe", fixed(testsOf(workloads.Bandwidth, false)...))
+	}
 	// Test commands, suite and mesh take a list (or all); devices and
 	// serve one device.
 	list := isTest || c.Name() == "suite" || c.Name() == "mesh"

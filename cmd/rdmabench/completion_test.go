@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/rdmabench/rdmabench/pkg/verbs"
+	"github.com/rdmabench/rdmabench/pkg/workloads"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // complete runs cobra's hidden __complete command through run, as the
@@ -51,6 +55,13 @@ func TestCompleteFlagValues(t *testing.T) {
 		{[]string{"read-lat", "--baseline", ""}, []string{"tcp"}},
 		{[]string{"write-bw", "--rate-limiter", ""}, []string{"sw", "hw"}},
 		{[]string{"mesh", "write-lat", "tcp"}, []string{"tcp-lat", "tcp-bw"}},
+		{[]string{"write-lat", "--mem", ""}, []string{"host", "hugepages", "hugepages:1G", "cuda"}},
+		{[]string{"suite", "--mem", "h"}, []string{"host", "hugepages", "hugepages:1G"}},
+		{[]string{"mesh", "--mem", "hugepages"}, []string{"hugepages", "hugepages:1G"}},
+		{[]string{"write-bw", "-m", ""}, []string{"256", "512", "1024", "2048", "4096"}},
+		{[]string{"mesh", "-c", ""}, []string{"RC", "UC", "UD"}},
+		{[]string{"agent", "--probe", ""}, []string{"write-lat", "read-lat", "send-lat", "atomic-lat", "tcp-lat"}},
+		{[]string{"agent", "--bw-probe", ""}, []string{"write-bw", "read-bw", "send-bw", "atomic-bw", "tcp-bw"}},
 	} {
 		got, dir := complete(t, tc.args...)
 		if !slices.Equal(got, tc.want) {
@@ -98,5 +109,56 @@ func TestCompleteDevices(t *testing.T) {
 	}
 	if err == nil && !slices.Equal(got, names) {
 		t.Errorf("completion offers %q, the host has %q", got, names)
+	}
+}
+
+// freeFlags are the flags whose values are no fixed set, by the type their
+// help names (a number, a duration, a size ...) or, for strings, by name:
+// every other flag that takes a value must complete its values. A new
+// flag of a fixed set therefore fails TestEveryFixedFlagCompletes until it
+// completes them, or is named here as free.
+var (
+	freeTypes = []string{"int", "uint", "float", "duration", "seconds", "size", "sizes", "bytes",
+		"percent", "ratio", "rate", "latency", "cores"}
+	freeStrings = []string{
+		"listen", "metrics-listen", "advertise", "coordinator", "host", "token", // addresses, names, secrets
+		"peers",                    // a file, dns:NAME, srv:NAME or mesh:HOST
+		"out", "pairs", "topology", // files
+		"plot/output",          // plot's -o is the HTML file
+		"ib-dev", "server-dev", // devices: TestCompleteDevices
+	}
+)
+
+// TestEveryFixedFlagCompletes: every flag of every command that takes a
+// value either completes it (a fixed set, or the devices) or is a free
+// value by its type or name (freeFlags); and each completion's values are
+// ones the command takes (--mem's, checked here by ParseMem; the others
+// come from the very lists the flags' checks read).
+func TestEveryFixedFlagCompletes(t *testing.T) {
+	root := newRoot(&bytes.Buffer{}, &bytes.Buffer{}, nil)
+	var walk func(*cobra.Command)
+	walk = func(c *cobra.Command) {
+		c.Flags().VisitAll(func(f *pflag.Flag) {
+			if f.Value.Type() == "bool" || f.Name == "help" {
+				return
+			}
+			_, completes := c.GetFlagCompletionFunc(f.Name)
+			typ, _ := pflag.UnquoteUsage(f)
+			free := slices.Contains(freeTypes, typ) ||
+				slices.Contains(freeStrings, f.Name) || slices.Contains(freeStrings, c.Name()+"/"+f.Name)
+			if !completes && !free {
+				t.Errorf("%s --%s (%s): no completion of its values, and not a free value (freeFlags)", c.CommandPath(), f.Name, typ)
+			}
+		})
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+
+	for _, m := range workloads.MemKinds {
+		if _, err := workloads.ParseMem(m); err != nil {
+			t.Errorf("--mem %s offered, refused: %v", m, err)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -24,7 +25,7 @@ plus show_gids.`,
   rdmabench devices -d mlx5_0 -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if format != "table" && format != "json" {
+			if !slices.Contains(plainFormats, format) {
 				return usageError{fmt.Errorf("unknown output format %q (want table or json)", format)}
 			}
 			devs, err := verbs.Devices()

@@ -206,10 +206,13 @@ func byteSize(p *uint64) valueFlag[uint64] {
 }
 
 // baseline is --baseline tcp, the only baseline.
+// baselineTCP is the one baseline --baseline takes.
+const baselineTCP = "tcp"
+
 func baseline(p *bool) valueFlag[bool] {
 	return valueFlag[bool]{p, false, "string", func(s string) (bool, error) {
-		if s != "tcp" {
-			return false, errors.New(`the only baseline is "tcp"`)
+		if s != baselineTCP {
+			return false, fmt.Errorf("the only baseline is %q", baselineTCP)
 		}
 		return true, nil
 	}}

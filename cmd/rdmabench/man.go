@@ -18,7 +18,8 @@ func newManCmd() *cobra.Command {
 into DIR, created if missing, made from the commands' own help: their
 flags, examples and the commands they lead to. Read one with
 man -l DIR/rdmabench-write-lat.1, or install them where man looks:
-rdmabench man /usr/local/share/man/man1 (then mandb).
+rdmabench man /usr/local/share/man/man1 (then mandb). A table of a help
+text is a table in its page (tbl).
 
 The pages' date is now, or $SOURCE_DATE_EPOCH when set, so that a
 packaged build can make the same pages twice.`,
@@ -45,7 +46,7 @@ packaged build can make the same pages twice.`,
 				Source:  "rdmabench " + buildinfo.Version,
 				Manual:  "rdmabench manual",
 			}
-			if err := doc.GenManTree(root, header, dir); err != nil {
+			if err := genManTables(root, dir, func() error { return doc.GenManTree(root, header, dir) }); err != nil {
 				return fmt.Errorf("man: %w", err)
 			}
 			n, _ := filepath.Glob(filepath.Join(dir, "rdmabench*.1"))

@@ -25,7 +25,7 @@ func newVersionCmd() *cobra.Command {
 				enc := json.NewEncoder(w)
 				enc.SetIndent("", "  ")
 				return enc.Encode(i)
-			case "table", "":
+			case "table", "": // plainFormats
 				_, err := io.WriteString(w, versionText(i))
 				return err
 			}
@@ -35,6 +35,10 @@ func newVersionCmd() *cobra.Command {
 	cmd.Flags().StringVarP(&format, "output", "o", "table", "output format: table or json")
 	return cmd
 }
+
+// plainFormats are the output formats of devices and version: a table or
+// their JSON.
+var plainFormats = []string{"table", "json"}
 
 // versionText is what `rdmabench version` and `rdmabench --version` print.
 func versionText(i buildinfo.Info) string {

@@ -19,6 +19,11 @@ const (
 	HugePage1G = 1 << 30
 )
 
+// MemKinds are the words --mem takes as they are, without a GPU: what
+// shell completion offers. ParseMem takes each (a test checks it), and
+// cuda:GPU besides.
+var MemKinds = []string{report.MemHost, report.MemHugePages, report.MemHugePages + ":1G", report.MemCUDA}
+
 // MemSpec is --mem parsed.
 type MemSpec struct {
 	// Kind is report.MemHost, report.MemHugePages or report.MemCUDA.

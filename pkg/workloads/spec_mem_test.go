@@ -34,6 +34,24 @@ func TestParseMem(t *testing.T) {
 	}
 }
 
+// TestMemKinds: every word completion offers for --mem is one ParseMem
+// takes, and every kind is among them.
+func TestMemKinds(t *testing.T) {
+	kinds := map[string]bool{}
+	for _, w := range MemKinds {
+		m, err := ParseMem(w)
+		if err != nil {
+			t.Errorf("%q: %v", w, err)
+		}
+		kinds[m.Kind] = true
+	}
+	for _, k := range []string{report.MemHost, report.MemHugePages, report.MemCUDA} {
+		if !kinds[k] {
+			t.Errorf("kind %s not among %q", k, MemKinds)
+		}
+	}
+}
+
 func TestMemValidate(t *testing.T) {
 	bad := []struct {
 		test string

@@ -3,9 +3,14 @@ package workloads
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
+
+// MTUs are the path MTUs a spec may ask for (0 leaves the port's).
+var MTUs = []int{256, 512, 1024, 2048, 4096}
 
 // A spec made whole: its defaults filled in and its values checked, the
 // spec's own (spec.go) and those of each of its parts (the knobs' ranges,
@@ -200,10 +205,12 @@ func (s *Spec) validateRDMA(t TestInfo, bad func(string, ...any)) {
 	if t.Op == OpAtomic && s.AtomicType != FetchAdd && s.AtomicType != CmpSwap {
 		bad("atomic type %q must be %s or %s", s.AtomicType, FetchAdd, CmpSwap)
 	}
-	switch s.MTU {
-	case 0, 256, 512, 1024, 2048, 4096:
-	default:
-		bad("MTU %d must be 256, 512, 1024, 2048 or 4096", s.MTU)
+	if s.MTU != 0 && !slices.Contains(MTUs, s.MTU) {
+		words := make([]string, len(MTUs))
+		for i, m := range MTUs {
+			words[i] = strconv.Itoa(m)
+		}
+		bad("MTU %d must be %s or %s", s.MTU, strings.Join(words[:len(words)-1], ", "), words[len(words)-1])
 	}
 	if s.Port < 1 {
 		bad("port %d must be 1 or more", s.Port)
