@@ -56,3 +56,10 @@ func LocalDevices() []report.MeshDevice {
 	}
 	return out
 }
+
+// AllPortCounters are every counter of a device's port and of its network
+// device netdev (if any), named "netdev:NAME" (verbs.AllPortCounters): a
+// mesh step's counters before and after its load.
+func AllPortCounters(dev string, port int, netdev string) (map[string]uint64, error) {
+	return verbs.AllPortCounters(dev, port, netdev)
+}
