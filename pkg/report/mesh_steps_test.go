@@ -43,8 +43,8 @@ func TestNewMeshStep(t *testing.T) {
 	t0 := time.Unix(1000, 0).UTC()
 	s := func(d float64) time.Time { return t0.Add(time.Duration(d * float64(time.Second))) }
 	in := StepInput{Step: 2, Receiver: -1, Ranks: []int{0, 1, 2, 3},
-		Flows: []MeshLink{flowLink(2, 0, 10, s(0), s(2)), flowLink(3, 0, 30, s(0), s(2)), flowLink(2, 1, 20, s(0), s(2)), flowLink(3, 1, 20, s(0.1), s(2))},
-		Probe: &MeshLink{From: 2, To: 0, Results: []Result{{Test: "write-lat", Size: 2, Latency: &Latency{Count: 10, P99Ns: 5000}}}},
+		Flows:    []MeshLink{flowLink(2, 0, 10, s(0), s(2)), flowLink(3, 0, 30, s(0), s(2)), flowLink(2, 1, 20, s(0), s(2)), flowLink(3, 1, 20, s(0.1), s(2))},
+		Probe:    &MeshLink{From: 2, To: 0, Results: []Result{{Test: "write-lat", Size: 2, Latency: &Latency{Count: 10, P99Ns: 5000}}}},
 		LinkGbps: map[int]float64{0: 100, 1: 100}, Hosts: []string{"a", "a", "b", "c"}}
 	st := NewMeshStep(in)
 	if len(st.Receivers) != 2 || st.Receiver != nil || st.Error != "" || len(st.Warnings) != 0 || math.Abs(st.Overlap-0.95) > 1e-9 {
