@@ -73,6 +73,21 @@ The schedule:
               host: each link runs on all of them at once, paired one by
               one with the peer's, and records their sum (the host's
               aggregate) with each NIC's own figures
+  --pattern P a load pattern in place of the pairs: steps in which the
+              flows of one bandwidth test (default write-bw; --qp N QPs
+              each) run at once for -D (default 2s), a ping-pong beside
+              them (write-lat; tcp-lat for tcp-bw), the port counters
+              read around each step:
+              incast:K     K senders into one rank, each rank in turn
+                           (--sample N: N receivers; --seed)
+              all-to-all   every ordered pair of ranks at once;
+                           all-to-all:G in steps of G ranks
+              bisection    two halves, every pair across them at once,
+                           both ways: across the top switch of
+                           --topology, else by rank order
+              --limit-share, --limit-fairness and --limit-load-p99 gate
+              each receiver's aggregate over its nominal rate, its
+              flows' Jain index, and the p99 under the load
 
 TESTs are any of the test commands (default: write-lat write-bw); the test
 flags work as in suite. Unless -n, -D or --precision says otherwise, each
@@ -83,7 +98,7 @@ Exit status at rank 0: 0 when every link was measured and passed its gates;
 document is complete and marks those links failed); 3 when every link was
 measured but one failed a gate (--limit-*, --outlier), naming the links,
 or blame found a bad switch, rank or link (slow again on retest; see
---blame). A figure whose fleet blame cannot judge (too noisy, split in two
+--blame), or a pattern's step failed a gate. A figure whose fleet blame cannot judge (too noisy, split in two
 clusters no verdict explains, more spinning ranks than cores on a host)
 gets no verdict, says why on stderr and in the document, and leaves the
 exit status to the gates: the links were measured, the fleet just does
