@@ -184,7 +184,9 @@ func (c *coordinator) runPattern(ctx context.Context, steps []Step, prog *Progre
 // at once, the counters again.
 func (c *coordinator) runStep(ctx context.Context, n int, st Step, prog *Progress) report.MeshStep {
 	ranks := st.Ranks()
+	t0 := time.Now()
 	before := c.counters(ctx, ranks)
+	t1 := time.Now()
 	// Each sender's flows, its probe among them, in one job.
 	type sent struct {
 		flows []Flow
@@ -250,7 +252,9 @@ func (c *coordinator) runStep(ctx context.Context, n int, st Step, prog *Progres
 		})
 	}
 	wg.Wait()
+	t2 := time.Now()
 	after := c.counters(ctx, ranks)
+	t3 := time.Now()
 	in := report.StepInput{Step: n, Receiver: st.Receiver, Ranks: ranks, Duration: fspec.Duration, Probe: probe, LinkGbps: linkGbps}
 	if t, ok := workloads.LookupTest(test); ok && !t.IsRDMA() {
 		in.NoShare = test + ": TCP has no nominal rate of its own"
@@ -284,7 +288,11 @@ func (c *coordinator) runStep(ctx context.Context, n int, st Step, prog *Progres
 			in.Counters = append(in.Counters, report.CounterChange(r, a.Device, a.Port, b.Values, a.Values))
 		}
 	}
-	return report.NewMeshStep(in)
+	ms := report.NewMeshStep(in)
+	flowsNs := t2.Sub(t1).Nanoseconds()
+	ms.Cost = &report.StepCost{CountersNs: (t1.Sub(t0) + t3.Sub(t2)).Nanoseconds(), FlowsNs: flowsNs,
+		SetupNs: max(0, flowsNs-fspec.Duration.Nanoseconds()), RecordNs: time.Since(t3).Nanoseconds()}
+	return ms
 }
 
 // runFlows gives a sender its flows of a step and waits for them.

@@ -77,6 +77,22 @@ type MeshStep struct {
 	Warnings []string       `json:"warnings,omitempty"`
 	// Error says why the step did not run, or ran in part.
 	Error string `json:"error,omitempty"`
+	// Cost is where rank 0's time on the step went.
+	Cost *StepCost `json:"cost,omitempty"`
+}
+
+// StepCost is where a step's time went, as rank 0 saw it: reading the
+// counters (before and after), running the flows (from handing them out
+// to the last one's document back: the duration, plus setting up,
+// tearing down and sending the results), and recording the step (the
+// link stream, the figures).
+type StepCost struct {
+	CountersNs int64 `json:"counters_ns"`
+	FlowsNs    int64 `json:"flows_ns"`
+	// SetupNs is FlowsNs beyond the flows' duration: connections, QPs,
+	// the documents' way back.
+	SetupNs  int64 `json:"setup_ns"`
+	RecordNs int64 `json:"record_ns"`
 }
 
 // StepFlow is one flow of a step: From sent to To's server.
