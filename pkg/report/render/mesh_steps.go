@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/report/compare"
 	"github.com/rdmabench/rdmabench/pkg/report/textfmt"
 )
 
@@ -132,4 +133,33 @@ func congestionLine(cs []report.StepCounters) string {
 		parts = append(parts, msg)
 	}
 	return strings.Join(parts, "; ")
+}
+
+// writeStepChanges writes the steps' receivers of two pattern meshes:
+// aggregate, Jain and p99 under the load on each side.
+func writeStepChanges(b *bytes.Buffer, steps []compare.StepChange, md bool, width int) {
+	b.WriteByte('\n')
+	title := "load pattern steps: receiver aggregate, Jain, p99 under the load (base -> new)"
+	if md {
+		fmt.Fprintf(b, "**%s**\n\n", mdEscape(title))
+	} else {
+		b.WriteString(title + "\n")
+	}
+	rows := [][]string{{"step", "receiver", "base", "new", "change", "Jain", "p99 under load", "p99 change"}}
+	pct := func(v *float64) string {
+		if v == nil {
+			return "-"
+		}
+		return fmt.Sprintf("%+.1f%%", 100**v)
+	}
+	for _, s := range steps {
+		p99 := "-"
+		if s.BaseP99Ns != nil && s.NewP99Ns != nil {
+			u := textfmt.LatencyUnitOf([]float64{*s.BaseP99Ns, *s.NewP99Ns})
+			p99 = fmt.Sprintf("%s -> %s %s", u.Cell(*s.BaseP99Ns), u.Cell(*s.NewP99Ns), u.Name)
+		}
+		rows = append(rows, []string{strconv.Itoa(s.Step), s.Receiver, textfmt.GbitCell(s.BaseGbps), textfmt.GbitCell(s.NewGbps),
+			pct(s.Change), fmt.Sprintf("%.3f -> %.3f", s.BaseJain, s.NewJain), p99, pct(s.P99Change)})
+	}
+	writeRows(b, rows, md, width)
 }
