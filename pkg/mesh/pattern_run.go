@@ -81,6 +81,9 @@ func (c *Config) checkPattern() error {
 		return usagef("--pattern %s runs one bandwidth test in its flows (%s), not %s; the latency under the load comes from a ping-pong beside them",
 			p, strings.Join(patternTests, ", "), strings.Join(c.Request.Tests, " "))
 	}
+	if len(c.Request.Spec.Sizes) > 1 {
+		return usagef("--pattern %s runs its flows at one message size for -D; -s gives %d (give one)", p, len(c.Request.Spec.Sizes))
+	}
 	if c.Schedule.Sample > 0 && c.Schedule.Sample > c.Launch.Size {
 		return usagef("--pattern %s --sample %d: the mesh has %d ranks to receive", p, c.Schedule.Sample, c.Launch.Size)
 	}
