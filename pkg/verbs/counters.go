@@ -154,3 +154,17 @@ func readCounterDir(dir, prefix string, out map[string]uint64) error {
 	}
 	return nil
 }
+
+// PortNetdev is the network device of a port's first GID (RoCE's), ""
+// where there is none (InfiniBand) or sysfs does not say. Equivalent to
+// `cat /sys/class/infiniband/DEV/ports/PORT/gid_attrs/ndevs/0`.
+func PortNetdev(dev string, port int) string { return PortNetdevIn(sysfsInfiniband, dev, port) }
+
+// PortNetdevIn is PortNetdev reading the device classes under root.
+func PortNetdevIn(root, dev string, port int) string {
+	b, err := os.ReadFile(filepath.Join(root, dev, "ports", strconv.Itoa(port), "gid_attrs", "ndevs", "0"))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}

@@ -93,6 +93,13 @@ func TestAllPortCounters(t *testing.T) {
 	if got, err := AllPortCountersIn(ib, net, "mlx5_0", 1, "eth9"); err != nil || len(got) != 3 {
 		t.Errorf("a netdev without statistics: %v, %v", got, err)
 	}
+	write(ib, "rxe0/ports/1/gid_attrs/ndevs/0", "dummy0\n")
+	if got := PortNetdevIn(ib, "rxe0", 1); got != "dummy0" {
+		t.Errorf("PortNetdevIn: %q", got)
+	}
+	if got := PortNetdevIn(ib, "mlx5_0", 1); got != "" {
+		t.Errorf("PortNetdevIn of a port without GID attributes: %q", got)
+	}
 	if _, err := AllPortCountersIn(ib, net, "mlx5_9", 1, ""); err == nil {
 		t.Error("a missing device: no error")
 	}
