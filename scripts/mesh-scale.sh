@@ -8,6 +8,13 @@
 #       one mesh of N ranks (default tests: tcp-lat -n 100); prints one line
 #       "ranks N links L out yes|no wall_s W rank0_rss_kib K summary_bytes S
 #       stream_bytes B report_s R report_rss_kib RR plot_s P plot_rss_kib PR"
+#   scripts/mesh-scale.sh pattern N PATTERN [-- TEST ARGS...]
+#       one load pattern (--pattern PATTERN) over N ranks (default test:
+#       tcp-bw -D 500ms); prints one line "ranks N pattern P steps S flows F
+#       wall_s W step_s X counters_ms C flows_ms FL setup_ms U record_ms R
+#       agg_gbps A jain J load_p99_us L rank0_rss_kib K": the means over
+#       the steps of their cost (docs/mesh.md, "Load patterns"), of the
+#       receivers' aggregate and Jain index, and of the probes' p99
 #   scripts/mesh-scale.sh check N
 #       the test run by scripts/test.sh: a mesh of N ranks with --out, then
 #       again with rank 0 killed (SIGKILL) mid-run. Asserts that every link
@@ -30,11 +37,17 @@ rb_need jq jq
 
 mode=${1:-}
 n=${2:-}
-[[ $mode == run || $mode == check ]] && [[ $n =~ ^[0-9]+$ ]] && ((n >= 2)) ||
-	rb_die "usage: scripts/mesh-scale.sh run|check N [--out] [-- TEST ARGS...]"
+[[ $mode == run || $mode == check || $mode == pattern ]] && [[ $n =~ ^[0-9]+$ ]] && ((n >= 2)) ||
+	rb_die "usage: scripts/mesh-scale.sh run|check N [--out] [-- TEST ARGS...] | pattern N PATTERN [-- TEST ARGS...]"
 shift 2
 with_out=0
 tests=(tcp-lat -n 100)
+if [[ $mode == pattern ]]; then
+	[[ -n ${1:-} ]] || rb_die "usage: scripts/mesh-scale.sh pattern N PATTERN [-- TEST ARGS...]"
+	pattern=$1
+	shift
+	tests=(tcp-bw -D 500ms)
+fi
 while (($# > 0)); do
 	case $1 in
 	--out) with_out=1 ;;
@@ -154,6 +167,22 @@ run)
 		[[ -n ${RDMABENCH_MESH_SCALE_KEEP:-} ]] && cp "$out" "${out%.*}.links.ndjson" "$RDMABENCH_MESH_SCALE_KEEP/"
 	fi
 	echo "$line"
+	;;
+pattern)
+	tests=(--pattern "$pattern" "${tests[@]}")
+	out=$work/p.json
+	mesh "$work/pattern" "$out"
+	((rc0 == 0)) || rb_log "rank 0 exited $rc0: $(tail -3 "$work/pattern/rank0.err")"
+	figs=$(jq -r '.mesh.steps as $s | ($s | length) as $n | [$n, ([$s[].flows | length] | add),
+		([$s[].cost | .counters_ns + .flows_ns + .record_ns] | add / $n / 1e9),
+		([$s[].cost.counters_ns] | add / $n / 1e6), ([$s[].cost.flows_ns] | add / $n / 1e6),
+		([$s[].cost.setup_ns] | add / $n / 1e6), ([$s[].cost.record_ns] | add / $n / 1e6),
+		([$s[].receivers[].aggregate_gbps] | add / length), ([$s[].receivers[].jain] | add / length),
+		([$s[].probe.latency.p99_ns // empty] | if length > 0 then add / length / 1e3 else 0 end)]
+		| map(if type == "number" and . != floor then (. * 1000 | round / 1000) else . end) | @tsv' "$out")
+	read -r steps flows step_s cms fms sms rms agg jain p99 <<<"$figs"
+	echo "ranks $n pattern $pattern steps $steps flows $flows wall_s $wall step_s $step_s counters_ms $cms flows_ms $fms" \
+		"setup_ms $sms record_ms $rms agg_gbps $agg jain $jain load_p99_us $p99 rank0_rss_kib $(tail -1 "$work/pattern/rank0.time")"
 	;;
 check)
 	pass=0 fail=0

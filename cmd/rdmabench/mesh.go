@@ -73,6 +73,21 @@ The schedule:
               host: each link runs on all of them at once, paired one by
               one with the peer's, and records their sum (the host's
               aggregate) with each NIC's own figures
+  --pattern P a load pattern in place of the pairs: steps in which the
+              flows of one bandwidth test (default write-bw; --qp N QPs
+              each) run at once for -D (default 2s), a ping-pong beside
+              them (write-lat; tcp-lat for tcp-bw), the port counters
+              read around each step:
+              incast:K     K senders into one rank, each rank in turn
+                           (--sample N: N receivers; --seed)
+              all-to-all   every ordered pair of ranks at once;
+                           all-to-all:G in steps of G ranks
+              bisection    two halves, every pair across them at once,
+                           both ways: across the top switch of
+                           --topology, else by rank order
+              --limit-share, --limit-fairness and --limit-load-p99 gate
+              each receiver's aggregate over its nominal rate, its
+              flows' Jain index, and the p99 under the load
 
 TESTs are any of the test commands (default: write-lat write-bw); the test
 flags work as in suite. Unless -n, -D or --precision says otherwise, each
@@ -83,7 +98,7 @@ Exit status at rank 0: 0 when every link was measured and passed its gates;
 document is complete and marks those links failed); 3 when every link was
 measured but one failed a gate (--limit-*, --outlier), naming the links,
 or blame found a bad switch, rank or link (slow again on retest; see
---blame). A figure whose fleet blame cannot judge (too noisy, split in two
+--blame), or a pattern's step failed a gate. A figure whose fleet blame cannot judge (too noisy, split in two
 clusters no verdict explains, more spinning ranks than cores on a host)
 gets no verdict, says why on stderr and in the document, and leaves the
 exit status to the gates: the links were measured, the fleet just does
@@ -153,6 +168,9 @@ type meshFlags struct {
 	outlier                      ratioFlag
 	verbose, blame               bool
 	blameFlags                   blameFlags
+	pattern                      string
+	limitShare, limitFairness    ratioFlag
+	limitLoadP99                 time.Duration
 }
 
 // add declares the flags.
@@ -175,6 +193,10 @@ func (m *meshFlags) add(fs *pflag.FlagSet) {
 	fs.BoolVar(&m.blame, "blame", true, "once the schedule is done, judge every link's p50 and bandwidth against the fleet's own medians and spread: a rank slow with most of its peers is blamed, not its links; a link slow while neither end is, the link; a round slow as a whole, no one. Suspects are retested in rounds of their own: those that recover are flaky (reported), the others bad (exit 3). --blame=false: no verdicts, no retests")
 	m.blameFlags.add(fs, "a link")
 	fs.Var(&m.outlier, "outlier", "exit 3 naming each link whose bandwidth is below this fraction of the median of all links (or p50 latency above the median divided by it), e.g. 0.8")
+	fs.StringVar(&m.pattern, "pattern", "", "run a load pattern in place of the pairs: "+strings.Join(mesh.PatternNames, ", ")+" (see above); its one bandwidth test's flows run at once in each step for -D (default "+mesh.DefaultPatternDuration.String()+"), a ping-pong beside them")
+	fs.Var(&m.limitShare, "limit-share", "with --pattern: exit 3 naming the step and receiver whose aggregate is below this share of its link's nominal rate (e.g. 0.9 or 90%; TCP has none)")
+	fs.Var(&m.limitFairness, "limit-fairness", "with --pattern: exit 3 naming the step and receiver whose flows' Jain index is below this (e.g. 0.9)")
+	fs.Var(latencyLimit(&m.limitLoadP99), "limit-load-p99", "with --pattern: exit 3 naming the step whose ping-pong p99 under the load is above this (e.g. 50us)")
 	fs.BoolVarP(&m.verbose, "verbose", "v", false, "log, on every rank, its registration and each test it serves")
 }
 
@@ -187,7 +209,23 @@ func (m *meshFlags) config(fs *pflag.FlagSet, f *benchFlags, tests, args []strin
 			return mesh.Config{}, fmt.Errorf("--%s does not apply to mesh: %s", name, why)
 		}
 	}
-	if err := meshScheduleFlags(fs, m.pairsFile, m.sample); err != nil {
+	var pattern *mesh.Pattern
+	if fs.Changed("pattern") {
+		p, err := mesh.ParsePattern(m.pattern)
+		if err != nil {
+			return mesh.Config{}, err
+		}
+		pattern = &p
+		for _, name := range []string{"iters", "precision", "precision-cap"} {
+			if fs.Changed(name) {
+				return mesh.Config{}, fmt.Errorf("--pattern %s and --%s are exclusive: a step's flows run for -D (default %v)", p, name, mesh.DefaultPatternDuration)
+			}
+		}
+		if len(tests) == 0 {
+			tests = []string{"write-bw"}
+		}
+	}
+	if err := meshScheduleFlags(fs, m.pairsFile, m.sample, pattern != nil); err != nil {
 		return mesh.Config{}, err
 	}
 	if len(tests) == 0 {
@@ -250,7 +288,7 @@ func (m *meshFlags) config(fs *pflag.FlagSet, f *benchFlags, tests, args []strin
 	if err != nil {
 		return mesh.Config{}, err
 	}
-	if m.sample > launch.Size-1 {
+	if pattern == nil && m.sample > launch.Size-1 {
 		return mesh.Config{}, fmt.Errorf("--sample %d: %d ranks have at most %d peers each; without --sample every pair is measured",
 			m.sample, launch.Size, launch.Size-1)
 	}
@@ -259,7 +297,7 @@ func (m *meshFlags) config(fs *pflag.FlagSet, f *benchFlags, tests, args []strin
 		seed = rand.Uint64() >> 11 // below 2^53: a number every JSON reader keeps exact
 	}
 	req := f.request(tests, true, args)
-	if !fs.Changed("precision") && !fs.Changed("iters") && !fs.Changed("duration") {
+	if pattern == nil && !fs.Changed("precision") && !fs.Changed("iters") && !fs.Changed("duration") {
 		req.Spec.Precision = suitePrecision
 		if !fs.Changed("precision-cap") {
 			req.Spec.PrecisionCap = suitePrecisionCap
@@ -268,7 +306,11 @@ func (m *meshFlags) config(fs *pflag.FlagSet, f *benchFlags, tests, args []strin
 	cfg := mesh.Config{Launch: launch, Coordinator: coord, Token: remote.Token(f.token), Listen: m.listen, Advertise: m.adv,
 		Request: req, RegisterTimeout: m.registerTimeout, LinkTimeout: m.linkTimeout, Limits: f.limits, Outlier: m.outlier.v,
 		Blame: m.blame, BlameOptions: blame, Schedule: mesh.ScheduleOptions{Rails: m.rails, Sample: m.sample, Seed: seed},
-		Duplex: m.duplex, HostLevel: m.hostLevel, Host: strings.TrimSpace(m.host)}
+		Duplex: m.duplex, HostLevel: m.hostLevel, Host: strings.TrimSpace(m.host), Pattern: pattern,
+		PatternLimits: report.PatternLimits{MinShare: m.limitShare.v, MinJain: m.limitFairness.v, MaxLoadP99Ns: int64(m.limitLoadP99)}}
+	if pattern != nil && !fs.Changed("duration") {
+		cfg.Request.Spec.Duration = mesh.DefaultPatternDuration
+	}
 	if d := strings.TrimSpace(f.spec.Device); d != "" {
 		cfg.Devices = strings.Split(d, ",")
 	}
@@ -293,7 +335,7 @@ func (m *meshFlags) config(fs *pflag.FlagSet, f *benchFlags, tests, args []strin
 }
 
 // meshScheduleFlags refuses schedule flags that conflict, by name.
-func meshScheduleFlags(fs *pflag.FlagSet, pairsFile string, sample int) error {
+func meshScheduleFlags(fs *pflag.FlagSet, pairsFile string, sample int, pattern bool) error {
 	if pairsFile != "" {
 		for _, name := range []string{"rails", "sample", "seed"} {
 			if fs.Changed(name) {
@@ -304,7 +346,7 @@ func meshScheduleFlags(fs *pflag.FlagSet, pairsFile string, sample int) error {
 	if fs.Changed("sample") && sample < 1 {
 		return fmt.Errorf("--sample %d: K is a number of rounds, at least 1", sample)
 	}
-	if fs.Changed("seed") && !fs.Changed("sample") {
+	if fs.Changed("seed") && !fs.Changed("sample") && !pattern {
 		return errors.New("--seed applies to --sample only: the other schedules are not random")
 	}
 	return nil
@@ -413,6 +455,19 @@ func runMeshRank0(cmd *cobra.Command, f *benchFlags, cfg mesh.Config) error {
 			}
 		}
 	}
+	stepsFailed := 0
+	for _, st := range m.Steps {
+		if st.Error != "" {
+			stepsFailed++
+			fmt.Fprintf(stderr, "step %d failed: %s\n", st.Step, st.Error)
+		}
+		for _, w := range st.Warnings {
+			fmt.Fprintf(stderr, "step %d: %s\n", st.Step, w)
+		}
+	}
+	for _, sf := range m.StepFailures {
+		fmt.Fprintf(stderr, "%s gate failed: %s\n", sf.Gate, sf.Message)
+	}
 	bad := 0
 	for _, v := range m.Verdicts {
 		fmt.Fprintf(stderr, "%s %s: %s\n", v.Kind, v.Subject, v.Message)
@@ -425,6 +480,10 @@ func runMeshRank0(cmd *cobra.Command, f *benchFlags, cfg mesh.Config) error {
 		return reported{cmd.Context().Err()}
 	case len(failed) > 0:
 		return reported{fmt.Errorf("%d of %d links failed", len(failed), m.LinkTotal())}
+	case stepsFailed > 0:
+		return reported{fmt.Errorf("%d of %d steps had flows fail", stepsFailed, len(m.Steps))}
+	case len(m.StepFailures) > 0:
+		return reported{gateError{fmt.Errorf("%d step gate(s) failed", len(m.StepFailures))}}
 	case len(m.Failures) > 0:
 		return reported{gateError{fmt.Errorf("%d link check(s) failed", len(m.Failures))}}
 	case bad > 0:

@@ -21,30 +21,34 @@ import (
 // runner runs a link's job on the rank at its client end: over its
 // control connection, or in this process for rank 0.
 type runner interface {
-	run(ctx context.Context, j job) (*report.Document, error)
+	run(ctx context.Context, j job) (*outcome, error)
 }
 
 type localRunner struct{ cfg *Config }
 
-func (l localRunner) run(ctx context.Context, j job) (*report.Document, error) {
-	return runJob(ctx, l.cfg, j)
+func (l localRunner) run(ctx context.Context, j job) (*outcome, error) {
+	return doJob(ctx, l.cfg, j)
 }
 
 type remoteRunner struct{ m *control.Member }
 
-func (r remoteRunner) run(ctx context.Context, j job) (*report.Document, error) {
+func (r remoteRunner) run(ctx context.Context, j job) (*outcome, error) {
 	data, err := json.Marshal(j)
 	if err != nil {
 		return nil, err
 	}
 	out, err := r.m.Run(ctx, data)
+	if len(out) == 0 {
+		return nil, err
+	}
 	var o outcome
-	if len(out) > 0 {
-		if derr := json.Unmarshal(out, &o); derr != nil && err == nil {
+	if derr := json.Unmarshal(out, &o); derr != nil {
+		if err == nil {
 			err = fmt.Errorf("the rank's outcome: %w", derr)
 		}
+		return nil, err
 	}
-	return o.Document, err
+	return &o, err
 }
 
 // coordinator is rank 0's state: the ranks, the schedule's links and the
@@ -150,6 +154,9 @@ func coordinate(ctx context.Context, cfg *Config, plan *workloads.Plan, self reg
 	}
 	if err := hostsInTopology(cfg.Topology, ranks); err != nil {
 		return nil, err
+	}
+	if cfg.Pattern != nil {
+		return c.coordinatePattern(ctx, ranks)
 	}
 	sched, kind, sample, err := pickSchedule(cfg, ranks)
 	if err != nil {
@@ -362,7 +369,11 @@ func (c *coordinator) runLink(ctx context.Context, round int, l Link) report.Mes
 		fmt.Errorf("the link did not finish within %v", c.cfg.LinkTimeout))
 	defer cancel()
 	start := time.Now().UTC()
-	doc, err := r.run(lctx, j)
+	o, err := r.run(lctx, j)
+	var doc *report.Document
+	if o != nil {
+		doc = o.Document
+	}
 	ml.Start, ml.End = start, time.Now().UTC()
 	if doc != nil {
 		ml.Start, ml.End = doc.Start, doc.End

@@ -118,6 +118,16 @@ type Config struct {
 	// hostname: ranks started by hand on one machine can stand for the
 	// hosts of a topology.
 	Host string
+
+	// Pattern, when set, runs a load pattern (--pattern) in place of the
+	// pairs: its steps, each running its flows of the one bandwidth test
+	// of Request at once for Request.Spec.Duration (default
+	// DefaultPatternDuration), with a ping-pong beside them. Every rank
+	// is given it (its server then takes that many tests at once).
+	// Schedule.Sample and Seed pick incast's receivers and senders;
+	// PatternLimits gate the steps.
+	Pattern       *Pattern
+	PatternLimits report.PatternLimits
 }
 
 // Progress is how far rank 0 is.
@@ -175,11 +185,19 @@ type job struct {
 	Repeat   int            `json:"repeat,omitempty"`
 	Baseline bool           `json:"baseline,omitempty"`
 	Command  []string       `json:"command,omitempty"`
+	// Flows are, in place of a link, a load pattern's flows from this
+	// rank in one step, run at once; Counters asks, in place of both, for
+	// the rank's port counters.
+	Flows    []flowJob `json:"flows,omitempty"`
+	Counters bool      `json:"counters,omitempty"`
 }
 
-// outcome is the rank's answer: the link's document.
+// outcome is the rank's answer: the link's document, the flows', or the
+// counters.
 type outcome struct {
 	Document *report.Document `json:"document,omitempty"`
+	Flows    []flowOutcome    `json:"flows,omitempty"`
+	Counters *rankCounters    `json:"counters,omitempty"`
 }
 
 // Run runs this rank's part of the mesh until it ends. Rank 0 returns the
@@ -218,10 +236,16 @@ func Run(ctx context.Context, cfg Config) (*report.Document, error) {
 	}
 	sctx, stopServer := context.WithCancel(ctx)
 	srv := &workloads.Server{Device: dev, MaxMem: cfg.Request.MaxMem}
+	sopt := control.ServerOptions{Token: cfg.Token, Log: cfg.Log}
+	if cfg.Pattern != nil {
+		// A pattern's flows meet at their receiver: at most every other
+		// rank's, and the probe.
+		sopt.MaxTests = cfg.Launch.Size + 1
+	}
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
-		_ = remote.Serve(sctx, ln, srv, control.ServerOptions{Token: cfg.Token, Log: cfg.Log})
+		_ = remote.Serve(sctx, ln, srv, sopt)
 	}()
 	defer func() {
 		stopServer()
@@ -246,6 +270,9 @@ func Run(ctx context.Context, cfg Config) (*report.Document, error) {
 // together: what Run would refuse before anything listens, for a command
 // to refuse before anything else.
 func (c *Config) Check() error {
+	if err := c.checkPattern(); err != nil {
+		return err
+	}
 	if c.HostLevel {
 		switch {
 		case c.Schedule.Rails:
@@ -373,14 +400,14 @@ func member(ctx context.Context, cfg *Config, self registration) error {
 			return fmt.Errorf("rank %d: lost the coordinator %s: %w", self.Rank, cfg.Coordinator, err)
 		}
 		var j job
-		var doc *report.Document
+		var o *outcome
 		if err = json.Unmarshal(jb.Data, &j); err == nil {
-			doc, err = runJob(jctx, cfg, j)
+			o, err = doJob(jctx, cfg, j)
 		}
 		var out json.RawMessage
 		switch {
-		case doc != nil:
-			b, merr := json.Marshal(outcome{Document: doc})
+		case o != nil:
+			b, merr := json.Marshal(o)
 			if merr != nil {
 				err = firstNonNil(err, merr)
 			} else {

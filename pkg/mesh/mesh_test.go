@@ -45,6 +45,10 @@ type meshRun struct {
 	topology *topology.Topology
 	hosts    []string
 	noDoc    bool
+	// pattern runs a load pattern (--pattern), its flows for duration.
+	pattern       *Pattern
+	patternLimits report.PatternLimits
+	duration      time.Duration
 }
 
 // run runs the mesh and returns rank 0's document and every rank's error.
@@ -97,6 +101,11 @@ func (m meshRun) runStream(t *testing.T) (*report.Document, map[int]error, []rep
 		}
 		if m.device != "" {
 			cfg.Devices = strings.Split(m.device, ",")
+		}
+		if m.pattern != nil {
+			cfg.Pattern, cfg.PatternLimits = m.pattern, m.patternLimits
+			cfg.Request.Spec.Iterations, cfg.Request.Spec.Duration, cfg.Request.Spec.Sizes = 0, m.duration, nil
+			cfg.Schedule.Seed = 5
 		}
 		if r < len(m.hosts) {
 			cfg.Host = m.hosts[r]
@@ -176,6 +185,8 @@ func checkStream(t *testing.T, doc *report.Document, stream []byte) []report.Mes
 		{"matrices", back.Mesh.Matrices, doc.Mesh.Matrices},
 		{"failures", back.Mesh.Failures, doc.Mesh.Failures},
 		{"ranks", back.Mesh.Ranks, doc.Mesh.Ranks},
+		{"steps", back.Mesh.Steps, doc.Mesh.Steps},
+		{"step failures", back.Mesh.StepFailures, doc.Mesh.StepFailures},
 		{"error", back.Error, doc.Error},
 	} {
 		g, _ := json.Marshal(x.got)
@@ -186,7 +197,7 @@ func checkStream(t *testing.T, doc *report.Document, stream []byte) []report.Mes
 	}
 	measured := 0
 	for _, l := range links {
-		if !l.Retest {
+		if !l.Retest && l.Step == 0 {
 			measured++
 		}
 	}

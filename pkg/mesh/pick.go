@@ -15,6 +15,7 @@ const (
 	KindSample      = "sample"              // --sample K over the ranks
 	KindRailSample  = "rail-aligned-sample" // --rails --sample K: over the hosts, on every rail
 	KindRetest      = "retest"              // suspects packed into rounds of their own
+	KindPattern     = "pattern"             // --pattern: steps of flows at once (report.Mesh.Pattern)
 )
 
 // ScheduleOptions choose the schedule beside Config.Links (--pairs).

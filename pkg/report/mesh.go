@@ -85,6 +85,14 @@ type Mesh struct {
 	HostLevel bool `json:"host_level,omitempty"`
 	// Topology is the fabric the mesh was told (--topology).
 	Topology *MeshTopology `json:"topology,omitempty"`
+
+	// Pattern is the load pattern the mesh ran (--pattern) in place of
+	// the pairs; Steps its steps, StepFailures the steps that failed its
+	// gates. A pattern's flows are in the link stream, each a link tagged
+	// with its step, not in Links or the matrices.
+	Pattern      *MeshPattern  `json:"pattern,omitempty"`
+	Steps        []MeshStep    `json:"steps,omitempty"`
+	StepFailures []StepFailure `json:"step_failures,omitempty"`
 }
 
 // The values of a mesh's string fields.
@@ -278,6 +286,11 @@ type MeshLink struct {
 	// suspects after the schedule (in the link stream only; its figures are
 	// in the verdicts, not the matrices).
 	Retest bool `json:"retest,omitempty"`
+	// Step is, for a load pattern's flow, its step (1-based; in the link
+	// stream only: its figures are in Mesh.Steps); Probe marks the
+	// step's ping-pong.
+	Step  int  `json:"step,omitempty"`
+	Probe bool `json:"probe,omitempty"`
 	// Error says why the link failed: a test's error, or a rank lost or
 	// never registered (then Results is empty).
 	Error string `json:"error,omitempty"`

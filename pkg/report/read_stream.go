@@ -77,7 +77,7 @@ func readEventStream(br *bufio.Reader, what string) (*Document, error) {
 			if err := checkValues(&Document{Mesh: &Mesh{Links: []MeshLink{*e.Link}}}); err != nil {
 				return nil, fmt.Errorf("%s: line %d: %w", what, line, err)
 			}
-			if !e.Link.Retest { // a suspect's retest: in the verdicts, not the matrices
+			if !e.Link.Retest && e.Link.Step == 0 { // a suspect's retest: in the verdicts; a pattern's flow: in the steps
 				summary.Add(e.Link)
 			}
 		case EventResult:

@@ -1,6 +1,7 @@
 package verbs
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -60,6 +61,52 @@ func TestIsErrorCounter(t *testing.T) {
 	} {
 		if got := IsErrorCounter(name); got != want {
 			t.Errorf("IsErrorCounter(%q) = %v", name, got)
+		}
+	}
+}
+
+// TestAllPortCounters reads every counter of a fake sysfs: the port's,
+// the driver's and the network device's, named apart.
+func TestAllPortCounters(t *testing.T) {
+	ib, net := t.TempDir(), t.TempDir()
+	write := func(root, rel, v string) {
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(v), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(ib, "mlx5_0/ports/1/counters/port_xmit_data", "1000\n")
+	write(ib, "mlx5_0/ports/1/counters/link_downed", "2\n")
+	write(ib, "mlx5_0/ports/1/hw_counters/np_cnp_sent", "7\n")
+	write(ib, "mlx5_0/ports/1/hw_counters/link_downed", "4\n") // the driver's wins
+	write(ib, "mlx5_0/ports/1/hw_counters/broken", "junk\n")
+	write(net, "eth0/statistics/rx_bytes", "55\n")
+	write(net, "eth0/statistics/tx_pause_frames", "3\n")
+	got, err := AllPortCountersIn(ib, net, "mlx5_0", 1, "eth0")
+	want := map[string]uint64{"port_xmit_data": 1000, "link_downed": 4, "np_cnp_sent": 7, "netdev:rx_bytes": 55, "netdev:tx_pause_frames": 3}
+	if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("%v, %v; want %v", got, err, want)
+	}
+	if got, err := AllPortCountersIn(ib, net, "mlx5_0", 1, "eth9"); err != nil || len(got) != 3 {
+		t.Errorf("a netdev without statistics: %v, %v", got, err)
+	}
+	write(ib, "rxe0/ports/1/gid_attrs/ndevs/0", "dummy0\n")
+	if got := PortNetdevIn(ib, "rxe0", 1); got != "dummy0" {
+		t.Errorf("PortNetdevIn: %q", got)
+	}
+	if got := PortNetdevIn(ib, "mlx5_0", 1); got != "" {
+		t.Errorf("PortNetdevIn of a port without GID attributes: %q", got)
+	}
+	if _, err := AllPortCountersIn(ib, net, "mlx5_9", 1, ""); err == nil {
+		t.Error("a missing device: no error")
+	}
+	for name, want := range map[string]bool{"np_ecn_marked_roce_packets": true, "rp_cnp_handled": true, "netdev:rx_pause_ctrl_phy": true,
+		"tx_pause_frames": true, "sent_pkts": false, "rcvd_seq_err": false} {
+		if IsCongestionCounter(name) != want {
+			t.Errorf("IsCongestionCounter(%s) != %v", name, want)
 		}
 	}
 }

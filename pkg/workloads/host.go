@@ -56,3 +56,14 @@ func LocalDevices() []report.MeshDevice {
 	}
 	return out
 }
+
+// AllPortCounters are every counter of a device's port and of its network
+// device netdev (if any), named "netdev:NAME" (verbs.AllPortCounters): a
+// mesh step's counters before and after its load.
+// An empty netdev is the port's own, as sysfs says it.
+func AllPortCounters(dev string, port int, netdev string) (map[string]uint64, error) {
+	if netdev == "" {
+		netdev = verbs.PortNetdev(dev, port)
+	}
+	return verbs.AllPortCounters(dev, port, netdev)
+}

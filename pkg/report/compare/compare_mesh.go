@@ -65,6 +65,9 @@ type MeshComparison struct {
 	// each side, in that side's rank numbers.
 	FailedBase []FailedLink `json:"failed_base,omitempty"`
 	FailedNew  []FailedLink `json:"failed_new,omitempty"`
+	// Steps are, for two meshes that ran a load pattern (--pattern), each
+	// step's receivers on both sides.
+	Steps []StepChange `json:"steps,omitempty"`
 	// Warnings are the differences of the two runs (tool version,
 	// parameters, tests, schedule) that may explain a change.
 	Warnings []string `json:"warnings,omitempty"`
@@ -225,6 +228,8 @@ func CompareMesh(base, new *report.Document, opt MeshOptions) (*MeshComparison, 
 		c.FailedNew = append(c.FailedNew, FailedLink{From: l.From, To: l.To, Error: l.Error})
 	}
 	c.Warnings = meshDiff(base, new)
+	steps, warns := compareSteps(bm, nm)
+	c.Steps, c.Warnings = steps, append(c.Warnings, warns...)
 	return c, nil
 }
 

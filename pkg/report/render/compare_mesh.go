@@ -190,9 +190,12 @@ func meshCompareText(b *bytes.Buffer, c *compare.MeshComparison, gates *compare.
 	t.line("new", meshSideLine(&c.New))
 	t.line("links", "matched "+matchLine(c))
 	t.line("values", meshCompareLegend)
-	if len(c.Matrices) == 0 {
+	if len(c.Steps) > 0 {
+		writeStepChanges(b, c.Steps, md, width)
+	}
+	if len(c.Matrices) == 0 && len(c.Steps) == 0 {
 		b.WriteString("\nno matrix (test, size and figure) in common\n")
-	} else {
+	} else if len(c.Matrices) > 0 {
 		if err := t.matrixChanges(c.Matrices); err != nil {
 			return err
 		}

@@ -84,9 +84,14 @@ func writeMeshText(w io.Writer, doc *report.Document, md bool, opts Options) err
 	if m.Rounds == 1 {
 		rounds = "round"
 	}
-	line("mesh", fmt.Sprintf("%s (%s), coordinator %s, %s schedule: %d %s, %d links, %d measured, %d failed",
-		m.Shape(), cmp.Or(m.Launcher, "?"), m.Coordinator, cmp.Or(m.Schedule, "?"), m.Rounds, rounds, m.LinkTotal(),
-		m.LinkTotal()-len(failed), len(failed)))
+	if m.Pattern != nil {
+		line("mesh", fmt.Sprintf("%s (%s), coordinator %s", m.Shape(), cmp.Or(m.Launcher, "?"), m.Coordinator))
+		line("pattern", patternLine(m.Pattern, len(m.Steps)))
+	} else {
+		line("mesh", fmt.Sprintf("%s (%s), coordinator %s, %s schedule: %d %s, %d links, %d measured, %d failed",
+			m.Shape(), cmp.Or(m.Launcher, "?"), m.Coordinator, cmp.Or(m.Schedule, "?"), m.Rounds, rounds, m.LinkTotal(),
+			m.LinkTotal()-len(failed), len(failed)))
+	}
 	line("tests", strings.Join(m.Tests, ", "))
 	if m.Duplex {
 		line("duplex", meshDuplexLine)
@@ -116,6 +121,7 @@ func writeMeshText(w io.Writer, doc *report.Document, md bool, opts Options) err
 	if agg {
 		writeAggregateText(&b, m, md, opts.Width)
 	}
+	writeStepsText(&b, m, md, opts.Width)
 	for _, mx := range m.Matrices {
 		if agg {
 			break
@@ -147,6 +153,17 @@ func writeMeshText(w io.Writer, doc *report.Document, md bool, opts Options) err
 	}
 	for _, v := range m.Verdicts {
 		notes = append(notes, fmt.Sprintf("%s %s: %s", v.Kind, v.Subject, v.Message))
+	}
+	for _, st := range m.Steps {
+		if st.Error != "" {
+			notes = append(notes, fmt.Sprintf("step %d: %s", st.Step, st.Error))
+		}
+		for _, wn := range st.Warnings {
+			notes = append(notes, fmt.Sprintf("step %d: %s", st.Step, wn))
+		}
+	}
+	for _, f := range m.StepFailures {
+		notes = append(notes, fmt.Sprintf("%s gate failed: %s", f.Gate, f.Message))
 	}
 	for _, l := range m.Links {
 		for _, wn := range l.Warnings {
