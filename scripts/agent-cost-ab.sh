@@ -29,7 +29,7 @@ dir=$(mktemp -d "${TMPDIR:-/tmp}/rdmabench-agent-ab.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 go build -o "$dir/after" ./cmd/rdmabench
 one() { # BIN RATE -> "cpu_ms done_pct"
-	"$here/agent-cost.sh" --bin "$1" --rate "$2" --seconds "$seconds" | tee -a "$dir/log" >&2 |
+	"$here/agent-cost.sh" --bin "$1" --rate "$2" --seconds "$seconds" | tee -a "$dir/log" /dev/stderr |
 		awk '/^both:/ {print $2, $8+0}'
 }
 for r in $rates; do

@@ -38,8 +38,12 @@ func Token(given string) string {
 // TCP tests listen on ln's host.
 func Serve(ctx context.Context, ln net.Listener, srv *workloads.Server, opt control.ServerOptions) error {
 	srv.ListenHost, _, _ = net.SplitHostPort(ln.Addr().String())
-	// The workloads Server keeps probe sessions (Spec.Keep).
-	opt.Features = append(slices.Clip(opt.Features), workloads.KeptFeature)
+	// The workloads Server keeps probe sessions (Spec.Keep), where it
+	// runs several tests at once: a server of one test at a time would be
+	// held by one kept session, busy to every other test.
+	if opt.MaxTests > 1 {
+		opt.Features = append(slices.Clip(opt.Features), workloads.KeptFeature)
+	}
 	return control.NewServer(handler{srv}, opt).Serve(ctx, ln)
 }
 

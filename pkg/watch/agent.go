@@ -187,6 +187,10 @@ type peer struct {
 	// its bursts; owned by the probe in flight.
 	kept    *workloads.Kept
 	samples []uint64
+	// noKept: its server keeps no probe sessions (an older rdmabench, or
+	// one that runs one test at a time: `rdmabench serve`); its probes
+	// are whole tests.
+	noKept bool
 }
 
 // New checks cfg and plans the probe: a mistake is an error here, before
@@ -720,7 +724,7 @@ func (a *Agent) nextPeer(cursor *int, skipped *uint64) *peer {
 
 // probe runs one probe of p, its bandwidth probe when bw, and records it.
 func (a *Agent) probe(ctx context.Context, p *peer, bw bool) {
-	if !bw && a.keeps() {
+	if !bw && a.keeps() && !p.noKept {
 		a.probeKept(ctx, p)
 		return
 	}

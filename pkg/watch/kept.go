@@ -30,8 +30,8 @@ import (
 // session is freed then.
 
 // ErrNoKept is the error of a peer whose server keeps no probe sessions
-// (an older rdmabench of the same protocol version): it is counted as a
-// version mismatch.
+// (an older rdmabench of the same protocol version, or `rdmabench serve`,
+// which runs one test at a time): its probes are then whole tests.
 var ErrNoKept = errors.New("keeps no probe sessions")
 
 // keptState is what the kept sessions share; their counters are in
@@ -102,6 +102,16 @@ func (a *Agent) probeKept(ctx context.Context, p *peer) {
 			break
 		}
 	}
+	if errors.Is(err, ErrNoKept) {
+		// Its probes are whole tests, from this one on.
+		a.mu.Lock()
+		p.noKept = true
+		p.samples = samples
+		a.mu.Unlock()
+		a.logf("probe %s: %v; its probes are whole tests", addr, err)
+		a.probe(ctx, p, false)
+		return
+	}
 	if ctx.Err() != nil { // shutting down: not the peer's fault
 		a.closeKept(k, c)
 		a.mu.Lock()
@@ -170,8 +180,8 @@ func (a *Agent) openKept(ctx context.Context, addr string, c *remote.Client) (*w
 			}
 		}
 		if !c.Has(workloads.KeptFeature) {
-			err := fmt.Errorf("peer %s runs rdmabench %s, whose server %w (probe it with --keep=false, or upgrade it): %w",
-				addr, c.Version(), ErrNoKept, control.ErrVersion)
+			err := fmt.Errorf("peer %s (rdmabench %s) %w: an older rdmabench, or a server of one test at a time",
+				addr, c.Version(), ErrNoKept)
 			_ = c.Close()
 			return nil, nil, err
 		}

@@ -196,23 +196,27 @@ func TestKeptSilent(t *testing.T) {
 	waitFor(t, func() bool { return f.ended.Load() == 1 }, func() string { return "the server's end of the silent session was not freed" })
 }
 
-// TestKeptNoFeature: a peer whose server does not keep probe sessions (an
-// older rdmabench of the same protocol) is a version mismatch, named so in
-// the log, and nothing is sent it.
+// TestKeptNoFeature: a peer whose server keeps no probe sessions (an
+// older rdmabench of the same protocol, or `rdmabench serve`) is probed
+// with whole tests, told once; no session is asked of it.
 func TestKeptNoFeature(t *testing.T) {
-	f := &fakeKept{}
-	addr := fakeServer(t, f)
-	a, log := keptAgent(t, addr, time.Second)
+	ln := listen(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = remote.Serve(ctx, ln, &workloads.Server{}, control.ServerOptions{}) // one test at a time: no kept feature
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	a, log := keptAgent(t, ln.Addr().String(), 5*time.Second)
 	probeNext(t, a)
-	_, _, open, probes, _ := a.keptCounts()
-	if probes[resultIndex(ResultVersion)] != 1 || open != 0 {
-		t.Fatalf("probes %v, open %d: want one version mismatch and no session\n%s", probes, open, log.String())
+	probeNext(t, a)
+	opened, _, open, probes, _ := a.keptCounts()
+	if probes[resultIndex(ResultOK)] != 2 || open != 0 || opened != 0 {
+		t.Fatalf("probes %v, sessions opened %d, open %d: want two good whole-test probes and no session\n%s", probes, opened, open, log.String())
 	}
-	if !strings.Contains(log.String(), "keeps no probe sessions") {
-		t.Errorf("the log does not say why:\n%s", log.String())
-	}
-	if f.ended.Load() != 0 {
-		t.Error("the server was asked for a session")
+	if n := strings.Count(log.String(), "keeps no probe sessions"); n != 1 {
+		t.Errorf("told %d times, want once:\n%s", n, log.String())
 	}
 }
 
