@@ -113,6 +113,7 @@ func (a *agentFlags) add(fs *pflag.FlagSet) {
 	fs.Var(&a.bwShare, "bw-share", "the share of the time the bandwidth probes take, about the share of the link they load on average (default 1%, at most 50%)")
 	fs.Var(positiveDuration(&a.cfg.BW.Duration), "bw-duration", "how long each bandwidth probe sends (default 1s)")
 	fs.Var(oneSize(&a.bwSize), "bw-size", "the bandwidth probe's message size (default 64K)")
+	fs.BoolVar(&a.cfg.Keep, "keep", true, "with --probe tcp-lat: keep, per peer, the control connection and the test's socket, and probe with a burst of -n ping-pongs on them (set up and warmed up once); false: a whole test each probe")
 	fs.Var(positiveDuration(&a.cfg.ProbeTimeout), "probe-timeout", "give up a probe after this long (default 5s)")
 	fs.Var(positiveDuration(&a.cfg.Reload), "reload", "re-read the peers file, look the peers' name up, or renew the registration, this often (default 5s)")
 	fs.Var(positiveDuration(&a.cfg.BlameEvery), "blame-every", "judge the peers' recent p50 this often (default 10s)")
@@ -209,8 +210,9 @@ func (a *agentFlags) config(fs *pflag.FlagSet, log io.Writer) (*watch.Agent, err
 	a.cfg.Server.Device = req.Spec.Device
 	a.cfg.Server.MaxMem = a.f.maxMem
 	a.cfg.Log = log
+	conns, tests := watch.ServerLimits(orMaxPeers(a.cfg.MaxPeers))
 	a.cfg.ServerOptions = control.ServerOptions{Token: a.cfg.Token, Timeout: a.timeout, Log: quietTests{log, a.logTests},
-		MaxConns: 2*watch.KeepConnsUpTo + 64}
+		MaxConns: conns, MaxTests: tests}
 	agent, err := watch.New(a.cfg)
 	if err != nil {
 		return nil, usageError{fmt.Errorf("agent: %w", err)}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"sync"
 	"time"
 
@@ -38,7 +39,13 @@ type ServerInfo struct {
 	Version       string // rdmabench version
 	Protocol      int
 	TokenRequired bool
+	// Features are what the server's hello said it does beyond the
+	// protocol's version (ServerOptions.Features).
+	Features []string
 }
+
+// Has tells whether the server's hello named feature.
+func (i ServerInfo) Has(feature string) bool { return slices.Contains(i.Features, feature) }
 
 // Client is a control connection to an rdmabench server. Tests run on it one
 // after the other: Run, then the Session's Send/Recv, then Finish.
@@ -128,6 +135,7 @@ func (c *Client) handshakeFrames() error {
 		return notRDMABench(fmt.Errorf("%w: server %s sent a hello without a valid nonce", ErrProtocol, c.addr))
 	}
 	c.info.Hostname, c.info.Version, c.info.Protocol, c.info.TokenRequired = h.Hostname, h.Version, h.Protocol, h.TokenRequired
+	c.info.Features = h.Features
 	w := func(m *Message) error { return WriteFrame(c.p.conn, m, c.opt.MaxFrame) }
 	if werr != nil {
 		return while(c.p.writeErr(werr), "sending hello")

@@ -20,7 +20,7 @@
 // A connection goes:
 //
 //	client -> server  {"type":"hello","protocol":2,"version":"v1.3.0"}
-//	server -> client  {"type":"hello","protocol":2,"version":"v1.3.0","hostname":"node2","nonce":"<64 hex>","token_required":true}
+//	server -> client  {"type":"hello","protocol":2,"version":"v1.3.0","hostname":"node2","nonce":"<64 hex>","token_required":true,"features":["kept"]}
 //	client -> server  {"type":"auth","mac":"<hex HMAC-SHA256(key=token, msg=nonce bytes)>"}   (only if token_required)
 //	server -> client  {"type":"accepted"}  or  {"type":"error","code":"version"|"auth"|"protocol"|"limit","message":"..."} and close
 //
@@ -44,6 +44,20 @@
 //	server -> client  {"type":"accepted"}  or  {"type":"error","code":"busy"|"spec"|"limit","message":"..."} (the connection stays usable)
 //	both ways         {"type":"exchange","body":"<base64 of the workloads envelope>"}
 //	server -> client  {"type":"done"}  or  {"type":"done","error":"..."} when the server's end of the test returned
+//
+// A kept probe session is a run that stays open: its spec says
+// "keep":true (workloads.Spec.Keep; tcp-lat only), the server's end sends
+// one exchange (its TCP port and a token), accepts the client's one
+// connection and echoes each message on it until the client closes it;
+// then it says done, as any test. Between the two the control connection
+// carries only pings, and the client times bursts of ping-pongs on the
+// kept socket whenever it likes (pkg/watch: one burst a probe). A server
+// keeps such sessions only when its hello names the feature "kept"
+// (ServerOptions.Features; hello's "features", absent from older servers
+// of the same version, which would ignore the spec's field and run an
+// ordinary test): a client asks no other. pkg/remote names it only on a
+// server of several tests at once (an agent's), since one kept session
+// would hold a server of one test at a time.
 //
 // and, on a server that keeps a registry (ServerOptions.Registry: an agent
 // started with --registry), any number of times:
@@ -78,5 +92,7 @@
 // only in answer to a register, which a server without one (of any
 // release) answers with a "protocol" error, as before; so the version
 // stayed 2, and an agent registering with an older or a registry-less
-// agent is told so by name.
+// agent is told so by name. The hello's features came later too, and
+// the kept session with them: an older server sends none, and is never
+// asked for one, so the version stayed 2 again.
 package control

@@ -52,6 +52,9 @@ type Message struct {
 	Hostname      string `json:"hostname,omitempty"`       // server
 	Nonce         string `json:"nonce,omitempty"`          // server: NonceSize random bytes, hex
 	TokenRequired bool   `json:"token_required,omitempty"` // server
+	// Features: server, what it does beyond the protocol's version
+	// (ServerOptions.Features); older servers send none.
+	Features []string `json:"features,omitempty"`
 
 	// auth: hex HMAC-SHA256 of the nonce's bytes keyed by the token; empty
 	// when the client has no token.

@@ -78,6 +78,10 @@ type ServerOptions struct {
 	// register on this server's connections and answers each with every
 	// live one; without it a register frame is a protocol error.
 	Registry *Registry
+	// Features are named in the server's hello: what its Handler does
+	// beyond the protocol's version (workloads.KeptFeature), so that a
+	// client asks only a server that does it.
+	Features []string
 }
 
 // Server is a persistent rdmabench server: it runs the tests clients ask
@@ -218,7 +222,7 @@ func (s *Server) handshake(ctx context.Context, p *peer) (string, error) {
 	nonce := make([]byte, NonceSize)
 	_, _ = rand.Read(nonce)
 	hello := &Message{Type: TypeHello, Protocol: buildinfo.ProtocolVersion, Version: buildinfo.Version,
-		Hostname: s.hostname, Nonce: hex.EncodeToString(nonce), TokenRequired: s.opt.Token != ""}
+		Hostname: s.hostname, Nonce: hex.EncodeToString(nonce), TokenRequired: s.opt.Token != "", Features: s.opt.Features}
 	if err := WriteFrame(p.conn, hello, s.opt.MaxFrame); err != nil {
 		return "", while(p.writeErr(err), "sending hello")
 	}

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"net"
 	"os"
+	"slices"
 
 	"github.com/rdmabench/rdmabench/pkg/control"
 	"github.com/rdmabench/rdmabench/pkg/workloads"
@@ -37,6 +38,12 @@ func Token(given string) string {
 // TCP tests listen on ln's host.
 func Serve(ctx context.Context, ln net.Listener, srv *workloads.Server, opt control.ServerOptions) error {
 	srv.ListenHost, _, _ = net.SplitHostPort(ln.Addr().String())
+	// The workloads Server keeps probe sessions (Spec.Keep), where it
+	// runs several tests at once: a server of one test at a time would be
+	// held by one kept session, busy to every other test.
+	if opt.MaxTests > 1 {
+		opt.Features = append(slices.Clip(opt.Features), workloads.KeptFeature)
+	}
 	return control.NewServer(handler{srv}, opt).Serve(ctx, ln)
 }
 
@@ -92,6 +99,13 @@ func (r *Client) Start(ctx context.Context, test string, spec json.RawMessage) (
 
 // Version is the server's rdmabench version.
 func (r *Client) Version() string { return r.c.Server().Version }
+
+// Has tells whether the server's hello named feature
+// (workloads.KeptFeature).
+func (r *Client) Has(feature string) bool { return r.c.Server().Has(feature) }
+
+// Server is what the server said about itself.
+func (r *Client) Server() control.ServerInfo { return r.c.Server() }
 
 // Close closes the connection to the server.
 func (r *Client) Close() error { return r.c.Close() }

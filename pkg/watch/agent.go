@@ -95,6 +95,11 @@ type Config struct {
 	Probe workloads.Request
 	// BW, when its Test is set, is the bandwidth probe.
 	BW BWProbe
+	// Keep runs a tcp-lat probe on kept sessions: per peer, the control
+	// connection and the test's connection set up once and reused, a probe
+	// a burst of ping-pongs on them (see kept.go). Other probes run a
+	// whole test each.
+	Keep bool
 	// Rate is the probes per second, over all peers.
 	Rate         float64
 	ProbeTimeout time.Duration
@@ -164,6 +169,7 @@ type Agent struct {
 	// process gathers rdmabench_build_info, process_* and go_*
 	// (processRegistry), served with the agent's own families.
 	process *prometheus.Registry
+	kept    keptState
 	logMu   sync.Mutex
 }
 
@@ -177,6 +183,14 @@ type peer struct {
 	// bwFailKind is failKind's for the bandwidth probes.
 	bwFailKind string
 	gone       bool // removed from the set while a probe was in flight
+	// kept is its kept probe session (on client), samples the buffer of
+	// its bursts; owned by the probe in flight.
+	kept    *workloads.Kept
+	samples []uint64
+	// noKept: its server keeps no probe sessions (an older rdmabench, or
+	// one that runs one test at a time: `rdmabench serve`); its probes
+	// are whole tests.
+	noKept bool
 }
 
 // New checks cfg and plans the probe: a mistake is an error here, before
@@ -277,6 +291,10 @@ func New(cfg Config) (*Agent, error) {
 	a.st.port = max(cfg.Probe.Spec.Port, 1)
 	a.st.rate = cfg.Rate
 	a.st.registry = a.registry != nil
+	if a.keeps() {
+		a.initKept()
+		a.st.keptOn = true
+	}
 	return a, nil
 }
 
@@ -453,12 +471,12 @@ loop:
 	probes.Wait()
 	a.mu.Lock()
 	for _, p := range a.byAddr {
-		if p.client != nil {
-			_ = p.client.Close()
-			p.client = nil
-		}
+		a.closeKept(p.kept, p.client)
+		p.kept, p.client = nil, nil
 	}
+	a.countOpen()
 	a.mu.Unlock()
+	a.kept.closer.Wait()
 	wg.Wait()
 	select {
 	case err := <-errc:
@@ -649,9 +667,9 @@ func (a *Agent) setPeers(addrs []string, data []byte) {
 		removed = append(removed, s)
 		delete(a.byAddr, s)
 		p.gone = true
-		if !p.busy && p.client != nil {
-			_ = p.client.Close()
-			p.client = nil
+		if !p.busy {
+			a.closeKept(p.kept, p.client)
+			p.kept, p.client = nil, nil
 		}
 	}
 	a.st.peers = list
@@ -706,9 +724,19 @@ func (a *Agent) nextPeer(cursor *int, skipped *uint64) *peer {
 
 // probe runs one probe of p, its bandwidth probe when bw, and records it.
 func (a *Agent) probe(ctx context.Context, p *peer, bw bool) {
+	if !bw && a.keeps() && !p.noKept {
+		a.probeKept(ctx, p)
+		return
+	}
 	a.mu.Lock()
 	c, addr, keep := p.client, p.stats.addr, len(a.st.peers) <= KeepConnsUpTo
-	p.client = nil
+	if a.keeps() {
+		// p.client carries the kept session: a bandwidth probe dials its
+		// own connection.
+		c, keep = nil, false
+	} else {
+		p.client = nil
+	}
 	a.mu.Unlock()
 	run, timeout := a.run, a.cfg.ProbeTimeout
 	if bw {
@@ -776,7 +804,7 @@ func (a *Agent) probe(ctx context.Context, p *peer, bw bool) {
 		_ = c.Close()
 		c = nil
 	}
-	if !p.gone {
+	if !p.gone && !a.keeps() {
 		p.client = c
 	}
 	a.mu.Unlock()
@@ -846,6 +874,8 @@ func classify(err error) string {
 		return ResultConnect
 	case errors.As(err, &ne) && ne.Timeout():
 		return ResultTimeout
+	case isReset(err):
+		return ResultProtocol
 	case errors.Is(err, control.ErrPeerShutdown):
 		return ResultClosed
 	case errors.Is(err, control.ErrBadFrame), errors.Is(err, control.ErrFrameTooLarge), errors.Is(err, control.ErrProtocol),

@@ -42,6 +42,10 @@ const (
 	metricBWLastOK = "rdmabench_agent_peer_bandwidth_last_ok_timestamp_seconds" // gauge, per peer
 	metricBWLow    = "rdmabench_agent_peer_bandwidth_low"                       // gauge 0/1, per peer
 	metricBWPeriod = "rdmabench_agent_bandwidth_probe_period_seconds"           // gauge
+	// The kept probe sessions', with them (tcp-lat, --keep).
+	metricSessionsOpened = "rdmabench_agent_probe_sessions_opened_total" // counter
+	metricSessionsFailed = "rdmabench_agent_probe_sessions_failed_total" // counter, per kind
+	metricSessions       = "rdmabench_agent_probe_sessions"              // gauge
 )
 
 // Probe results: "ok", or the kind of error (the label result of
@@ -182,6 +186,12 @@ type state struct {
 	// scrape.
 	registry      bool
 	registrations int
+	// The kept probe sessions' (keptOn: the probes run on them): set up
+	// in all, torn down for an error by results, kept now.
+	keptOn     bool
+	keptOpened uint64
+	keptFailed [10]uint64
+	keptOpen   int
 }
 
 func ptrTo[T any](v T) *T { return &v }
@@ -396,9 +406,20 @@ func metricFamilies(s *state, pc *portReading) []*dto.MetricFamily {
 		bwPeriod.Metric = append(bwPeriod.Metric, g(float64(len(s.peers))*s.bwPeriod.Seconds(), labelPairs(base...)))
 	}
 
+	sOpened := fam(metricSessionsOpened, "", counter, "Kept probe sessions set up (a control connection's test kept open, its endpoints reused probe after probe), since the agent started: one per peer unless sessions fail.")
+	sFailed := fam(metricSessionsFailed, "", counter, "Kept probe sessions torn down for an error, by kind (as rdmabench_agent_probes_total's results); each is set up again at the peer's next probe.")
+	sOpen := fam(metricSessions, "", gauge, "Kept probe sessions open now, at most one per peer.")
+	if s.keptOn {
+		sOpened.Metric = append(sOpened.Metric, c(s.keptOpened, labelPairs(append(slices.Clone(base), "test", s.test)...)))
+		for i, r := range results[1:] {
+			sFailed.Metric = append(sFailed.Metric, c(s.keptFailed[i+1], labelPairs(append(slices.Clone(base), "test", s.test, "kind", r)...)))
+		}
+		sOpen.Metric = append(sOpen.Metric, g(float64(s.keptOpen), labelPairs(append(slices.Clone(base), "test", s.test)...)))
+	}
+
 	var fams []*dto.MetricFamily
 	for _, mf := range []*dto.MetricFamily{lat, probes, lastOK, p50, slow, judged, peers, period, skipped, peersErr, peersOK, registrations, portCounter, portOK,
-		bw, bwProbes, bwLastOK, bwLow, bwPeriod} {
+		bw, bwProbes, bwLastOK, bwLow, bwPeriod, sOpened, sFailed, sOpen} {
 		if len(mf.Metric) > 0 {
 			fams = append(fams, mf)
 		}

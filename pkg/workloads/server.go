@@ -52,6 +52,9 @@ func (t *ServerTest) Name() string { return t.spec.Test }
 
 // Run runs the test's server end, exchanging with the client through tr.
 func (t *ServerTest) Run(ctx context.Context, tr Transport) error {
+	if t.spec.Keep {
+		return t.runKept(ctx, tr)
+	}
 	o := endOptions{device: t.srv.Device, maxMem: t.srv.MaxMem, listenHost: t.srv.ListenHost}
 	if t.spec.ServerDevice != "" {
 		o.device = t.spec.ServerDevice

@@ -246,6 +246,12 @@ type Spec struct {
 	// CheckData follows each size of an RDMA test with a data check
 	// (--validate): see driver_check.go.
 	CheckData bool `json:"validate,omitempty"`
+	// Keep makes the test a kept probe session (see Kept): after its
+	// setup the two ends keep their endpoints and the client runs bursts
+	// of ping-pongs on them until it ends the session. Only tcp-lat, one
+	// size; a server asked for one must say so in its hello
+	// (KeptFeature), since an older one would ignore the field.
+	Keep bool `json:"keep,omitempty"`
 
 	// Loops: the loop threads (--threads) and their cores (--cpu,
 	// --server-cpu).

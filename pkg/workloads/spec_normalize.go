@@ -119,6 +119,11 @@ func (s *Spec) Validate() error {
 	if !connOK {
 		bad("%s runs over %s, not %s", t.Name, strings.Join(t.Connections, " or "), s.Connection)
 	}
+	if s.Keep {
+		if msg := s.keepProblem(); msg != "" {
+			bad("%s", msg)
+		}
+	}
 	if len(s.Sizes) == 0 {
 		bad("no message size given")
 	}

@@ -1,0 +1,272 @@
+package watch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/rdmabench/rdmabench/pkg/control"
+	"github.com/rdmabench/rdmabench/pkg/remote"
+	"github.com/rdmabench/rdmabench/pkg/report/render"
+	"github.com/rdmabench/rdmabench/pkg/workloads"
+)
+
+// A kept probe session (Config.Keep, tcp-lat's probe): per peer, the
+// control connection and a kept session on it (workloads.Kept: the
+// server's socket and a connection to it, set up and warmed up once),
+// reused probe after probe. A probe is then a burst of the probe's
+// iterations of ping-pongs on the kept connection, its samples added to
+// the peer's histogram. A session that fails is torn down (counted by
+// kind, rdmabench_agent_probe_sessions_failed_total) and set up again at
+// the peer's next probe; one found lost before its burst, or whose burst
+// failed at once (a peer restarted), is set up again within the same
+// probe. A peer that leaves the set frees its session; one that stops
+// answering fails its burst at --probe-timeout (a timeout) and its
+// session is freed then.
+
+// ErrNoKept is the error of a peer whose server keeps no probe sessions
+// (an older rdmabench of the same protocol version, or `rdmabench serve`,
+// which runs one test at a time): its probes are then whole tests.
+var ErrNoKept = errors.New("keeps no probe sessions")
+
+// keptState is what the kept sessions share; their counters are in
+// state (keptOpened, keptFailed, keptOpen).
+type keptState struct {
+	closer sync.WaitGroup // sessions being closed
+	spec   workloads.Spec // the kept session's spec: the probe's
+	iters  int            // a burst's ping-pongs
+	bounds []int64        // render.OpenMetricsLatencyBoundsNs, for the samples
+}
+
+// keeps tells whether the latency probes run on kept sessions.
+func (a *Agent) keeps() bool { return a.cfg.Keep && a.info.Name == "tcp-lat" }
+
+// initKept prepares the kept sessions' spec from the probe's plan.
+func (a *Agent) initKept() {
+	specs := a.run.Specs()
+	a.kept.spec = specs[0]
+	a.kept.iters = max(a.kept.spec.Iterations, 1)
+	a.kept.bounds = render.OpenMetricsLatencyBoundsNs
+}
+
+// probeKept runs one latency probe of p on its kept session (set up when
+// it has none) and records it.
+func (a *Agent) probeKept(ctx context.Context, p *peer) {
+	a.mu.Lock()
+	k, c, addr, samples := p.kept, p.client, p.stats.addr, p.samples
+	p.kept, p.client = nil, nil
+	a.mu.Unlock()
+	if samples == nil {
+		samples = make([]uint64, a.kept.iters)
+	}
+	deadline := time.Now().Add(a.cfg.ProbeTimeout)
+	pctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	var torn []string // the kinds of the sessions torn down
+	// tear tears the session and its control connection down.
+	tear := func(err error) {
+		torn = append(torn, classify(err))
+		a.closeKept(k, c)
+		k, c = nil, nil
+	}
+	if k != nil {
+		select {
+		case <-k.Lost():
+			tear(k.LostErr())
+		default:
+		}
+	}
+	opened := 0
+	var err error
+	for try := 0; ; try++ {
+		fresh := k == nil
+		if fresh {
+			if k, c, err = a.openKept(pctx, addr, c); err != nil {
+				break
+			}
+			opened++
+		}
+		if err = k.Burst(deadline, samples); err == nil {
+			break
+		}
+		kind := classify(err)
+		tear(err)
+		// A kept session that failed at once (its peer restarted) is set
+		// up again now; a timeout is the peer's answer.
+		if fresh || try > 0 || kind == ResultTimeout || ctx.Err() != nil {
+			break
+		}
+	}
+	if errors.Is(err, ErrNoKept) {
+		// Its probes are whole tests, from this one on.
+		a.mu.Lock()
+		p.noKept = true
+		p.samples = samples
+		a.mu.Unlock()
+		a.logf("probe %s: %v; its probes are whole tests", addr, err)
+		a.probe(ctx, p, false)
+		return
+	}
+	if ctx.Err() != nil { // shutting down: not the peer's fault
+		a.closeKept(k, c)
+		a.mu.Lock()
+		p.busy = false
+		a.inflight--
+		a.st.keptOpened += uint64(opened)
+		a.mu.Unlock()
+		return
+	}
+	result := ResultOK
+	if err != nil {
+		result = classify(err)
+	}
+	a.mu.Lock()
+	p.busy = false
+	a.inflight--
+	p.samples = samples
+	a.st.keptOpened += uint64(opened)
+	for _, kind := range torn {
+		a.st.keptFailed[resultIndex(kind)]++
+	}
+	if err == nil {
+		p.stats.addNs(samples, a.kept.bounds)
+		p.stats.lastOK = time.Now()
+	}
+	p.stats.probes[resultIndex(result)]++
+	was := p.failKind
+	p.failKind = ""
+	if result != ResultOK {
+		p.failKind = result
+	}
+	if p.gone {
+		a.closeKept(k, c)
+	} else {
+		p.kept, p.client = k, c
+	}
+	a.countOpen()
+	a.mu.Unlock()
+	switch {
+	case err != nil && result != was:
+		a.logf("probe %s: %s: %v", addr, result, err)
+	case err == nil && was != "":
+		a.logf("probe %s: ok again", addr)
+	}
+}
+
+// countOpen counts the sessions kept now (a.mu held).
+func (a *Agent) countOpen() {
+	n := 0
+	for _, p := range a.byAddr {
+		if p.kept != nil {
+			n++
+		}
+	}
+	a.st.keptOpen = n
+}
+
+// openKept sets up a kept session with addr's server over c (dialled
+// when nil), trying again a few times while the server is busy.
+func (a *Agent) openKept(ctx context.Context, addr string, c *remote.Client) (*workloads.Kept, *remote.Client, error) {
+	for try := 0; ; try++ {
+		if c == nil {
+			var err error
+			if c, err = remote.Dial(ctx, addr, a.cfg.Token); err != nil {
+				return nil, nil, err
+			}
+		}
+		if !c.Has(workloads.KeptFeature) {
+			err := fmt.Errorf("peer %s (rdmabench %s) %w: an older rdmabench, or a server of one test at a time",
+				addr, c.Version(), ErrNoKept)
+			_ = c.Close()
+			return nil, nil, err
+		}
+		k, err := workloads.OpenKept(ctx, c.Target(), a.kept.spec)
+		if err == nil {
+			return k, c, nil
+		}
+		var se *control.ServerError
+		if !(errors.As(err, &se) && (se.Code == control.CodeBusy || se.Code == control.CodeSpec || se.Code == control.CodeLimit)) {
+			_ = c.Close()
+			c = nil
+		}
+		if !errors.Is(err, control.ErrBusy) || try >= busyRetries {
+			return nil, c, err
+		}
+		t := time.NewTimer(time.Duration(2+rand.IntN(10*(try+1))) * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, c, err
+		case <-t.C:
+		}
+	}
+}
+
+// closeKept ends a kept session and closes its control connection (either
+// nil: none), in the background: the server's end is waited for a moment.
+func (a *Agent) closeKept(k *workloads.Kept, c *remote.Client) {
+	if k == nil && c == nil {
+		return
+	}
+	a.kept.closer.Add(1)
+	go func() {
+		defer a.kept.closer.Done()
+		if k != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			_ = k.Close(ctx)
+			cancel()
+		}
+		if c != nil {
+			_ = c.Close()
+		}
+	}()
+}
+
+// isReset tells an error of a connection its peer reset or closed under
+// a write: a peer killed or restarted.
+func isReset(err error) bool {
+	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}
+
+// addNs adds a good kept probe's samples (ns): sorted here, in place, for
+// its p50.
+func (p *peerStats) addNs(samples []uint64, bounds []int64) {
+	slices.Sort(samples)
+	var sum uint64
+	for _, s := range samples {
+		i, _ := slices.BinarySearch(bounds, int64(s))
+		p.buckets[i]++
+		sum += s
+	}
+	n := len(samples)
+	p.count += uint64(n)
+	p.sumNs += float64(sum)
+	var p50 float64
+	if n%2 == 1 {
+		p50 = float64(samples[n/2])
+	} else {
+		p50 = (float64(samples[n/2-1]) + float64(samples[n/2])) / 2
+	}
+	w := p.window
+	if w <= 0 || w > recentProbes {
+		w = recentProbes
+	}
+	p.recent[p.next] = p50
+	p.next = (p.next + 1) % w
+	p.nRecent = min(p.nRecent+1, w)
+}
+
+// ServerLimits are the connections and tests an agent's server takes at
+// once (control.ServerOptions' MaxConns and MaxTests) for a fleet of at
+// most maxPeers agents: each peer's kept session (one connection, one
+// test), each peer's probe or bandwidth probe beside it (a connection and
+// a test, DefaultMaxInflight of them from one peer), and room for a few
+// tests run by hand.
+func ServerLimits(maxPeers int) (conns, tests int) {
+	return 2*maxPeers + 64, maxPeers + DefaultMaxInflight + 4
+}

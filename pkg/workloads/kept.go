@@ -1,0 +1,259 @@
+package workloads
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"time"
+)
+
+// KeptFeature is the feature a server's hello names when it keeps probe
+// sessions (Spec.Keep): a server without it would run a kept spec as an
+// ordinary test, so a client asks only a server that names it.
+const KeptFeature = "kept"
+
+// MaxKeptSize is the largest message of a kept probe session: its
+// buffers are kept as long as the session.
+const MaxKeptSize = 64 << 10
+
+// DefaultKeptWarmup is the warm-up of a kept session, once after its
+// setup, when the spec leaves it to the default.
+const DefaultKeptWarmup = 10
+
+// keepProblem says what makes s no kept probe session ("" when it is one).
+func (s *Spec) keepProblem() string {
+	switch {
+	case s.Test != "tcp-lat":
+		return fmt.Sprintf("a kept probe session is a tcp-lat test, not %s", s.Test)
+	case len(s.Sizes) != 1:
+		return "a kept probe session is one message size"
+	case s.Sizes[0] > MaxKeptSize:
+		return fmt.Sprintf("a kept probe session's message is at most %d bytes, not %d", MaxKeptSize, s.Sizes[0])
+	case s.Duration > 0 || s.Precision > 0 || s.Load != nil || s.Threads > 1 || s.QPs > 1:
+		return "a kept probe session runs bursts of ping-pongs: no duration, precision, load, threads or QPs"
+	}
+	return ""
+}
+
+// keptSetup is what the server of a kept session sends first: the TCP
+// port it listens on and the token the client's connection presents.
+type keptSetup struct {
+	Port  int    `json:"port"`
+	Token uint64 `json:"token"`
+}
+
+// runKept is the server end of a kept probe session: it listens, sends
+// the port and a token, accepts the one connection that presents the
+// token and echoes each message until the client closes it (the session's
+// end: nil) or ctx ends (the control connection is lost or the server
+// stops). It holds one goroutine, one socket and one buffer of the
+// message size while it lasts.
+func (t *ServerTest) runKept(ctx context.Context, tr Transport) error {
+	s := &t.spec
+	idle := s.IdleTimeout
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", net.JoinHostPort(t.srv.ListenHost, "0"))
+	if err != nil {
+		return fmt.Errorf("tcp listen: %w", err)
+	}
+	defer ln.Close()
+	stopLn := context.AfterFunc(ctx, func() { _ = ln.Close() })
+	defer stopLn()
+	var tb [8]byte
+	if _, err := rand.Read(tb[:]); err != nil {
+		return fmt.Errorf("tcp token: %w", err)
+	}
+	token := binary.BigEndian.Uint64(tb[:])
+	body, _ := json.Marshal(keptSetup{Port: ln.Addr().(*net.TCPAddr).Port, Token: token})
+	if err := tr.Send(ctx, body); err != nil {
+		return err
+	}
+	tl := ln.(*net.TCPListener)
+	deadline := time.Now().Add(idle)
+	_ = tl.SetDeadline(deadline)
+	var c *net.TCPConn
+	for c == nil {
+		nc, err := tl.AcceptTCP()
+		if err != nil {
+			if ctx.Err() != nil {
+				return context.Cause(ctx)
+			}
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				return fmt.Errorf("tcp accept: the client did not connect within %s: %w", idle, err)
+			}
+			return fmt.Errorf("tcp accept: %w", err)
+		}
+		_ = nc.SetReadDeadline(minTime(deadline, time.Now().Add(tcpTokenWait)))
+		var got [8]byte
+		if _, err := io.ReadFull(nc, got[:]); err != nil || binary.BigEndian.Uint64(got[:]) != token {
+			_ = nc.Close() // a stray connection
+			continue
+		}
+		c = nc
+	}
+	_ = ln.Close()
+	defer c.Close()
+	stop := context.AfterFunc(ctx, func() { _ = c.Close() })
+	defer stop()
+	if err := c.SetNoDelay(true); err != nil {
+		return fmt.Errorf("tcp: set TCP_NODELAY: %w", err)
+	}
+	// No deadline: the session lasts while the control connection does
+	// (its keepalives find a silent client) and the client keeps it.
+	_ = c.SetDeadline(time.Time{})
+	buf := make([]byte, s.Sizes[0])
+	for {
+		if n, err := io.ReadFull(c, buf); err != nil {
+			if ctx.Err() != nil || (n == 0 && errors.Is(err, io.EOF)) {
+				return nil // the session ended
+			}
+			return fmt.Errorf("kept session: read: %w", err)
+		}
+		if _, err := c.Write(buf); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("kept session: write: %w", err)
+		}
+	}
+}
+
+// Kept is the client end of a kept probe session: one test's setup (its
+// spec to the server, the server's socket, a connection to it, a warm-up)
+// done once, and then any number of bursts of ping-pongs over the same
+// connection. It is not safe for concurrent use.
+type Kept struct {
+	rt   RemoteTest
+	c    *net.TCPConn
+	buf  []byte
+	half bool // samples are half the round trip (the test's basis, rtt_half)
+}
+
+// OpenKept opens a kept probe session of spec (a tcp-lat spec; Keep is
+// set here) on target's server, which must name KeptFeature in its hello:
+// the caller checks. It returns after the warm-up.
+func OpenKept(ctx context.Context, target Target, spec Spec) (*Kept, error) {
+	if target.Remote == nil {
+		return nil, errors.New("a kept probe session runs against a server")
+	}
+	spec.Keep = true
+	if err := spec.Normalize(); err != nil {
+		return nil, err
+	}
+	raw, err := json.Marshal(&spec)
+	if err != nil {
+		return nil, err
+	}
+	rt, err := target.Remote.Start(ctx, spec.Test, raw)
+	if err != nil {
+		return nil, err
+	}
+	k := &Kept{rt: rt, buf: make([]byte, spec.Sizes[0]), half: spec.Info().Basis == "rtt_half"}
+	fail := func(err error) (*Kept, error) {
+		k.abort()
+		return nil, err
+	}
+	body, err := rt.Recv(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	var srv keptSetup
+	if err := json.Unmarshal(body, &srv); err != nil {
+		return fail(fmt.Errorf("the server's kept session setup: %w", err))
+	}
+	if srv.Port < 1 || srv.Port > 65535 {
+		return fail(fmt.Errorf("the server gave an invalid TCP port %d", srv.Port))
+	}
+	addr := net.JoinHostPort(dialHost(target.Host), strconv.Itoa(srv.Port))
+	d := net.Dialer{Timeout: spec.IdleTimeout}
+	nc, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return fail(fmt.Errorf("tcp dial %s: %w", addr, err))
+	}
+	k.c = nc.(*net.TCPConn)
+	var tb [8]byte
+	binary.BigEndian.PutUint64(tb[:], srv.Token)
+	dl, ok := ctx.Deadline()
+	if !ok {
+		dl = time.Now().Add(spec.IdleTimeout)
+	}
+	_ = k.c.SetDeadline(dl)
+	if _, err := k.c.Write(tb[:]); err != nil {
+		return fail(fmt.Errorf("tcp connect %s: %w", addr, err))
+	}
+	if err := k.c.SetNoDelay(true); err != nil {
+		return fail(fmt.Errorf("tcp: set TCP_NODELAY: %w", err))
+	}
+	warm := DefaultKeptWarmup
+	if spec.Warmup != nil {
+		warm = *spec.Warmup
+	}
+	for range warm {
+		if err := k.pingPong(); err != nil {
+			return fail(fmt.Errorf("kept session warm-up: %w", err))
+		}
+	}
+	return k, nil
+}
+
+// pingPong sends one message and reads its echo.
+func (k *Kept) pingPong() error {
+	if _, err := k.c.Write(k.buf); err != nil {
+		return err
+	}
+	_, err := io.ReadFull(k.c, k.buf)
+	return err
+}
+
+// Burst runs len(samples) ping-pongs, each sample its latency in ns on
+// the test's basis, all done by deadline. The loop allocates nothing,
+// takes no lock and makes no cgo call. An error leaves the session
+// unusable: Close it.
+func (k *Kept) Burst(deadline time.Time, samples []uint64) error {
+	if err := k.c.SetDeadline(deadline); err != nil {
+		return err
+	}
+	for i := range samples {
+		t0 := time.Now()
+		if err := k.pingPong(); err != nil {
+			return fmt.Errorf("kept session: %w", err)
+		}
+		ns := uint64(time.Since(t0))
+		if k.half {
+			ns /= 2
+		}
+		samples[i] = ns
+	}
+	return nil
+}
+
+// Lost is closed when the server's control connection is lost; LostErr
+// says why.
+func (k *Kept) Lost() <-chan struct{} { return k.rt.Lost() }
+
+// LostErr is why the session's control connection was lost.
+func (k *Kept) LostErr() error { return k.rt.LostErr() }
+
+// Close ends the session: the connection closed, the server's end waited
+// for (until ctx ends), its error returned.
+func (k *Kept) Close(ctx context.Context) error {
+	if k.c != nil {
+		_ = k.c.Close()
+	}
+	return k.rt.Finish(ctx)
+}
+
+// abort ends a session whose setup failed, not waiting long for the
+// server.
+func (k *Kept) abort() {
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_ = k.Close(ctx)
+}
