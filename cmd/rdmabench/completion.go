@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rdmabench/rdmabench/pkg/mesh"
 	"github.com/rdmabench/rdmabench/pkg/report/render"
 	"github.com/rdmabench/rdmabench/pkg/verbs"
 	"github.com/rdmabench/rdmabench/pkg/workloads"
@@ -126,6 +127,7 @@ func completeFlags(c *cobra.Command) {
 		add("output", fixed(render.CompareFormats...))
 	case "mesh":
 		add("output", fixed(render.MeshFormats...))
+		add("pattern", fixed(mesh.PatternIncast+":", mesh.PatternAllToAll, mesh.PatternBisection))
 		c.ValidArgsFunction = func(_ *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 			var out []string
 			for _, n := range testNames() {

@@ -73,21 +73,21 @@ The schedule:
               host: each link runs on all of them at once, paired one by
               one with the peer's, and records their sum (the host's
               aggregate) with each NIC's own figures
-  --pattern P a load pattern in place of the pairs: steps in which the
-              flows of one bandwidth test (default write-bw; --qp N QPs
-              each) run at once for -D (default 2s), a ping-pong beside
-              them (write-lat; tcp-lat for tcp-bw), the port counters
-              read around each step:
-              incast:K     K senders into one rank, each rank in turn
-                           (--sample N: N receivers; --seed)
-              all-to-all   every ordered pair of ranks at once;
-                           all-to-all:G in steps of G ranks
-              bisection    two halves, every pair across them at once,
-                           both ways: across the top switch of
-                           --topology, else by rank order
-              --limit-share, --limit-fairness and --limit-load-p99 gate
-              each receiver's aggregate over its nominal rate, its
-              flows' Jain index, and the p99 under the load
+  --pattern P
+              a load pattern in place of the pairs (below)
+
+A load pattern (--pattern) runs steps in which the flows of one bandwidth
+test (default write-bw; --qp N QPs each) run at once for -D (default 2s),
+a ping-pong beside them (write-lat; tcp-lat for tcp-bw), the port counters
+read around each step. --limit-share, --limit-fairness and --limit-load-p99
+gate each receiver's aggregate over its nominal rate, its flows' Jain
+index, and the p99 under the load. The patterns:
+  incast:K    K senders into one rank, each rank in turn (--sample N: N
+              receivers; --seed)
+  all-to-all  every ordered pair of ranks at once; all-to-all:G in steps
+              of G ranks
+  bisection   two halves, every pair across them at once, both ways:
+              across the top switch of --topology, else by rank order
 
 TESTs are any of the test commands (default: write-lat write-bw); the test
 flags work as in suite. Unless -n, -D or --precision says otherwise, each
