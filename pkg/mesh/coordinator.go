@@ -178,7 +178,7 @@ func coordinate(ctx context.Context, cfg *Config, plan *workloads.Plan, self reg
 	c.progress(*prog)
 	c.runRounds(ctx, sched, false, prog)
 	c.mu.Lock()
-	if crowded := c.crowded(spins(cfg.Request.Tests)); crowded != "" {
+	if crowded := c.crowded(spins(cfg.Request)); crowded != "" {
 		c.doc.Warnings = append(c.doc.Warnings, crowded+": its links' figures measure the sharing of its CPUs as much as the links")
 	}
 	c.mu.Unlock()

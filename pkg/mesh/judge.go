@@ -36,7 +36,7 @@ func (c *coordinator) blame(ctx context.Context, prog *Progress) {
 		}
 	}
 	ups := c.switchesUp()
-	crowded := c.crowded(spins(c.cfg.Request.Tests))
+	crowded := c.crowded(spins(c.cfg.Request))
 	opt := c.cfg.BlameOptions
 	opt.FleetCheck = true
 	var judged []judgedFigure
@@ -109,10 +109,14 @@ func (c *coordinator) blame(ctx context.Context, prog *Progress) {
 	c.doc.Mesh.Blame = record
 }
 
-// spins says whether a test of tests spins on its host's CPU: an RDMA
-// test polls its completions (a TCP test sleeps in the kernel).
-func spins(tests []string) bool {
-	for _, name := range tests {
+// spins says whether a test of req spins on its host's CPU: an RDMA
+// test polls its completions, unless it waits for them on a completion
+// channel (-e); a TCP test sleeps in the kernel.
+func spins(req workloads.Request) bool {
+	if req.Spec.Events {
+		return false
+	}
+	for _, name := range req.Tests {
 		if t, ok := workloads.LookupTest(name); ok && t.Loop != 0 {
 			return true
 		}

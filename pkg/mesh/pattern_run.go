@@ -412,7 +412,7 @@ func (c *coordinator) coordinatePattern(ctx context.Context, ranks []report.Mesh
 	c.progress(*prog)
 	c.runPattern(ctx, steps, prog)
 	c.mu.Lock()
-	if crowded := c.crowded(spins(cfg.Request.Tests)); crowded != "" {
+	if crowded := c.crowded(spins(cfg.Request)); crowded != "" {
 		c.doc.Warnings = append(c.doc.Warnings, crowded+": its flows' figures measure the sharing of its CPUs as much as the fabric")
 	}
 	c.mu.Unlock()

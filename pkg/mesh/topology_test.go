@@ -8,6 +8,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/pkg/report"
 	"github.com/rdmabench/rdmabench/pkg/topology"
+	"github.com/rdmabench/rdmabench/pkg/workloads"
 )
 
 func parseTopology(t *testing.T, text string) *topology.Topology {
@@ -84,5 +85,10 @@ func TestCrowded(t *testing.T) {
 	}
 	if got := c.crowded(false); got != "" {
 		t.Errorf("a test that does not spin: %q", got)
+	}
+	rdma, events, tcp := workloads.Request{Tests: []string{"write-lat"}}, workloads.Request{Tests: []string{"write-lat"}}, workloads.Request{Tests: []string{"tcp-lat"}}
+	events.Spec.Events = true
+	if !spins(rdma) || spins(events) || spins(tcp) {
+		t.Errorf("spins: write-lat %v, write-lat -e %v (waits on a completion channel), tcp-lat %v", spins(rdma), spins(events), spins(tcp))
 	}
 }
