@@ -82,6 +82,10 @@ const spectrumTicks = 5
 //     document: an N×N grid of the links, coloured relative to the
 //     median, failed links hatched, each cell's value in its tooltip (and
 //     written in it up to 16 ranks);
+//   - the steps of each load pattern mesh ([StepBandwidth], [StepShare],
+//     [StepFairness], [StepLatency]): per step, a dot per receiver of its
+//     aggregate, share of the nominal rate and Jain's index, and the
+//     probe's p50 and p99 under the load, the sources overlaid by step;
 //   - the percentile spectrum ([Spectrum]) of each test and size that
 //     has latency histograms, one line per result: each source and, in a
 //     document of repeated runs, each run;
