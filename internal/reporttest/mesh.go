@@ -442,6 +442,8 @@ func PatternDoc() *report.Document {
 	}
 	m.Steps = append(m.Steps, report.NewMeshStep(report.StepInput{Step: 3, Receiver: -1, Ranks: []int{0, 1, 2, 3}, Duration: time.Second,
 		Flows: all, Probe: probe(2, 3, 3000, 40000), LinkGbps: link, Hosts: hosts}))
+	// No pairs: the links and matrices are empty, as a pattern leaves them.
+	m.Links, m.Matrices = []report.MeshLink{}, []report.Matrix{}
 	doc.Mesh = m
 	return doc
 }
