@@ -103,5 +103,31 @@ func TestMeshPatternCLI(t *testing.T) {
 				t.Errorf("%s: step %+v", file, st)
 			}
 		}
+		// plot draws the steps, a dot per step and receiver; the CSV has
+		// a row per flow and receiver figure.
+		page, _, code := cli(t, "plot", file, "-o", "-")
+		rows, _, code2 := cli(t, "report", "-o", "csv", file)
+		if code != 0 || code2 != 0 {
+			t.Fatalf("plot %s: exit %d; report -o csv: exit %d", file, code, code2)
+		}
+		for _, st := range m.Steps {
+			if len(st.Receivers) == 0 {
+				continue
+			}
+			rc := st.Receivers[0]
+			for _, want := range []string{`data-kind="step-bandwidth"`, `data-kind="step-fairness"`, `data-kind="step-latency"`,
+				fmt.Sprintf(`data-key="%d/rank %d"`, st.Step, *rc.Rank)} {
+				if !strings.Contains(page, want) {
+					t.Errorf("plot %s: no %s", file, want)
+				}
+			}
+			want := fmt.Sprintf("%d,receiver,tcp-bw,,,%d,", st.Step, *rc.Rank)
+			if n := strings.Count(rows, "\n"+want); n != 6 { // flows, measured, aggregate, Jain, min and max over the median
+				t.Errorf("report -o csv %s: %d rows %q, want 6:\n%s", file, n, want, rows)
+			}
+		}
+		if strings.Contains(page, "no matrix to draw") || strings.Count(rows, ",flow,tcp-bw,") != 6 {
+			t.Errorf("%s: the plot says it has no matrix, or the CSV has not 6 flows:\n%s", file, rows)
+		}
 	}
 }

@@ -30,7 +30,11 @@ A mesh document (rdmabench mesh --out fabric.json) is drawn as a heatmap
 of each matrix: rows the client rank, columns the server rank, cells
 coloured against the median of all links (red is worse: higher latency,
 lower bandwidth), failed links hatched, each value in its cell's tooltip
-(and written in it up to 16 ranks).
+(and written in it up to 16 ranks). A load pattern mesh (mesh --pattern)
+is drawn as its steps: one dot per step and receiver (ranks filled, hosts
+open) of the receivers' aggregate, its share of the nominal rate where
+the devices say it, Jain's index, and the p50 and p99 of the probe under
+the load.
 
 Several files are overlaid, each in its own colour (base against new, as
 compare reads them); mesh documents among them add their heatmaps. The

@@ -367,3 +367,83 @@ func BigMeshDoc(n int) *report.Document {
 	doc.Mesh = m
 	return doc
 }
+
+// PatternDoc is `rdmabench mesh --pattern incast:2 write-bw -D 1s` over
+// four ranks, two a host (ranks 0 and 1 on node0, 2 and 3 on node1), each
+// port 100 Gbit/s, made of its steps as the mesh makes them
+// (report.NewMeshStep), and a third step into every rank:
+//   - step 1 into rank 1: 0 -> 1 at 40 and 2 -> 1 at 50 Gbit/s (90% of
+//     the link), the probe 0 -> 1 at p50 2 µs, p99 5 µs;
+//   - step 2 into rank 3: 0 -> 3 at 30 Gbit/s, 1 -> 3 failed
+//     (IBV_WC_RETRY_EXC_ERR), the probe lost;
+//   - step 3, every rank receiving 20 Gbit/s from each other rank but
+//     2 -> 0 at 5: per host too (node0, node1), the probe 2 -> 3 at p50
+//     3 µs, p99 40 µs.
+func PatternDoc() *report.Document {
+	doc := report.NewDocument()
+	doc.Tool = report.Tool{Name: "rdmabench", Version: "0.1.0"}
+	doc.Command = []string{"rdmabench", "mesh", "--pattern", "incast:2", "write-bw", "-D", "1s", "--out", "incast.json"}
+	doc.Start = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	doc.End = doc.Start.Add(10 * time.Second)
+	const n = 4
+	hosts := []string{"node0", "node0", "node1", "node1"}
+	m := &report.Mesh{Size: n, Coordinator: "node0:19514", Tests: []string{"write-bw"}, Schedule: "pattern",
+		Pattern: &report.MeshPattern{Name: "incast:2", Test: "write-bw", Probe: "write-lat", DurationNs: int64(time.Second), Seed: 1}}
+	for r := range n {
+		m.Ranks = append(m.Ranks, report.MeshRank{Rank: r, State: report.RankOK, Addr: fmt.Sprintf("10.0.0.%d:40000", r+1),
+			Host: &report.Host{Hostname: hosts[r], Device: &report.Device{Name: fmt.Sprintf("mlx5_%d", r%2), Port: 1, LinkGbps: 100}}})
+	}
+	at := doc.Start
+	flow := func(from, to int, gbps float64) report.MeshLink {
+		l := report.MeshLink{From: from, To: to, Start: at, End: at.Add(time.Second)}
+		if gbps > 0 {
+			l.Results = []report.Result{{Test: "write-bw", Connection: "RC", Size: 65536,
+				Bandwidth: report.NewBandwidth(1000*65536, 1000, time.Duration(float64(1000*65536*8)/gbps))}}
+		} else {
+			l.Results = []report.Result{{Test: "write-bw", Connection: "RC", Size: 65536, Error: "IBV_WC_RETRY_EXC_ERR"}}
+		}
+		return l
+	}
+	probe := func(from, to int, p50, p99 float64) *report.MeshLink {
+		l := &report.MeshLink{From: from, To: to, Start: at, End: at.Add(time.Second), Probe: true}
+		if p50 == 0 {
+			l.Error = fmt.Sprintf("rank %d was lost", to)
+			return l
+		}
+		rec := latency.NewRecorder(report.BasisRTTHalf)
+		for k := range 100 {
+			ns := p50
+			if k >= 98 {
+				ns = p99
+			}
+			rec.Record(uint64(2 * ns))
+		}
+		l.Results = []report.Result{{Test: "write-lat", Connection: "RC", Size: 2, Latency: rec.Snapshot()}}
+		return l
+	}
+	link := map[int]float64{0: 100, 1: 100, 2: 100, 3: 100}
+	m.Steps = append(m.Steps, report.NewMeshStep(report.StepInput{Step: 1, Receiver: 1, Ranks: []int{0, 1, 2}, Duration: time.Second,
+		Flows: []report.MeshLink{flow(0, 1, 40), flow(2, 1, 50)}, Probe: probe(0, 1, 2000, 5000), LinkGbps: link, Hosts: hosts}))
+	at = at.Add(2 * time.Second)
+	m.Steps = append(m.Steps, report.NewMeshStep(report.StepInput{Step: 2, Receiver: 3, Ranks: []int{0, 1, 3}, Duration: time.Second,
+		Flows: []report.MeshLink{flow(0, 3, 30), flow(1, 3, 0)}, Probe: probe(0, 3, 0, 0), LinkGbps: link, Hosts: hosts}))
+	at = at.Add(2 * time.Second)
+	var all []report.MeshLink
+	for from := range n {
+		for to := range n {
+			if from != to {
+				gbps := 20.0
+				if from == 2 && to == 0 {
+					gbps = 5
+				}
+				all = append(all, flow(from, to, gbps))
+			}
+		}
+	}
+	m.Steps = append(m.Steps, report.NewMeshStep(report.StepInput{Step: 3, Receiver: -1, Ranks: []int{0, 1, 2, 3}, Duration: time.Second,
+		Flows: all, Probe: probe(2, 3, 3000, 40000), LinkGbps: link, Hosts: hosts}))
+	// No pairs: the links and matrices are empty, as a pattern leaves them.
+	m.Links, m.Matrices = []report.MeshLink{}, []report.Matrix{}
+	doc.Mesh = m
+	return doc
+}

@@ -21,6 +21,7 @@ var plotFixtures = map[string]func() *report.Document{
 	"sweep.json":         func() *report.Document { return reporttest.SweepDoc(false) },
 	"sweep-mtu1024.json": func() *report.Document { return reporttest.SweepDoc(true) },
 	"mesh.json":          reporttest.MeshPlotDoc,
+	"pattern.json":       reporttest.PatternDoc,
 }
 
 // TestPlotFixtures: the fixture documents in testdata/ are what their

@@ -332,6 +332,46 @@ func wantCharts(srcs []report.Source) map[string]map[string]int {
 		want[kind][chart] += lines
 	}
 	type tc struct{ test, conn string }
+	// A load pattern's steps: one chart of each kind over every pattern
+	// mesh, a line per source for its receivers (ranks) and one for its
+	// hosts, p50 and p99 for the probe.
+	patternTest := ""
+	for _, s := range srcs {
+		m := s.Doc.Mesh
+		if m == nil || m.Pattern == nil {
+			continue
+		}
+		if patternTest == "" {
+			patternTest = m.Pattern.Test
+		}
+		id := patternTest + "//"
+		var rank, host, rankShare, hostShare, probe bool
+		for _, st := range m.Steps {
+			for _, rc := range st.Receivers {
+				rank = rank || rc.Measured > 0
+				rankShare = rankShare || rc.Measured > 0 && rc.Share != nil
+			}
+			for _, rc := range st.Hosts {
+				host = host || rc.Measured > 0
+				hostShare = hostShare || rc.Measured > 0 && rc.Share != nil
+			}
+			probe = probe || st.Probe != nil && st.Probe.Latency != nil && st.Probe.Error == ""
+		}
+		for _, l := range []struct {
+			kinds []string
+			on    bool
+		}{{[]string{StepBandwidth, StepFairness}, rank}, {[]string{StepBandwidth, StepFairness}, host},
+			{[]string{StepShare}, rankShare}, {[]string{StepShare}, hostShare}} {
+			for _, kind := range l.kinds {
+				if l.on {
+					add(kind, id, 1)
+				}
+			}
+		}
+		if probe {
+			add(StepLatency, id, 2)
+		}
+	}
 	for _, s := range srcs {
 		sizes := map[tc]map[int]bool{}
 		lat, bw := map[tc]bool{}, map[tc]bool{}
@@ -593,8 +633,10 @@ func TestPlotInBrowser(t *testing.T) {
 					t.Errorf("%s %s: %d legend entries, %d axis labels, %.0f px wide", c.Kind, id, c.Legend, c.TickTexts, c.Width)
 				}
 				for _, l := range c.Lines {
-					if slices.Contains([]string{LatencyByTest, BandwidthByTest, MsgRateByTest}, c.Kind) {
-						// Dots, not joined: each with its test and size.
+					if slices.Contains([]string{LatencyByTest, BandwidthByTest, MsgRateByTest,
+						StepBandwidth, StepShare, StepFairness, StepLatency}, c.Kind) {
+						// Dots, not joined: each with its test and size
+						// (its step and receiver).
 						if l.Points < 1 || l.Vertices != 0 || l.Marks != l.Points || len(l.Keys) != l.Points || !l.Centers {
 							t.Errorf("%s, %s %s: %d points, %d vertices, %d dots, %d keys, centres inside the frame %v",
 								c.Kind, l.Source, l.Figure, l.Points, l.Vertices, l.Marks, len(l.Keys), l.Centers)

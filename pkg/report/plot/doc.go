@@ -13,6 +13,11 @@
 //     [report.MeshRankMatrixRanks] (a summary without rank matrices)
 //     instead, the mesh's aggregate: the host matrix and the NIC grid
 //     ([HeatmapHosts], [HeatmapRails]);
+//   - [StepBandwidth], [StepShare], [StepFairness], [StepLatency]: the
+//     steps of a load pattern mesh (`rdmabench mesh --pattern`), one dot
+//     per step and receiver (ranks filled, hosts open): the receivers'
+//     aggregate, its share of the nominal rate where the devices say it,
+//     Jain's index, and the probe's p50 and p99 under the load;
 //   - [Spectrum]: the latency percentile spectrum of each test and size,
 //     decoded from the results' HdrHistograms;
 //   - [LatencyBySize], [BandwidthBySize], [MsgRateBySize]: p50 and p99,
@@ -32,5 +37,6 @@
 // The files: plot.go the page, the charts of figures and their axes;
 // heatmap.go the heatmaps of a mesh's rank matrices, their colour scale and
 // legend; heatmap_aggregate.go those of its aggregate (the NIC grid, and a
-// host matrix of many hosts, drawn as an embedded image).
+// host matrix of many hosts, drawn as an embedded image); steps.go the
+// charts of a load pattern's steps.
 package plot

@@ -74,6 +74,9 @@ func (p *plotter) heatmaps() []*heatmap {
 			out = append(out, p.aggregateHeatmaps(s)...)
 			continue
 		}
+		if len(m.Matrices) == 0 && m.Pattern != nil {
+			continue // a load pattern's steps have charts of their own
+		}
 		if len(m.Matrices) == 0 {
 			p.notes = append(p.notes, fmt.Sprintf("%s: mesh of %d ranks: no link measured a figure, no matrix to draw (%d links failed)",
 				s.Name, m.Size, len(m.FailedLinks())))

@@ -46,6 +46,18 @@ const (
 	LatencyByTest   = "latency-by-test"
 	BandwidthByTest = "bandwidth-by-test"
 	MsgRateByTest   = "message-rate-by-test"
+	// StepBandwidth is, for a load pattern mesh (`rdmabench mesh
+	// --pattern`), each receiver's aggregate Gbit/s per step (ranks
+	// filled, hosts open): one dot per step and receiver.
+	StepBandwidth = "step-bandwidth"
+	// StepShare is each receiver's aggregate over its port's nominal
+	// rate per step, in %, where the devices say the rate (TCP does not).
+	StepShare = "step-share"
+	// StepFairness is Jain's index of each receiver's flows per step.
+	StepFairness = "step-fairness"
+	// StepLatency is the p50 and p99 of the probe run beside each step's
+	// flows: the latency under the load.
+	StepLatency = "step-latency"
 	// BandwidthIntervals is Gbit/s over time, per duration-mode (-D)
 	// bandwidth result.
 	BandwidthIntervals = "bandwidth-intervals"
@@ -55,7 +67,7 @@ const (
 )
 
 // Kinds lists the kinds of chart, in page order.
-var Kinds = []string{MeshHeatmap, Spectrum, LatencyBySize, BandwidthBySize, MsgRateBySize,
+var Kinds = []string{MeshHeatmap, StepBandwidth, StepShare, StepFairness, StepLatency, Spectrum, LatencyBySize, BandwidthBySize, MsgRateBySize,
 	LatencyByTest, BandwidthByTest, MsgRateByTest, BandwidthIntervals, LatencyIntervals}
 
 // spectrumTicks is the number of percentile points per halving of the
@@ -70,6 +82,10 @@ const spectrumTicks = 5
 //     document: an N×N grid of the links, coloured relative to the
 //     median, failed links hatched, each cell's value in its tooltip (and
 //     written in it up to 16 ranks);
+//   - the steps of each load pattern mesh ([StepBandwidth], [StepShare],
+//     [StepFairness], [StepLatency]): per step, a dot per receiver of its
+//     aggregate, share of the nominal rate and Jain's index, and the
+//     probe's p50 and p99 under the load, the sources overlaid by step;
 //   - the percentile spectrum ([Spectrum]) of each test and size that
 //     has latency histograms, one line per result: each source and, in a
 //     document of repeated runs, each run;
@@ -105,7 +121,7 @@ func Write(w io.Writer, srcs []report.Source) error {
 	}
 	p := &plotter{srcs: srcs}
 	heat := p.heatmaps()
-	charts := p.charts()
+	charts := append(p.steps(), p.charts()...)
 	var b bytes.Buffer
 	writePage(&b, srcs, heat, charts, p.notes)
 	if _, err := w.Write(b.Bytes()); err != nil {
@@ -116,12 +132,14 @@ func Write(w io.Writer, srcs []report.Source) error {
 
 // chart is one plot: axes and lines.
 type chart struct {
-	kind   string
-	title  string
-	key    report.Key // the test, connection and size shown; Size 0 for a sweep
-	sweep  bool       // a chart against message size: no data-size
-	x, y   axis
-	series []series
+	kind  string
+	title string
+	key   report.Key // the test, connection and size shown; Size 0 for a sweep
+	// pattern is the load pattern of a chart per step (data-pattern).
+	pattern string
+	sweep   bool // a chart against message size: no data-size
+	x, y    axis
+	series  []series
 }
 
 // axis is one axis of a chart: its range, scale and labelled ticks.
@@ -908,6 +926,14 @@ func kindTitle(kind string) string {
 	switch kind {
 	case MeshHeatmap:
 		return "Fabric matrix: every link, rows the client rank, columns the server rank"
+	case StepBandwidth:
+		return "Load pattern: each receiver's aggregate bandwidth per step (ranks filled, hosts open)"
+	case StepShare:
+		return "Load pattern: each receiver's aggregate over its nominal rate per step (ranks filled, hosts open)"
+	case StepFairness:
+		return "Load pattern: Jain's index of each receiver's flows per step (1: all got the same)"
+	case StepLatency:
+		return "Load pattern: latency under the load per step (the probe beside the flows; p50 filled, p99 open)"
 	case Spectrum:
 		return "Latency percentile spectrum"
 	case LatencyBySize:
@@ -982,6 +1008,9 @@ func writeChart(b *bytes.Buffer, c *chart) {
 	fmt.Fprintf(b, "<figure class=\"chart\" data-kind=\"%s\" data-test=\"%s\" data-connection=\"%s\"", c.kind, esc(c.key.Test), esc(c.key.Connection))
 	if !c.sweep {
 		fmt.Fprintf(b, " data-size=\"%d\"", c.key.Size)
+	}
+	if c.pattern != "" {
+		fmt.Fprintf(b, " data-pattern=\"%s\"", esc(c.pattern))
 	}
 	fmt.Fprintf(b, " data-series=\"%d\">\n<figcaption>%s</figcaption>\n", len(c.series), esc(c.title))
 	fmt.Fprintf(b, "<svg viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"%s\" xmlns=\"http://www.w3.org/2000/svg\">\n", plotW, plotH, esc(c.title))

@@ -33,6 +33,10 @@ var plotPages = []struct {
 	// A mesh overlaid with a pair's document: the heatmaps of the one,
 	// the charts of the other.
 	{"mesh-overlay", []string{"mesh.json", "duration.json"}},
+	// A load pattern mesh (--pattern incast:2) of three steps: each
+	// receiver's aggregate, share and Jain's index, the probe's latency
+	// per step; one flow failed, one probe lost.
+	{"pattern", []string{"pattern.json"}},
 }
 
 func plotSources(t *testing.T, files []string) []report.Source {

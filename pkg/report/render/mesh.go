@@ -36,6 +36,9 @@ func writeMeshWith(w io.Writer, format string, doc *report.Document, opts Option
 	case FormatMarkdown:
 		return writeMeshText(w, doc, true, Options{})
 	case FormatCSV:
+		if m := doc.Mesh; m.Pattern != nil {
+			return writeMeshStepsCSV(w, []report.Source{{Doc: doc}}, false)
+		}
 		return writeMeshCSV(w, []report.Source{{Doc: doc}}, false)
 	case FormatJSON:
 		return report.WriteJSON(w, doc)

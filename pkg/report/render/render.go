@@ -111,7 +111,8 @@ func WriteWith(w io.Writer, format string, doc *report.Document, opts Options) e
 //     Markdown), each with its own header block, since hosts, devices and
 //     parameters may differ;
 //   - csv: one table, with a first column "source" holding each row's
-//     source name;
+//     source name (mesh documents' links, or load pattern meshes' steps,
+//     each apart from the others);
 //   - json: a JSON array of the documents, each unchanged (not merged:
 //     their hosts and parameters may differ); each element is a document
 //     ReadJSON reads;
@@ -145,16 +146,23 @@ func WriteSourcesWith(w io.Writer, format string, srcs []report.Source, opts Opt
 	case len(srcs) == 1:
 		return WriteWith(w, format, srcs[0].Doc, opts)
 	case format == FormatCSV:
-		meshes := 0
+		meshes, patterns := 0, 0
 		for _, s := range srcs {
 			if s.Doc.Mesh != nil {
 				meshes++
+				if s.Doc.Mesh.Pattern != nil {
+					patterns++
+				}
 			}
 		}
-		switch meshes {
-		case 0:
+		switch {
+		case meshes == 0:
 			return writeCSV(w, srcs, true)
-		case len(srcs):
+		case patterns == len(srcs):
+			return writeMeshStepsCSV(w, srcs, true)
+		case patterns > 0:
+			return formatError{"report: csv: load pattern meshes (their steps) and other documents have different columns: render them apart"}
+		case meshes == len(srcs):
 			return writeMeshCSV(w, srcs, true)
 		}
 		return formatError{"report: csv: mesh documents and others have different columns: render them apart"}
