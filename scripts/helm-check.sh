@@ -85,7 +85,7 @@ render() {
 }
 render default
 render all-on "$root/$all_on"
-printf 'agent:\n  peers:\n    source: srv\n' >"$work/srv.yaml"
+printf 'agent:\n  peers:\n    source: srv\n  rate: "2.5" # as --set agent.rate=2.5 gives it\n' >"$work/srv.yaml"
 render srv "$work/srv.yaml"
 
 # The release notes of an install (client-side: no cluster), every value
