@@ -94,3 +94,20 @@ func untestedAlerts(t *testing.T, rules []byte, tests string) []string {
 	}
 	return out
 }
+
+// TestChartRules: the Helm chart's copy of the rules (a chart reads files
+// inside itself only), which its PrometheusRule holds, is the rules file.
+func TestChartRules(t *testing.T) {
+	want, err := os.ReadFile("../../deploy/prometheus/rdmabench-rules.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const chart = "../../deploy/helm/rdmabench/files/rdmabench-rules.yml"
+	got, err := os.ReadFile(chart)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from deploy/prometheus/rdmabench-rules.yml: cp deploy/prometheus/rdmabench-rules.yml deploy/helm/rdmabench/files/", chart)
+	}
+}
