@@ -7,9 +7,11 @@
 #   - on RDMABENCH_TEST_DEVICE when it is set (a NIC, or Soft-RoCE already up);
 #     the tests of two devices at once use RDMABENCH_TEST_DEVICES (two names);
 #   - else on Soft-RoCE set up on this host when its kernel has rdma_rxe;
-#   - else inside a qemu VM with Soft-RoCE (scripts/vm.sh), and then the ODP
-#     and memory-kind tests and a subset of the others once more in a VM of
-#     a second kernel (unstable's, scripts/vm.sh --suite).
+#   - else inside a qemu VM with Soft-RoCE (scripts/vm.sh): the tests the
+#     host's run skipped for want of a device (the rest ran on the host),
+#     and then the ODP and memory-kind tests and a subset of the others
+#     once more in a VM of a second kernel (unstable's, scripts/vm.sh
+#     --suite).
 # The last line is the total: "tests: N passed, N failed, N skipped".
 #
 # Usage: scripts/test.sh
@@ -52,9 +54,15 @@ CGO_ENABLED=0 go vet ./... || failed=1
 # staticcheck, pinned, from the Go module proxy: zero findings.
 go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./... || failed=1
 
-step "unit tests without cgo (CGO_ENABLED=0)"
+step "unit tests without cgo (CGO_ENABLED=0), of the packages that build otherwise without it"
 CGO_ENABLED=0 go build ./... || failed=1
-CGO_ENABLED=0 go test -count=1 -v ./... >"$out/nocgo.log" 2>&1 || failed=1
+# The packages whose files differ without cgo, and those that import them:
+# the others build and test the same either way.
+files='{{.ImportPath}} {{.GoFiles}} {{.CgoFiles}} {{.TestGoFiles}} {{.XTestGoFiles}}'
+split=$(comm -3 <(CGO_ENABLED=0 go list -f "$files" ./... | sort) <(go list -f "$files" ./... | sort) | awk '{print $1}' | sort -u | paste -sd' ' -)
+mapfile -t nocgo < <(go list -f '{{.ImportPath}} {{join .Deps " "}}' ./... | awk -v differ=" $split " '{
+	for (i = 1; i <= NF; i++) if (index(differ, " " $i " ")) { print $1; break } }')
+CGO_ENABLED=0 go test -count=1 -v "${nocgo[@]}" >"$out/nocgo.log" 2>&1 || failed=1
 grep -E '^(ok|FAIL|---|panic)|^\s+--- FAIL' "$out/nocgo.log" | grep -v -- '--- PASS\|--- SKIP' || true
 
 step "unit tests with cgo on the host"
@@ -94,11 +102,37 @@ bins=$out/bins
 mkdir -p "$bins"
 : >"$bins/list"
 # Packages whose tests use a device import internal/testutil.
+# In the VM only the tests that need a device run: the top-level tests the
+# host's run (host.log, without a device) skipped for want of one (their
+# skips say "run under scripts/vm.sh"), and those that take another branch,
+# not a skip, where a device is (device_branch). The others ran on the host
+# already, and take minutes more under emulation.
+declare -A device_branch=([github.com/rdmabench/rdmabench/cmd/rdmabench]=TestCompleteDevices)
+declare -A needs_device=()
+while read -r pkg tests; do
+	needs_device[$pkg]=$tests
+done < <(awk '
+	/^=== (RUN|CONT|NAME) / { test = $3; sub(/\/.*/, "", test) }
+	/run under scripts\/vm\.sh/ && test != "" { want[test] = 1 }
+	/^(ok|FAIL)[ \t]+[a-z]/ {
+		tests = ""
+		for (t in want) tests = tests "|" t
+		if (tests != "") print $2, substr(tests, 2)
+		delete want
+		test = ""
+	}' "$out/host.log")
+: >"$bins/device-list"
+device_tests=0
 while read -r pkg dir imports; do
 	[[ " $imports " == *" github.com/rdmabench/rdmabench/internal/testutil "* ]] || continue
 	name=$(echo "$pkg" | tr / _)
 	go test -c -o "$bins/$name.test" "$pkg"
 	echo "$bins/$name.test $dir" >>"$bins/list"
+	tests=${needs_device[$pkg]:-}
+	[[ -z ${device_branch[$pkg]:-} ]] || tests=${tests:+$tests|}${device_branch[$pkg]}
+	[[ -n $tests ]] || continue
+	echo "$bins/$name.test $dir ^($tests)\$" >>"$bins/device-list"
+	device_tests=$((device_tests + $(tr '|' '\n' <<<"$tests" | wc -l)))
 done < <(go list -f '{{.ImportPath}} {{.Dir}} {{join .TestImports " "}} {{join .XTestImports " "}}' ./...)
 
 mode=$(rb_rdma_mode)
@@ -111,7 +145,8 @@ host)
 	;;
 vm)
 	rb_log "this kernel has no rdma_rxe: RDMA tests run in the Soft-RoCE VM (rxe0, and rxe1 for the tests of two devices)"
-	"$here/vm.sh" --devices 2 --share "$out" -- "$here/run-test-bins.sh" "$bins/list" 2>&1 | tee "$out/rdma.log" || failed=1
+	rb_log "the $device_tests tests of $(wc -l <"$bins/device-list") packages that need a device (the others ran on this host)"
+	"$here/vm.sh" --devices 2 --share "$out" -- "$here/run-test-bins.sh" "$bins/device-list" 2>&1 | tee "$out/rdma.log" || failed=1
 	;;
 *) rb_die "RDMABENCH_RDMA_MODE must be vm or host" ;;
 esac

@@ -36,7 +36,7 @@ func reserveHugePages(t *testing.T, n int) {
 		return
 	}
 	if os.Getenv("RDMABENCH_IN_VM") != "1" {
-		t.Skipf("%d free 2 MiB huge pages needed (have %d: %v); reserve them with %s", n, free, err, nrHugePages)
+		t.Skipf("%d free 2 MiB huge pages needed (have %d: %v); reserve them with %s, or run under scripts/vm.sh", n, free, err, nrHugePages)
 	}
 	old, err := os.ReadFile(nrHugePages)
 	if err != nil {
