@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -89,6 +90,9 @@ func (d *driver) measurePing(l pingLoop, size int, r *report.Result) (*report.La
 	}
 	lat := rec.Snapshot()
 	r.Iterations = int(rec.Count())
+	if lat.Count == 0 {
+		return nil, ran, fmt.Errorf("%w: no ping-pong of %d B completed in the period measured", ErrNothingMeasured, size)
+	}
 	if backward > 0 {
 		lat.ClockBackward = backward
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%d samples were dropped: the clock ran backwards during them", backward))
@@ -116,7 +120,7 @@ func (d *driver) measureStream(ctx context.Context, l streamLoop, size int, r *r
 		d.o.streaming(l)
 	}
 	bw := func(msgs, from, to uint64) *report.Bandwidth {
-		return report.NewBandwidth(msgs*uint64(size), msgs, time.Duration(to-from))
+		return report.NewBandwidth(msgs*uint64(size), msgs, elapsed(from, to))
 	}
 	if s.openEnded() {
 		// The stream runs on; each interval counts the completions in it.
@@ -170,6 +174,9 @@ func (d *driver) measureStream(ctx context.Context, l streamLoop, size int, r *r
 	if s.openEnded() {
 		r.Iterations = int(msgs)
 	}
+	if msgs == 0 {
+		return nil, fmt.Errorf("%w: no message of %d B completed in the period measured (the stream made no progress)", ErrNothingMeasured, size)
+	}
 	b := bw(msgs, first, last)
 	if ps, ok := l.(peakStream); ok && msgs > 0 {
 		if rate, ok := ps.peak(); ok {
@@ -178,6 +185,20 @@ func (d *driver) measureStream(ctx context.Context, l streamLoop, size int, r *r
 		}
 	}
 	return b, nil
+}
+
+// ErrNothingMeasured is a test whose measured period (a duration, or
+// precision mode's rounds) ended with no message completed: a result of
+// zero, or of a negative span, would read as a figure.
+var ErrNothingMeasured = errors.New("nothing measured")
+
+// elapsed is the span from one clock reading to a later one; zero when
+// to is not after from (a stream with no completion has no last one).
+func elapsed(from, to uint64) time.Duration {
+	if to <= from {
+		return 0
+	}
+	return time.Duration(to - from)
 }
 
 // latencyInterval closes the interval [from, to] of the latency recorder

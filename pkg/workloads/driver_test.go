@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
 )
@@ -70,5 +71,48 @@ func TestOwnFailureIsReported(t *testing.T) {
 	}
 	if res == nil || len(res.Results) != 1 || !strings.HasPrefix(res.Results[0].Error, loopErr.Error()) {
 		t.Fatalf("result %+v", res)
+	}
+}
+
+// A runner whose stream never completes a message: a path so slow, or a
+// peer so stalled, that a duration ends with nothing measured.
+type stalledRunner struct{ failingRunner }
+
+func (stalledRunner) prepare(int) (*stage, error) {
+	return &stage{stream: failingStream{}, abort: func() {}, release: func() {}}, nil
+}
+func (stalledRunner) now() uint64 { return uint64(time.Now().UnixNano()) }
+
+// TestNothingMeasuredIsAnError: a duration in which no message completed
+// is ErrNothingMeasured, in the result and its error, never a bandwidth
+// of zero over a negative span that reads as a figure.
+func TestNothingMeasuredIsAnError(t *testing.T) {
+	s := NewSpec("write-bw")
+	s.Warmup, s.Duration, s.Interval = ptr(0), 100*time.Millisecond, 100*time.Millisecond
+	if err := s.Normalize(); err != nil {
+		t.Fatal(err)
+	}
+	d := &driver{spec: &s, role: clientEnd, link: lostLink{lost: "never"}, r: stalledRunner{}}
+	res, err := d.run(context.Background())
+	if !errors.Is(err, ErrNothingMeasured) {
+		t.Fatalf("error %v; want ErrNothingMeasured", err)
+	}
+	if res == nil || len(res.Results) != 1 {
+		t.Fatalf("result %+v", res)
+	}
+	r := res.Results[0]
+	if !strings.Contains(r.Error, "no message of 65536 B completed") || r.Bandwidth != nil && r.Bandwidth.DurationNs < 0 {
+		t.Fatalf("result error %q, bandwidth %+v", r.Error, r.Bandwidth)
+	}
+}
+
+// TestElapsed: a span is never negative, as a stream with no last
+// completion would make it.
+func TestElapsed(t *testing.T) {
+	if got := elapsed(100, 40); got != 0 {
+		t.Errorf("elapsed(100, 40) = %v, want 0", got)
+	}
+	if got := elapsed(40, 100); got != 60 {
+		t.Errorf("elapsed(40, 100) = %v, want 60ns", got)
 	}
 }

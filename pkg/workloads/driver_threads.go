@@ -3,7 +3,6 @@ package workloads
 import (
 	"errors"
 	"sync"
-	"time"
 
 	"github.com/rdmabench/rdmabench/pkg/report"
 	"github.com/rdmabench/rdmabench/pkg/verbs"
@@ -168,7 +167,7 @@ func (ps *parallelStream) threads(size int) []report.Thread {
 		}
 		m, f, t := l.measured()
 		out[i] = report.Thread{End: ps.endName, Index: i, QPs: qps,
-			Bandwidth: report.NewBandwidth(m*uint64(size), m, time.Duration(t-f))}
+			Bandwidth: report.NewBandwidth(m*uint64(size), m, elapsed(f, t))}
 	}
 	return out
 }
