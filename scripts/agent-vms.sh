@@ -6,7 +6,8 @@
 # -e: spinning ends starve the emulated CPUs), each with the same peers file
 # (every VM; an agent leaves itself out) and /metrics on its own 10.0.0.i;
 # Debian's Prometheus, in the first VM (its data on the guest's tmpfs),
-# scrapes them every second. Its HTTP API (curl) is asked:
+# scrapes them every 2 s once it is ready (/-/ready, printed). Its HTTP
+# API (curl, every 2 s) is asked:
 #   1. series: every agent's latency series of each of its peers, and
 #      blame's p50 of each;
 #   2. netem-delay: the last VM's sends delayed 500 ms (tc netem, set there
@@ -19,26 +20,27 @@
 #      (rdmabench_agent_peer_slow 1 for that peer in at least 2 agents, each
 #      verdict over the last 30 s: emulated figures are noisy, a verdict may
 #      flap), names that host; how many agents named it is printed.
-# The agents are tuned for emulated hosts: short probes (-n 3, no warm-up)
-# at 1/s in all (each server runs one test at a time, and an emulated probe
-# takes up to seconds; through the delay each of its control exchanges,
-# about 7, and each ping-pong takes 500 ms more), an ACK timeout of 4 s
-# (-u 20, as the meshes' blame runs: loaded emulated hosts wake on an event
-# in tens to hundreds of milliseconds, with the delay 500 ms more), and
-# blame every 2 s over each peer's last 3 good probes (--blame-probes 3:
-# the probes of the slowed host are few, most find its server busy with a
-# slow one). Each wait has a generous deadline (300 s
-# for the series, 240 s after the delay for the rest); the seconds it took
-# are printed.
-# Where the time after the delay goes: a scrape (1 s) and this script's
-# polling (1 s) are small; the window of the p50's rate() (10 s: the
+# The agents are tuned for emulated hosts of one vCPU, the first of which
+# also runs Slurm's controller, Prometheus and this script: short probes
+# (-n 3, no warm-up) at 0.5/s in all (a probe is a whole test, and an
+# emulated one takes up to seconds of CPU; through the delay each of its
+# control exchanges, about 7, and each ping-pong take 500 ms more; at 1/s
+# each, the first VM had no CPU left to answer its scrapes within 900 ms
+# nor its peers' probes within 15 s), a scrape timeout of 1.9 s, an ACK
+# timeout of 4 s (-u 20, as the meshes' blame runs: loaded emulated hosts
+# wake on an event in tens to hundreds of milliseconds, with the delay
+# 500 ms more), and blame every 2 s over each peer's last 3 good probes
+# (--blame-probes 3: the probes of the slowed host are few, each takes
+# seconds through the delay). Each wait has a generous deadline (600 s for
+# Prometheus to be ready, 420 s after that for the series, 240 s after the
+# delay for the rest); the seconds it took are printed.
+# Where the time after the delay goes: a scrape (2 s) and this script's
+# polling (2 s) are small; the window of the p50's rate() (10 s: the
 # samples from before the delay must leave it); and, most of all, the
-# slowed host's server, which runs one test at a time, each probe of it
-# taking 5 s or more through the delay: it completes about one probe every
-# 5 to 10 s for the three other agents together, in no set order (the
-# others are refused busy), so the fleet's p50 rises after one or two of
-# them, but each agent's own p50 waits for that agent's turn, and its
-# blame for two turns (the median of 3 probes).
+# probes of the slowed host, each taking 5 s or more through the delay:
+# an agent has one probe of a peer in flight at a time, so its own p50
+# of it rises after its first probe through the delay, and its blame after
+# two (the median of 3 probes); the fleet's p50 after the first of any.
 # Prints "--- PASS: agent-vms/NAME" (or FAIL) per case and
 # "agent-vms: N passed, N failed".
 #
@@ -52,7 +54,7 @@ if [[ ${1:-} == node ]]; then
 	bin=$2 dir=$3
 	me=${SLURMD_NODENAME:?run me with srun}
 	ip=10.0.0.${me#node}
-	exec "$bin" agent --peers "$dir/peers" -d rxe0 -e -u 20 --probe write-lat -n 3 --warmup 0 --rate 1 \
+	exec "$bin" agent --peers "$dir/peers" -d rxe0 -e -u 20 --probe write-lat -n 3 --warmup 0 --rate 0.5 \
 		--probe-timeout 15s --blame-every 2s --blame-probes 3 --reload 2s \
 		--listen "$ip:$port" --metrics-listen "$ip:$mport" --host "$me" >"$dir/agent-$me.log" 2>&1
 fi
@@ -78,8 +80,8 @@ done >"$dir/peers"
 targets=$(for i in $(seq 1 "$n"); do printf '"10.0.0.%d:%d", ' "$i" "$mport"; done)
 cat >"$dir/prometheus.yml" <<EOF
 global:
-  scrape_interval: 1s
-  scrape_timeout: 900ms
+  scrape_interval: 2s
+  scrape_timeout: 1900ms
 scrape_configs:
   - job_name: rdmabench-agent
     static_configs:
@@ -112,7 +114,7 @@ q() {
 # count_of PROMQL: how many samples the query returns.
 count_of() { q "$1" | grep -c . ; }
 
-# until_true SECONDS CMD...: run CMD every second until it succeeds or
+# until_true SECONDS CMD...: run CMD every 2 s until it succeeds or
 # SECONDS pass; sets took.
 until_true() {
 	local limit=$1 t0=$SECONDS
@@ -122,7 +124,7 @@ until_true() {
 			took=$((SECONDS - t0))
 			return 1
 		fi
-		sleep 1
+		sleep 2
 	done
 	took=$((SECONDS - t0))
 }
@@ -137,17 +139,20 @@ slow_q='last_over_time(rdmabench_agent_peer_slow[15s]) == 1'
 probes_q='sum by (host, result) (last_over_time(rdmabench_agent_probes_total[15s])) > 0'
 
 # 1. Every (agent, peer) latency series, and blame's p50 of each.
-# (Over the last 15 s: a scrape of an emulated host can miss its 900 ms.)
+# (Over the last 15 s: a scrape of an emulated host can miss its 1.9 s.)
 lat='last_over_time(rdmabench_agent_probe_latency_seconds_count{job="rdmabench-agent"}[15s]) > 0'
 p50='last_over_time(rdmabench_agent_peer_p50_seconds{job="rdmabench-agent"}[15s])'
 up='max_over_time(up{job="rdmabench-agent"}[15s]) == 1'
 all_series() {
 	[[ $(count_of "$lat") == "$pairs" && $(count_of "$p50") == "$pairs" && $(count_of "$up") == "$n" ]]
 }
+ready() { curl -sf --max-time 5 "http://$prom/-/ready" >/dev/null; }
 if [[ -z $job ]]; then
 	ko series "the agents' Slurm job did not start: $(cat "$dir/srun.log")"
-elif until_true 300 all_series; then
-	ok "series (Prometheus scraping $n agents in $n VMs: all $pairs latency series and blame p50s, $took s after the agents started)"
+elif ! until_true 600 ready; then
+	ko series "Prometheus not ready after $took s: $(tail -n 5 "$dir/prometheus.log")"
+elif echo "  Prometheus ready $((SECONDS - start)) s after it started" && until_true 420 all_series; then
+	ok "series (Prometheus scraping $n agents in $n VMs: all $pairs latency series and blame p50s, $took s after Prometheus was ready, $((SECONDS - start)) s after the agents started)"
 else
 	ko series "after $took s: $(count_of "$lat") latency series and $(count_of "$p50") p50s of $pairs, $(count_of "$up") of $n targets up"
 	tail -n 5 "$dir"/agent-*.log "$dir/prometheus.log" "$dir/srun.log"

@@ -13,15 +13,22 @@
 #   3. blame-link: only the packets from the third VM to the fourth
 #      delayed (netem on a prio band that a u32 filter on the destination
 #      feeds): that link is blamed, neither of its ends;
-#   4. agent: `rdmabench agent` in every VM, scraped by Prometheus, one host
+#   4. incast: `--pattern incast:N-1 --sample 2 write-bw -D 3s`, every other
+#      rank into one at once, two receivers in turn: each step's flows all
+#      measured, the receiver's aggregate and Jain index, the ping-pong's
+#      p99 beside the flows and every port's counters read;
+#   5. bisection: `--topology --pattern bisection`: the last leaf's two
+#      hosts against the rest, every pair across the spine at once, both
+#      ways, none inside a half;
+#   6. agent: `rdmabench agent` in every VM, scraped by Prometheus, one host
 #      slowed and blamed (scripts/agent-vms.sh, its own PASS/FAIL lines);
 # and with two NICs a VM (vm-group.sh --nics 2: rxe0 on eth0, rxe1 on eth1,
 # each rail its own switch; RDMABENCH_VM_NICS=2):
-#   5. rails-hosts: srun -N N -n 2N --overcommit (2 ranks a VM), `mesh
+#   7. rails-hosts: srun -N N -n 2N --overcommit (2 ranks a VM), `mesh
 #      --rails -d rxe0,rxe1`: a rank per NIC, the local rank picking it; every link
 #      joins two NICs of one rail (rxe0 to rxe0, rxe1 to rxe1), both rails
 #      of every host pair measured, 2N(N-1) links, none failed;
-#   6. host-level: one rank per VM, `mesh --host-level --duplex -d
+#   8. host-level: one rank per VM, `mesh --host-level --duplex -d
 #      rxe0,rxe1 write-bw -s 8K`: every rank's lanes rxe0,rxe1, every link run on
 #      both NICs at once (each its own figures in the link stream's
 #      results[].devices, both directions), N(N-1)/2 links, none failed.
@@ -68,15 +75,17 @@ cp "$RDMABENCH_SLURM_TOPOLOGY" "$topo"
 # The cases, in order: each is a function case_NAME (dashes as
 # underscores) that calls ok or ko once; those of two_nic need two NICs a
 # VM. A new case is a function and its name here.
-all_cases="slurm-hosts slurm-topology blame-host blame-leaf blame-link agent rails-hosts host-level"
+all_cases="slurm-hosts slurm-topology blame-host blame-leaf blame-link incast bisection agent rails-hosts host-level"
 two_nic=" rails-hosts host-level "
 
 # mesh NAME [ARGS...]: one mesh across every VM; sets rc and took. With
 # per_node=K (default 1), K ranks in every VM; with layout=NODE,NODE,...
 # a rank on each node named, in order (srun -m arbitrary).
 mesh() {
-	local name=$1 start=$SECONDS per=${per_node:-1} spread=(-N "$n" -n "$n" --ntasks-per-node 1)
+	local name=$1 start=$SECONDS per=${per_node:-1} spread=(-N "$n" -n "$n" --ntasks-per-node 1) iters=(-n 100)
 	shift
+	# A load pattern runs its flows for -D, not for a count.
+	[[ " $* " != *" --pattern "* ]] || iters=()
 	# More ranks than a VM's one vCPU: --ntasks-per-node past a node's CPUs
 	# is refused even with --overcommit, which spreads the tasks evenly.
 	((per == 1)) || spread=(-N "$n" -n $((n * per)) --overcommit)
@@ -84,7 +93,7 @@ mesh() {
 	local try
 	for try in 1 2; do
 		srun "${spread[@]}" \
-			"$bin" mesh -n 100 -e -u 20 --register-timeout 60s "$@" --out "$out/$name.json" \
+			"$bin" mesh "${iters[@]}" -e -u 20 --register-timeout 60s "$@" --out "$out/$name.json" \
 			>"$out/$name.txt" 2>"$out/$name.err"
 		rc=$?
 		# Two tasks a VM: a slurmd once failed to launch its tasks ("Zero
@@ -268,7 +277,7 @@ case_blame_link() {
 	cat "$out/blame-link.txt"
 }
 
-# 4. An agent in every VM, scraped by Prometheus; one host slowed and blamed.
+# 6. An agent in every VM, scraped by Prometheus; one host slowed and blamed.
 case_agent() {
 	if "$here/agent-vms.sh" "$bin" "$out"; then
 		pass=$((pass + 1))
@@ -278,7 +287,7 @@ case_agent() {
 }
 
 case_rails_hosts() {
-	# 5. A rank per NIC, the rails: NIC i of every VM meets NIC i of the others.
+	# 7. A rank per NIC, the rails: NIC i of every VM meets NIC i of the others.
 	per_node=2 mesh rails-hosts --rails -d rxe0,rxe1 --blame=false write-lat -n 20
 	# Each rank's device by rank, then per link whether its ends share it.
 	facts=$(jq -r '(.mesh.ranks | map({key: (.rank | tostring), value: (.host.device.name // "none")}) | from_entries) as $dev
@@ -299,8 +308,63 @@ case_rails_hosts() {
 	cat "$out/rails-hosts.txt"
 }
 
+# steps NAME.json: per step, "receiver flows measured aggregate jain
+# probe-p99-ns counters-watched flows-crossing-the-last-leaf" (the last
+# leaf's hosts are the last two VMs).
+steps() {
+	jq -r --arg a "node$((n - 1))" --arg b "node$n" '(.mesh.ranks | map({key: (.rank | tostring), value: .host.hostname}) | from_entries) as $h
+		| def last_leaf(r): ($h[r | tostring] == $a or $h[r | tostring] == $b);
+		.mesh.steps // [] | .[] | [(.receiver // "-"), (.flows | length),
+		([.flows[] | select(.bw_gbps > 0)] | length), ([.receivers[].aggregate_gbps] | add // 0),
+		([.receivers[].jain] | min // 0), (.probe.latency.p99_ns // 0),
+		([.counters // [] | .[] | .watched] | min // 0),
+		([.flows[] | select(last_leaf(.from) != last_leaf(.to))] | length)] | @tsv' "$1" 2>&1
+}
+
+# The load patterns' flows: 8 KiB messages, 16 in flight, for 3 s (as
+# host-level's: deeper queues of larger messages overflow the emulated
+# switches, and RC's retransmissions, 4 s apart at -u 20, then leave a
+# flow with no message completed in its duration, which fails it).
+flow_args=(write-bw -s 8K -t 16 -D 3s)
+
+# 4. incast: 3 senders into one receiver at once, two of the ranks
+# receiving in turn (--sample 2): each step's receiver aggregate, its
+# fairness, the ping-pong beside the flows and every port's counters.
+case_incast() {
+	mesh incast --topology "$topo" --pattern incast:$((n - 1)) --sample 2 "${flow_args[@]}"
+	local st bad
+	st=$(steps "$out/incast.json")
+	# A step that is not n-1 flows all measured into one receiver, with an
+	# aggregate, a Jain index, a latency under the load and counters read.
+	bad=$(awk -F'\t' -v k=$((n - 1)) '$1 == "-" || $2 != k || $3 != k || !($4 > 0) || !($5 > 0) || !($6 > 0) || !($7 > 0)' <<<"$st" | wc -l)
+	if [[ $rc == 0 && $(grep -c . <<<"$st") == 2 && $bad == 0 ]]; then
+		ok "incast (--pattern incast:$((n - 1)) --sample 2 ${flow_args[*]}: 2 steps, each $((n - 1)) flows measured into one receiver, its aggregate, Jain, p99 under load and the ports' counters, in $took s)"
+	else
+		ko incast "exit $rc; steps (receiver flows measured aggregate jain p99 watched): ${st:-none}"
+		cat "$out/incast.err"
+	fi
+	cat "$out/incast.txt"
+}
+
+# 5. bisection across the top switch: the last leaf's two hosts against the
+# others, every pair across at once, both directions, none inside a half.
+case_bisection() {
+	mesh bisection --topology "$topo" --pattern bisection "${flow_args[@]}"
+	local st want=$((2 * 2 * (n - 2)))
+	st=$(steps "$out/bisection.json")
+	read -r _ flows measured agg jain p99 watched across <<<"$st"
+	if [[ $rc == 0 && $(grep -c . <<<"$st") == 1 && $flows == "$want" && $measured == "$want" && $across == "$want" ]] &&
+		awk -v a="$agg" -v j="$jain" -v p="$p99" -v w="$watched" 'BEGIN { exit !(a > 0 && j > 0 && p > 0 && w > 0) }'; then
+		ok "bisection (--topology: leaf$((n - 1)) against the rest, $want flows at once, each across, all measured, aggregate $agg Gbit/s, in $took s)"
+	else
+		ko bisection "exit $rc; the step (receiver flows measured aggregate jain p99 watched across): ${st:-none} (want $want flows, all across)"
+		cat "$out/bisection.err"
+	fi
+	cat "$out/bisection.txt"
+}
+
 case_host_level() {
-	# 6. A rank per VM, every link on both NICs at once, both directions.
+	# 8. A rank per VM, every link on both NICs at once, both directions.
 	# 8 KiB messages, 16 in flight: four streams of 64 KiB, 128 deep (the
 	# defaults) overflow the switches' queues, and RC's retransmissions on
 	# emulated hosts then outlast the mesh's 10 s without progress.

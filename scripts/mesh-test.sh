@@ -40,6 +40,6 @@ start=$SECONDS
 "$here/vm.sh" --cpus 2 --share "$out" -- "$here/mesh-launchers.sh" "$out/rdmabench" "$out" "$out/munge.key" || rc=1
 rb_log "one VM (OpenMPI, Slurm, a rank killed): $((SECONDS - start)) s"
 start=$SECONDS
-"$here/vm-group.sh" -n 4 --nics 2 --cpus 2 --share "$out" -- "$here/mesh-hosts.sh" "$out/rdmabench" "$out" "$out/munge.key" || rc=1
+"$here/vm-group.sh" -n 4 --nics 2 --share "$out" -- "$here/mesh-hosts.sh" "$out/rdmabench" "$out" "$out/munge.key" || rc=1
 rb_log "four VMs of two NICs (Slurm across them, a host and a path slowed, rails, host level): $((SECONDS - start)) s (logs and documents in $out)"
 exit $rc
