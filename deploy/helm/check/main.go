@@ -297,6 +297,17 @@ func (c *checker) get(kind, name string, into any) bool {
 	return false
 }
 
+// partial decodes the objects of kind into into, the fields it names
+// only: the Prometheus Operator's kinds, whose Go types this checker does
+// not import.
+func (c *checker) partial(kind string, into any) {
+	for _, o := range c.objects {
+		if o.Kind == kind {
+			_ = json.Unmarshal(o.raw, into)
+		}
+	}
+}
+
 func subset(sel, labels map[string]string) bool {
 	if len(sel) == 0 {
 		return false
@@ -585,11 +596,7 @@ func (c *checker) checkServiceMonitor(name string, svc corev1.Service) {
 			Labels map[string]string `json:"labels"`
 		} `json:"metadata"`
 	}
-	for _, o := range c.objects {
-		if o.Kind == "ServiceMonitor" {
-			_ = json.Unmarshal(o.raw, &sm)
-		}
-	}
+	c.partial("ServiceMonitor", &sm)
 	if sm.APIVersion != "monitoring.coreos.com/v1" {
 		c.errorf("ServiceMonitor: apiVersion %q", sm.APIVersion)
 	}
@@ -617,11 +624,7 @@ func (c *checker) checkRules() {
 			Groups any `json:"groups"`
 		} `json:"spec"`
 	}
-	for _, o := range c.objects {
-		if o.Kind == "PrometheusRule" {
-			_ = json.Unmarshal(o.raw, &pr)
-		}
-	}
+	c.partial("PrometheusRule", &pr)
 	if pr.APIVersion != "monitoring.coreos.com/v1" {
 		c.errorf("PrometheusRule: apiVersion %q", pr.APIVersion)
 	}
