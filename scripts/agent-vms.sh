@@ -19,7 +19,9 @@
 #   3. blame: the fleet's verdict, as the rule RdmabenchHostSlow reads it
 #      (rdmabench_agent_peer_slow 1 for that peer in at least 2 agents, each
 #      verdict over the last 30 s: emulated figures are noisy, a verdict may
-#      flap), names that host; how many agents named it is printed.
+#      flap), names that host; how many agents named it is printed;
+#   4. dashboard: every query of the Grafana dashboard evaluates, and
+#      returns data where this fleet has what it shows.
 # The agents are tuned for emulated hosts of one vCPU, the first of which
 # also runs Slurm's controller, Prometheus and this script: short probes
 # (-n 3, no warm-up) at 0.5/s in all (a probe is a whole test, and an
@@ -223,6 +225,50 @@ if [[ -n $job ]] && srun --jobid "$job" --overlap -N 1 -n 1 -w "$slow" tc qdisc 
 	grep -h 'blame:' "$dir"/agent-*.log | sed 's/^/  /'
 else
 	ko netem-delay "could not set netem on $slow in the agents' job ${job:-none}"
+fi
+# 4. The Grafana dashboard's queries (deploy/grafana/rdmabench-fleet.json)
+# against this Prometheus, its variables as Grafana fills them (every
+# host and peer, a rate window of 30 s, a range of 5 min): each evaluates,
+# and each returns data but those of what this fleet does not run (the
+# bandwidth probe, a registry, kept sessions: tcp-lat's) and those that
+# select only trouble (a comparison last: `> 0`, `== 0`, `== 1`, empty on
+# a fleet without that trouble, or between a flapping verdict's turns).
+dash=$here/../deploy/grafana/rdmabench-fleet.json
+if [[ -n $job && -f $dash ]]; then
+	ndata=0 bad=() empty=() t_dash=$SECONDS
+	features_off='bandwidth|registrations|probe_sessions' trouble_only='(>|==) [0-9]+\)?$'
+	mapfile -t exprs <<<"$(jq -r '[.. | objects | select(has("expr")) | .expr] | unique[]' "$dash")" # (the guest has no /dev/fd)
+	nq=${#exprs[@]}
+	# One curl for all the queries, an answer a line (a process costs
+	# seconds on the emulated CPU).
+	args=()
+	for expr in "${exprs[@]}"; do
+		promql=${expr//\$host/.+}
+		promql=${promql//\$peer/.+}
+		promql=${promql//\$__rate_interval/30s}
+		promql=${promql//\$__range/5m}
+		((${#args[@]} == 0)) || args+=(--next)
+		args+=(-s --max-time 10 -w '\n' --data-urlencode "query=$promql" "http://$prom/api/v1/query")
+	done
+	mapfile -t answers <<<"$(curl "${args[@]}")"
+	for i in "${!exprs[@]}"; do
+		expr=${exprs[i]} res=${answers[i]:-}
+		if [[ $res != '{"status":"success"'* ]]; then
+			bad+=("$expr: ${res:-no answer}")
+		elif [[ $res != *'"result":[]'* ]]; then
+			ndata=$((ndata + 1))
+		elif [[ $expr =~ $features_off || $expr =~ $trouble_only ]]; then
+			empty+=("$expr")
+		else
+			bad+=("$expr: no data")
+		fi
+	done
+	if ((${#bad[@]} == 0 && ndata > 0)); then
+		ok "dashboard ($nq queries of rdmabench-fleet.json evaluated, $ndata with data, ${#empty[@]} empty as expected: features off or no trouble, in $((SECONDS - t_dash)) s)"
+	else
+		ko dashboard "$((nq - ndata - ${#empty[@]})) of $nq queries failed or had no data: $(printf '%s; ' "${bad[@]}")"
+	fi
+	printf '  empty as expected: %s\n' "${empty[@]}"
 fi
 echo "agent-vms: $pass passed, $fail failed in $((SECONDS - start)) s"
 ((fail == 0))
