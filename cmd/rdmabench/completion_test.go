@@ -102,14 +102,19 @@ func TestCompleteDevices(t *testing.T) {
 	}
 	// The real list: this host's devices, none without verbs or a device.
 	localDevices = real
-	names, err := verbs.DeviceNames()
-	got, _ := complete(t, "devices", "-d", "")
-	if err != nil && len(got) != 0 {
-		t.Errorf("devices cannot be listed (%v), yet completion offers %q", err, got)
-	}
-	if err == nil && !slices.Equal(got, names) {
-		t.Errorf("completion offers %q, the host has %q", got, names)
-	}
+	t.Run("this host's devices", func(t *testing.T) {
+		names, err := verbs.DeviceNames()
+		got, _ := complete(t, "devices", "-d", "")
+		if err != nil && len(got) != 0 {
+			t.Errorf("devices cannot be listed (%v), yet completion offers %q", err, got)
+		}
+		if err == nil && !slices.Equal(got, names) {
+			t.Errorf("completion offers %q, the host has %q", got, names)
+		}
+		if len(names) == 0 {
+			t.Skip("no RDMA device to list (run under scripts/vm.sh)")
+		}
+	})
 }
 
 // freeFlags are the flags whose values are no fixed set, by the type their

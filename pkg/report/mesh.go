@@ -398,6 +398,15 @@ type LinkFailure struct {
 	Message   string  `json:"message"`
 }
 
+// Hostname is the host name rank registered with; empty for a rank the
+// document does not hold or that sent no host.
+func (m *Mesh) Hostname(rank int) string {
+	if rank >= 0 && rank < len(m.Ranks) && m.Ranks[rank].Host != nil {
+		return m.Ranks[rank].Host.Hostname
+	}
+	return ""
+}
+
 // FailedLinks returns the links that failed to measure.
 func (m *Mesh) FailedLinks() []MeshLink {
 	var out []MeshLink

@@ -71,6 +71,7 @@ func (p *plotter) steps() []*chart {
 			if _, ok := at[st.Step]; ok {
 				continue
 			}
+			at[st.Step] = -1 // its index once the steps are sorted
 			below := fmt.Sprintf("%d receivers", len(st.Receivers))
 			switch {
 			case st.Receiver != nil:

@@ -171,6 +171,12 @@ func TestPlotPatternOverlay(t *testing.T) {
 		"base.json base.json receivers: step 1, rank 1: aggregate 90 Gbit/s over 2 flows, 90.0% of its 100 Gbit/s link, Jain 0.988, min/median 0.89, max/median 1.11",
 		"new.json new.json receivers: step 1, rank 1: aggregate 45 Gbit/s over 2 flows, Jain 0.988, min/median 0.89, max/median 1.11",
 	})
+	// One tick a step, whatever the sources that ran it.
+	fig := page[strings.Index(page, `<figure class="chart" data-kind="`+StepBandwidth+`"`):]
+	fig, _, _ = strings.Cut(fig, "</figure>")
+	if n := strings.Count(fig, "into rank 1<"); n != 1 {
+		t.Errorf("the tick of step 1 drawn %d times over two sources, want once", n)
+	}
 	_, share, _ := stepChart(t, page, StepShare)
 	for _, d := range share {
 		if d.source != "base.json" {

@@ -49,33 +49,48 @@ func WriteCSV(w io.Writer, doc *report.Document) error {
 	return writeCSV(w, []report.Source{{Doc: doc}}, false)
 }
 
-// writeCSV writes the results of every source in one table; withSource
-// adds a first column "source" holding each source's name.
-func writeCSV(w io.Writer, srcs []report.Source, withSource bool) error {
-	cw := csv.NewWriter(w)
-	header := CSVHeader
-	if withSource {
-		header = append([]string{"source"}, header...)
+// sourcedCSV is a table of several sources' rows: with a first column
+// "source" holding each row's source name when withSource.
+type sourcedCSV struct {
+	cw         *csv.Writer
+	withSource bool
+}
+
+// newSourcedCSV starts the table with its header.
+func newSourcedCSV(w io.Writer, header []string, withSource bool) *sourcedCSV {
+	t := &sourcedCSV{cw: csv.NewWriter(w), withSource: withSource}
+	t.row("source", header)
+	return t
+}
+
+// row writes rec, a row of the source named src. A write error is kept by
+// the csv.Writer and returned by end.
+func (t *sourcedCSV) row(src string, rec []string) {
+	if t.withSource {
+		rec = append([]string{src}, rec...)
 	}
-	if err := cw.Write(header); err != nil {
-		return fmt.Errorf("report: write csv: %w", err)
-	}
-	for _, src := range srcs {
-		for i := range src.Doc.Results {
-			rec := csvRecord(&src.Doc.Results[i])
-			if withSource {
-				rec = append([]string{src.Name}, rec...)
-			}
-			if err := cw.Write(rec); err != nil {
-				return fmt.Errorf("report: write csv: %w", err)
-			}
-		}
-	}
-	cw.Flush()
-	if err := cw.Error(); err != nil {
+	_ = t.cw.Write(rec)
+}
+
+// end flushes the table and says whether any of it failed to write.
+func (t *sourcedCSV) end() error {
+	t.cw.Flush()
+	if err := t.cw.Error(); err != nil {
 		return fmt.Errorf("report: write csv: %w", err)
 	}
 	return nil
+}
+
+// writeCSV writes the results of every source in one table; withSource
+// adds a first column "source" holding each source's name.
+func writeCSV(w io.Writer, srcs []report.Source, withSource bool) error {
+	t := newSourcedCSV(w, CSVHeader, withSource)
+	for _, src := range srcs {
+		for i := range src.Doc.Results {
+			t.row(src.Name, csvRecord(&src.Doc.Results[i]))
+		}
+	}
+	return t.end()
 }
 
 func csvRecord(r *report.Result) []string {

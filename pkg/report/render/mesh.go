@@ -3,7 +3,6 @@ package render
 import (
 	"bytes"
 	"cmp"
-	"encoding/csv"
 	"fmt"
 	"io"
 	"math"
@@ -391,20 +390,10 @@ var MeshCSVHeader = []string{"test", "connection", "size_bytes", "figure", "unit
 // per matrix cell off the diagonal (a link that failed has an empty value
 // and its error), with a first column "source" when withSource.
 func writeMeshCSV(w io.Writer, srcs []report.Source, withSource bool) error {
-	cw := csv.NewWriter(w)
-	header := MeshCSVHeader
-	if withSource {
-		header = append([]string{"source"}, header...)
-	}
-	_ = cw.Write(header)
+	t := newSourcedCSV(w, MeshCSVHeader, withSource)
 	for _, src := range srcs {
 		m := src.Doc.Mesh
-		host := func(rank int) string {
-			if rank >= 0 && rank < len(m.Ranks) && m.Ranks[rank].Host != nil {
-				return m.Ranks[rank].Host.Hostname
-			}
-			return ""
-		}
+		host := m.Hostname
 		links := map[[2]int]*report.MeshLink{}
 		for i := range m.Links {
 			l := &m.Links[i]
@@ -433,12 +422,8 @@ func writeMeshCSV(w io.Writer, srcs []report.Source, withSource bool) error {
 							errMsg = l.Failure()
 						}
 					}
-					rec := []string{mx.Test, mx.Connection, strconv.Itoa(mx.Size), string(mx.Figure), mx.Unit,
-						strconv.Itoa(i), host(i), strconv.Itoa(j), host(j), val, round, errMsg}
-					if withSource {
-						rec = append([]string{src.Name}, rec...)
-					}
-					_ = cw.Write(rec)
+					t.row(src.Name, []string{mx.Test, mx.Connection, strconv.Itoa(mx.Size), string(mx.Figure), mx.Unit,
+						strconv.Itoa(i), host(i), strconv.Itoa(j), host(j), val, round, errMsg})
 				}
 			}
 		}
@@ -452,12 +437,8 @@ func writeMeshCSV(w io.Writer, srcs []report.Source, withSource bool) error {
 						if v == nil || i >= len(a.Hosts) || j >= len(a.Hosts) {
 							continue
 						}
-						rec := []string{f.Test, f.Connection, strconv.Itoa(f.Size), string(f.Figure), f.Unit,
-							"", a.Hosts[i], "", a.Hosts[j], strconv.FormatFloat(*v, 'f', -1, 64), "", ""}
-						if withSource {
-							rec = append([]string{src.Name}, rec...)
-						}
-						_ = cw.Write(rec)
+						t.row(src.Name, []string{f.Test, f.Connection, strconv.Itoa(f.Size), string(f.Figure), f.Unit,
+							"", a.Hosts[i], "", a.Hosts[j], strconv.FormatFloat(*v, 'f', -1, 64), "", ""})
 					}
 				}
 			}
@@ -466,20 +447,12 @@ func writeMeshCSV(w io.Writer, srcs []report.Source, withSource bool) error {
 			// Nothing measured at all, or no rank matrices: the failed
 			// links still show.
 			for _, l := range m.Links {
-				rec := []string{"", "", "", "", "", strconv.Itoa(l.From), host(l.From), strconv.Itoa(l.To), host(l.To), "",
-					strconv.Itoa(l.Round), l.Failure()}
-				if withSource {
-					rec = append([]string{src.Name}, rec...)
-				}
-				_ = cw.Write(rec)
+				t.row(src.Name, []string{"", "", "", "", "", strconv.Itoa(l.From), host(l.From), strconv.Itoa(l.To), host(l.To), "",
+					strconv.Itoa(l.Round), l.Failure()})
 			}
 		}
 	}
-	cw.Flush()
-	if err := cw.Error(); err != nil {
-		return fmt.Errorf("report: write csv: %w", err)
-	}
-	return nil
+	return t.end()
 }
 
 // meshDuplexLine is what a duplex mesh's table says of it.

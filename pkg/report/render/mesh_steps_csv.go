@@ -2,8 +2,6 @@ package render
 
 import (
 	"cmp"
-	"encoding/csv"
-	"fmt"
 	"io"
 	"strconv"
 
@@ -23,31 +21,17 @@ var MeshStepsCSVHeader = []string{"step", "kind", "test", "from_rank", "from_hos
 // writeMeshStepsCSV writes the steps of load pattern meshes in long
 // form, with a first column "source" when withSource.
 func writeMeshStepsCSV(w io.Writer, srcs []report.Source, withSource bool) error {
-	cw := csv.NewWriter(w)
-	header := MeshStepsCSVHeader
-	if withSource {
-		header = append([]string{"source"}, header...)
-	}
-	_ = cw.Write(header)
+	t := newSourcedCSV(w, MeshStepsCSVHeader, withSource)
 	for _, src := range srcs {
 		m := src.Doc.Mesh
-		host := func(rank int) string {
-			if rank >= 0 && rank < len(m.Ranks) && m.Ranks[rank].Host != nil {
-				return m.Ranks[rank].Host.Hostname
-			}
-			return ""
-		}
+		host := m.Hostname
 		test, probe := "", ""
 		if m.Pattern != nil {
 			test, probe = m.Pattern.Test, m.Pattern.Probe
 		}
 		for _, st := range m.Steps {
 			row := func(kind, test, from, fromHost, to, toHost, figure, unit, value, errMsg string) {
-				rec := []string{strconv.Itoa(st.Step), kind, test, from, fromHost, to, toHost, figure, unit, value, errMsg}
-				if withSource {
-					rec = append([]string{src.Name}, rec...)
-				}
-				_ = cw.Write(rec)
+				t.row(src.Name, []string{strconv.Itoa(st.Step), kind, test, from, fromHost, to, toHost, figure, unit, value, errMsg})
 			}
 			num := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 			for _, f := range st.Flows {
@@ -99,9 +83,5 @@ func writeMeshStepsCSV(w io.Writer, srcs []report.Source, withSource bool) error
 			}
 		}
 	}
-	cw.Flush()
-	if err := cw.Error(); err != nil {
-		return fmt.Errorf("report: write csv: %w", err)
-	}
-	return nil
+	return t.end()
 }
