@@ -135,14 +135,28 @@ stats() {
 field() { sed -n "s/.*$1=\([0-9]*\).*/\1/p" <<<"$2"; }
 rss() { awk '/^VmRSS:/ {print $2}' "/proc/${pid[$1]}/status"; }
 
+# device_read: what the device holds, every agent's objects in `rdma
+# resource show` (one listing of each kind for both agents: a program
+# start costs a tenth of a second and more under emulation), into
+# $out/device.now; held X: agent X's count of them.
+device_read() {
+	local kind
+	for kind in ctx pd mr cq qp; do
+		rdma resource show "$kind" 2>/dev/null || true
+	done >"$out/device.now"
+}
+held() { grep -c " pid ${pid[$1]} " "$out/device.now" || true; }
+fds() { find "/proc/${pid[$1]}/fd" -mindepth 1 -maxdepth 1 | wc -l; }
+
 # levels NAME: both agents' peers emptied, then, once no connection
-# between them is left and each is idle (its own count of verbs objects
-# the same for 4 s, then the device's count and its descriptors settled),
-# a line
+# between them is left and both are idle (their own counts of verbs
+# objects the same for 4 s, then the device's counts and their
+# descriptors settled), a line
 # "NAME X verbs=N rdma=N fds=N goroutines=N rss_kib=N" per agent; the
 # peers are put back after.
 levels() {
-	local name=$1 x line v r seen same fds want
+	local name=$1 x v seen same now want
+	local -A line fd
 	for x in a b; do : >"$out/peers.$x"; done
 	sleep 3 # a reload of the emptied file
 	# No connection between them left, open or closing: a probe in flight
@@ -152,42 +166,44 @@ levels() {
 			"( sport = :${ctl[a]} or dport = :${ctl[a]} or sport = :${ctl[b]} or dport = :${ctl[b]} )" | grep -q . || break
 		sleep 0.5
 	done
+	seen="" same=0
+	for _ in $(seq 1 60); do
+		v=""
+		for x in a b; do
+			line[$x]=$(stats $x)
+			v+="$(field verbs_objects "${line[$x]}") "
+		done
+		[[ $v == "$seen" ]] && same=$((same + 1)) || same=0
+		seen=$v
+		((same >= 4)) && break
+		sleep 1
+	done
+	# The device's counts of their objects and their descriptors: half-way
+	# and at the end, until they are back at the read before (a test torn
+	# down just now closes its context last), at most 60 s; after the
+	# warm-up, until 3 reads a second apart agree.
+	want=$(for x in a b; do grep " $x " "$out/levels" 2>/dev/null | tail -1 | sed -n "s/.*\(rdma=[0-9]* fds=[0-9]*\).*/\1/p"; done | paste -sd' ' - || true)
+	seen="" same=0
+	for _ in $(seq 1 60); do
+		device_read
+		now=""
+		for x in a b; do
+			fd[$x]=$(fds $x)
+			now+="${now:+ }rdma=$(held $x) fds=${fd[$x]}"
+		done
+		[[ $name != warm && $now == "$want" ]] && break
+		[[ $now == "$seen" ]] && same=$((same + 1)) || same=0
+		seen=$now
+		[[ $name == warm ]] && ((same >= 2)) && break
+		sleep 1
+	done
 	for x in a b; do
-		seen="" same=0
-		for _ in $(seq 1 60); do
-			line=$(stats $x)
-			v=$(field verbs_objects "$line")
-			[[ $v == "$seen" ]] && same=$((same + 1)) || same=0
-			seen=$v
-			((same >= 4)) && break
-			sleep 1
-		done
-		# The device's count of its objects and its descriptors: half-way
-		# and at the end, until they are back at the read before (a test
-		# torn down just now closes its context last), at most 60 s; after
-		# the warm-up, until 5 reads a second apart agree.
-		want=$(grep " $x " "$out/levels" 2>/dev/null | tail -1 | sed -n "s/.*\(rdma=[0-9]* fds=[0-9]*\).*/\1/p" || true)
-		seen="" same=0
-		for _ in $(seq 1 60); do
-			r=0
-			for kind in ctx pd mr cq qp; do
-				r=$((r + $(rdma resource show "$kind" 2>/dev/null | grep -c " pid ${pid[$x]} " || true)))
-			done
-			fds=$(find "/proc/${pid[$x]}/fd" -mindepth 1 -maxdepth 1 | wc -l)
-			[[ $name != warm && "rdma=$r fds=$fds" == "$want" ]] && break
-			[[ "$r/$fds" == "$seen" ]] && same=$((same + 1)) || same=0
-			seen="$r/$fds"
-			[[ $name == warm ]] && ((same >= 4)) && break
-			sleep 1
-		done
-		echo "$name $x verbs=$v rdma=$r fds=$fds goroutines=$(field goroutines "$line") rss_kib=$(rss $x)"
+		echo "$name $x verbs=$(field verbs_objects "${line[$x]}") rdma=$(held $x) fds=${fd[$x]} goroutines=$(field goroutines "${line[$x]}") rss_kib=$(rss $x)"
 		# What it holds, kept for comparing the reads.
 		{
 			date +%s.%N
 			ls -l "/proc/${pid[$x]}/fd"
-			for kind in ctx pd mr cq qp; do
-				rdma resource show "$kind" 2>/dev/null | grep " pid ${pid[$x]} " || true
-			done
+			grep " pid ${pid[$x]} " "$out/device.now" || true
 		} >"$out/held.$name.$x" 2>&1
 	done
 	for x in a b; do echo "127.0.0.1:${ctl[$(peer_of $x)]}" >"$out/peers.$x"; done
