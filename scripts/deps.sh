@@ -3,10 +3,15 @@
 # including the Soft-RoCE VM harness (scripts/vm.sh) and the headless
 # browser that tests the plots.
 #
-# Usage: scripts/deps.sh
+# Usage: scripts/deps.sh [--check]
+#   --check   install nothing: exit 0 when every package is installed, else
+#             1 with the missing ones listed
 #
 # Idempotent: when every package is already installed it does nothing and
-# never calls apt. Runs non-interactively; uses sudo when not root.
+# never calls apt. Runs non-interactively; uses sudo when not root. dpkg
+# unpacks without syncing each file (--force-unsafe-io, as Debian's
+# container images do): a fifth less time on a fresh machine; a machine
+# that loses power mid-installation runs it again.
 # The Go toolchain itself is not installed here (Debian's is too old).
 set -euo pipefail
 . "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
@@ -46,14 +51,16 @@ packages=(
 	openmpi-bin slurm-wlm munge vde-switch
 )
 
+check=0
 if [[ $# -gt 0 ]]; then
 	case $1 in
 	-h | --help)
-		sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
+		sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
 		exit 0
 		;;
+	--check) check=1 ;;
 	*)
-		rb_log "usage: scripts/deps.sh"
+		rb_log "usage: scripts/deps.sh [--check]"
 		exit 2
 		;;
 	esac
@@ -71,10 +78,14 @@ if [[ ${#missing[@]} -eq 0 ]]; then
 	rb_log "all ${#packages[@]} packages already installed"
 	exit 0
 fi
+if ((check)); then
+	rb_log "missing: ${missing[*]}"
+	exit 1
+fi
 
 rb_log "installing: ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 rb_as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
 rb_as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
-	--no-install-recommends "${missing[@]}"
+	-o Dpkg::Options::=--force-unsafe-io --no-install-recommends "${missing[@]}"
 rb_log "done"
