@@ -108,7 +108,7 @@ mesh() {
 	local name=$1 r pids=()
 	port=$((port + 1))
 	topology "$out/$name.conf"
-	local common=(mesh tcp-lat -n 30 "${blame[@]}" --ranks "$n" --coordinator "127.0.99.1:$port" --register-timeout 60s)
+	local common=(mesh tcp-lat -n 16 --warmup 2 "${blame[@]}" --ranks "$n" --coordinator "127.0.99.1:$port" --register-timeout 60s)
 	for ((r = 1; r < n; r++)); do
 		in_ns setpriv --reuid=$((uid0 + r)) --regid=$((uid0 + r)) --clear-groups \
 			"$out/rdmabench" "${common[@]}" --rank "$r" --host "$(host_of "$r")" \
