@@ -49,7 +49,7 @@ if ! podman info >"$work/info" 2>&1; then
 fi
 
 rb_log "building the binary"
-CGO_ENABLED=1 go build -trimpath -o "$work/rdmabench" ./cmd/rdmabench
+rb_build_release "$work/rdmabench" # as the packages ship it
 
 rb_log "making the base from $release's packages ($mirror)"
 mmdebstrap --quiet --variant=extract \

@@ -46,12 +46,7 @@ trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage"/{bin,man,completions,unit,etc,doc}
 
 rb_log "building rdmabench v$version ($arch)"
-# Hardened as Debian builds: PIE, full RELRO, fortified C; stripped.
-CGO_ENABLED=1 CGO_CFLAGS="-O2 -g0 -D_FORTIFY_SOURCE=2 -fstack-protector-strong" \
-	CGO_LDFLAGS="-Wl,-z,relro,-z,now" \
-	go build -trimpath -buildmode=pie \
-	-ldflags "-s -w -X github.com/rdmabench/rdmabench/internal/buildinfo.Version=v$version" \
-	-o "$stage/bin/rdmabench" ./cmd/rdmabench
+rb_build_release "$stage/bin/rdmabench" "$version"
 bin=$stage/bin/rdmabench
 got=$("$bin" version -o json | sed -n 's/.*"version": "\(.*\)".*/\1/p')
 [[ $got == "v$version" ]] || rb_die "the binary says version '$got', want v$version"
