@@ -2,8 +2,8 @@
 # Run every native Go fuzz target of the repository (each func FuzzX in a
 # _test.go file under pkg/) for a fixed short time, one after the other,
 # without cgo. The targets share a budget of RDMABENCH_FUZZ_TOTAL seconds
-# (default 80), at least 5 s each; RDMABENCH_FUZZTIME (e.g. 30s) sets the
-# time of each instead. Their seed corpora are in each package's
+# (default 55, 5 s each of the 11 there are), at least 5 s each;
+# RDMABENCH_FUZZTIME (e.g. 30s) sets the time of each instead. Their seed corpora are in each package's
 # testdata/fuzz/FuzzX/ and run with the unit tests too.
 #
 # Prints one line per target, as `go test -v` does, so that test.sh counts
@@ -32,7 +32,7 @@ mapfile -t targets < <(find pkg -name '*_test.go' -print0 | sort -z |
 if [[ -n ${RDMABENCH_FUZZTIME:-} ]]; then
 	each=$RDMABENCH_FUZZTIME
 else
-	total=${RDMABENCH_FUZZ_TOTAL:-80}
+	total=${RDMABENCH_FUZZ_TOTAL:-55}
 	each=$((total / ${#targets[@]}))
 	((each >= 5)) || each=5
 	each=${each}s
