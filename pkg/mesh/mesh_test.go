@@ -465,7 +465,7 @@ func checkDuplex(t *testing.T, m *report.Mesh, links []report.MeshLink, n int) {
 // directions in one run).
 func TestMeshDuplex(t *testing.T) {
 	if os.Getenv("RDMABENCH_IN_VM") == "1" {
-		t.Skip("a mesh over the TCP tests: the host's runs of scripts/test.sh (with and without cgo) cover it; in the emulated VM it takes half a minute")
+		t.Skip("a mesh over the TCP tests: the host's run of scripts/test.sh covers it; in the emulated VM it takes half a minute")
 	}
 	doc, errs, links := meshRun{n: 5, blame: true, duplex: true}.runStream(t)
 	for r, err := range errs {
