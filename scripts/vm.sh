@@ -647,8 +647,15 @@ build_cache() {
 	if [[ -n ${RDMABENCH_VM_KERNEL_DEB:-} ]]; then
 		cp -- "$RDMABENCH_VM_KERNEL_DEB" "$tmp/dl/"
 	else
-		(cd "$tmp/dl" && apt-get download -q "${apt_opts[@]}" "$@") >>"$log" 2>&1 ||
-			rb_die "apt-get download $* failed (see $log)"
+		# A mirror that drops a download (apt's own quick retries all
+		# answered "Ign") is given two more tries, a little later.
+		local try
+		for try in 1 2 3; do
+			(cd "$tmp/dl" && apt-get download -q "${apt_opts[@]}" "$@") >>"$log" 2>&1 && break
+			((try < 3)) || rb_die "apt-get download $* failed, three times (see $log)"
+			rb_log "apt-get download $* failed (try $try of 3); again in $((try * 10)) s"
+			sleep $((try * 10))
+		done
 	fi
 	for deb in "$tmp"/dl/*.deb; do
 		dpkg-deb -x "$deb" "$tmp/root" >>"$log" 2>&1 || rb_die "cannot extract $deb"
