@@ -230,9 +230,11 @@ fi
 # against this Prometheus, its variables as Grafana fills them (every
 # host and peer, a rate window of 30 s, a range of 5 min): each evaluates,
 # and each returns data but those of what this fleet does not run (the
-# bandwidth probe, a registry, kept sessions: tcp-lat's) and those that
-# select only trouble (a comparison last: `> 0`, `== 0`, `== 1`, empty on
-# a fleet without that trouble, or between a flapping verdict's turns).
+# bandwidth probe, a registry, kept sessions: tcp-lat's; the unit test
+# TestDashboardQueriesOnPrometheus returns data for those, from agents on
+# the host) and those that select only trouble (a comparison last: `> 0`,
+# `== 0`, `== 1`, empty on a fleet without that trouble, or between a
+# flapping verdict's turns).
 dash=$here/../deploy/grafana/rdmabench-fleet.json
 if [[ -n $job && -f $dash ]]; then
 	ndata=0 bad=() empty=() t_dash=$SECONDS

@@ -11,6 +11,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/rdmabench/rdmabench/pkg/control"
 )
 
 // dashboardQuery is one query of the dashboard: a panel's target, or a
@@ -165,4 +168,115 @@ func TestGrafanaDashboard(t *testing.T) {
 	if out, err := exec.Command(promtool(t), "check", "rules", path).CombinedOutput(); err != nil {
 		t.Errorf("promtool check rules of the dashboard's queries: %v\n%s\n%s", err, out, rules.String())
 	}
+}
+
+// dashboardEmptyHere are the dashboard's queries that select only trouble
+// this test's fleet has not (a comparison last), by the metric they read,
+// and why; every other query must return data. The VM scenario's
+// Prometheus (scripts/agent-vms.sh) has RDMA devices and a slowed host.
+var dashboardEmptyHere = map[string]string{
+	metricSlow:        "no peer here is slower than the others",
+	metricPeersOK:     "every agent's peers source (the registry) is used whole",
+	metricPortOK:      "no RDMA device on this host: the VM scenario's agents read port counters",
+	metricPortCounter: "no RDMA device on this host",
+	metricPeersErrors: "every peers source here answers",
+	metricSkipped:     "the rate asked is kept",
+}
+
+// TestDashboardQueriesOnPrometheus: five agents with every feature the
+// dashboard shows (peers from a registry one of them keeps, tcp-lat on
+// kept sessions, a tcp-bw bandwidth probe), scraped by a real Prometheus
+// every second; then one agent stops, so that the others' probes and
+// kept sessions of it fail. Every query of the dashboard, its variables
+// as Grafana fills them (every host and peer, a window of a minute),
+// evaluates, and each returns data but those of dashboardEmptyHere.
+func TestDashboardQueriesOnPrometheus(t *testing.T) {
+	prom := prometheusPath(t)
+	if testing.Short() {
+		t.Skip("-short: runs Prometheus for about 20 s")
+	}
+	_, qs := dashboardQueries(t, "../../deploy/grafana/rdmabench-fleet.json")
+	start := func(name, registry string) (string, string, func()) {
+		ln, mln := listen(t), listen(t)
+		conns, tests := ServerLimits(DefaultMaxPeers) // as rdmabench agent's: several tests at once, kept sessions
+		cfg := Config{Host: name, Serve: ln, Metrics: mln, PeersMesh: registry, Probe: probeRequest(), Keep: true,
+			ServerOptions: control.ServerOptions{MaxConns: conns, MaxTests: tests},
+			BW:            BWProbe{Test: "tcp-bw", Duration: 100 * time.Millisecond, Share: 0.1}, Rate: 20,
+			Reload: 200 * time.Millisecond, BlameEvery: time.Second, ProbeTimeout: 2 * time.Second,
+			Log: &testLog{t: t, name: name}}
+		if registry == "" {
+			// Registrations outlive a stopped agent by a minute: its
+			// peers go on probing it, and failing.
+			cfg.PeersMesh, cfg.Registry, cfg.RegistryExpiry = ln.Addr().String(), true, time.Minute
+		}
+		a, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ln.Addr().String(), mln.Addr().String(), runAgent(t, name, a)
+	}
+	// Five: each of the four left after one stops judges its three
+	// others (blame takes three peers with a figure).
+	raddr, rm, _ := start("r", "")
+	metrics := []string{rm}
+	for _, name := range []string{"b", "c", "d"} {
+		_, m, _ := start(name, raddr)
+		metrics = append(metrics, m)
+	}
+	eaddr, em, stopE := start("e", raddr)
+	base := startPrometheus(t, prom, append(metrics, em))
+
+	grafana := strings.NewReplacer(`$__rate_interval`, `1m`, `$__range`, `1m`, `$host`, `.+`, `$peer`, `.+`)
+	promql := func(q dashboardQuery) string {
+		expr := q.expr
+		if fn, arg, ok := strings.Cut(expr, "("); ok && fn == "label_values" {
+			expr = arg[:strings.LastIndex(arg, ",")] // Grafana's, not PromQL: its selector
+		}
+		return grafana.Replace(expr)
+	}
+	emptyHere := func(expr string) string {
+		if !regexp.MustCompile(`(>|==) [0-9]+\)?$`).MatchString(expr) {
+			return ""
+		}
+		for name, why := range dashboardEmptyHere {
+			if strings.Contains(expr, name+"{") {
+				return why
+			}
+		}
+		return ""
+	}
+	// The features' series first: sessions kept, bandwidth measured,
+	// registrations, every host's latency of its two peers.
+	eventually(t, 30*time.Second, "the fleet's features in Prometheus", func() (bool, string) {
+		for _, q := range []string{
+			`count(rdmabench_agent_probe_latency_seconds_count > 0) >= 20`,
+			`count(rdmabench_agent_peer_bandwidth_bytes_per_second > 0) >= 5`,
+			`sum(rdmabench_agent_probe_sessions) >= 20`,
+			`max(rdmabench_agent_registrations) >= 5`,
+		} {
+			if len(query(t, base, q)) == 0 {
+				lhs, _, _ := strings.Cut(q, " >=")
+				return false, fmt.Sprintf("%s: now %+v", q, query(t, base, lhs))
+			}
+		}
+		return true, ""
+	})
+	stopE()
+	eventually(t, 30*time.Second, "data from every query of the dashboard", func() (bool, string) {
+		var missing []string
+		for _, q := range qs {
+			expr := promql(q)
+			got := query(t, base, expr) // a query that does not evaluate fails the test
+			if why := emptyHere(q.expr); why != "" {
+				if len(got) > 0 {
+					t.Logf("%s: data, though %s: %q", q.where, why, expr)
+				}
+				continue
+			}
+			if len(got) == 0 {
+				missing = append(missing, q.where+": "+expr)
+			}
+		}
+		return len(missing) == 0, fmt.Sprintf("no data (e %s stopped): %s", eaddr, strings.Join(missing, "; "))
+	})
 }

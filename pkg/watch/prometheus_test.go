@@ -95,43 +95,11 @@ func TestPrometheusScrapesAgents(t *testing.T) {
 		write(t, ag.peers, "# the three agents\n"+strings.Join(all, "\n")+"\n")
 	}
 
-	dir := t.TempDir()
 	var targets []string
 	for _, ag := range agents {
-		targets = append(targets, strconv.Quote(ag.metrics))
+		targets = append(targets, ag.metrics)
 	}
-	cfgFile := filepath.Join(dir, "prometheus.yml")
-	write(t, cfgFile, fmt.Sprintf(`global:
-  scrape_interval: 1s
-  scrape_timeout: 900ms
-  evaluation_interval: 1s
-scrape_configs:
-  - job_name: rdmabench-agent
-    static_configs:
-      - targets: [%s]
-`, strings.Join(targets, ", ")))
-	pl := listen(t)
-	promAddr := pl.Addr().String()
-	pl.Close()
-	cmd := exec.Command(prom, "--config.file", cfgFile, "--storage.tsdb.path", filepath.Join(dir, "data"),
-		"--web.listen-address", promAddr, "--log.level", "warn")
-	promLog, err := os.Create(filepath.Join(dir, "prometheus.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stdout, cmd.Stderr = promLog, promLog
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			b, _ := os.ReadFile(promLog.Name())
-			t.Logf("prometheus log:\n%s", b)
-		}
-	})
-	base := "http://" + promAddr
+	base := startPrometheus(t, prom, targets)
 
 	// Every agent's latency series of each of its two peers.
 	want := map[string]bool{}
@@ -199,6 +167,51 @@ scrape_configs:
 	if v := query(t, base, fmt.Sprintf(`rdmabench_agent_peer_last_ok_timestamp_seconds{host="a",peer=%q}`, agents[1].addr)); len(v) != 1 {
 		t.Errorf("a's last good probe of b: %+v", v)
 	}
+}
+
+// startPrometheus runs the Prometheus at prom, scraping targets (HOST:PORT)
+// every second as job rdmabench-agent, until the test ends; it returns
+// the base URL of its HTTP API (not necessarily ready yet: query answers
+// nothing until it is).
+func startPrometheus(t *testing.T, prom string, targets []string) string {
+	t.Helper()
+	dir := t.TempDir()
+	quoted := make([]string, len(targets))
+	for i, tg := range targets {
+		quoted[i] = strconv.Quote(tg)
+	}
+	cfgFile := filepath.Join(dir, "prometheus.yml")
+	write(t, cfgFile, fmt.Sprintf(`global:
+  scrape_interval: 1s
+  scrape_timeout: 900ms
+  evaluation_interval: 1s
+scrape_configs:
+  - job_name: rdmabench-agent
+    static_configs:
+      - targets: [%s]
+`, strings.Join(quoted, ", ")))
+	pl := listen(t)
+	promAddr := pl.Addr().String()
+	pl.Close()
+	cmd := exec.Command(prom, "--config.file", cfgFile, "--storage.tsdb.path", filepath.Join(dir, "data"),
+		"--web.listen-address", promAddr, "--log.level", "warn")
+	promLog, err := os.Create(filepath.Join(dir, "prometheus.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = promLog, promLog
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			b, _ := os.ReadFile(promLog.Name())
+			t.Logf("prometheus log:\n%s", b)
+		}
+	})
+	return "http://" + promAddr
 }
 
 // sample is one series of a PromQL instant vector.
