@@ -11,8 +11,8 @@
 #   - else inside a qemu VM with Soft-RoCE (scripts/vm.sh): the tests the
 #     host's run skipped for want of a device (the rest ran on the host),
 #     and then the ODP and memory-kind tests and a subset of the others
-#     once more in a VM of a second kernel (unstable's, scripts/vm.sh
-#     --suite).
+#     once more, and ODP across two hosts, in two VMs of a second kernel
+#     (unstable's, scripts/vm-pair.sh --suite).
 # The last line is the total: "tests: N passed, N failed, N skipped".
 #
 # Usage: scripts/test.sh
@@ -179,18 +179,24 @@ esac
 rb_log "RDMA tests took $((SECONDS - start)) s"
 
 # A second kernel, a second driver: unstable's rxe (Linux 7.x) has
-# on-demand paging, which bookworm's has not. In one VM: the ODP and
-# memory-kind tests and a subset of the RDMA tests (verbs, the data checks,
-# the suite, a server, a mesh). RDMABENCH_SECOND_SUITE names another suite;
-# "none" skips the step.
+# on-demand paging, which bookworm's has not. In two VMs of that kernel
+# (scripts/vm-pair.sh): in B, the ODP and memory-kind tests and a subset
+# of the RDMA tests (verbs, the data checks, the suite, a server, a mesh),
+# then ODP across the two hosts against A's server (two-host-odp.sh).
+# RDMABENCH_SECOND_SUITE names another suite; "none" skips the step.
 second=${RDMABENCH_SECOND_SUITE:-unstable}
 : >"$out/rdma2.log"
 if [[ $mode == vm && $second != none ]]; then
-	step "RDMA on a second kernel ($second's rxe, with ODP): the ODP and memory-kind tests and a subset of the RDMA tests, in one VM"
+	step "RDMA on a second kernel ($second's rxe, with ODP): the ODP and memory-kind tests and a subset of the RDMA tests, then ODP across two VMs"
 	second_tests='^(TestODP.*|TestHugePages?.*|TestDmabufRefusedOnRxe|TestCudaStandIn|TestRCWrite|TestRCRead|TestRCSend|TestUDSend|TestFetchAdd|TestCompSwap|TestValidateEveryTest|TestValidateRemote|TestSuite|TestServeRDMA|TestMeshRDMA|TestDevicesOnDevice)$'
 	start=$SECONDS
-	"$here/vm.sh" --suite "$second" --devices 2 --share "$out" -- \
-		"$here/run-test-bins.sh" "$bins/list" -test.run "$second_tests" 2>&1 | tee "$out/rdma2.log" || failed=1
+	go build -o "$bins/rdmabench" ./cmd/rdmabench
+	# A's server stays up until B ends (vm-pair.sh then stops A).
+	"$here/vm-pair.sh" --suite "$second" --cpus 2 --share "$out" \
+		--a "$(rb_sq "$bins/rdmabench") serve -d rxe0 --listen \"\$RDMABENCH_VM_IP:19515\" 2>$(rb_sq "$out/odp-serve.log")" \
+		--b "rc=0; $(rb_sq "$here/run-test-bins.sh") $(rb_sq "$bins/list") -test.run $(rb_sq "$second_tests") || rc=1
+			$(rb_sq "$here/two-host-odp.sh") $(rb_sq "$bins/rdmabench") $(rb_sq "$out/odp") || rc=1; exit \$rc" \
+		2>&1 | tee "$out/rdma2.log" || failed=1
 	rb_log "RDMA tests on $second's kernel took $((SECONDS - start)) s"
 fi
 
