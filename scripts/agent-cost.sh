@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
-# What a probe of `rdmabench agent` costs on this host: two agents on
-# loopback probe each other with tcp-lat (or --probe TEST on the first
-# RDMA device) at RATE probes/s each for SECONDS, then the script reads
+# What a probe of `rdmabench agent` costs on this host: two agents (or
+# --agents N) on loopback probe each other with tcp-lat (or --probe TEST
+# on the first RDMA device) at RATE probes/s each for SECONDS, then the script reads
 # each agent's CPU time (utime + stime, /proc/PID/stat), resident memory
 # (VmRSS) and its good probes (from its /metrics) and prints, per agent,
 # CPU ms per probe. An agent both probes its peer and serves the peer's
 # probes, so the figure is a probe's cost at both ends. One-host figures:
 # loopback, no NIC, the two agents sharing the host's cores.
 #
-# The last line, "both:", adds the two agents up: CPU ms per good probe
-# (both ends of a probe together: the two agents' CPU over the good probes
-# either did) and the probes done over those asked (RATE per agent).
+# The line "both:" (or "all N:") adds the agents up: CPU ms per good
+# probe (both ends of a probe together: the agents' CPU over the good
+# probes any did) and the probes done over those asked (RATE per agent);
+# the last line, "busy:", the probes that ended refused busy (a peer's
+# server running other tests through every retry) over all that ended.
 #
-# Usage: scripts/agent-cost.sh [--rate R] [--seconds S] [--probe TEST] [--iters N] [--bin PATH] [-- AGENT_FLAGS...]
-#   defaults: --rate 10 --seconds 30 --probe tcp-lat --iters 10, the
+# Usage: scripts/agent-cost.sh [--agents N] [--rate R] [--seconds S] [--probe TEST] [--iters N] [--bin PATH] [-- AGENT_FLAGS...]
+#   defaults: --agents 2 --rate 10 --seconds 30 --probe tcp-lat --iters 10, the
 #   rdmabench built from this tree; --bin runs another build (an older
 #   one, for a before-and-after: scripts/agent-cost-ab.sh); flags after
 #   -- go to both agents (e.g. --keep=false).
@@ -23,12 +25,13 @@ here=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 . "$here/lib.sh"
 cd "$here/.."
 
-rate=10 seconds=30 probe=tcp-lat iters=10 bin=
+agents=2 rate=10 seconds=30 probe=tcp-lat iters=10 bin=
 extra=()
 while (($#)); do
 	case $1 in
 	--bin) bin=$2; shift 2 ;;
 	--) shift; extra=("$@"); break ;;
+	--agents) agents=$2; shift 2 ;;
 	--rate) rate=$2; shift 2 ;;
 	--seconds) seconds=$2; shift 2 ;;
 	--probe) probe=$2; shift 2 ;;
@@ -48,44 +51,54 @@ fi
 
 # Free ports: the kernel's, from a listener opened and closed at once.
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-p1=$(port) p2=$(port) m1=$(port) m2=$(port)
-printf '127.0.0.1:%s\n127.0.0.1:%s\n' "$p1" "$p2" >"$dir/peers"
+listen=() metrics=()
+: >"$dir/peers"
+for ((i = 1; i <= agents; i++)); do
+	listen[i]=$(port) metrics[i]=$(port)
+	echo "127.0.0.1:${listen[i]}" >>"$dir/peers"
+done
 pids=()
-for i in 1 2; do
-	p=p$i m=m$i
+for ((i = 1; i <= agents; i++)); do
 	"$dir/rdmabench" agent --peers "$dir/peers" --probe "$probe" -n "$iters" --rate "$rate" --host "agent$i" \
-		--listen "127.0.0.1:${!p}" --metrics-listen "127.0.0.1:${!m}" "${extra[@]}" 2>"$dir/agent$i.log" &
-	pids+=($!)
+		--listen "127.0.0.1:${listen[i]}" --metrics-listen "127.0.0.1:${metrics[i]}" "${extra[@]}" 2>"$dir/agent$i.log" &
+	pids[i]=$!
 done
 sleep 2 # started, peers read, first probes done
 ticks=$(getconf CLK_TCK)
 cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-oks() {
-	curl -s "http://127.0.0.1:$1/metrics" |
-		awk '/^rdmabench_agent_probes_total\{/ && /result="ok"/ {n += $NF} END {print n + 0}'
+# counts PORT: "OK BUSY ALL", the agent's probes ended so far.
+counts() {
+	curl -s "http://127.0.0.1:$1/metrics" | awk '/^rdmabench_agent_probes_total\{/ {
+		all += $NF
+		if (/result="ok"/) ok += $NF
+		if (/result="busy"/) busy += $NF
+	} END {print ok + 0, busy + 0, all + 0}'
 }
-declare -A c0 o0
-for i in 1 2; do
-	m=m$i
-	c0[$i]=$(cpu "${pids[$((i - 1))]}") o0[$i]=$(oks "${!m}")
+declare -A c0 o0 b0 a0
+for ((i = 1; i <= agents; i++)); do
+	c0[$i]=$(cpu "${pids[i]}")
+	read -r "o0[$i]" "b0[$i]" "a0[$i]" <<<"$(counts "${metrics[i]}")"
 done
 sleep "$seconds"
-printf 'probe %s -n %s at %s/s per agent, %s s, this host (%s cores, loopback):\n' "$probe" "$iters" "$rate" "$seconds" "$(nproc)"
-for i in 1 2; do
-	m=m$i pid=${pids[$((i - 1))]}
-	c=$(cpu "$pid") o=$(oks "${!m}")
+printf 'probe %s -n %s at %s/s per agent, %s agents, %s s, this host (%s cores, loopback):\n' "$probe" "$iters" "$rate" "$agents" "$seconds" "$(nproc)"
+ct=0 ot=0 bt=0 at=0
+for ((i = 1; i <= agents; i++)); do
+	pid=${pids[i]}
+	c=$(cpu "$pid")
+	read -r o b a <<<"$(counts "${metrics[i]}")"
 	rss=$(awk '/^VmRSS/ {print $2}' "/proc/$pid/status")
-	awk -v c="$((c - c0[$i]))" -v t="$ticks" -v o="$((o - o0[$i]))" -v s="$seconds" -v rss="$rss" -v i="$i" 'BEGIN {
+	awk -v c="$((c - c0[$i]))" -v t="$ticks" -v o="$((o - o0[$i]))" -v b="$((b - b0[$i]))" -v s="$seconds" -v rss="$rss" -v i="$i" 'BEGIN {
 		cpu = c / t
 		per = 0
 		if (o > 0) per = 1000 * cpu / o
-		printf "agent%d: %d good probes (%.1f/s), CPU %.2f s (%.1f%% of a core), %.2f ms per probe; RSS %.1f MiB\n",
-			i, o, o / s, cpu, 100 * cpu / s, per, rss / 1024
+		printf "agent%d: %d good probes (%.1f/s), %d busy, CPU %.2f s (%.1f%% of a core), %.2f ms per probe; RSS %.1f MiB\n",
+			i, o, o / s, b, cpu, 100 * cpu / s, per, rss / 1024
 	}'
-	ct=$((${ct:-0} + c - c0[$i])) ot=$((${ot:-0} + o - o0[$i]))
+	ct=$((ct + c - c0[$i])) ot=$((ot + o - o0[$i])) bt=$((bt + b - b0[$i])) at=$((at + a - a0[$i]))
 done
-awk -v c="$ct" -v t="$ticks" -v o="$ot" -v s="$seconds" -v r="$rate" 'BEGIN {
+awk -v c="$ct" -v t="$ticks" -v o="$ot" -v s="$seconds" -v r="$rate" -v n="$agents" -v b="$bt" -v a="$at" 'BEGIN {
 	per = 0
 	if (o > 0) per = 1000 * c / t / o
-	printf "both: %.3f ms CPU per good probe, %.1f%% of the probes asked done\n", per, 100 * o / (2 * r * s)
+	printf "%s: %.3f ms CPU per good probe, %.1f%% of the probes asked done\n", (n == 2 ? "both" : "all " n), per, 100 * o / (n * r * s)
+	printf "busy: %d of %d probes (%.2f%%)\n", b, a, (a > 0 ? 100 * b / a : 0)
 }'
