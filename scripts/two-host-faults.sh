@@ -11,8 +11,9 @@
 #   partition-5s  every packet lost, both ways, for 5 s mid-test
 #   partition     every packet lost, both ways, from mid-test until the
 #                 client has exited
-#   netdev-down   the client's eth0 (under its rxe0) set down mid-test, up
-#                 again once the client has exited
+#   netdev-down   the client's eth0 (under its rxe0) set down mid-test
+#                 (its packets held 0.2 s in the qdisc first), up again
+#                 once the client has exited
 # Each run must complete (RC retransmits: the port counters in the result
 # show them; --validate checks the data) or end with a named error within
 # the idle timeout plus the control protocol's 10 s (the time the client
@@ -201,9 +202,16 @@ fault_during='netem "loss 100%"; sleep 5; clear_netem' fault_after=1 fault_end='
 run partition-5s either write-bw "$peer" -s 4K -D 10 --idle-timeout "${idle}s"
 fault_during='netem "loss 100%"' fault_after=1 fault_end=clear_netem
 run partition error write-bw "$peer" -s 4K -D 60 --idle-timeout "${idle}s"
-fault_during='ip link set eth0 down' fault_after=1
+# Down: first the qdisc holds what rxe sends (netem's 10 s delay) for
+# 0.2 s, so that virtio-net's ring empties, then eth0 goes down (which
+# frees what the qdisc holds). A packet left in the ring would be freed
+# only once eth0 is up again, after the client has exited and destroyed
+# its QPs, and the 6.1 guest's rxe then panics in its destructor
+# (rxe_skb_tx_dtor reads the QP through the socket, cleared with it;
+# once in CI: docs/link-faults.md).
+fault_during='tc qdisc replace dev eth0 root netem delay 10s; sleep 0.2; ip link set eth0 down' fault_after=1
 # Up again: wait until rxe0's port is ACTIVE and its IPv4 GID is back.
-fault_end='ip link set eth0 up && for i in $(seq 1 100); do grep -q ACTIVE /sys/class/infiniband/rxe0/ports/1/state && grep -q ffff /sys/class/infiniband/rxe0/ports/1/gids/* && break; sleep 0.1; done'
+fault_end='tc qdisc del dev eth0 root 2>/dev/null; ip link set eth0 up && for i in $(seq 1 100); do grep -q ACTIVE /sys/class/infiniband/rxe0/ports/1/state && grep -q ffff /sys/class/infiniband/rxe0/ports/1/gids/* && break; sleep 0.1; done'
 # (The default idle timeout: with 5 s, it can end the run before rxe
 # fails the work requests with IBV_WC_LOC_QP_OP_ERR, whose hint names the
 # netdev.)

@@ -109,14 +109,8 @@ rb_prog=vm.sh
 # a module of GUEST_MODULES_OPTIONAL that a kernel lacks is left out.
 GUEST_MODULES="crc32_generic rdma_rxe ib_uverbs rdma_ucm ib_umad 9pnet_virtio 9p virtio_pci overlay dummy virtio_net sch_netem sch_prio cls_u32 vgem"
 GUEST_MODULES_OPTIONAL="crc32_generic"
-# Module parameters, "name:params". virtio_net's napi_tx=0 orphans each
-# packet as it is queued to the device (skb_orphan in start_xmit), so
-# that rxe's destructor runs then. With NAPI TX the packets still in the
-# ring when a test's netdev goes down are freed when it comes up again, and
-# rxe's destructor then reads a QP destroyed meanwhile: the 6.1 guest
-# panics (rxe_skb_tx_dtor, a NULL sk_user_data; two-host-faults.sh's
-# netdev-down case, once in CI, once in 21 tries here at -s 64K).
-GUEST_MODULE_PARAMS="dummy:numdummies=0 virtio_net:napi_tx=0"
+# Module parameters, "name:params".
+GUEST_MODULE_PARAMS="dummy:numdummies=0"
 # Bump when the way the cache is built changes.
 CACHE_RECIPE=1
 
