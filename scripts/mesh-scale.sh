@@ -79,7 +79,7 @@ streamed() {
 	local c
 	c=$(grep -c '^{"event":"link"' "$1" 2>/dev/null)
 	c=${c:-0}
-	if [[ -n $(tail -c 1 "$1" 2>/dev/null) ]] && tail -n 1 "$1" | grep -q '^{"event":"link"'; then
+	if [[ $(cut_short "$1") == yes ]] && tail -n 1 "$1" | grep -q '^{"event":"link"'; then
 		c=$((c - 1))
 	fi
 	echo "$c"

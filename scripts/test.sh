@@ -192,11 +192,11 @@ if [[ $mode == vm && $second != none ]]; then
 	start=$SECONDS
 	go build -o "$bins/rdmabench" ./cmd/rdmabench
 	# A's server stays up until B ends (vm-pair.sh then stops A).
-	"$here/vm-pair.sh" --suite "$second" --cpus 2 --share "$out" \
-		--a "$(rb_sq "$bins/rdmabench") serve -d rxe0 --listen \"\$RDMABENCH_VM_IP:19515\" 2>$(rb_sq "$out/odp-serve.log")" \
-		--b "rc=0; $(rb_sq "$here/run-test-bins.sh") $(rb_sq "$bins/list") -test.run $(rb_sq "$second_tests") || rc=1
-			$(rb_sq "$here/two-host-odp.sh") $(rb_sq "$bins/rdmabench") $(rb_sq "$out/odp") || rc=1; exit \$rc" \
-		2>&1 | tee "$out/rdma2.log" || failed=1
+	serve_a="$(rb_sq "$bins/rdmabench") serve -d rxe0 --listen \"\$RDMABENCH_VM_IP:19515\" 2>$(rb_sq "$out/odp-serve.log")"
+	tests_b="rc=0; $(rb_sq "$here/run-test-bins.sh") $(rb_sq "$bins/list") -test.run $(rb_sq "$second_tests") || rc=1;"
+	tests_b+=" $(rb_sq "$here/two-host-odp.sh") $(rb_sq "$bins/rdmabench") $(rb_sq "$out/odp") || rc=1; exit \$rc"
+	"$here/vm-pair.sh" --suite "$second" --cpus 2 --share "$out" --a "$serve_a" --b "$tests_b" 2>&1 |
+		tee "$out/rdma2.log" || failed=1
 	rb_log "RDMA tests on $second's kernel took $((SECONDS - start)) s"
 fi
 

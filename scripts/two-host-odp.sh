@@ -3,8 +3,8 @@
 # (scripts/test.sh: scripts/vm-pair.sh --suite unstable, host A running
 # `rdmabench serve` on :19515). Each test runs over RC against host A with
 # --odp and --validate, so that both hosts register their buffers for
-# on-demand paging (rxe0, on the link between them) and the data written is checked where it lands; each
-# must exit 0 with ODP recorded at both ends (the result's memory and
+# on-demand paging (rxe0, on the link between them) and the data written
+# is checked where it lands; each must exit 0 with ODP recorded at both ends (the result's memory and
 # server_memory, the remote host's memory) and host A on this kernel. Then
 # UC, which that rxe pages for no operation, must be refused by name
 # before any test runs. Prints "--- PASS: two-host-odp/NAME" (or FAIL)
@@ -28,10 +28,10 @@ for _ in $(seq 1 300); do
 done
 kernel=$(uname -r)
 
-# The tests whose receives start on a page: the Linux 7.2 rxe misplaces
-# ODP copies that start inside one (docs/memory.md), which --validate
-# reports; send-bw's ring of receive buffers is such a case, and is left
-# to TestODP, which asserts that known failure.
+# Every RDMA test but send-bw: the Linux 7.2 rxe misplaces ODP copies
+# that start inside a page (docs/memory.md), as send-bw's ring of receive
+# buffers does; --validate reports it, and TestODP asserts that known
+# failure. The others' receives start on a page at 512 B.
 for t in write-lat write-bw read-lat read-bw send-lat atomic-lat atomic-bw; do
 	sizes=(-s 512)
 	[[ $t == atomic-* ]] && sizes=()

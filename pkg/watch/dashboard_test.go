@@ -22,6 +22,21 @@ type dashboardQuery struct {
 	where, expr string
 }
 
+// promQL is the query as PromQL, the dashboard's variables replaced as
+// vars says (Grafana fills them so); a variable's label_values(SELECTOR,
+// LABEL), Grafana's and not PromQL, becomes its SELECTOR.
+func (q dashboardQuery) promQL(vars *strings.Replacer) string {
+	expr := q.expr
+	if fn, arg, ok := strings.Cut(expr, "("); ok && fn == "label_values" {
+		expr = arg[:strings.LastIndex(arg, ",")]
+	}
+	return vars.Replace(expr)
+}
+
+// troubleOnly matches a query that selects only trouble: a comparison
+// last (`> 0`, `== 0`, `== 1`).
+var troubleOnly = regexp.MustCompile(`(>|==) [0-9]+\)?$`)
+
 // dashboardQueries reads the dashboard of deploy/grafana: its template
 // variables' names, and every query of its panels (rows' too) and
 // variables.
@@ -153,12 +168,7 @@ func TestGrafanaDashboard(t *testing.T) {
 	var rules strings.Builder
 	rules.WriteString("groups:\n  - name: dashboard\n    rules:\n")
 	for i, q := range qs {
-		expr := q.expr
-		if fn, arg, ok := strings.Cut(expr, "("); ok && fn == "label_values" {
-			// label_values(SELECTOR, LABEL): Grafana's, not PromQL.
-			expr = arg[:strings.LastIndex(arg, ",")]
-		}
-		e, _ := json.Marshal(grafana.Replace(expr))
+		e, _ := json.Marshal(q.promQL(grafana))
 		fmt.Fprintf(&rules, "      - record: dashboard:query%d\n        expr: %s\n", i, e)
 	}
 	path := filepath.Join(t.TempDir(), "dashboard-rules.yml")
@@ -193,7 +203,7 @@ var dashboardEmptyHere = map[string]string{
 func TestDashboardQueriesOnPrometheus(t *testing.T) {
 	prom := prometheusPath(t)
 	if testing.Short() {
-		t.Skip("-short: runs Prometheus for about 20 s")
+		t.Skip("-short: runs Prometheus and five agents for about 10 s")
 	}
 	_, qs := dashboardQueries(t, "../../deploy/grafana/rdmabench-fleet.json")
 	start := func(name, registry string) (string, string, func()) {
@@ -227,15 +237,8 @@ func TestDashboardQueriesOnPrometheus(t *testing.T) {
 	base := startPrometheus(t, prom, append(metrics, em))
 
 	grafana := strings.NewReplacer(`$__rate_interval`, `1m`, `$__range`, `1m`, `$host`, `.+`, `$peer`, `.+`)
-	promql := func(q dashboardQuery) string {
-		expr := q.expr
-		if fn, arg, ok := strings.Cut(expr, "("); ok && fn == "label_values" {
-			expr = arg[:strings.LastIndex(arg, ",")] // Grafana's, not PromQL: its selector
-		}
-		return grafana.Replace(expr)
-	}
 	emptyHere := func(expr string) string {
-		if !regexp.MustCompile(`(>|==) [0-9]+\)?$`).MatchString(expr) {
+		if !troubleOnly.MatchString(expr) {
 			return ""
 		}
 		for name, why := range dashboardEmptyHere {
@@ -245,8 +248,8 @@ func TestDashboardQueriesOnPrometheus(t *testing.T) {
 		}
 		return ""
 	}
-	// The features' series first: sessions kept, bandwidth measured,
-	// registrations, every host's latency of its two peers.
+	// The features' series first: every host's latency of its four
+	// peers, bandwidth measured, sessions kept, registrations.
 	eventually(t, 30*time.Second, "the fleet's features in Prometheus", func() (bool, string) {
 		for _, q := range []string{
 			`count(rdmabench_agent_probe_latency_seconds_count > 0) >= 20`,
@@ -265,7 +268,7 @@ func TestDashboardQueriesOnPrometheus(t *testing.T) {
 	eventually(t, 30*time.Second, "data from every query of the dashboard", func() (bool, string) {
 		var missing []string
 		for _, q := range qs {
-			expr := promql(q)
+			expr := q.promQL(grafana)
 			got := query(t, base, expr) // a query that does not evaluate fails the test
 			if why := emptyHere(q.expr); why != "" {
 				if len(got) > 0 {
