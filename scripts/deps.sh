@@ -41,6 +41,9 @@ packages=(
 	# distributions' own linters (and finds the .deb's library dependencies
 	# with dpkg-shlibdeps)
 	lintian rpmlint rpm dpkg-dev
+	# scripts/helm-check.sh takes helm's release binary out of the zip
+	# an npm package ships it in
+	unzip
 	# the traffic-class test captures RoCE v2 packets (UDP 4791) in the VM
 	tcpdump
 	# the Soft-RoCE VM: emulator, guest initramfs tools (zstd: newer kernels'
