@@ -1,0 +1,195 @@
+//go:build linux && cgo
+
+package verbs
+
+/*
+#include <stdlib.h>
+#include "udprobe.h"
+#include "rb.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+)
+
+// UDProbe is a UD QP of the UD probe: its CQs, a completion channel, a
+// buffer of receives and sends and its MR, all made by OpenUDProbe and
+// freed by Close. A responder's Serve runs on one thread; a prober's Ping
+// is called by one goroutine at a time.
+type UDProbe struct {
+	u     *C.struct_rb_udp
+	pd    *PD
+	local Endpoint
+	gid   GIDChoice
+	id    int
+}
+
+// OpenUDProbe creates a UD probe QP on pd and moves it to RTS, with its
+// receives posted. Equivalent to a UD QP of `ibv_ud_pingpong`.
+func (pd *PD) OpenUDProbe(cfg UDProbeConfig) (*UDProbe, error) {
+	if pd.pd == nil {
+		return nil, ErrClosed
+	}
+	port := max(cfg.Port, 1)
+	pi, err := pd.ctx.QueryPort(port)
+	if err != nil {
+		return nil, err
+	}
+	table, err := pd.ctx.GIDTable(port)
+	if err != nil {
+		return nil, err
+	}
+	gid, err := SelectGID(table, pi.LinkLayer, cfg.GIDIndex)
+	if err != nil {
+		return nil, fmt.Errorf("ud probe on %s port %d: %w", pd.ctx.Name(), port, err)
+	}
+	size := cfg.Size
+	if size == 0 {
+		size = int(pi.ActiveMTU)
+	}
+	if size < UDProbeMinSize || size > int(pi.ActiveMTU) {
+		return nil, fmt.Errorf("ud probe: a message of %d bytes: want %d to %d (the active MTU of %s port %d)",
+			size, UDProbeMinSize, int(pi.ActiveMTU), pd.ctx.Name(), port)
+	}
+	qkey := cfg.QKey
+	if qkey == 0 {
+		qkey = DefaultQKey
+	}
+	var u *C.struct_rb_udp
+	var where *C.char
+	if rc := C.rb_udp_open(pd.pd, C.uint8_t(port), C.uint8_t(gid.Index), C.uint32_t(size), C.uint32_t(orDefault(cfg.Recv, 16)),
+		C.uint32_t(orDefault(cfg.Send, 16)), C.uint32_t(qkey), &u, &where); rc != 0 {
+		return nil, newError("ud probe: "+C.GoString(where), syscall.Errno(rc))
+	}
+	p := &UDProbe{u: u, pd: pd, gid: gid, id: track("ud probe qp")}
+	p.local = Endpoint{QPN: uint32(C.rb_udp_qpn(u)), LID: pi.LID, GID: gid.GID, GIDIndex: gid.Index,
+		MTU: pi.ActiveMTU, QKey: qkey}
+	return p, nil
+}
+
+// Endpoint is what a peer needs to probe this QP: its QPN, Q_Key, GID and
+// LID.
+func (p *UDProbe) Endpoint() Endpoint { return p.local }
+
+// GIDChoice tells which GID the QP sends from and why.
+func (p *UDProbe) GIDChoice() GIDChoice { return p.gid }
+
+// Serve answers every probe that arrives until Stop (nil) or an error. It
+// sleeps on the completion channel while nothing arrives; run it on a
+// goroutine of its own (it holds its OS thread).
+func (p *UDProbe) Serve() error {
+	if rc := C.rb_udp_serve(p.u); rc != 0 {
+		return p.err(C.int64_t(rc))
+	}
+	return nil
+}
+
+// Stop makes Serve return; safe from any goroutine.
+func (p *UDProbe) Stop() { C.rb_udp_stop(p.u) }
+
+// Counters reads the QP's counters. A prober's are read between its
+// Pings; a responder's Served at any time.
+func (p *UDProbe) Counters() UDProbeCounters {
+	return UDProbeCounters{
+		Served:         atomic.LoadUint64((*uint64)(unsafe.Pointer(&p.u.served))),
+		Bad:            atomic.LoadUint64((*uint64)(unsafe.Pointer(&p.u.bad))),
+		Late:           uint64(p.u.late),
+		AddressHandles: uint64(p.u.ah_made),
+	}
+}
+
+// Address makes an address handle toward remote's GID with the path's
+// traffic class, hop limit (64 when 0) and service level. Equivalent to
+// ibv_create_ah.
+func (p *UDProbe) Address(remote Endpoint, tclass, hopLimit, sl int) (*UDAddress, error) {
+	if remote.GID.IsZero() {
+		return nil, errors.New("ud probe: the peer's endpoint has no GID")
+	}
+	var ah *C.struct_ibv_ah
+	if rc := C.rb_udp_ah(p.u, (*C.uint8_t)(unsafe.Pointer(&remote.GID[0])), C.uint8_t(tclass), C.uint8_t(hopLimit),
+		C.uint8_t(sl), &ah); rc != 0 {
+		return nil, fmt.Errorf("%w (remote gid %s)", newError("create ah", syscall.Errno(rc)), remote.GID)
+	}
+	return &UDAddress{ah: ah, id: track("ah")}, nil
+}
+
+// UDAddress is an address handle toward a peer's GID, from a UD probe QP.
+type UDAddress struct {
+	ah *C.struct_ibv_ah
+	id int
+}
+
+// Close destroys the address handle.
+func (a *UDAddress) Close() error {
+	if a == nil || a.ah == nil {
+		return nil
+	}
+	rc := C.ibv_destroy_ah(a.ah)
+	a.ah = nil
+	untrack(a.id)
+	if rc != 0 {
+		return newError("destroy ah", syscall.Errno(rc))
+	}
+	return nil
+}
+
+// Ping runs len(samples) ping-pongs with the responder remote (its QPN
+// and Q_Key) behind a, each sample the round trip in ns (CLOCK_MONOTONIC),
+// from the post of the probe to the poll that found its answer. It spins
+// on its completion queue for spin, then sleeps on the completion channel
+// until the answer or the deadline. It returns the ping-pongs done: all,
+// or fewer with an error (ErrTimeout: the deadline passed). One cgo call;
+// nothing allocated.
+func (p *UDProbe) Ping(a *UDAddress, remote Endpoint, samples []uint64, spin time.Duration, deadline time.Time) (int, error) {
+	if len(samples) == 0 {
+		return 0, nil
+	}
+	qkey := remote.QKey
+	if qkey == 0 {
+		qkey = DefaultQKey
+	}
+	now := uint64(C.rb_mono_ns())
+	dl := now
+	if d := time.Until(deadline); d > 0 {
+		dl += uint64(d)
+	}
+	rc := C.rb_udp_ping(p.u, a.ah, C.uint32_t(remote.QPN), C.uint32_t(qkey), C.uint64_t(len(samples)),
+		(*C.uint64_t)(unsafe.Pointer(&samples[0])), C.uint64_t(spin), C.uint64_t(dl))
+	done := int(p.u.done)
+	if rc < 0 {
+		return done, p.err(rc)
+	}
+	return done, nil
+}
+
+func (p *UDProbe) err(code C.int64_t) error {
+	switch code {
+	case C.RB_EWC:
+		return &WCError{Status: WCStatus(p.u.wc_status), QPN: p.local.QPN}
+	case C.RB_ETIMEDOUT:
+		return fmt.Errorf("%w: no answer by the deadline", ErrTimeout)
+	case C.RB_EPOST:
+		return newError("post", syscall.Errno(p.u.err))
+	case C.RB_EPOLL:
+		return newError("poll cq", syscall.Errno(p.u.err))
+	}
+	return fmt.Errorf("ud probe: unexpected result %d", int64(code))
+}
+
+// Close destroys the QP, its address handles, CQs, channel, MR and
+// buffer. Serve must have returned.
+func (p *UDProbe) Close() error {
+	if p == nil || p.u == nil {
+		return nil
+	}
+	C.rb_udp_close(p.u)
+	p.u = nil
+	untrack(p.id)
+	return nil
+}
