@@ -29,9 +29,12 @@ const DefaultKeptWarmup = 10
 
 // keepProblem says what makes s no kept probe session ("" when it is one).
 func (s *Spec) keepProblem() string {
+	if s.udProbe() {
+		return ""
+	}
 	switch {
 	case s.Test != "tcp-lat":
-		return fmt.Sprintf("a kept probe session is a tcp-lat test, not %s", s.Test)
+		return fmt.Sprintf("a kept probe session is a tcp-lat test (or send-lat over UD: the server's UD probe), not %s", s.Test)
 	case len(s.Sizes) != 1:
 		return "a kept probe session is one message size"
 	case s.Sizes[0] > MaxKeptSize:

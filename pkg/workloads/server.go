@@ -18,6 +18,9 @@ type Server struct {
 	// ListenHost is the address TCP tests listen on (the control
 	// listener's); empty means every address.
 	ListenHost string
+	// UDProbe, when set, is this host's UD probe (an agent's): a client
+	// that asks (Spec.Keep with send-lat over UD) learns its endpoint.
+	UDProbe *UDProbe
 }
 
 // ServerTest is a test a Server accepted: its spec, decoded and normalized
@@ -52,6 +55,9 @@ func (t *ServerTest) Name() string { return t.spec.Test }
 
 // Run runs the test's server end, exchanging with the client through tr.
 func (t *ServerTest) Run(ctx context.Context, tr Transport) error {
+	if t.spec.udProbe() {
+		return t.sendUDProbe(ctx, tr)
+	}
 	if t.spec.Keep {
 		return t.runKept(ctx, tr)
 	}

@@ -1,0 +1,199 @@
+//go:build linux && cgo
+
+package workloads
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"time"
+
+	"github.com/rdmabench/rdmabench/pkg/verbs"
+)
+
+// UDProbe is this host's UD probe: the device, a PD, the responder QP
+// (answering on a thread of its own from OpenUDProbe to Close) and a pool
+// of prober QPs, one probe in flight on each.
+type UDProbe struct {
+	dev     *verbs.Context
+	pd      *verbs.PD
+	resp    *verbs.UDProbe
+	probers chan *verbs.UDProbe
+	all     []*verbs.UDProbe
+	served  chan error
+	path    pathValues
+	nicTS   bool
+	// late and bad add up the probers' counters, read after each probe.
+	late, bad atomic.Uint64
+}
+
+// pathValues are the address vector's settings of the probes' address
+// handles.
+type pathValues struct{ tclass, hopLimit, sl int }
+
+// UDPeer is a peer of the UD probe: its responder's endpoint and an
+// address handle toward it.
+type UDPeer struct {
+	ep   verbs.Endpoint
+	addr *verbs.UDAddress
+}
+
+// Endpoint is the peer's responder.
+func (p *UDPeer) Endpoint() verbs.Endpoint { return p.ep }
+
+// OpenUDProbe opens the UD probe on spec's device and port (the agent's
+// probe: send-lat over UD, its GID index, path and message size) with
+// probers QPs to probe from, and starts answering.
+func OpenUDProbe(spec Spec, probers int) (*UDProbe, error) {
+	if len(spec.Sizes) != 1 {
+		return nil, errors.New("a UD probe is one message size")
+	}
+	dev, err := verbs.Open(spec.Device)
+	if err != nil {
+		return nil, err
+	}
+	u := &UDProbe{dev: dev, probers: make(chan *verbs.UDProbe, max(probers, 1))}
+	fail := func(err error) (*UDProbe, error) {
+		u.closeQPs()
+		return nil, err
+	}
+	port, err := dev.QueryPort(max(spec.Port, 1))
+	if err != nil {
+		return fail(err)
+	}
+	if port.State != verbs.PortActive {
+		return fail(fmt.Errorf("port %d of %s is %s, not ACTIVE (check the link and `rdma link`)", max(spec.Port, 1), dev.Name(), port.State))
+	}
+	if u.nicTS, _, err = dev.CompletionTimestamps(); err != nil {
+		u.nicTS = false
+	}
+	if u.pd, err = dev.AllocPD(); err != nil {
+		return fail(err)
+	}
+	gidIndex := -1
+	if spec.GIDIndex != nil {
+		gidIndex = *spec.GIDIndex
+	}
+	cfg := verbs.UDProbeConfig{Port: spec.Port, GIDIndex: gidIndex}
+	if u.resp, err = u.pd.OpenUDProbe(cfg); err != nil {
+		return fail(err)
+	}
+	cfg.Size = spec.Sizes[0]
+	for range cap(u.probers) {
+		q, err := u.pd.OpenUDProbe(cfg)
+		if err != nil {
+			return fail(err)
+		}
+		u.all = append(u.all, q)
+		u.probers <- q
+	}
+	if spec.TClass != nil {
+		u.path.tclass = *spec.TClass
+	}
+	if spec.HopLimit != nil {
+		u.path.hopLimit = *spec.HopLimit
+	}
+	if spec.SL != nil {
+		u.path.sl = *spec.SL
+	}
+	u.served = make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		u.served <- u.resp.Serve()
+	}()
+	return u, nil
+}
+
+// Endpoint is this host's responder, which peers probe.
+func (u *UDProbe) Endpoint() verbs.Endpoint { return u.resp.Endpoint() }
+
+// Device is the probe's device.
+func (u *UDProbe) Device() string { return u.dev.Name() }
+
+// NICTimestamps tells whether the device stamps completions with its own
+// clock (ibv_query_device_ex). The probe does not read them: its samples
+// are the host's round trips either way.
+func (u *UDProbe) NICTimestamps() bool { return u.nicTS }
+
+// Peer makes the address handle toward a peer's responder.
+func (u *UDProbe) Peer(ep verbs.Endpoint) (*UDPeer, error) {
+	a, err := u.all[0].Address(ep, u.path.tclass, u.path.hopLimit, u.path.sl)
+	if err != nil {
+		return nil, err
+	}
+	return &UDPeer{ep: ep, addr: a}, nil
+}
+
+// Close frees the peer's address handle.
+func (p *UDPeer) Close() error {
+	if p == nil {
+		return nil
+	}
+	return p.addr.Close()
+}
+
+// Ping runs len(samples) ping-pongs with p on a free prober, waiting for
+// one until ctx ends; each sample is half a round trip in ns (rtt_half).
+// An error (verbs.ErrTimeout: deadline passed with an answer missing)
+// leaves samples partly written.
+func (u *UDProbe) Ping(ctx context.Context, p *UDPeer, samples []uint64, deadline time.Time) error {
+	var q *verbs.UDProbe
+	select {
+	case q = <-u.probers:
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+	before := q.Counters()
+	_, err := q.Ping(p.addr, p.ep, samples, verbs.DefaultUDProbeSpin, deadline)
+	after := q.Counters()
+	u.late.Add(after.Late - before.Late)
+	u.bad.Add(after.Bad - before.Bad)
+	u.probers <- q
+	if err != nil {
+		return fmt.Errorf("ud probe of qpn 0x%x at %s: %w", p.ep.QPN, p.ep.GID, err)
+	}
+	for i := range samples {
+		samples[i] /= 2
+	}
+	return nil
+}
+
+// Counters are the probe's counters: the probes its responder answered,
+// the messages that were no probe of ours, the answers that came after
+// their probe was given up.
+func (u *UDProbe) Counters() UDProbeCounters {
+	c := u.resp.Counters()
+	return UDProbeCounters{Served: c.Served, Bad: c.Bad + u.bad.Load(), Late: u.late.Load()}
+}
+
+// Close stops answering and frees every verbs object. No Ping may be in
+// flight.
+func (u *UDProbe) Close() error {
+	var err error
+	if u.served != nil {
+		u.resp.Stop()
+		err = <-u.served
+		u.served = nil
+	}
+	u.closeQPs()
+	return err
+}
+
+func (u *UDProbe) closeQPs() {
+	for _, q := range u.all {
+		_ = q.Close()
+	}
+	u.all = nil
+	_ = u.resp.Close()
+	u.resp = nil
+	if u.pd != nil {
+		_ = u.pd.Close()
+		u.pd = nil
+	}
+	if u.dev != nil {
+		_ = u.dev.Close()
+		u.dev = nil
+	}
+}
