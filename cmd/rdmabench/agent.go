@@ -107,7 +107,7 @@ func (a *agentFlags) add(fs *pflag.FlagSet) {
 	fs.BoolVar(&a.cfg.Registry, "registry", false, "keep a registry on --listen: the agents that register there (--peers mesh:THIS_HOST, this one too) get every live registration, at most --max-peers")
 	fs.Var(positiveDuration(&a.cfg.RegistryExpiry), "registry-expiry", "with --registry: forget a registration not renewed for this long, at least twice --reload (default 30s)")
 	fs.StringVar(&a.advertise, "advertise", "", "with --peers mesh: the HOST[:PORT] registered, that peers probe (default: --listen's; from an address of every interface, the one the registry sees this agent from; port --listen's when none)")
-	fs.StringVar(&a.probe, "probe", "write-lat", "the probe test: a latency test (write-lat, send-lat, read-lat, atomic-lat, tcp-lat)")
+	fs.StringVar(&a.probe, "probe", "write-lat", "the probe: a latency test (write-lat, send-lat, read-lat, atomic-lat, tcp-lat), each probe a whole test (tcp-lat: on kept sessions, --keep); or ud-lat, the UD probe: one UD QP answering every peer, a few probing them through address handles, each probe -n SEND ping-pongs on them and nothing set up (32-byte messages unless -s)")
 	fs.Float64Var(&a.cfg.Rate, "rate", watch.DefaultRate, "probes per second, over all peers")
 	fs.StringVar(&a.cfg.BW.Test, "bw-probe", "", "also probe bandwidth with this test (write-bw, send-bw, read-bw, tcp-bw; default none): one peer at a time, round-robin, --bw-duration each, taking --bw-share of the time; on the probe's device and path")
 	fs.Var(&a.bwShare, "bw-share", "the share of the time the bandwidth probes take, about the share of the link they load on average (default 1%, at most 50%)")
@@ -150,11 +150,39 @@ func (a *agentFlags) add(fs *pflag.FlagSet) {
 	}
 }
 
+// udProbe checks the flags of --probe ud-lat, the UD probe (setting
+// cfg.UD), and returns the probe's test: send-lat over UD for it, else
+// --probe's.
+func (a *agentFlags) udProbe(fs *pflag.FlagSet) (string, error) {
+	if a.probe != workloads.UDProbeTest {
+		return a.probe, nil
+	}
+	for _, name := range []string{"inline-size", "events", "warmup", "idle-timeout", "keep"} {
+		if fs.Changed(name) {
+			return "", fmt.Errorf("agent: --%s does not apply to --probe %s (its probers spin on their CQ, then sleep on its channel; a peer's first probe learns its responder, no warm-up; nothing is set up per probe)",
+				name, workloads.UDProbeTest)
+		}
+	}
+	if fs.Changed("connection") && !strings.EqualFold(a.f.spec.Connection, "UD") {
+		return "", fmt.Errorf("agent: --probe %s runs over UD, not -c %s", workloads.UDProbeTest, a.f.spec.Connection)
+	}
+	if fs.Changed("size") && len(a.f.spec.Sizes) == 1 && a.f.spec.Sizes[0] < verbs.UDProbeMinSize {
+		return "", fmt.Errorf("agent: -s %d: a UD probe's message holds a %d-byte header: want -s %d or more (the default)",
+			a.f.spec.Sizes[0], verbs.UDProbeMinSize, verbs.UDProbeMinSize)
+	}
+	a.cfg.UD = true
+	return "send-lat", nil
+}
+
 // config checks the flags (fs) and makes the agent, without its
 // listeners, its log going to log: a mistake is refused here, by name (a
 // usage error), before anything listens.
 func (a *agentFlags) config(fs *pflag.FlagSet, log io.Writer) (*watch.Agent, error) {
-	info, known := workloads.LookupTest(a.probe) // watch.New refuses what is no latency test
+	test, err := a.udProbe(fs)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	info, known := workloads.LookupTest(test) // watch.New refuses what is no latency test
 	if a.cfg.Rate <= 0 || a.cfg.Rate > 1000 {
 		return nil, usageError{fmt.Errorf("agent: --rate %g: want probes per second above 0, at most 1000", a.cfg.Rate)}
 	}
@@ -188,7 +216,13 @@ func (a *agentFlags) config(fs *pflag.FlagSet, log io.Writer) (*watch.Agent, err
 		return nil, usageError{err}
 	}
 	a.cfg.Blame = blame
-	req := a.f.request([]string{a.probe}, false, nil)
+	req := a.f.request([]string{test}, false, nil)
+	if a.cfg.UD {
+		req.Spec.Connection = "UD"
+		if !fs.Changed("size") {
+			req.Spec.Sizes = []int{verbs.UDProbeMinSize}
+		}
+	}
 	if err := settings.MergeDSCP(&req.Spec.Path, a.f.dscp); err != nil {
 		return nil, usageError{fmt.Errorf("agent: %w", err)}
 	}

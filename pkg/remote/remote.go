@@ -44,6 +44,9 @@ func Serve(ctx context.Context, ln net.Listener, srv *workloads.Server, opt cont
 	if opt.MaxTests > 1 {
 		opt.Features = append(slices.Clip(opt.Features), workloads.KeptFeature)
 	}
+	if srv.UDProbe != nil {
+		opt.Features = append(slices.Clip(opt.Features), workloads.UDProbeFeature)
+	}
 	return control.NewServer(handler{srv}, opt).Serve(ctx, ln)
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/rdmabench/rdmabench/pkg/control"
 	"github.com/rdmabench/rdmabench/pkg/remote"
 	"github.com/rdmabench/rdmabench/pkg/report"
+	"github.com/rdmabench/rdmabench/pkg/verbs"
 	"github.com/rdmabench/rdmabench/pkg/workloads"
 )
 
@@ -95,6 +96,10 @@ type Config struct {
 	Probe workloads.Request
 	// BW, when its Test is set, is the bandwidth probe.
 	BW BWProbe
+	// UD makes the probe the UD probe (--probe ud-lat): Probe is a send-lat
+	// over UD, and Run opens this host's UD probe on its device (one QP
+	// answering every peer, MaxInflight probing them: see udprobe.go).
+	UD bool
 	// Keep runs a tcp-lat probe on kept sessions: per peer, the control
 	// connection and the test's connection set up once and reused, a probe
 	// a burst of ping-pongs on them (see kept.go). Other probes run a
@@ -170,7 +175,9 @@ type Agent struct {
 	// (processRegistry), served with the agent's own families.
 	process *prometheus.Registry
 	kept    keptState
-	logMu   sync.Mutex
+	// ud is this host's UD probe, from Run's start to its end (Config.UD).
+	ud    *workloads.UDProbe
+	logMu sync.Mutex
 }
 
 // peer is one peer's live state: its stats (in st.peers) and its kept
@@ -191,6 +198,9 @@ type peer struct {
 	// one that runs one test at a time: `rdmabench serve`); its probes
 	// are whole tests.
 	noKept bool
+	// ud is its UD probe responder, learnt from its server, and an address
+	// handle toward it (Config.UD); owned by the probe in flight.
+	ud *workloads.UDPeer
 }
 
 // New checks cfg and plans the probe: a mistake is an error here, before
@@ -257,8 +267,11 @@ func New(cfg Config) (*Agent, error) {
 		return nil, errors.New("the probe is one test")
 	}
 	info, ok := workloads.LookupTest(cfg.Probe.Tests[0])
+	if cfg.UD && (info.Name != "send-lat" || cfg.Probe.Spec.Connection != "UD") {
+		return nil, errors.New("the UD probe is a send-lat over UD")
+	}
 	if !ok || info.Metric != workloads.Latency {
-		return nil, fmt.Errorf("--probe %q: want a latency test (write-lat, send-lat, read-lat, atomic-lat or tcp-lat)", cfg.Probe.Tests[0])
+		return nil, fmt.Errorf("--probe %q: want a latency test (write-lat, send-lat, read-lat, atomic-lat or tcp-lat) or ud-lat", cfg.Probe.Tests[0])
 	}
 	if strings.Contains(cfg.Probe.Spec.Device, ",") || cfg.Probe.Spec.Device == "all" {
 		return nil, errors.New("-d: an agent probes from one device (run one agent per NIC)")
@@ -286,7 +299,7 @@ func New(cfg Config) (*Agent, error) {
 			return nil, err
 		}
 	}
-	a.st.labels = labels{host: cfg.Host, device: cfg.Probe.Spec.Device, test: info.Name, basis: info.Basis}
+	a.st.labels = labels{host: cfg.Host, device: cfg.Probe.Spec.Device, test: a.probeName(), basis: info.Basis}
 	a.process = processRegistry(cfg.Host, cfg.Probe.Spec.Device)
 	a.st.port = max(cfg.Probe.Spec.Port, 1)
 	a.st.rate = cfg.Rate
@@ -339,6 +352,14 @@ func (a *Agent) planBW() error {
 	return nil
 }
 
+// probeName is the probe's name: its test's, or the UD probe's.
+func (a *Agent) probeName() string {
+	if a.cfg.UD {
+		return workloads.UDProbeTest
+	}
+	return a.info.Name
+}
+
 // BW is the bandwidth probe, its defaults filled in.
 func (a *Agent) BW() BWProbe { return a.cfg.BW }
 
@@ -380,10 +401,17 @@ func (a *Agent) Run(ctx context.Context) error {
 	if a.cfg.Serve == nil && (a.registry != nil || (a.cfg.PeersMesh != "" && a.cfg.Advertise == "")) {
 		return errors.New("a registry, and an agent registering with one, serve tests: no listener")
 	}
+	if a.cfg.UD {
+		if err := a.openUD(); err != nil {
+			return err
+		}
+		defer a.closeUD()
+	}
 	var wg sync.WaitGroup
 	errc := make(chan error, 2)
 	if ln := a.cfg.Serve; ln != nil {
 		srv := a.cfg.Server
+		srv.UDProbe = a.ud
 		opt := a.cfg.ServerOptions
 		opt.Registry = a.registry
 		wg.Add(1)
@@ -670,6 +698,8 @@ func (a *Agent) setPeers(addrs []string, data []byte) {
 		if !p.busy {
 			a.closeKept(p.kept, p.client)
 			p.kept, p.client = nil, nil
+			_ = p.ud.Close()
+			p.ud = nil
 		}
 	}
 	a.st.peers = list
@@ -724,6 +754,10 @@ func (a *Agent) nextPeer(cursor *int, skipped *uint64) *peer {
 
 // probe runs one probe of p, its bandwidth probe when bw, and records it.
 func (a *Agent) probe(ctx context.Context, p *peer, bw bool) {
+	if !bw && a.ud != nil {
+		a.probeUD(ctx, p)
+		return
+	}
 	if !bw && a.keeps() && !p.noKept {
 		a.probeKept(ctx, p)
 		return
@@ -866,7 +900,9 @@ func classify(err error) string {
 		return ResultVersion
 	case errors.As(err, &se) && (se.Code == control.CodeSpec || se.Code == control.CodeLimit):
 		return ResultRefused
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, control.ErrPeerSilent):
+	case errors.Is(err, ErrNoUDProbe), errors.Is(err, workloads.ErrNoUDProbe):
+		return ResultRefused
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, control.ErrPeerSilent), errors.Is(err, verbs.ErrTimeout):
 		return ResultTimeout
 	case errors.As(err, &dns):
 		return ResultConnect
@@ -893,7 +929,7 @@ func (a *Agent) judge() {
 		s.p50 = s.recentP50()
 	}
 	a.mu.Unlock()
-	lines := a.judgeFigure(verdictOf{figure: a.info.Name + " p50", higherIsWorse: true,
+	lines := a.judgeFigure(verdictOf{figure: a.probeName() + " p50", higherIsWorse: true,
 		value: func(s *peerStats) float64 { return s.p50 }, flag: func(s *peerStats) *bool { return &s.slow },
 		judged: &a.st.slowJudged, fewTold: &a.slowFewTold,
 		bad: func(s *peerStats, b blame.Verdicts) string {
@@ -1010,6 +1046,7 @@ func (a *Agent) WriteMetrics(w io.Writer, format expfmt.Format) error {
 	}
 	a.mu.Lock()
 	a.st.registrations = n
+	a.readUD()
 	own := metricFamilies(&a.st, pc)
 	a.mu.Unlock()
 	return writeFamilies(w, own, a.process, format)

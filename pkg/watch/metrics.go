@@ -17,6 +17,7 @@ import (
 	"github.com/rdmabench/rdmabench/internal/buildinfo"
 	"github.com/rdmabench/rdmabench/pkg/report"
 	"github.com/rdmabench/rdmabench/pkg/report/render"
+	"github.com/rdmabench/rdmabench/pkg/workloads"
 )
 
 // The metric families the agent exports (docs/agent.md is their reference).
@@ -46,6 +47,11 @@ const (
 	metricSessionsOpened = "rdmabench_agent_probe_sessions_opened_total" // counter
 	metricSessionsFailed = "rdmabench_agent_probe_sessions_failed_total" // counter, per kind
 	metricSessions       = "rdmabench_agent_probe_sessions"              // gauge
+	// The UD probe's, with it (--probe ud-lat).
+	metricUDAnswered    = "rdmabench_agent_ud_probes_answered_total" // counter
+	metricUDLate        = "rdmabench_agent_ud_answers_late_total"    // counter
+	metricUDBad         = "rdmabench_agent_ud_messages_bad_total"    // counter
+	metricNICTimestamps = "rdmabench_agent_nic_timestamps"           // gauge 0/1
 )
 
 // Probe results: "ok", or the kind of error (the label result of
@@ -192,6 +198,11 @@ type state struct {
 	keptOpened uint64
 	keptFailed [10]uint64
 	keptOpen   int
+	// The UD probe's (udOn: the probe is it): its counters as last read,
+	// and whether the device stamps completions.
+	udOn          bool
+	ud            workloads.UDProbeCounters
+	nicTimestamps bool
 }
 
 func ptrTo[T any](v T) *T { return &v }
@@ -417,9 +428,21 @@ func metricFamilies(s *state, pc *portReading) []*dto.MetricFamily {
 		sOpen.Metric = append(sOpen.Metric, g(float64(s.keptOpen), labelPairs(append(slices.Clone(base), "test", s.test)...)))
 	}
 
+	udAnswered := fam(metricUDAnswered, "", counter, "The peers' UD probes this agent's UD probe answered, since it started.")
+	udLate := fam(metricUDLate, "", counter, "Answers to this agent's UD probes that came after their probe was given up (--probe-timeout).")
+	udBad := fam(metricUDBad, "", counter, "Messages to this agent's UD probe QPs that were no probe or answer of ours.")
+	nicTS := fam(metricNICTimestamps, "", gauge, "1 when the probe's device stamps work completions with its own clock (ibv_query_device_ex); the probes record the host's round trip either way.")
+	if s.udOn {
+		l := labelPairs(append(slices.Clone(base), "test", s.test)...)
+		udAnswered.Metric = append(udAnswered.Metric, c(s.ud.Served, l))
+		udLate.Metric = append(udLate.Metric, c(s.ud.Late, l))
+		udBad.Metric = append(udBad.Metric, c(s.ud.Bad, l))
+		nicTS.Metric = append(nicTS.Metric, g(b01(s.nicTimestamps), labelPairs(base...)))
+	}
+
 	var fams []*dto.MetricFamily
 	for _, mf := range []*dto.MetricFamily{lat, probes, lastOK, p50, slow, judged, peers, period, skipped, peersErr, peersOK, registrations, portCounter, portOK,
-		bw, bwProbes, bwLastOK, bwLow, bwPeriod, sOpened, sFailed, sOpen} {
+		bw, bwProbes, bwLastOK, bwLow, bwPeriod, sOpened, sFailed, sOpen, udAnswered, udLate, udBad, nicTS} {
 		if len(mf.Metric) > 0 {
 			fams = append(fams, mf)
 		}
