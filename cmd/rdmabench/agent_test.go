@@ -53,6 +53,11 @@ func TestAgentUsage(t *testing.T) {
 		{[]string{"agent", "--peers", peers, "--probe", "tcp-lat", "-n", "0"}, "must be at least 1"},
 		{[]string{"agent", "--peers", peers, "--probe", "tcp-lat", "--rate-limit", "1Gbps"}, "--rate-limit does not apply to agent"},
 		{[]string{"agent", "--peers", peers, "--probe", "tcp-lat", "-d", "a,b"}, "one device"},
+		{[]string{"agent", "--peers", peers, "--probe", "ud-lat", "-e"}, "--events does not apply to --probe ud-lat"},
+		{[]string{"agent", "--peers", peers, "--probe", "ud-lat", "--warmup", "5"}, "--warmup does not apply to --probe ud-lat"},
+		{[]string{"agent", "--peers", peers, "--probe", "ud-lat", "--keep=false"}, "--keep does not apply to --probe ud-lat"},
+		{[]string{"agent", "--peers", peers, "--probe", "ud-lat", "-c", "RC"}, "--probe ud-lat runs over UD, not -c RC"},
+		{[]string{"agent", "--peers", peers, "--probe", "ud-lat", "-s", "8"}, "-s 8: a UD probe's message holds a 32-byte header"},
 	} {
 		_, stderr, code := cli(t, tc.args...)
 		if code != exitUsage || !strings.Contains(stderr, tc.want) {
