@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Agent soak: two `rdmabench agent`s on one RDMA device probe each other
-# (write-lat over RC, --rate probes/s each) for SECONDS, and their levels
+# (write-lat over RC, or --probe TEST, --rate probes/s each) for SECONDS, and their levels
 # stay flat. Each agent's levels are read after a warm-up (a minute),
 # half-way and at the end, each time with its peers file emptied (the agent
 # re-reads it every 2 s and stops probing) and once it is idle (its count
@@ -28,8 +28,13 @@
 # of the time: one every 10 s), in the same levels, and it exits 1 unless
 # each made a good bandwidth probe; the last bandwidth of each is printed.
 #
-# Usage: scripts/agent-soak.sh [--seconds S] [--warmup S] [--rate R] [--bw-probe TEST] [--out DIR]
+# With --probe ud-lat the probe is the UD probe (one UD QP answering, a
+# few probing, nothing set up per probe): its QPs stay open, so its verbs
+# objects are flat by construction; what the soak reads is everything else.
+#
+# Usage: scripts/agent-soak.sh [--seconds S] [--warmup S] [--rate R] [--probe TEST] [--bw-probe TEST] [--out DIR]
 #   --seconds S   the soak after the warm-up (default 600; at least 30)
+#   --probe T     the latency probe, write-lat (default) or ud-lat
 #   --warmup S    the warm-up (default 60)
 #   --rate R      probes per second of each agent (default 10)
 #   --bw-probe T  a bandwidth probe too, e.g. write-bw (default none)
@@ -41,12 +46,13 @@ rb_prog=agent-soak.sh
 here=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 . "$here/lib.sh"
 
-seconds=600 warmup=60 rate=10 bw="" out="" in_vm=0 bin=""
+seconds=600 warmup=60 rate=10 probe=write-lat bw="" out="" in_vm=0 bin=""
 while (($#)); do
 	case $1 in
 	--seconds) seconds=$2; shift 2 ;;
 	--warmup) warmup=$2; shift 2 ;;
 	--rate) rate=$2; shift 2 ;;
+	--probe) probe=$2; shift 2 ;;
 	--bw-probe) bw=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
 	--in-vm) in_vm=1; bin=$2; shift 2 ;; # internal: run the soak here, with BINARY
@@ -67,7 +73,7 @@ if ((!in_vm)); then
 		[[ -x /usr/local/go/bin/go ]] && PATH=$PATH:/usr/local/go/bin
 	fi
 	go build -o "$out/rdmabench" ./cmd/rdmabench
-	args=(--seconds "$seconds" --warmup "$warmup" --rate "$rate" --out "$out" --in-vm "$out/rdmabench")
+	args=(--seconds "$seconds" --warmup "$warmup" --rate "$rate" --probe "$probe" --out "$out" --in-vm "$out/rdmabench")
 	[[ -z $bw ]] || args+=(--bw-probe "$bw")
 	if [[ ${RDMABENCH_IN_VM:-} == 1 || $(rb_rdma_mode) == host ]]; then
 		exec "$here/agent-soak.sh" "${args[@]}"
@@ -98,10 +104,15 @@ ctl[a]=19515 met[a]=19516 ctl[b]=19525 met[b]=19526
 peer_of() { [[ $1 == a ]] && echo b || echo a; }
 bw_args=()
 [[ -z $bw ]] || bw_args=(--bw-probe "$bw" --bw-share 10% --bw-duration 1s)
+case $probe in
+write-lat) probe_args=(--probe write-lat -n 10 --warmup 2 -u 18) ;;
+ud-lat) probe_args=(--probe ud-lat -n 10 -u 18) ;;
+*) rb_log "--probe $probe: want write-lat or ud-lat"; exit 2 ;;
+esac
 for x in a b; do
 	echo "127.0.0.1:${ctl[$(peer_of $x)]}" >"$out/peers.$x"
 	"$bin" agent -d "$dev" --listen "127.0.0.1:${ctl[$x]}" --metrics-listen "127.0.0.1:${met[$x]}" \
-		--peers "$out/peers.$x" --reload 2s --rate "$rate" -n 10 --warmup 2 -u 18 --probe-timeout 30s "${bw_args[@]}" \
+		--peers "$out/peers.$x" --reload 2s --rate "$rate" "${probe_args[@]}" --probe-timeout 30s "${bw_args[@]}" \
 		2>"$out/agent.$x.log" &
 	pid[$x]=$!
 done
@@ -280,6 +291,6 @@ for x in a b; do
 		ko "$x-rss" "resident $(field rss_kib "$w") KiB after the warm-up, $(field rss_kib "$e") KiB at the end"
 done
 if ((fail == 0)); then
-	echo "--- PASS: agent-soak/levels (two agents probing each other on $dev for $took s at $rate probes/s: verbs objects, descriptors, goroutines and memory flat)"
+	echo "--- PASS: agent-soak/levels (two agents probing each other on $dev for $took s at $rate $probe probes/s: verbs objects, descriptors, goroutines and memory flat)"
 fi
 exit $fail

@@ -341,6 +341,9 @@ func (a *Agent) planBW() error {
 	req := a.cfg.Probe
 	req.Tests = []string{b.Test}
 	req.Spec.Sizes = []int{b.Size}
+	if a.cfg.UD {
+		req.Spec.Connection = "" // the UD probe's is UD; a bandwidth test's RC, its default
+	}
 	req.Spec.Iterations, req.Spec.Duration, req.Spec.Interval, req.Spec.Warmup = 0, b.Duration, b.Duration, nil
 	run, err := workloads.NewPlan(req)
 	if err != nil {

@@ -131,7 +131,11 @@ func (a *Agent) probeUD(ctx context.Context, p *peer) {
 		p.failKind = result
 	}
 	if p.gone {
+		// Removed from the set while this probe was in flight: free what
+		// it holds, the bandwidth probe's connection too.
 		_ = up.Close()
+		a.closeKept(nil, p.client)
+		p.client = nil
 	} else {
 		p.ud = up
 	}
