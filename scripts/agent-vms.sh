@@ -2,8 +2,9 @@
 # `rdmabench agent` across hosts, watched by a real Prometheus (run by
 # scripts/mesh-hosts.sh in the first VM of its Slurm cluster of
 # scripts/vm-group.sh's VMs, after the meshes). One Slurm job step runs
-# an agent in every VM (write-lat probes on its rxe0 with completion events,
-# -e: spinning ends starve the emulated CPUs), each with the same peers file
+# an agent in every VM (the UD probe, --probe ud-lat, on its rxe0: one UD
+# QP answering its peers, a few probing them, nothing set up per probe),
+# each with the same peers file
 # (every VM; an agent leaves itself out) and /metrics on its own 10.0.0.i;
 # Debian's Prometheus, in the first VM (its data on the guest's tmpfs),
 # scrapes them every 2 s once it is ready (/-/ready, printed). Its HTTP
@@ -16,33 +17,30 @@
 #      what it was over the minute before (half the 250 ms the delay adds to
 #      the one-way figure); whether every other agent's own p50 of it rose
 #      too, each at least once, is printed;
-#   3. blame: the fleet's verdict, as the rule RdmabenchHostSlow reads it
+#   3. own-verdict: every other agent's own blame names the slowed host
+#      within 30 s of the delay (the first "blame: peer ... slow" line of
+#      each agent's log, its time against the delay's);
+#   4. blame: the fleet's verdict, as the rule RdmabenchHostSlow reads it
 #      (rdmabench_agent_peer_slow 1 for that peer in at least 2 agents, each
 #      verdict over the last 30 s: emulated figures are noisy, a verdict may
 #      flap), names that host; how many agents named it is printed;
-#   4. dashboard: every query of the Grafana dashboard evaluates, and
+#   5. dashboard: every query of the Grafana dashboard evaluates, and
 #      returns data where this fleet has what it shows.
 # The agents are tuned for emulated hosts of one vCPU, the first of which
-# also runs Slurm's controller, Prometheus and this script: short probes
-# (-n 3, no warm-up) at 0.5/s in all (a probe is a whole test, and an
-# emulated one takes up to seconds of CPU; through the delay each of its
-# control exchanges, about 7, and each ping-pong take 500 ms more; at 1/s
-# each, the first VM had no CPU left to answer its scrapes within 900 ms
-# nor its peers' probes within 15 s), a scrape timeout of 1.9 s, an ACK
-# timeout of 4 s (-u 20, as the meshes' blame runs: loaded emulated hosts
-# wake on an event in tens to hundreds of milliseconds, with the delay
-# 500 ms more), and blame every 2 s over each peer's last 3 good probes
-# (--blame-probes 3: the probes of the slowed host are few, each takes
-# seconds through the delay). Each wait has a generous deadline (600 s for
-# Prometheus to be ready, 420 s after that for the series, 240 s after the
-# delay for the rest); the seconds it took are printed.
-# Where the time after the delay goes: a scrape (2 s) and this script's
-# polling (2 s) are small; the window of the p50's rate() (10 s: the
-# samples from before the delay must leave it); and, most of all, the
-# probes of the slowed host, each taking 5 s or more through the delay:
-# an agent has one probe of a peer in flight at a time, so its own p50
-# of it rises after its first probe through the delay, and its blame after
-# two (the median of 3 probes); the fleet's p50 after the first of any.
+# also runs Slurm's controller, Prometheus and this script: probes of 3
+# ping-pongs at 3/s in all (each peer once a second; through the delay a
+# ping-pong takes 500 ms more, so a probe of the slowed host 1.5 s), a
+# probe timeout of 5 s, a scrape timeout of 1.9 s, and blame every 2 s
+# over each peer's last 3 good probes (--blame-probes 3). Each wait has a
+# generous deadline (600 s for Prometheus to be ready, 420 s after that
+# for the series, 240 s after the delay for the rest); the seconds it
+# took are printed.
+# Where the time after the delay goes: an agent's own p50 of the slowed
+# host rises after its first probe through the delay (a second or two),
+# its verdict after two (the median of 3 probes) and the next blame pass
+# (2 s); the fleet's p50 waits for the window of its rate() (10 s: the
+# samples from before the delay must leave it), a scrape (2 s) and this
+# script's polling (2 s).
 # Prints "--- PASS: agent-vms/NAME" (or FAIL) per case and
 # "agent-vms: N passed, N failed".
 #
@@ -56,8 +54,8 @@ if [[ ${1:-} == node ]]; then
 	bin=$2 dir=$3
 	me=${SLURMD_NODENAME:?run me with srun}
 	ip=10.0.0.${me#node}
-	exec "$bin" agent --peers "$dir/peers" -d rxe0 -e -u 20 --probe write-lat -n 3 --warmup 0 --rate 0.5 \
-		--probe-timeout 15s --blame-every 2s --blame-probes 3 --reload 2s \
+	exec "$bin" agent --peers "$dir/peers" -d rxe0 --probe ud-lat -n 3 --rate 3 \
+		--probe-timeout 5s --blame-every 2s --blame-probes 3 --reload 2s \
 		--listen "$ip:$port" --metrics-listen "$ip:$mport" --host "$me" >"$dir/agent-$me.log" 2>&1
 fi
 
@@ -203,6 +201,32 @@ if [[ -n $job ]] && srun --jobid "$job" --overlap -N 1 -n 1 -w "$slow" tc qdisc 
 		echo "  after $((SECONDS - t0)) s, ${#seen[@]} of $((n - 1)) other agents' own p50 of $slow seen 125 ms above the minute before"
 	fi
 	q "$(p50_of 10s)" | sed 's/^/  p50 of the slowed host, the last 10 s: /'
+	# Each other agent's own verdict: its first "blame: peer X slow" line
+	# after the delay, timed against it (the guests' clocks are the
+	# host's; the log's times are whole seconds).
+	own_verdicts() { # -> "AGENT SECONDS" a line, each other agent that named it
+		local f t s
+		for f in "$dir"/agent-node*.log; do
+			[[ $f == */agent-$slow.log ]] && continue
+			for t in $(grep " blame: peer $slow_peer slow" "$f" | cut -d' ' -f1); do
+				s=$(date -d "$t" +%s)
+				((s >= t_fault)) || continue
+				f=${f##*/agent-}
+				echo "${f%.log} $((s - t_fault))"
+				break
+			done
+		done
+	}
+	all_named() { (($(own_verdicts | wc -l) == n - 1)); }
+	until_true 120 all_named || true
+	verdicts=$(own_verdicts | sort -k2 -n | paste -sd' ' -)
+	last=$(own_verdicts | sort -k2 -n | tail -1 | cut -d' ' -f2)
+	if (($(own_verdicts | wc -l) == n - 1)) && ((last <= 30)); then
+		ok "own-verdict (each of the $((n - 1)) other agents' own blame named $slow slow within 30 s of the delay, seconds after it: ${verdicts// /, })"
+	else
+		ko own-verdict "$(own_verdicts | wc -l) of $((n - 1)) other agents named $slow slow, seconds after the delay: ${verdicts:-none} (want all, each within 30 s)"
+		grep -h 'blame:' "$dir"/agent-*.log | tail -n 10
+	fi
 	# The fleet's verdict, as RdmabenchHostSlow reads it: the slowed host
 	# slow for at least 2 agents (each verdict over the last 30 s: an
 	# emulated host's verdict may flap).
@@ -226,7 +250,7 @@ if [[ -n $job ]] && srun --jobid "$job" --overlap -N 1 -n 1 -w "$slow" tc qdisc 
 else
 	ko netem-delay "could not set netem on $slow in the agents' job ${job:-none}"
 fi
-# 4. The Grafana dashboard's queries (deploy/grafana/rdmabench-fleet.json)
+# 5. The Grafana dashboard's queries (deploy/grafana/rdmabench-fleet.json)
 # against this Prometheus, its variables as Grafana fills them (every
 # host and peer, a rate window of 30 s, a range of 5 min): each evaluates,
 # and each returns data but those of what this fleet does not run (the

@@ -699,10 +699,7 @@ func (a *Agent) setPeers(addrs []string, data []byte) {
 		delete(a.byAddr, s)
 		p.gone = true
 		if !p.busy {
-			a.closeKept(p.kept, p.client)
-			p.kept, p.client = nil, nil
-			_ = p.ud.Close()
-			p.ud = nil
+			a.release(p)
 		}
 	}
 	a.st.peers = list
@@ -710,6 +707,16 @@ func (a *Agent) setPeers(addrs []string, data []byte) {
 		a.logf("peers: %d (added %s; removed %s); every peer probed every %.3gs", len(list),
 			orNone(added), orNone(removed), float64(len(list))/a.cfg.Rate)
 	}
+}
+
+// release frees what a peer removed from the set holds (a.mu held, no
+// probe of it in flight): its kept session and control connection, its
+// UD probe's address handle.
+func (a *Agent) release(p *peer) {
+	a.closeKept(p.kept, p.client)
+	p.kept, p.client = nil, nil
+	_ = p.ud.Close()
+	p.ud = nil
 }
 
 func orNone(s []string) string {
@@ -843,6 +850,9 @@ func (a *Agent) probe(ctx context.Context, p *peer, bw bool) {
 	}
 	if !p.gone && !a.keeps() {
 		p.client = c
+	}
+	if p.gone {
+		a.release(p) // what the latency probes keep, a kept session or a UD peer
 	}
 	a.mu.Unlock()
 	switch {

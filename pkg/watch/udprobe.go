@@ -134,8 +134,7 @@ func (a *Agent) probeUD(ctx context.Context, p *peer) {
 		// Removed from the set while this probe was in flight: free what
 		// it holds, the bandwidth probe's connection too.
 		_ = up.Close()
-		a.closeKept(nil, p.client)
-		p.client = nil
+		a.release(p)
 	} else {
 		p.ud = up
 	}

@@ -139,3 +139,34 @@ func TestUDProbeAgents(t *testing.T) {
 	}
 	closeUD()
 }
+
+// TestGonePeerReleased: a peer removed from the set while its bandwidth
+// probe was in flight has what its latency probes keep (here a kept
+// tcp-lat session and its control connection) freed when that probe
+// ends, not held until the agent stops.
+func TestGonePeerReleased(t *testing.T) {
+	addr, _ := serveOn(t, "127.0.0.1:0")
+	file := filepath.Join(t.TempDir(), "peers")
+	a, err := New(Config{Host: "a", PeersFile: file, Probe: probeRequest(), Keep: true,
+		BW: BWProbe{Test: "tcp-bw", Duration: 100 * time.Millisecond, Share: 0.5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, file, addr+"\n")
+	a.reload()
+	probeNext(t, a) // sets the kept session up
+	p := a.nextPeer(&a.bwCursor, nil)
+	if p == nil || p.kept == nil {
+		t.Fatal("no peer with a kept session to probe")
+	}
+	write(t, file, "")
+	a.reload() // removed while its bandwidth probe is in flight
+	a.probe(context.Background(), p, true)
+	a.mu.Lock()
+	kept, client := p.kept, p.client
+	a.mu.Unlock()
+	if kept != nil || client != nil {
+		t.Fatalf("a removed peer still holds its kept session %v and connection %v after its last probe", kept, client)
+	}
+	a.kept.closer.Wait()
+}
