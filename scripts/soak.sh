@@ -20,7 +20,9 @@
 #
 # With --agent-seconds S, the agent soak (scripts/agent-soak.sh) runs
 # after it on the same device (in the same VM), S seconds after a warm-up
-# of 20 s, its agents probing bandwidth too (--bw-probe write-bw).
+# of 20 s, its agents probing with the UD probe (--probe ud-lat) and
+# bandwidth too (--bw-probe write-bw: whole tests, each setting up and
+# freeing its RC QPs).
 #
 # Usage: scripts/soak.sh [--tests N] [--kill-pct P] [--seed S] [--out DIR]
 #                        [--agent-seconds S]
@@ -284,6 +286,6 @@ if ((agent_seconds > 0)); then
 	kill "$server" 2>/dev/null || true
 	wait "$server" 2>/dev/null || true
 	mkdir -p "$out/agent"
-	"$here/agent-soak.sh" --seconds "$agent_seconds" --warmup 20 --bw-probe write-bw --out "$out/agent" --in-vm "$bin" || bad=1
+	"$here/agent-soak.sh" --seconds "$agent_seconds" --warmup 20 --probe ud-lat --bw-probe write-bw --out "$out/agent" --in-vm "$bin" || bad=1
 fi
 ((failed == 0 && bad == 0))
