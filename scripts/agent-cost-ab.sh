@@ -1,23 +1,26 @@
 #!/usr/bin/env bash
 # Before and after of an agent's probe cost (scripts/agent-cost.sh), in
 # interleaved runs: for each of PAIRS pairs, A B B A (A the build BEFORE,
-# B this tree's), each run RATE probes/s per agent for SECONDS. It prints
+# B this tree's, or the build AFTER), each run N agents (2 unless
+# --agents) at RATE probes/s per agent for SECONDS. It prints
 # every run's "both:" line, then per rate the median of A's and B's CPU
 # per good probe and done share, and the ratio B/A of each pair (the
 # mean of its two A and two B runs) as a median with the lowest and
 # highest pair's ratio around it: on a shared, noisy host the interval
 # says more than the median.
 #
-# Usage: scripts/agent-cost-ab.sh --before BIN [--pairs N] [--seconds S] [--rates "10 50 100"]
+# Usage: scripts/agent-cost-ab.sh --before BIN [--after BIN] [--agents N] [--pairs N] [--seconds S] [--rates "10 50 100"]
 set -euo pipefail
 rb_prog=agent-cost-ab.sh
 here=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 . "$here/lib.sh"
 cd "$here/.."
-before= pairs=3 seconds=20 rates="10 50 100"
+before= after= agents=2 pairs=3 seconds=20 rates="10 50 100"
 while (($#)); do
 	case $1 in
 	--before) before=$2; shift 2 ;;
+	--after) after=$2; shift 2 ;;
+	--agents) agents=$2; shift 2 ;;
 	--pairs) pairs=$2; shift 2 ;;
 	--seconds) seconds=$2; shift 2 ;;
 	--rates) rates=$2; shift 2 ;;
@@ -27,10 +30,15 @@ done
 [[ -x $before ]] || rb_die "--before BIN: an rdmabench build to compare with"
 dir=$(mktemp -d "${TMPDIR:-/tmp}/rdmabench-agent-ab.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
-go build -o "$dir/after" ./cmd/rdmabench
+if [[ -n $after ]]; then
+	[[ -x $after ]] || rb_die "--after BIN: an rdmabench build"
+	cp "$after" "$dir/after"
+else
+	go build -o "$dir/after" ./cmd/rdmabench
+fi
 one() { # BIN RATE -> "cpu_ms done_pct"
-	"$here/agent-cost.sh" --bin "$1" --rate "$2" --seconds "$seconds" | tee -a "$dir/log" /dev/stderr |
-		awk '/^both:/ {print $2, $8+0}'
+	"$here/agent-cost.sh" --agents "$agents" --bin "$1" --rate "$2" --seconds "$seconds" | tee -a "$dir/log" /dev/stderr |
+		awk '/^(both|all [0-9]+):/ {sub(/^all /, ""); print $2, $8+0}'
 }
 for r in $rates; do
 	for ((p = 1; p <= pairs; p++)); do

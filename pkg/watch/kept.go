@@ -65,8 +65,6 @@ func (a *Agent) probeKept(ctx context.Context, p *peer) {
 		samples = make([]uint64, a.kept.iters)
 	}
 	deadline := time.Now().Add(a.cfg.ProbeTimeout)
-	pctx, cancel := context.WithDeadline(ctx, deadline)
-	defer cancel()
 	var torn []string // the kinds of the sessions torn down
 	// tear tears the session and its control connection down.
 	tear := func(err error) {
@@ -86,7 +84,7 @@ func (a *Agent) probeKept(ctx context.Context, p *peer) {
 	for try := 0; ; try++ {
 		fresh := k == nil
 		if fresh {
-			if k, c, err = a.openKept(pctx, addr, c); err != nil {
+			if k, c, err = a.openKept(ctx, deadline, addr, c); err != nil {
 				break
 			}
 			opened++
@@ -170,8 +168,12 @@ func (a *Agent) countOpen() {
 }
 
 // openKept sets up a kept session with addr's server over c (dialled
-// when nil), trying again a few times while the server is busy.
-func (a *Agent) openKept(ctx context.Context, addr string, c *remote.Client) (*workloads.Kept, *remote.Client, error) {
+// when nil), by deadline, trying again a few times while the server is
+// busy. The deadline's context (a timer) is made here: a burst on a kept
+// session takes the deadline itself.
+func (a *Agent) openKept(ctx context.Context, deadline time.Time, addr string, c *remote.Client) (*workloads.Kept, *remote.Client, error) {
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
 	for try := 0; ; try++ {
 		if c == nil {
 			var err error
