@@ -243,6 +243,13 @@ func fleet() *dashboard.DashboardBuilder {
 			query(`sum by (host) (rate(rdmabench_agent_probe_sessions_opened_total{`+hostSel+`}[$__rate_interval]))`, "{{host}} set up/s"))).
 		WithPanel(stacked("Kept sessions torn down", "Kept sessions torn down per second for an error, by kind.", "cps",
 			query(`sum by (host, kind) (rate(rdmabench_agent_probe_sessions_failed_total{`+hostSel+`}[$__rate_interval])) > 0`, "{{host}} {{kind}}"))).
+		WithRow(dashboard.NewRowBuilder("UD probe (--probe ud-lat)")).
+		WithPanel(series("UD probes answered", "Peers' UD probes each agent's responder answered per second; answers to its own probes that came after they were given up (--probe-timeout), and messages that were no probe of ours, per second.", "reqps",
+			query(`sum by (host) (rate(rdmabench_agent_ud_probes_answered_total{`+hostSel+`}[$__rate_interval]))`, "{{host}} answered/s"),
+			query(`sum by (host) (rate(rdmabench_agent_ud_answers_late_total{`+hostSel+`}[$__rate_interval])) > 0`, "{{host}} late/s"),
+			query(`sum by (host) (rate(rdmabench_agent_ud_messages_bad_total{`+hostSel+`}[$__rate_interval])) > 0`, "{{host}} bad/s"))).
+		WithPanel(series("NIC completion timestamps", "1 where the probe's device stamps work completions with its own clock (ibv_query_device_ex); the probes record the host's round trip either way.", "none",
+			query(`max by (host, device) (rdmabench_agent_nic_timestamps{`+hostSel+`})`, "{{host}} {{device}}"))).
 		WithRow(dashboard.NewRowBuilder("Registry (--registry)")).
 		WithPanel(series("Registrations", "Live registrations in each registry agent.", "none",
 			query(`max by (host) (rdmabench_agent_registrations{`+hostSel+`})`, "{{host}}")))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/pkg/control"
 	"github.com/rdmabench/rdmabench/pkg/remote"
+	"github.com/rdmabench/rdmabench/pkg/report/render"
 	"github.com/rdmabench/rdmabench/pkg/workloads"
 )
 
@@ -121,7 +122,7 @@ func (a *Agent) probeUD(ctx context.Context, p *peer) {
 	a.inflight--
 	p.samples = samples
 	if err == nil {
-		p.stats.addNs(samples, a.kept.bounds)
+		p.stats.addNs(samples, render.OpenMetricsLatencyBoundsNs)
 		p.stats.lastOK = time.Now()
 	}
 	p.stats.probes[resultIndex(result)]++

@@ -112,6 +112,13 @@ func TestUDProbeAgents(t *testing.T) {
 		t.Fatalf("probes %v, want %d good\n%s", p, good, log.String())
 	}
 	m := metricsText(t, a)
+	// Each sample in its bucket: none is under 100 ns, all under 10 s.
+	lat := `rdmabench_agent_probe_latency_seconds_bucket{basis="rtt_half",device="` + dev + `",host="a",peer="` + addr + `",test="ud-lat",`
+	for _, want := range []string{lat + `le="1e-07"} 0`, lat + `le="10"} 20`} {
+		if !strings.Contains(m, want) {
+			t.Errorf("metrics without %s:\n%s", want, m)
+		}
+	}
 	for _, want := range []string{`rdmabench_agent_probe_latency_seconds_count{basis="rtt_half",device="` + dev + `",host="a",peer="` + addr + `",test="ud-lat"} 20`,
 		"rdmabench_agent_ud_probes_answered_total{", "rdmabench_agent_nic_timestamps{"} {
 		if !strings.Contains(m, want) {
