@@ -219,12 +219,12 @@ if [[ -n $job ]] && srun --jobid "$job" --overlap -N 1 -n 1 -w "$slow" tc qdisc 
 	}
 	all_named() { (($(own_verdicts | wc -l) == n - 1)); }
 	until_true 120 all_named || true
-	verdicts=$(own_verdicts | sort -k2 -n | paste -sd' ' -)
+	verdicts=$(own_verdicts | sort -k2 -n | awk '{printf "%s%s %d s", (NR > 1 ? ", " : ""), $1, $2}')
 	last=$(own_verdicts | sort -k2 -n | tail -1 | cut -d' ' -f2)
 	if (($(own_verdicts | wc -l) == n - 1)) && ((last <= 30)); then
-		ok "own-verdict (each of the $((n - 1)) other agents' own blame named $slow slow within 30 s of the delay, seconds after it: ${verdicts// /, })"
+		ok "own-verdict (each of the $((n - 1)) other agents' own blame named $slow slow within 30 s of the delay: $verdicts after it)"
 	else
-		ko own-verdict "$(own_verdicts | wc -l) of $((n - 1)) other agents named $slow slow, seconds after the delay: ${verdicts:-none} (want all, each within 30 s)"
+		ko own-verdict "$(own_verdicts | wc -l) of $((n - 1)) other agents named $slow slow: ${verdicts:-none} after the delay (want all, each within 30 s)"
 		grep -h 'blame:' "$dir"/agent-*.log | tail -n 10
 	fi
 	# The fleet's verdict, as RdmabenchHostSlow reads it: the slowed host
