@@ -60,7 +60,11 @@ that register on its --listen port; this agent registers there every
 forgotten) with a small latency test, round-robin, at --rate probes/s in all: every peer is
 probed once every PEERS/RATE seconds. A probe is the
 --probe test (write-lat over RC by default; tcp-lat needs no RDMA device) at
-one size, -n iterations after its warm-up, against the peer's agent.
+one size, -n iterations after its warm-up, against the peer's agent: for
+tcp-lat and write-lat on a session kept per peer (--keep: set up and warmed
+up once, each probe a burst of -n ping-pongs on it); or --probe ud-lat, the
+UD probe: one UD QP answering every peer, a few probing them, nothing set up
+per probe.
 
 --metrics-listen serves /metrics, and only that: OpenMetrics text with, per
 peer, a latency histogram since the start, probes by result, the time of the
@@ -113,7 +117,7 @@ func (a *agentFlags) add(fs *pflag.FlagSet) {
 	fs.Var(&a.bwShare, "bw-share", "the share of the time the bandwidth probes take, about the share of the link they load on average (default 1%, at most 50%)")
 	fs.Var(positiveDuration(&a.cfg.BW.Duration), "bw-duration", "how long each bandwidth probe sends (default 1s)")
 	fs.Var(oneSize(&a.bwSize), "bw-size", "the bandwidth probe's message size (default 64K)")
-	fs.BoolVar(&a.cfg.Keep, "keep", true, "with --probe tcp-lat: keep, per peer, the control connection and the test's socket, and probe with a burst of -n ping-pongs on them (set up and warmed up once); false: a whole test each probe")
+	fs.BoolVar(&a.cfg.Keep, "keep", true, "with --probe tcp-lat or write-lat (over RC, without -e): keep, per peer, the control connection and the test's socket or QPs, and probe with a burst of -n ping-pongs on them (set up and warmed up once); false: a whole test each probe")
 	fs.Var(positiveDuration(&a.cfg.ProbeTimeout), "probe-timeout", "give up a probe after this long (default 5s)")
 	fs.Var(positiveDuration(&a.cfg.Reload), "reload", "re-read the peers file, look the peers' name up, or renew the registration, this often (default 5s)")
 	fs.Var(positiveDuration(&a.cfg.BlameEvery), "blame-every", "judge the peers' recent p50 this often (default 10s)")

@@ -16,9 +16,10 @@ import (
 	"github.com/rdmabench/rdmabench/pkg/workloads"
 )
 
-// A kept probe session (Config.Keep, tcp-lat's probe): per peer, the
-// control connection and a kept session on it (workloads.Kept: the
-// server's socket and a connection to it, set up and warmed up once),
+// A kept probe session (Config.Keep, tcp-lat's and write-lat's probes):
+// per peer, the control connection and a kept session on it
+// (workloads.Kept: the server's socket and a connection to it, or both
+// ends' RC QPs and buffers, set up and warmed up once),
 // reused probe after probe. A probe is then a burst of the probe's
 // iterations of ping-pongs on the kept connection, its samples added to
 // the peer's histogram. A session that fails is torn down (counted by
@@ -43,13 +44,26 @@ type keptState struct {
 	bounds []int64        // render.OpenMetricsLatencyBoundsNs, for the samples
 }
 
-// keeps tells whether the latency probes run on kept sessions.
-func (a *Agent) keeps() bool { return a.cfg.Keep && a.info.Name == "tcp-lat" }
+// keeps tells whether the latency probes run on kept sessions: tcp-lat's,
+// and write-lat's over RC, spinning (with -e, a whole test each, which
+// waits on events as asked).
+func (a *Agent) keeps() bool {
+	if !a.cfg.Keep || a.cfg.UD || workloads.KeptFeatureOf(a.info.Name) == "" {
+		return false
+	}
+	s := a.cfg.Probe.Spec
+	return a.info.Name == "tcp-lat" || (!s.Events && (s.Connection == "" || s.Connection == "RC"))
+}
 
-// initKept prepares the kept sessions' spec from the probe's plan.
+// initKept prepares the kept sessions' spec from the probe's plan: a
+// kept write-lat session's loop gives up on a silent peer at the probe's
+// timeout, not later.
 func (a *Agent) initKept() {
 	specs := a.run.Specs()
 	a.kept.spec = specs[0]
+	if a.kept.spec.IdleTimeout > a.cfg.ProbeTimeout {
+		a.kept.spec.IdleTimeout = a.cfg.ProbeTimeout
+	}
 	a.kept.iters = max(a.kept.spec.Iterations, 1)
 	a.kept.bounds = render.OpenMetricsLatencyBoundsNs
 }
@@ -181,7 +195,7 @@ func (a *Agent) openKept(ctx context.Context, deadline time.Time, addr string, c
 				return nil, nil, err
 			}
 		}
-		if !c.Has(workloads.KeptFeature) {
+		if !c.Has(workloads.KeptFeatureOf(a.kept.spec.Test)) {
 			err := fmt.Errorf("peer %s (rdmabench %s) %w: an older rdmabench, or a server of one test at a time",
 				addr, c.Version(), ErrNoKept)
 			_ = c.Close()

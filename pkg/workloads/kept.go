@@ -33,14 +33,18 @@ func (s *Spec) keepProblem() string {
 		return ""
 	}
 	switch {
-	case s.Test != "tcp-lat":
-		return fmt.Sprintf("a kept probe session is a tcp-lat test (or send-lat over UD: the server's UD probe), not %s", s.Test)
+	case s.Test != "tcp-lat" && s.Test != "write-lat":
+		return fmt.Sprintf("a kept probe session is a tcp-lat or write-lat test (or send-lat over UD: the server's UD probe), not %s", s.Test)
+	case s.Test == "write-lat" && s.Connection != "RC":
+		return fmt.Sprintf("a kept write-lat session runs over RC, not %s", s.Connection)
 	case len(s.Sizes) != 1:
 		return "a kept probe session is one message size"
 	case s.Sizes[0] > MaxKeptSize:
 		return fmt.Sprintf("a kept probe session's message is at most %d bytes, not %d", MaxKeptSize, s.Sizes[0])
 	case s.Duration > 0 || s.Precision > 0 || s.Load != nil || s.Threads > 1 || s.QPs > 1:
 		return "a kept probe session runs bursts of ping-pongs: no duration, precision, load, threads or QPs"
+	case s.Test == "write-lat" && (s.CheckData || s.RDMACM || (s.Mem != "" && s.Mem != "host") || s.ODP || s.Bidirectional):
+		return "a kept write-lat session runs on host memory registered as usual, connected without rdma_cm, with no data check"
 	}
 	return ""
 }
@@ -144,19 +148,21 @@ func (t *ServerTest) runKept(ctx context.Context, tr Transport) error {
 }
 
 // Kept is the client end of a kept probe session: one test's setup (its
-// spec to the server, the server's socket, a connection to it, a warm-up)
-// done once, and then any number of bursts of ping-pongs over the same
-// connection. It is not safe for concurrent use.
+// spec to the server, the server's socket and a connection to it, or
+// both ends' QPs, a warm-up) done once, and then any number of bursts of
+// ping-pongs over the same connection. It is not safe for concurrent use.
 type Kept struct {
 	rt   RemoteTest
-	kc   *keptConn
+	kc   *keptConn       // tcp-lat's
+	rdma *keptRDMAClient // write-lat's
 	buf  []byte
 	half bool // samples are half the round trip (the test's basis, rtt_half)
 }
 
-// OpenKept opens a kept probe session of spec (a tcp-lat spec; Keep is
-// set here) on target's server, which must name KeptFeature in its hello:
-// the caller checks. It returns after the warm-up.
+// OpenKept opens a kept probe session of spec (a tcp-lat spec, or
+// write-lat over RC; Keep is set here) on target's server, which must
+// name the test's feature in its hello (KeptFeatureOf): the caller
+// checks. It returns after the warm-up.
 func OpenKept(ctx context.Context, target Target, spec Spec) (*Kept, error) {
 	if target.Remote == nil {
 		return nil, errors.New("a kept probe session runs against a server")
@@ -177,6 +183,16 @@ func OpenKept(ctx context.Context, target Target, spec Spec) (*Kept, error) {
 	fail := func(err error) (*Kept, error) {
 		k.abort()
 		return nil, err
+	}
+	warm := DefaultKeptWarmup
+	if spec.Warmup != nil {
+		warm = *spec.Warmup
+	}
+	if spec.Test == "write-lat" {
+		if k.rdma, err = openKeptRDMAClient(ctx, rt, &spec, warm); err != nil {
+			return fail(err)
+		}
+		return k, nil
 	}
 	body, err := rt.Recv(ctx)
 	if err != nil {
@@ -213,10 +229,6 @@ func OpenKept(ctx context.Context, target Target, spec Spec) (*Kept, error) {
 	if err := k.kc.write(tb[:], dl); err != nil {
 		return fail(fmt.Errorf("tcp connect %s: %w", addr, err))
 	}
-	warm := DefaultKeptWarmup
-	if spec.Warmup != nil {
-		warm = *spec.Warmup
-	}
 	for i := range warm {
 		if err := k.pingPong(dl, i == warm-1); err != nil {
 			return fail(fmt.Errorf("kept session warm-up: %w", err))
@@ -247,6 +259,9 @@ func (k *Kept) pingPong(deadline time.Time, last bool) error {
 // server answers within keptDirect it does not go through Go's scheduler
 // either (keptConn). An error leaves the session unusable: Close it.
 func (k *Kept) Burst(deadline time.Time, samples []uint64) error {
+	if k.rdma != nil {
+		return k.burstRDMA(deadline, samples)
+	}
 	for i := range samples {
 		t0 := time.Now()
 		if err := k.pingPong(deadline, i == len(samples)-1); err != nil {
@@ -261,6 +276,23 @@ func (k *Kept) Burst(deadline time.Time, samples []uint64) error {
 	return nil
 }
 
+// burstRDMA is Burst of a kept write-lat session: the burst announced to
+// the server by deadline, then its ping-pongs in one call of the test's
+// timed loop (which gives up after the spec's idle timeout of no answer).
+func (k *Kept) burstRDMA(deadline time.Time, samples []uint64) error {
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	if err := k.rdma.burst(ctx, samples); err != nil {
+		return fmt.Errorf("kept session: %w", err)
+	}
+	if k.half {
+		for i := range samples {
+			samples[i] /= 2
+		}
+	}
+	return nil
+}
+
 // Lost is closed when the server's control connection is lost; LostErr
 // says why.
 func (k *Kept) Lost() <-chan struct{} { return k.rt.Lost() }
@@ -271,6 +303,10 @@ func (k *Kept) LostErr() error { return k.rt.LostErr() }
 // Close ends the session: the connection closed, the server's end waited
 // for (until ctx ends), its error returned.
 func (k *Kept) Close(ctx context.Context) error {
+	if k.rdma != nil {
+		k.rdma.end(ctx)
+		k.rdma = nil
+	}
 	if k.kc != nil {
 		_ = k.kc.Close()
 		k.kc.release()

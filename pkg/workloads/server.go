@@ -58,6 +58,9 @@ func (t *ServerTest) Run(ctx context.Context, tr Transport) error {
 	if t.spec.udProbe() {
 		return t.sendUDProbe(ctx, tr)
 	}
+	if t.spec.Keep && t.spec.Test == "write-lat" {
+		return t.runKeptRDMA(ctx, tr)
+	}
 	if t.spec.Keep {
 		return t.runKept(ctx, tr)
 	}
