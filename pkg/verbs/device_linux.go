@@ -294,3 +294,19 @@ func linkLayerName(l int) LinkLayer {
 	}
 	return LinkUnspecified
 }
+
+// CompletionTimestamps tells whether the device stamps work completions
+// with its own clock (ibv_query_device_ex's completion_timestamp_mask is
+// not 0), and that clock's rate in kHz (hca_core_clock). Equivalent to the
+// "completion_timestamp_mask" and "hca_core_clock" lines of `ibv_devinfo
+// -v`.
+func (c *Context) CompletionTimestamps() (ok bool, clockKHz uint64, err error) {
+	if c.ctx == nil {
+		return false, 0, ErrClosed
+	}
+	var attr C.struct_ibv_device_attr_ex
+	if rc := C.rb_query_device_ex(c.ctx, &attr); rc != 0 {
+		return false, 0, newError("query device ex", syscall.Errno(rc))
+	}
+	return attr.completion_timestamp_mask != 0, uint64(attr.hca_core_clock), nil
+}

@@ -173,11 +173,11 @@ func (c *Context) ODPCaps() (ODPCaps, error) {
 	if c.ctx == nil {
 		return ODPCaps{}, ErrClosed
 	}
-	var general C.uint64_t
-	var rc, uc, ud C.uint32_t
-	if r := C.rb_odp_caps(c.ctx, &general, &rc, &uc, &ud); r != 0 {
+	var attr C.struct_ibv_device_attr_ex
+	if r := C.rb_query_device_ex(c.ctx, &attr); r != 0 {
 		return ODPCaps{}, newError("query device ex", syscall.Errno(r))
 	}
+	general, per := attr.odp_caps.general_caps, attr.odp_caps.per_transport_caps
 	return ODPCaps{Supported: general&C.IBV_ODP_SUPPORT != 0, Implicit: general&C.IBV_ODP_SUPPORT_IMPLICIT != 0,
-		RC: uint32(rc), UC: uint32(uc), UD: uint32(ud)}, nil
+		RC: uint32(per.rc_odp_caps), UC: uint32(per.uc_odp_caps), UD: uint32(per.ud_odp_caps)}, nil
 }

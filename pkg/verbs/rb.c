@@ -61,18 +61,10 @@ struct ibv_mr *rb_reg_mr_addr(struct ibv_pd *pd, uintptr_t addr, size_t len, int
 	return ibv_reg_mr(pd, (void *)addr, len, access);
 }
 
-int rb_odp_caps(struct ibv_context *ctx, uint64_t *general, uint32_t *rc, uint32_t *uc, uint32_t *ud)
+int rb_query_device_ex(struct ibv_context *ctx, struct ibv_device_attr_ex *attr)
 {
-	struct ibv_device_attr_ex attr;
-	memset(&attr, 0, sizeof(attr));
-	int ret = ibv_query_device_ex(ctx, NULL, &attr);
-	if (ret != 0)
-		return ret;
-	*general = attr.odp_caps.general_caps;
-	*rc = attr.odp_caps.per_transport_caps.rc_odp_caps;
-	*uc = attr.odp_caps.per_transport_caps.uc_odp_caps;
-	*ud = attr.odp_caps.per_transport_caps.ud_odp_caps;
-	return 0;
+	memset(attr, 0, sizeof(*attr));
+	return ibv_query_device_ex(ctx, NULL, attr);
 }
 
 /* Fills the part of wr that names its target: the remote buffer of WRITE,

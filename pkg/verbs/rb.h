@@ -26,9 +26,9 @@ void rb_free_huge(void *p, size_t mapped);
 static inline char *rb_ptr(uintptr_t a) { return (char *)a; }
 /* ibv_reg_mr of memory at a device address (a GPU's), given as a number. */
 struct ibv_mr *rb_reg_mr_addr(struct ibv_pd *pd, uintptr_t addr, size_t len, int access);
-/* The device's on-demand paging capabilities (ibv_query_device_ex's
- * odp_caps); 0 or an errno. */
-int rb_odp_caps(struct ibv_context *ctx, uint64_t *general, uint32_t *rc, uint32_t *uc, uint32_t *ud);
+/* ibv_query_device_ex into attr (zeroed first: its on-demand paging and
+ * completion timestamp capabilities among them); 0 or an errno. */
+int rb_query_device_ex(struct ibv_context *ctx, struct ibv_device_attr_ex *attr);
 
 /* A work request in flat form, so Go need not touch C unions. */
 struct rb_wr_desc {

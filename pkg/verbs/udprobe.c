@@ -468,15 +468,3 @@ int64_t rb_udp_ping(struct rb_udp *u, struct ibv_ah *ah, uint32_t qpn, uint32_t 
 	}
 	return (int64_t)n;
 }
-
-int rb_completion_ts(struct ibv_context *ctx, uint64_t *mask, uint64_t *hca_core_clock)
-{
-	struct ibv_device_attr_ex attr;
-	memset(&attr, 0, sizeof(attr));
-	int ret = ibv_query_device_ex(ctx, NULL, &attr);
-	if (ret != 0)
-		return ret;
-	*mask = attr.completion_timestamp_mask;
-	*hca_core_clock = attr.hca_core_clock;
-	return 0;
-}

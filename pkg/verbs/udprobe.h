@@ -76,8 +76,4 @@ int rb_udp_ah(struct rb_udp *u, const uint8_t *dgid, uint8_t tclass, uint8_t hop
 int64_t rb_udp_ping(struct rb_udp *u, struct ibv_ah *ah, uint32_t qpn, uint32_t qkey, uint64_t n,
 		    uint64_t *samples, uint64_t spin_ns, uint64_t deadline_ns);
 
-/* The device's completion timestamps (ibv_query_device_ex): the mask of
- * the timestamp's valid bits (0: none) and the clock's kHz. 0 or an errno. */
-int rb_completion_ts(struct ibv_context *ctx, uint64_t *mask, uint64_t *hca_core_clock);
-
 #endif

@@ -193,19 +193,3 @@ func (p *UDProbe) Close() error {
 	untrack(p.id)
 	return nil
 }
-
-// CompletionTimestamps tells whether the device stamps work completions
-// with its own clock (ibv_query_device_ex's completion_timestamp_mask is
-// not 0), and that clock's rate in kHz (hca_core_clock). Equivalent to the
-// "completion_timestamp_mask" and "hca_core_clock" lines of `ibv_devinfo
-// -v`.
-func (c *Context) CompletionTimestamps() (ok bool, clockKHz uint64, err error) {
-	if c.ctx == nil {
-		return false, 0, ErrClosed
-	}
-	var mask, khz C.uint64_t
-	if rc := C.rb_completion_ts(c.ctx, &mask, &khz); rc != 0 {
-		return false, 0, newError("query device ex", syscall.Errno(rc))
-	}
-	return mask != 0, uint64(khz), nil
-}
