@@ -794,8 +794,7 @@ func (a *Agent) probe(ctx context.Context, p *peer, bw bool) {
 			_ = c.Close()
 		}
 		a.mu.Lock()
-		p.busy = false
-		a.inflight--
+		a.probeDone(p)
 		a.mu.Unlock()
 		return
 	}
@@ -819,8 +818,7 @@ func (a *Agent) probe(ctx context.Context, p *peer, bw bool) {
 		result = classify(err)
 	}
 	a.mu.Lock()
-	p.busy = false
-	a.inflight--
+	a.probeDone(p)
 	switch {
 	case lat != nil:
 		if herr := p.stats.addSamples(lat); herr != nil {
@@ -855,6 +853,41 @@ func (a *Agent) probe(ctx context.Context, p *peer, bw bool) {
 		a.release(p) // what the latency probes keep, a kept session or a UD peer
 	}
 	a.mu.Unlock()
+	a.logResult(what, addr, err, result, was)
+}
+
+// probeDone ends p's probe in flight (a.mu held).
+func (a *Agent) probeDone(p *peer) {
+	p.busy = false
+	a.inflight--
+}
+
+// recordBurst records a latency probe of p made of a burst of samples
+// (ns; kept sessions', the UD probe's), good when err is nil (a.mu held):
+// the samples in p's histogram, the probe counted by its result. It
+// returns the result and the kind of p's failure before it (logResult's).
+func (a *Agent) recordBurst(p *peer, samples []uint64, err error) (result, was string) {
+	result = ResultOK
+	if err != nil {
+		result = classify(err)
+	}
+	p.samples = samples
+	if err == nil {
+		p.stats.addNs(samples)
+		p.stats.lastOK = time.Now()
+	}
+	p.stats.probes[resultIndex(result)]++
+	was = p.failKind
+	p.failKind = ""
+	if result != ResultOK {
+		p.failKind = result
+	}
+	return result, was
+}
+
+// logResult logs what (a probe, a bandwidth probe) of addr when its result
+// changed from was: its first failure of a kind, its recovery.
+func (a *Agent) logResult(what, addr string, err error, result, was string) {
 	switch {
 	case err != nil && result != was:
 		a.logf("%s %s: %s: %v", what, addr, result, err)

@@ -41,7 +41,6 @@ type keptState struct {
 	closer sync.WaitGroup // sessions being closed
 	spec   workloads.Spec // the kept session's spec: the probe's
 	iters  int            // a burst's ping-pongs
-	bounds []int64        // render.OpenMetricsLatencyBoundsNs, for the samples
 }
 
 // keeps tells whether the latency probes run on kept sessions: tcp-lat's,
@@ -65,7 +64,6 @@ func (a *Agent) initKept() {
 		a.kept.spec.IdleTimeout = a.cfg.ProbeTimeout
 	}
 	a.kept.iters = max(a.kept.spec.Iterations, 1)
-	a.kept.bounds = render.OpenMetricsLatencyBoundsNs
 }
 
 // probeKept runs one latency probe of p on its kept session (set up when
@@ -127,34 +125,18 @@ func (a *Agent) probeKept(ctx context.Context, p *peer) {
 	if ctx.Err() != nil { // shutting down: not the peer's fault
 		a.closeKept(k, c)
 		a.mu.Lock()
-		p.busy = false
-		a.inflight--
+		a.probeDone(p)
 		a.st.keptOpened += uint64(opened)
 		a.mu.Unlock()
 		return
 	}
-	result := ResultOK
-	if err != nil {
-		result = classify(err)
-	}
 	a.mu.Lock()
-	p.busy = false
-	a.inflight--
-	p.samples = samples
+	a.probeDone(p)
 	a.st.keptOpened += uint64(opened)
 	for _, kind := range torn {
 		a.st.keptFailed[resultIndex(kind)]++
 	}
-	if err == nil {
-		p.stats.addNs(samples, a.kept.bounds)
-		p.stats.lastOK = time.Now()
-	}
-	p.stats.probes[resultIndex(result)]++
-	was := p.failKind
-	p.failKind = ""
-	if result != ResultOK {
-		p.failKind = result
-	}
+	result, was := a.recordBurst(p, samples, err)
 	if p.gone {
 		a.closeKept(k, c)
 	} else {
@@ -162,12 +144,7 @@ func (a *Agent) probeKept(ctx context.Context, p *peer) {
 	}
 	a.countOpen()
 	a.mu.Unlock()
-	switch {
-	case err != nil && result != was:
-		a.logf("probe %s: %s: %v", addr, result, err)
-	case err == nil && was != "":
-		a.logf("probe %s: ok again", addr)
-	}
+	a.logResult("probe", addr, err, result, was)
 }
 
 // countOpen counts the sessions kept now (a.mu held).
@@ -249,9 +226,10 @@ func isReset(err error) bool {
 	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
-// addNs adds a good kept probe's samples (ns): sorted here, in place, for
-// its p50.
-func (p *peerStats) addNs(samples []uint64, bounds []int64) {
+// addNs adds a good burst's samples (ns), in the buckets of
+// render.OpenMetricsLatencyBoundsNs: sorted here, in place, for its p50.
+func (p *peerStats) addNs(samples []uint64) {
+	bounds := render.OpenMetricsLatencyBoundsNs
 	slices.Sort(samples)
 	var sum uint64
 	for _, s := range samples {

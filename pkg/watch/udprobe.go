@@ -9,7 +9,6 @@ import (
 
 	"github.com/rdmabench/rdmabench/pkg/control"
 	"github.com/rdmabench/rdmabench/pkg/remote"
-	"github.com/rdmabench/rdmabench/pkg/report/render"
 	"github.com/rdmabench/rdmabench/pkg/workloads"
 )
 
@@ -108,29 +107,13 @@ func (a *Agent) probeUD(ctx context.Context, p *peer) {
 	if ctx.Err() != nil { // shutting down: not the peer's fault
 		_ = up.Close()
 		a.mu.Lock()
-		p.busy = false
-		a.inflight--
+		a.probeDone(p)
 		a.mu.Unlock()
 		return
 	}
-	result := ResultOK
-	if err != nil {
-		result = classify(err)
-	}
 	a.mu.Lock()
-	p.busy = false
-	a.inflight--
-	p.samples = samples
-	if err == nil {
-		p.stats.addNs(samples, render.OpenMetricsLatencyBoundsNs)
-		p.stats.lastOK = time.Now()
-	}
-	p.stats.probes[resultIndex(result)]++
-	was := p.failKind
-	p.failKind = ""
-	if result != ResultOK {
-		p.failKind = result
-	}
+	a.probeDone(p)
+	result, was := a.recordBurst(p, samples, err)
 	if p.gone {
 		// Removed from the set while this probe was in flight: free what
 		// it holds, the bandwidth probe's connection too.
@@ -141,12 +124,7 @@ func (a *Agent) probeUD(ctx context.Context, p *peer) {
 	}
 	a.readUD()
 	a.mu.Unlock()
-	switch {
-	case err != nil && result != was:
-		a.logf("probe %s: %s: %v", addr, result, err)
-	case err == nil && was != "":
-		a.logf("probe %s: ok again", addr)
-	}
+	a.logResult("probe", addr, err, result, was)
 }
 
 // learnUD asks addr's server for its UD probe's responder and makes the
