@@ -351,11 +351,18 @@ int rb_udp_serve(struct rb_udp *u)
 		}
 		for (int i = 0; i < got; i++) {
 			uint32_t slot = (uint32_t)wc[i].wr_id;
+			if (wc[i].status == IBV_WC_WR_FLUSH_ERR)
+				return 0; /* the QP is going away */
 			if (wc[i].status != IBV_WC_SUCCESS) {
-				if (wc[i].status == IBV_WC_WR_FLUSH_ERR)
-					return 0; /* the QP is going away */
-				u->wc_status = wc[i].status;
-				return RB_EWC;
+				/* a message that could not land (longer than a
+				 * receive: a foreign one): counted, its receive
+				 * posted again; no peer stops the answers */
+				__atomic_add_fetch(&u->bad, 1, __ATOMIC_RELAXED);
+				if (post_recv(u, slot) != 0) {
+					u->wc_status = wc[i].status;
+					return RB_EWC;
+				}
+				continue;
 			}
 			const char *rx = rx_slot(u, slot);
 			struct rb_udp_msg m;
@@ -426,8 +433,13 @@ int64_t rb_udp_ping(struct rb_udp *u, struct ibv_ah *ah, uint32_t qpn, uint32_t 
 			for (int i = 0; i < got; i++) {
 				uint32_t slot = (uint32_t)wc[i].wr_id;
 				if (wc[i].status != IBV_WC_SUCCESS) {
-					u->wc_status = wc[i].status;
-					return RB_EWC;
+					/* as the responder's: counted, posted again */
+					u->bad++;
+					if (post_recv(u, slot) != 0) {
+						u->wc_status = wc[i].status;
+						return RB_EWC;
+					}
+					continue;
 				}
 				const char *rx = rx_slot(u, slot) + RB_UDP_GRH;
 				uint32_t len = wc[i].byte_len > RB_UDP_GRH ? wc[i].byte_len - RB_UDP_GRH : 0;

@@ -175,9 +175,11 @@ type Agent struct {
 	// (processRegistry), served with the agent's own families.
 	process *prometheus.Registry
 	kept    keptState
-	// ud is this host's UD probe, from Run's start to its end (Config.UD).
-	ud    *workloads.UDProbe
-	logMu sync.Mutex
+	// ud is this host's UD probe, from Run's start to its end (Config.UD);
+	// udStopTold: the log said its responder stopped.
+	ud         *workloads.UDProbe
+	udStopTold bool
+	logMu      sync.Mutex
 }
 
 // peer is one peer's live state: its stats (in st.peers) and its kept

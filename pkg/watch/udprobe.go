@@ -73,10 +73,17 @@ func (a *Agent) closeUD() {
 	}
 }
 
-// readUD copies the UD probe's counters into the state (a.mu held).
+// readUD copies the UD probe's counters into the state (a.mu held), and
+// logs once that its responder stopped, if it did: the peers' probes of
+// this host then time out, and name it.
 func (a *Agent) readUD() {
-	if a.ud != nil {
-		a.st.ud = a.ud.Counters()
+	if a.ud == nil {
+		return
+	}
+	a.st.ud = a.ud.Counters()
+	if err := a.ud.Err(); err != nil && !a.udStopTold {
+		a.udStopTold = true
+		a.logf("ud probe: the responder stopped answering: %v", err)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -21,12 +22,16 @@ type UDProbe struct {
 	pd      *verbs.PD
 	resp    *verbs.UDProbe
 	probers chan *verbs.UDProbe
-	all     []*verbs.UDProbe
+	cfg     verbs.UDProbeConfig // the probers'
+	mu      sync.Mutex          // all
+	all     []*verbs.UDProbe    // the probers
 	served  chan error
 	path    pathValues
 	nicTS   bool
 	// late and bad add up the probers' counters, read after each probe.
 	late, bad atomic.Uint64
+	// failed is why the responder stopped before Close (Err).
+	failed atomic.Pointer[error]
 }
 
 // pathValues are the address vector's settings of the probes' address
@@ -81,6 +86,7 @@ func OpenUDProbe(spec Spec, probers int) (*UDProbe, error) {
 		return fail(err)
 	}
 	cfg.Size = spec.Sizes[0]
+	u.cfg = cfg
 	for range cap(u.probers) {
 		q, err := u.pd.OpenUDProbe(cfg)
 		if err != nil {
@@ -101,9 +107,22 @@ func OpenUDProbe(spec Spec, probers int) (*UDProbe, error) {
 	u.served = make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
-		u.served <- u.resp.Serve()
+		err := u.resp.Serve()
+		if err != nil {
+			u.failed.Store(&err)
+		}
+		u.served <- err
 	}()
 	return u, nil
+}
+
+// Err is why the responder stopped answering before Close (a device
+// error), nil while it answers.
+func (u *UDProbe) Err() error {
+	if p := u.failed.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 // Endpoint is this host's responder, which peers probe.
@@ -119,7 +138,7 @@ func (u *UDProbe) NICTimestamps() bool { return u.nicTS }
 
 // Peer makes the address handle toward a peer's responder.
 func (u *UDProbe) Peer(ep verbs.Endpoint) (*UDPeer, error) {
-	a, err := u.all[0].Address(ep, u.path.tclass, u.path.hopLimit, u.path.sl)
+	a, err := u.resp.Address(ep, u.path.tclass, u.path.hopLimit, u.path.sl) // any QP of the PD's serves
 	if err != nil {
 		return nil, err
 	}
@@ -150,6 +169,9 @@ func (u *UDProbe) Ping(ctx context.Context, p *UDPeer, samples []uint64, deadlin
 	after := q.Counters()
 	u.late.Add(after.Late - before.Late)
 	u.bad.Add(after.Bad - before.Bad)
+	if err != nil && !errors.Is(err, verbs.ErrTimeout) {
+		q = u.renew(q) // a failed work request may have left its QP in error
+	}
 	u.probers <- q
 	if err != nil {
 		return fmt.Errorf("ud probe of qpn 0x%x at %s: %w", p.ep.QPN, p.ep.GID, err)
@@ -158,6 +180,24 @@ func (u *UDProbe) Ping(ctx context.Context, p *UDPeer, samples []uint64, deadlin
 		samples[i] /= 2
 	}
 	return nil
+}
+
+// renew replaces prober q by a new one, or keeps it when none can be
+// opened.
+func (u *UDProbe) renew(q *verbs.UDProbe) *verbs.UDProbe {
+	nq, err := u.pd.OpenUDProbe(u.cfg)
+	if err != nil {
+		return q
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for i := range u.all {
+		if u.all[i] == q {
+			u.all[i] = nq
+		}
+	}
+	_ = q.Close()
+	return nq
 }
 
 // Counters are the probe's counters: the probes its responder answered,
@@ -182,10 +222,12 @@ func (u *UDProbe) Close() error {
 }
 
 func (u *UDProbe) closeQPs() {
+	u.mu.Lock()
 	for _, q := range u.all {
 		_ = q.Close()
 	}
 	u.all = nil
+	u.mu.Unlock()
 	_ = u.resp.Close()
 	u.resp = nil
 	if u.pd != nil {

@@ -48,6 +48,9 @@ func (u *UDProbe) Ping(context.Context, *UDPeer, []uint64, time.Time) error {
 	return err
 }
 
+// Err is nil in this build.
+func (u *UDProbe) Err() error { return nil }
+
 // Counters are zero in this build.
 func (u *UDProbe) Counters() UDProbeCounters { return UDProbeCounters{} }
 
