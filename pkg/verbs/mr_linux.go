@@ -60,7 +60,7 @@ func (pd *PD) RegMR(cfg MRConfig) (*MR, error) {
 	if cfg.OnDemand {
 		access |= AccessOnDemand
 	}
-	mr, err := C.ibv_reg_mr(pd.pd, buf, C.size_t(cfg.Length), C.int(access))
+	mr, err := C.rb_reg_mr_addr(pd.pd, C.uintptr_t(uintptr(buf)), C.size_t(cfg.Length), C.int(access))
 	if mr == nil {
 		free()
 		return nil, fmt.Errorf("%w (%d bytes)", pd.regError("reg mr", errnoOf(err)), cfg.Length)

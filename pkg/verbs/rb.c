@@ -58,7 +58,12 @@ void rb_free_huge(void *p, size_t mapped) { munmap(p, mapped); }
 
 struct ibv_mr *rb_reg_mr_addr(struct ibv_pd *pd, uintptr_t addr, size_t len, int access)
 {
-	return ibv_reg_mr(pd, (void *)addr, len, access);
+	struct ibv_mr *mr;
+	int tries = 0;
+	do {
+		mr = ibv_reg_mr(pd, (void *)addr, len, access);
+	} while (!mr && errno == EINTR && ++tries < 100);
+	return mr;
 }
 
 int rb_query_device_ex(struct ibv_context *ctx, struct ibv_device_attr_ex *attr)

@@ -24,7 +24,11 @@ int rb_alloc_huge(size_t len, size_t page, void **out, size_t *mapped);
 void rb_free_huge(void *p, size_t mapped);
 /* An address as a pointer (a GPU's device address among them). */
 static inline char *rb_ptr(uintptr_t a) { return (char *)a; }
-/* ibv_reg_mr of memory at a device address (a GPU's), given as a number. */
+/* ibv_reg_mr of memory at an address given as a number (a GPU's device
+ * address, or host memory), again while a signal interrupts it (EINTR: a
+ * registration for on-demand paging faults the pages in, seen on rxe of
+ * Linux 7.2, and a Go process's threads get signals, the runtime's
+ * preemption among them), up to 100 times. */
 struct ibv_mr *rb_reg_mr_addr(struct ibv_pd *pd, uintptr_t addr, size_t len, int access);
 /* ibv_query_device_ex into attr (zeroed first: its on-demand paging and
  * completion timestamp capabilities among them); 0 or an errno. */
