@@ -123,7 +123,6 @@ int rb_udp_open(struct ibv_pd *pd, uint8_t port, uint8_t gid_index, uint32_t siz
 			FAIL("post recv", rc);
 	if ((rc = ibv_req_notify_cq(u->rcq, 0)) != 0)
 		FAIL("arm cq", rc);
-	u->cap_ah = 0;
 	*out = u;
 	return 0;
 #undef FAIL

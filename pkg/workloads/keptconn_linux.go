@@ -64,17 +64,9 @@ type keptConn struct {
 
 // newKeptConn takes c over: c is closed, the socket kept.
 func newKeptConn(c *net.TCPConn) (*keptConn, error) {
-	raw, err := c.SyscallConn()
+	fd, err := dupSocket(c)
 	if err != nil {
 		return nil, err
-	}
-	fd := -1
-	var derr error
-	if err := raw.Control(func(s uintptr) { fd, derr = unix.FcntlInt(s, unix.F_DUPFD_CLOEXEC, 0) }); err != nil {
-		return nil, err
-	}
-	if derr != nil {
-		return nil, derr
 	}
 	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {

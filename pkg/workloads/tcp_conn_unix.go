@@ -24,20 +24,29 @@ type tcpConn struct {
 	fd int
 }
 
-func newTCPConn(c *net.TCPConn, idle time.Duration) (*tcpConn, error) {
+// dupSocket duplicates c's socket descriptor, close-on-exec as Go's own
+// descriptors are (a process this one starts must not keep the
+// connection open).
+func dupSocket(c *net.TCPConn) (int, error) {
 	raw, err := c.SyscallConn()
 	if err != nil {
-		return nil, err
+		return -1, err
 	}
 	fd := -1
 	var derr error
-	// Close-on-exec, as Go's own descriptors are: a process this one
-	// starts must not keep the connection open.
 	if err := raw.Control(func(s uintptr) { fd, derr = unix.FcntlInt(s, unix.F_DUPFD_CLOEXEC, 0) }); err != nil {
-		return nil, err
+		return -1, err
 	}
 	if derr != nil {
-		return nil, fmt.Errorf("dup: %w", derr)
+		return -1, fmt.Errorf("dup: %w", derr)
+	}
+	return fd, nil
+}
+
+func newTCPConn(c *net.TCPConn, idle time.Duration) (*tcpConn, error) {
+	fd, err := dupSocket(c)
+	if err != nil {
+		return nil, err
 	}
 	// The file status is the socket's: Go's descriptor turns blocking too,
 	// and is not read or written again.

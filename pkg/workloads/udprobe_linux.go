@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rdmabench/rdmabench/pkg/settings"
 	"github.com/rdmabench/rdmabench/pkg/verbs"
 )
 
@@ -26,17 +27,13 @@ type UDProbe struct {
 	mu      sync.Mutex          // all
 	all     []*verbs.UDProbe    // the probers
 	served  chan error
-	path    pathValues
+	path    settings.PathValues // the address handles' traffic class, hop limit and SL
 	nicTS   bool
 	// late and bad add up the probers' counters, read after each probe.
 	late, bad atomic.Uint64
 	// failed is why the responder stopped before Close (Err).
 	failed atomic.Pointer[error]
 }
-
-// pathValues are the address vector's settings of the probes' address
-// handles.
-type pathValues struct{ tclass, hopLimit, sl int }
 
 // UDPeer is a peer of the UD probe: its responder's endpoint and an
 // address handle toward it.
@@ -95,15 +92,7 @@ func OpenUDProbe(spec Spec, probers int) (*UDProbe, error) {
 		u.all = append(u.all, q)
 		u.probers <- q
 	}
-	if spec.TClass != nil {
-		u.path.tclass = *spec.TClass
-	}
-	if spec.HopLimit != nil {
-		u.path.hopLimit = *spec.HopLimit
-	}
-	if spec.SL != nil {
-		u.path.sl = *spec.SL
-	}
+	u.path = spec.Path.Values()
 	u.served = make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
@@ -138,7 +127,7 @@ func (u *UDProbe) NICTimestamps() bool { return u.nicTS }
 
 // Peer makes the address handle toward a peer's responder.
 func (u *UDProbe) Peer(ep verbs.Endpoint) (*UDPeer, error) {
-	a, err := u.resp.Address(ep, u.path.tclass, u.path.hopLimit, u.path.sl) // any QP of the PD's serves
+	a, err := u.resp.Address(ep, u.path.TClass, u.path.HopLimit, u.path.SL) // any QP of the PD's serves
 	if err != nil {
 		return nil, err
 	}
