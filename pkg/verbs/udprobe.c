@@ -384,9 +384,11 @@ int rb_udp_serve(struct rb_udp *u)
 				memcpy(tx, rx + RB_UDP_GRH, len);
 				m.kind = RB_UDP_RESP;
 				memcpy(tx, &m, sizeof(m));
+				/* counted before it leaves: the prober may read the
+				 * count as soon as the answer arrives */
+				__atomic_add_fetch(&u->served, 1, __ATOMIC_RELEASE);
 				if ((rc = send_msg(u, t, len, ah, wc[i].src_qp, m.qkey)) < 0)
 					return rc;
-				__atomic_add_fetch(&u->served, 1, __ATOMIC_RELAXED);
 			}
 			if (post_recv(u, slot) != 0) {
 				u->err = EIO;
