@@ -11,8 +11,10 @@
 # The line "both:" (or "all N:") adds the agents up: CPU ms per good
 # probe (both ends of a probe together: the agents' CPU over the good
 # probes any did) and the probes done over those asked (RATE per agent);
-# the last line, "busy:", the probes that ended refused busy (a peer's
-# server running other tests through every retry) over all that ended.
+# then "busy:", the probes that ended refused busy (a peer's server
+# running other tests through every retry) over all that ended; and
+# "latency:", the mean of the probes' latency samples in the window (from
+# each agent's histogram, on the test's basis).
 #
 # Usage: scripts/agent-cost.sh [--agents N] [--rate R] [--seconds S] [--probe TEST] [--iters N] [--bin PATH] [-- AGENT_FLAGS...]
 #   defaults: --agents 2 --rate 10 --seconds 30 --probe tcp-lat --iters 10, the
@@ -66,26 +68,30 @@ done
 sleep 2 # started, peers read, first probes done
 ticks=$(getconf CLK_TCK)
 cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-# counts PORT: "OK BUSY ALL", the agent's probes ended so far.
+# counts PORT: "OK BUSY ALL SUM N", the agent's probes ended so far, and
+# the sum (seconds) and count of their latency samples.
 counts() {
 	curl -s "http://127.0.0.1:$1/metrics" | awk '/^rdmabench_agent_probes_total\{/ {
 		all += $NF
 		if (/result="ok"/) ok += $NF
 		if (/result="busy"/) busy += $NF
-	} END {print ok + 0, busy + 0, all + 0}'
+	}
+	/^rdmabench_agent_probe_latency_seconds_sum\{/ { sum += $NF }
+	/^rdmabench_agent_probe_latency_seconds_count\{/ { n += $NF }
+	END {printf "%d %d %d %.9f %d\n", ok, busy, all, sum, n}'
 }
-declare -A c0 o0 b0 a0
+declare -A c0 o0 b0 a0 s0 n0
 for ((i = 1; i <= agents; i++)); do
 	c0[$i]=$(cpu "${pids[i]}")
-	read -r "o0[$i]" "b0[$i]" "a0[$i]" <<<"$(counts "${metrics[i]}")"
+	read -r "o0[$i]" "b0[$i]" "a0[$i]" "s0[$i]" "n0[$i]" <<<"$(counts "${metrics[i]}")"
 done
 sleep "$seconds"
 printf 'probe %s -n %s at %s/s per agent, %s agents, %s s, this host (%s cores, loopback):\n' "$probe" "$iters" "$rate" "$agents" "$seconds" "$(nproc)"
-ct=0 ot=0 bt=0 at=0
+ct=0 ot=0 bt=0 at=0 st=0 nt=0
 for ((i = 1; i <= agents; i++)); do
 	pid=${pids[i]}
 	c=$(cpu "$pid")
-	read -r o b a <<<"$(counts "${metrics[i]}")"
+	read -r o b a sm nm <<<"$(counts "${metrics[i]}")"
 	rss=$(awk '/^VmRSS/ {print $2}' "/proc/$pid/status")
 	awk -v c="$((c - c0[$i]))" -v t="$ticks" -v o="$((o - o0[$i]))" -v b="$((b - b0[$i]))" -v s="$seconds" -v rss="$rss" -v i="$i" 'BEGIN {
 		cpu = c / t
@@ -95,6 +101,7 @@ for ((i = 1; i <= agents; i++)); do
 			i, o, o / s, b, cpu, 100 * cpu / s, per, rss / 1024
 	}'
 	ct=$((ct + c - c0[$i])) ot=$((ot + o - o0[$i])) bt=$((bt + b - b0[$i])) at=$((at + a - a0[$i]))
+	st=$(awk -v t="$st" -v a="$sm" -v b="${s0[$i]}" 'BEGIN {printf "%.9f", t + a - b}') nt=$((nt + nm - n0[$i]))
 done
 awk -v c="$ct" -v t="$ticks" -v o="$ot" -v s="$seconds" -v r="$rate" -v n="$agents" -v b="$bt" -v a="$at" 'BEGIN {
 	per = 0
@@ -102,3 +109,4 @@ awk -v c="$ct" -v t="$ticks" -v o="$ot" -v s="$seconds" -v r="$rate" -v n="$agen
 	printf "%s: %.3f ms CPU per good probe, %.1f%% of the probes asked done\n", (n == 2 ? "both" : "all " n), per, 100 * o / (n * r * s)
 	printf "busy: %d of %d probes (%.2f%%)\n", b, a, (a > 0 ? 100 * b / a : 0)
 }'
+awk -v s="$st" -v n="$nt" 'BEGIN { if (n > 0) printf "latency: mean %.1f us over %d samples (the probes\x27 figures, on the test\x27s basis)\n", 1e6 * s / n, n }'

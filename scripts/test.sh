@@ -309,9 +309,20 @@ echo "Helm chart: $hp passed, $hf failed"
 read -r sp sf _ < <(tally "$out/soak.log")
 echo "soak: $sp passed, $sf failed"
 ((sp > 0)) || failed=1
-read -r p f s < <(tally "$out/nocgo.log" "$out/host.log" "$out/fuzz.log" "$out/rdma.log" "$out/rdma2.log" "$out/soak.log" "$out/readme-vm.log" "$out/two-host.log" "$out/mesh.log" "$out/mesh-scale.log" "$out/mesh-topology.log" "$out/image.log" "$out/package.log" "$out/helm.log")
+logs=()
+for l in nocgo host fuzz rdma rdma2 soak readme-vm two-host mesh mesh-scale mesh-topology image package helm; do
+	[[ ! -e $out/$l.log ]] || logs+=("$out/$l.log")
+done
+read -r p f s < <(tally "${logs[@]}")
 if ((failed)) && ((f == 0)); then
 	f=1 # a build, vet or format failure counts as one
+fi
+if ((f > 0)); then
+	# The failures again, last, where a reader of the run's tail sees them
+	# (the first 400 bytes of each line).
+	echo
+	echo "the failures:"
+	cat "${logs[@]}" | grep -E '^(\[[a-z0-9]+\] )?\s*--- FAIL:' | cut -c 1-400 || true
 fi
 echo "tests: $p passed, $f failed, $s skipped"
 exit $failed

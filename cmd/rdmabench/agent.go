@@ -60,9 +60,10 @@ that register on its --listen port; this agent registers there every
 forgotten) with a small latency test, round-robin, at --rate probes/s in all: every peer is
 probed once every PEERS/RATE seconds. A probe is the
 --probe test (write-lat over RC by default; tcp-lat needs no RDMA device) at
-one size, -n iterations after its warm-up, against the peer's agent: for
-tcp-lat and write-lat on a session kept per peer (--keep: set up and warmed
-up once, each probe a burst of -n ping-pongs on it); or --probe ud-lat, the
+one size, -n iterations after its warm-up, against the peer's agent: on a
+session kept per peer (--keep; tcp-lat, and the RDMA tests over RC without
+-e: set up and warmed up once, each probe a burst of -n iterations on it);
+or --probe ud-lat, the
 UD probe: one UD QP answering every peer, a few probing them, nothing set up
 per probe.
 
@@ -111,13 +112,13 @@ func (a *agentFlags) add(fs *pflag.FlagSet) {
 	fs.BoolVar(&a.cfg.Registry, "registry", false, "keep a registry on --listen: the agents that register there (--peers mesh:THIS_HOST, this one too) get every live registration, at most --max-peers")
 	fs.Var(positiveDuration(&a.cfg.RegistryExpiry), "registry-expiry", "with --registry: forget a registration not renewed for this long, at least twice --reload (default 30s)")
 	fs.StringVar(&a.advertise, "advertise", "", "with --peers mesh: the HOST[:PORT] registered, that peers probe (default: --listen's; from an address of every interface, the one the registry sees this agent from; port --listen's when none)")
-	fs.StringVar(&a.probe, "probe", "write-lat", "the probe: a latency test (write-lat, send-lat, read-lat, atomic-lat, tcp-lat), each probe a whole test (tcp-lat: on kept sessions, --keep); or ud-lat, the UD probe: one UD QP answering every peer, a few probing them through address handles, each probe -n SEND ping-pongs on them and nothing set up (32-byte messages unless -s)")
+	fs.StringVar(&a.probe, "probe", "write-lat", "the probe: a latency test (write-lat, send-lat, read-lat, atomic-lat, tcp-lat), each probe a burst on a session kept per peer (--keep) or a whole test; or ud-lat, the UD probe: one UD QP answering every peer, a few probing them through address handles, each probe -n SEND ping-pongs on them and nothing set up (32-byte messages unless -s)")
 	fs.Float64Var(&a.cfg.Rate, "rate", watch.DefaultRate, "probes per second, over all peers")
 	fs.StringVar(&a.cfg.BW.Test, "bw-probe", "", "also probe bandwidth with this test (write-bw, send-bw, read-bw, tcp-bw; default none): one peer at a time, round-robin, --bw-duration each, taking --bw-share of the time; on the probe's device and path")
 	fs.Var(&a.bwShare, "bw-share", "the share of the time the bandwidth probes take, about the share of the link they load on average (default 1%, at most 50%)")
 	fs.Var(positiveDuration(&a.cfg.BW.Duration), "bw-duration", "how long each bandwidth probe sends (default 1s)")
 	fs.Var(oneSize(&a.bwSize), "bw-size", "the bandwidth probe's message size (default 64K)")
-	fs.BoolVar(&a.cfg.Keep, "keep", true, "with --probe tcp-lat or write-lat (over RC, without -e): keep, per peer, the control connection and the test's socket or QPs, and probe with a burst of -n ping-pongs on them (set up and warmed up once); false: a whole test each probe")
+	fs.BoolVar(&a.cfg.Keep, "keep", true, "with a latency --probe (tcp-lat, or an RDMA test over RC without -e): keep, per peer, the control connection and the test's socket or QPs, and probe with a burst of -n iterations on them (set up and warmed up once); false: a whole test each probe")
 	fs.Var(positiveDuration(&a.cfg.ProbeTimeout), "probe-timeout", "give up a probe after this long (default 5s)")
 	fs.Var(positiveDuration(&a.cfg.Reload), "reload", "re-read the peers file, look the peers' name up, or renew the registration, this often (default 5s)")
 	fs.Var(positiveDuration(&a.cfg.BlameEvery), "blame-every", "judge the peers' recent p50 this often (default 10s)")

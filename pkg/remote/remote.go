@@ -42,7 +42,8 @@ func Serve(ctx context.Context, ln net.Listener, srv *workloads.Server, opt cont
 	// runs several tests at once: a server of one test at a time would be
 	// held by one kept session, busy to every other test.
 	if opt.MaxTests > 1 {
-		opt.Features = append(slices.Clip(opt.Features), workloads.KeptFeature, workloads.KeptRDMAFeature)
+		opt.Features = append(slices.Clip(opt.Features), workloads.KeptFeature)
+		opt.Features = append(opt.Features, workloads.KeptRDMAFeatures...)
 	}
 	if srv.UDProbe != nil {
 		opt.Features = append(slices.Clip(opt.Features), workloads.UDProbeFeature)

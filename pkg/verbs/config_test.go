@@ -5,6 +5,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 func TestQPConfigValidate(t *testing.T) {
@@ -48,6 +49,8 @@ func TestLoopConfigValidate(t *testing.T) {
 		"receive depth":                   {Kind: BWRecv, Opcode: OpSend, Size: 2},
 		"at least 1 byte":                 {Kind: LatPost, Opcode: OpRead, Total: 1},
 		"unknown loop kind":               {Kind: 42, Size: 1},
+		"naps are under a second":         {Kind: BWSend, Opcode: OpWrite, Size: 2, TxDepth: 1, CQMod: 1, PostList: 1, Nap: time.Microsecond},
+		"a nap of 1s after 0s":            {Kind: LatWrite, Opcode: OpWrite, Size: 2, Total: 1, Nap: time.Second},
 	}
 	for want, c := range cases {
 		err := c.Validate()

@@ -74,6 +74,13 @@ type LoopConfig struct {
 	Compare, SwapAdd uint64
 	// IdleTimeout ends a loop whose peer stops making progress; 0 waits forever.
 	IdleTimeout time.Duration
+	// NapAfter and Nap make a latency loop's long waits sleep: a wait for
+	// the peer (a ping-pong's answer, a completion) that has lasted
+	// NapAfter sleeps Nap between looks, so a slow answer costs this CPU
+	// little, and its sample up to about Nap more. Nap 0: the loop spins
+	// throughout, as perftest's do (every test; the agent's kept sessions
+	// nap).
+	NapAfter, Nap time.Duration
 	// Total is the number of ping-pong iterations the loop will run in all
 	// (so the last one is signalled), or for BWRecv the receives expected
 	// (0: until Stop).
@@ -122,6 +129,9 @@ func (c LoopConfig) Validate() error {
 	}
 	if (c.Kind == LatWrite || c.Kind == LatSend || c.Kind == LatPost) && c.Total == 0 {
 		errs = append(errs, "latency loops need the total iteration count")
+	}
+	if c.Nap < 0 || c.NapAfter < 0 || c.Nap >= time.Second || (c.Nap > 0 && c.Kind != LatWrite && c.Kind != LatSend && c.Kind != LatPost) {
+		errs = append(errs, fmt.Sprintf("a nap of %v after %v: naps are under a second, after a wait of 0 or more, in latency loops", c.Nap, c.NapAfter))
 	}
 	if c.Kind == BWSend {
 		if c.TxDepth <= 0 {

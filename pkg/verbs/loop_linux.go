@@ -187,6 +187,10 @@ func setLoopCounts(l *C.struct_rb_loop, cfg LoopConfig) {
 	l.cmp = C.uint64_t(cfg.Compare)
 	l.swap_add = C.uint64_t(cfg.SwapAdd)
 	l.idle_timeout_ticks = C.uint64_t(clock.cal.ticksOf(uint64(cfg.IdleTimeout.Nanoseconds())))
+	if cfg.Nap > 0 {
+		l.nap_after_ticks = C.uint64_t(clock.cal.ticksOf(uint64(cfg.NapAfter.Nanoseconds())))
+		l.nap_ns = C.long(cfg.Nap.Nanoseconds())
+	}
 	l.total = C.uint64_t(cfg.Total)
 	if cfg.PaceNs > 0 {
 		l.pace_gap = C.uint64_t(clock.cal.fixedTicks(cfg.PaceNs, C.RB_PACE_SHIFT))

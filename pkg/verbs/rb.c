@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -243,17 +244,36 @@ void rb_clock_measure(double *reported_ns, uint64_t *step_ticks, double *cost_ti
 struct rb_watch {
 	uint64_t last_progress;
 	unsigned spins;
+	int napping; /* the wait passed nap_after_ticks: a check every look */
 };
 
 /* Starts a wait. It reads no clock: the first check, RB_CHECK_EVERY spins
  * later, takes the time the idle timeout counts from, so a wait that ends
  * sooner (every sample of a latency run) costs no clock read. */
-static inline void watch_reset(struct rb_watch *w) { w->last_progress = 0; w->spins = 0; }
+static inline void watch_reset(struct rb_watch *w)
+{
+	w->last_progress = 0;
+	w->spins = 0;
+	w->napping = 0;
+}
 
-/* Returns 0 to keep spinning, or RB_ETIMEDOUT / RB_EABORTED. */
+/* Sleeps nap_ns: the first nap of a thread's wait narrows its timer slack
+ * (50 us by default) to 1 us, so a nap lasts about what it asks. */
+static void nap(struct rb_loop *l, struct rb_watch *w)
+{
+	if (!w->napping) {
+		w->napping = 1;
+		prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+	}
+	struct timespec ts = {.tv_sec = 0, .tv_nsec = l->nap_ns};
+	nanosleep(&ts, NULL);
+}
+
+/* Returns 0 to keep spinning, or RB_ETIMEDOUT / RB_EABORTED. A wait past
+ * nap_after_ticks naps between looks (nap_ns > 0 only). */
 static inline int watch_check(struct rb_loop *l, struct rb_watch *w)
 {
-	if (++w->spins < RB_CHECK_EVERY)
+	if (++w->spins < RB_CHECK_EVERY && !w->napping)
 		return 0;
 	w->spins = 0;
 	if (__atomic_load_n(&l->stop, __ATOMIC_RELAXED))
@@ -263,6 +283,8 @@ static inline int watch_check(struct rb_loop *l, struct rb_watch *w)
 		w->last_progress = now;
 	else if (l->idle_timeout_ticks && now - w->last_progress > l->idle_timeout_ticks)
 		return RB_ETIMEDOUT;
+	else if (l->nap_ns > 0 && now - w->last_progress > l->nap_after_ticks)
+		nap(l, w);
 	return 0;
 }
 

@@ -167,6 +167,10 @@ struct rb_loop {
 	uint32_t rx_cycle_stride, rx_cycle_slots;
 	uint64_t cmp, swap_add;  /* atomics */
 	uint64_t idle_timeout_ticks;
+	/* Latency waits: one that has lasted nap_after_ticks sleeps nap_ns
+	 * between looks (0: spins throughout, as perftest's loops do). */
+	uint64_t nap_after_ticks;
+	long nap_ns;
 	uint64_t total;          /* latency: planned iterations; RB_BW_RECV: receives expected (0: until stop) */
 	/* Software rate limiter of RB_BW_SEND: each QP posts one message per
 	 * pace_gap (ticks scaled by 2^RB_PACE_SHIFT) at most, and after a stall

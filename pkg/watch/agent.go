@@ -100,10 +100,11 @@ type Config struct {
 	// over UD, and Run opens this host's UD probe on its device (one QP
 	// answering every peer, MaxInflight probing them: see udprobe.go).
 	UD bool
-	// Keep runs a tcp-lat or write-lat probe on kept sessions: per peer,
-	// the control connection and the test's connection (a socket, or RC
-	// QPs) set up once and reused, a probe a burst of ping-pongs on them
-	// (see kept.go). Other probes run a whole test each.
+	// Keep runs a latency probe on kept sessions (tcp-lat, and the RDMA
+	// tests over RC without events): per peer, the control connection
+	// and the test's connection (a socket, or an RC QP) set up once and
+	// reused, a probe a burst of the test's iterations on them (see
+	// kept.go). Other probes run a whole test each.
 	Keep bool
 	// Rate is the probes per second, over all peers.
 	Rate         float64

@@ -16,12 +16,14 @@ import (
 	"github.com/rdmabench/rdmabench/pkg/workloads"
 )
 
-// A kept probe session (Config.Keep, tcp-lat's and write-lat's probes):
+// A kept probe session (Config.Keep, the latency probes of tcp-lat and,
+// over RC, of write-lat, read-lat, send-lat and atomic-lat):
 // per peer, the control connection and a kept session on it
 // (workloads.Kept: the server's socket and a connection to it, or both
 // ends' RC QPs and buffers, set up and warmed up once),
 // reused probe after probe. A probe is then a burst of the probe's
-// iterations of ping-pongs on the kept connection, its samples added to
+// iterations (ping-pongs, or a READ's or an atomic's) on the kept
+// connection, its samples added to
 // the peer's histogram. A session that fails is torn down (counted by
 // kind, rdmabench_agent_probe_sessions_failed_total) and set up again at
 // the peer's next probe; one found lost before its burst, or whose burst
@@ -44,8 +46,8 @@ type keptState struct {
 }
 
 // keeps tells whether the latency probes run on kept sessions: tcp-lat's,
-// and write-lat's over RC, spinning (with -e, a whole test each, which
-// waits on events as asked).
+// and the RDMA latency tests' over RC, polling (with -e, a whole test
+// each, which waits on events as asked).
 func (a *Agent) keeps() bool {
 	if !a.cfg.Keep || a.cfg.UD || workloads.KeptFeatureOf(a.info.Name) == "" {
 		return false
@@ -55,7 +57,7 @@ func (a *Agent) keeps() bool {
 }
 
 // initKept prepares the kept sessions' spec from the probe's plan: a
-// kept write-lat session's loop gives up on a silent peer at the probe's
+// kept RDMA session's loop gives up on a silent peer at the probe's
 // timeout, not later.
 func (a *Agent) initKept() {
 	specs := a.run.Specs()

@@ -9,24 +9,31 @@ import (
 	"github.com/rdmabench/rdmabench/pkg/workloads"
 )
 
-// TestKeptWriteLat: an agent's write-lat probes of a peer run on one kept
-// session (both ends' RC QPs set up once), every probe good and its
-// samples in the peer's histogram; a peer whose server restarts gets its
-// session set up again at the next probe; every verbs object is freed.
-func TestKeptWriteLat(t *testing.T) {
+// TestKeptRDMA: an agent's write-lat (a ping-pong) and read-lat (the
+// client's alone) probes of a peer run on one kept session (both ends' RC
+// QPs set up once), every probe good and its samples in the peer's
+// histogram; a peer whose server restarts gets its session set up again
+// at the next probe; every verbs object is freed.
+func TestKeptRDMA(t *testing.T) {
 	dev := testutil.Device(t)
+	for _, test := range []string{"write-lat", "read-lat"} {
+		t.Run(test, func(t *testing.T) { testKeptRDMA(t, dev, test) })
+	}
+}
+
+func testKeptRDMA(t *testing.T, dev, test string) {
 	testutil.NoLeaks(t)
 	addr, stop := serveOn(t, "127.0.0.1:0")
 	file := filepath.Join(t.TempDir(), "peers")
 	spec := workloads.Spec{Iterations: 5}
 	spec.Device = dev
 	a, err := New(Config{Host: "a", PeersFile: file, Keep: true, ProbeTimeout: 5 * time.Second,
-		Probe: workloads.Request{Tests: []string{"write-lat"}, Spec: spec}})
+		Probe: workloads.Request{Tests: []string{test}, Spec: spec}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !a.keeps() {
-		t.Fatal("write-lat over RC is not probed on kept sessions")
+		t.Fatalf("%s over RC is not probed on kept sessions", test)
 	}
 	log := &testutil.SyncBuffer{}
 	a.cfg.Log = log

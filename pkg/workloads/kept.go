@@ -33,18 +33,18 @@ func (s *Spec) keepProblem() string {
 		return ""
 	}
 	switch {
-	case s.Test != "tcp-lat" && s.Test != "write-lat":
-		return fmt.Sprintf("a kept probe session is a tcp-lat or write-lat test (or send-lat over UD: the server's UD probe), not %s", s.Test)
-	case s.Test == "write-lat" && s.Connection != "RC":
-		return fmt.Sprintf("a kept write-lat session runs over RC, not %s", s.Connection)
+	case KeptFeatureOf(s.Test) == "":
+		return fmt.Sprintf("a kept probe session is a latency test (tcp-lat, write-lat, read-lat, send-lat or atomic-lat), not %s", s.Test)
+	case s.Test != "tcp-lat" && s.Connection != "RC":
+		return fmt.Sprintf("a kept %s session runs over RC, not %s (over UD, send-lat's is the server's UD probe)", s.Test, s.Connection)
 	case len(s.Sizes) != 1:
 		return "a kept probe session is one message size"
 	case s.Sizes[0] > MaxKeptSize:
 		return fmt.Sprintf("a kept probe session's message is at most %d bytes, not %d", MaxKeptSize, s.Sizes[0])
 	case s.Duration > 0 || s.Precision > 0 || s.Load != nil || s.Threads > 1 || s.QPs > 1:
 		return "a kept probe session runs bursts of ping-pongs: no duration, precision, load, threads or QPs"
-	case s.Test == "write-lat" && (s.CheckData || s.RDMACM || (s.Mem != "" && s.Mem != "host") || s.ODP || s.Bidirectional):
-		return "a kept write-lat session runs on host memory registered as usual, connected without rdma_cm, with no data check"
+	case s.Test != "tcp-lat" && (s.CheckData || s.RDMACM || (s.Mem != "" && s.Mem != "host") || s.ODP || s.Bidirectional || s.Events):
+		return fmt.Sprintf("a kept %s session runs on host memory registered as usual, connected without rdma_cm, polled (no -e), with no data check", s.Test)
 	}
 	return ""
 }
@@ -154,13 +154,13 @@ func (t *ServerTest) runKept(ctx context.Context, tr Transport) error {
 type Kept struct {
 	rt   RemoteTest
 	kc   *keptConn       // tcp-lat's
-	rdma *keptRDMAClient // write-lat's
+	rdma *keptRDMAClient // an RDMA test's
 	buf  []byte
 	half bool // samples are half the round trip (the test's basis, rtt_half)
 }
 
-// OpenKept opens a kept probe session of spec (a tcp-lat spec, or
-// write-lat over RC; Keep is set here) on target's server, which must
+// OpenKept opens a kept probe session of spec (a tcp-lat spec, or an RDMA
+// latency test over RC; Keep is set here) on target's server, which must
 // name the test's feature in its hello (KeptFeatureOf): the caller
 // checks. It returns after the warm-up.
 func OpenKept(ctx context.Context, target Target, spec Spec) (*Kept, error) {
@@ -188,7 +188,7 @@ func OpenKept(ctx context.Context, target Target, spec Spec) (*Kept, error) {
 	if spec.Warmup != nil {
 		warm = *spec.Warmup
 	}
-	if spec.Test == "write-lat" {
+	if spec.Info().IsRDMA() {
 		if k.rdma, err = openKeptRDMAClient(ctx, rt, &spec, warm); err != nil {
 			return fail(err)
 		}
@@ -276,8 +276,8 @@ func (k *Kept) Burst(deadline time.Time, samples []uint64) error {
 	return nil
 }
 
-// burstRDMA is Burst of a kept write-lat session: the burst announced to
-// the server by deadline, then its ping-pongs in one call of the test's
+// burstRDMA is Burst of a kept RDMA session: a ping-pong's burst announced
+// to the server by deadline, then its samples in one call of the test's
 // timed loop (which gives up after the spec's idle timeout of no answer).
 func (k *Kept) burstRDMA(deadline time.Time, samples []uint64) error {
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)

@@ -7,32 +7,39 @@ import (
 	"github.com/rdmabench/rdmabench/pkg/verbs"
 )
 
-// A kept write-lat session (Spec.Keep with write-lat over RC) is the RDMA
-// kept probe session: each end sets up an RC QP, its CQs and a registered
-// buffer once, the two exchange their endpoints over the control
-// connection, and each probe is then a burst of the write ping-pong on
-// them (keptrdma_linux.go), announced by the client over the control
-// connection (keptBurst). A server that keeps them names
-// KeptRDMAFeature in its hello.
+// A kept RDMA session (Spec.Keep with write-lat, read-lat, send-lat or
+// atomic-lat over RC) is the RDMA kept probe session: each end sets up an
+// RC QP, its CQs and a registered buffer once, the two exchange their
+// endpoints over the control connection, and each probe is then a burst
+// of the test's own timed loop on them (keptrdma_linux.go). A burst of a
+// ping-pong (write-lat, send-lat) is announced by the client over the
+// control connection (keptBurst), for the server's end to run its half;
+// one of read-lat or atomic-lat is not: the server's CPU takes no part in
+// it, and its end only waits for the session's end. A server that keeps
+// them names each test's feature (KeptFeatureOf) in its hello.
 
-// KeptRDMAFeature is the feature a server's hello names when it keeps
-// write-lat probe sessions (Spec.Keep with write-lat over RC).
-const KeptRDMAFeature = "kept-write-lat"
+// KeptRDMAFeatures are the features a server's hello names when it keeps
+// RDMA probe sessions, one a test: kept-write-lat, kept-read-lat,
+// kept-send-lat and kept-atomic-lat.
+var KeptRDMAFeatures = []string{"kept-write-lat", "kept-read-lat", "kept-send-lat", "kept-atomic-lat"}
 
 // KeptFeatureOf is the feature a server names when it keeps probe
 // sessions of test ("" when no session of it is kept).
 func KeptFeatureOf(test string) string {
-	switch test {
-	case "tcp-lat":
+	if test == "tcp-lat" {
 		return KeptFeature
-	case "write-lat":
-		return KeptRDMAFeature
+	}
+	for _, f := range KeptRDMAFeatures {
+		if f == "kept-"+test {
+			return f
+		}
 	}
 	return ""
 }
 
-// keptRDMAEndpoint is what each end of a kept write-lat session tells the
-// other: its QP, and the half of its buffer the other writes into.
+// keptRDMAEndpoint is what each end of a kept RDMA session tells the
+// other: its QP, and the half of its buffer the other writes into (or
+// reads from, or operates on).
 type keptRDMAEndpoint struct {
 	QP  verbs.Endpoint     `json:"qp"`
 	Buf verbs.RemoteBuffer `json:"buf"`

@@ -8,23 +8,25 @@ import (
 	"errors"
 	"fmt"
 	"syscall"
+	"time"
 
 	"github.com/rdmabench/rdmabench/pkg/verbs"
 )
 
-// keptRDMA is one end of a kept write-lat session: an RC QP toward the
-// other end, its CQs, one registered buffer (the half this end writes
-// from, and the half the other end writes into) and the write
-// ping-pong's timed loop, set up once and run burst after burst. The
-// loop's state (its iteration, so the byte each end waits for) carries
-// over from one burst to the next.
+// keptRDMA is one end of a kept RDMA session: an RC QP toward the other
+// end, its CQs, one registered buffer (the half this end sends from, and
+// the half the other end writes into, reads or operates on) and the
+// test's timed loop, set up once and run burst after burst. The loop's
+// state (its iteration, so the byte a write ping-pong's ends wait for)
+// carries over from one burst to the next. The server's end of read-lat
+// and atomic-lat has no loop: only the client's CPU takes part.
 type keptRDMA struct {
 	dev      *verbs.Context
 	pd       *verbs.PD
 	scq, rcq *verbs.CQ
 	mr       *verbs.MR
 	qp       *verbs.QP
-	loop     *verbs.Loop
+	loop     *verbs.Loop // nil: nothing runs on this end
 	size     uint64
 }
 
@@ -32,8 +34,19 @@ type keptRDMA struct {
 // any session runs.
 const keptLoopTotal = 1 << 62
 
-// openKeptRDMA sets up this end of a kept write-lat session of spec on
-// device, up to its endpoint: Connect joins it to the other end's.
+// A kept session's loop spins for an answer as the test's does, and one
+// that takes longer than keptNapAfter (tens of a healthy fabric's round
+// trips) sleeps keptNap between looks: an agent probes all day, and a
+// slow peer, or an emulated device whose every round trip takes a
+// millisecond, would otherwise cost both ends a core for the whole wait.
+// A sample past keptNapAfter may be up to about keptNap late.
+const (
+	keptNapAfter = 100 * time.Microsecond
+	keptNap      = 20 * time.Microsecond
+)
+
+// openKeptRDMA sets up this end of a kept RDMA session of spec on device,
+// up to its endpoint: connect joins it to the other end's.
 func openKeptRDMA(spec *Spec, device string) (*keptRDMA, error) {
 	k := &keptRDMA{size: uint64(spec.Sizes[0])}
 	fail := func(err error) (*keptRDMA, error) {
@@ -64,6 +77,9 @@ func openKeptRDMA(spec *Spec, device string) (*keptRDMA, error) {
 		return fail(err)
 	}
 	inline, auto := spec.InlineFor()
+	if op := spec.opcode(); op == verbs.OpRead || op.IsAtomic() {
+		inline, auto = 0, false // their local buffer is written, not read
+	}
 	cfg := verbs.QPConfig{Type: verbs.RC, Port: spec.Port, SendCQ: k.scq, RecvCQ: k.rcq, MaxSendWR: 16, MaxRecvWR: 1,
 		MaxInlineData: inline, GIDIndex: orAuto(spec.GIDIndex), MTU: verbs.MTU(spec.MTU), PathValues: spec.Path.Values(),
 		QPTimeout: spec.QPTimeout}
@@ -86,7 +102,8 @@ func (k *keptRDMA) endpoint() keptRDMAEndpoint {
 	return keptRDMAEndpoint{QP: k.qp.Endpoint(), Buf: rb}
 }
 
-// connect joins this end to the other's and makes the loop of role.
+// connect joins this end to the other's and makes the loop of role (none
+// for the responder of a test without one: read-lat, atomic-lat).
 func (k *keptRDMA) connect(spec *Spec, other keptRDMAEndpoint, role verbs.Role) error {
 	if other.Buf.Len < k.size {
 		return fmt.Errorf("the other end's buffer holds %d bytes, not a %d-byte message", other.Buf.Len, k.size)
@@ -94,19 +111,45 @@ func (k *keptRDMA) connect(spec *Spec, other keptRDMAEndpoint, role verbs.Role) 
 	if err := k.qp.Connect(other.QP); err != nil {
 		return err
 	}
-	cfg := verbs.LoopConfig{Kind: verbs.LatWrite, Role: role, Opcode: verbs.OpWrite, Size: uint32(k.size),
-		Inline: int(k.size) <= k.qp.MaxInline(), CQMod: 1, IdleTimeout: spec.IdleTimeout, Total: keptLoopTotal}
+	info := spec.Info()
+	kind := info.Loop
+	if role == verbs.Responder {
+		kind = info.Responder
+	}
+	if kind == 0 {
+		return nil
+	}
+	op := spec.opcode()
+	cfg := verbs.LoopConfig{Kind: kind, Role: role, Opcode: op, Size: uint32(k.size), RxDepth: 1,
+		Inline: int(k.size) <= k.qp.MaxInline() && op != verbs.OpRead && !op.IsAtomic(), CQMod: 1,
+		IdleTimeout: spec.IdleTimeout, Total: keptLoopTotal, NapAfter: keptNapAfter, Nap: keptNap}
+	if op == verbs.OpFetchAdd {
+		cfg.SwapAdd = 1
+	}
 	l, err := verbs.NewLoop(cfg, verbs.Buf{MR: k.mr}, verbs.Buf{MR: k.mr, Offset: k.size},
 		[]verbs.LoopQP{{QP: k.qp, Remote: other.Buf}})
 	if err != nil {
 		return err
 	}
+	if kind == verbs.LatSend {
+		// The one receive the ping-pong keeps posted, there before the
+		// other end's first send.
+		if err := l.PostRecvs(1); err != nil {
+			_ = l.Close()
+			return err
+		}
+	}
 	k.loop = l
 	return nil
 }
 
-// pingPongs runs len(samples) ping-pongs (the responder: samples are
-// scratch), each sample its round trip in ns.
+// announced tells whether this session's bursts are announced to the
+// server: a ping-pong's are, for the server's end to run its half.
+func (k *keptRDMA) announced(spec *Spec) bool { return spec.Info().Responder != 0 }
+
+// pingPongs runs len(samples) iterations of the loop (ping-pongs, or the
+// initiator's operations alone; the responder's samples are scratch),
+// each sample its round trip in ns.
 func (k *keptRDMA) pingPongs(samples []uint64) error {
 	ran, valid, err := k.loop.RunLatency(samples)
 	switch {
@@ -137,13 +180,14 @@ func (k *keptRDMA) close() {
 	}
 }
 
-// runKeptRDMA is the server end of a kept write-lat session: it sets its
-// end up, takes the client's endpoint and sends its own, then answers each
+// runKeptRDMA is the server end of a kept RDMA session: it sets its end
+// up, takes the client's endpoint and sends its own, then answers each
 // burst the client announces (keptBurst: its ping-pongs, and one more
 // first, which waits for this end to read the announcement and is not
 // counted) until the client ends the session (a burst of 0) or its
 // control connection is lost. Between bursts it waits in Go, not on the
-// device.
+// device. A test without a responder's loop (read-lat, atomic-lat)
+// announces no burst: this end only waits for the session's end.
 func (t *ServerTest) runKeptRDMA(ctx context.Context, tr Transport) error {
 	dev := t.srv.Device
 	if t.spec.ServerDevice != "" {
@@ -176,6 +220,9 @@ func (t *ServerTest) runKeptRDMA(ctx context.Context, tr Transport) error {
 		if b.N <= 0 {
 			return nil // the session ended
 		}
+		if k.loop == nil {
+			return fmt.Errorf("kept session: a burst announced for %s, whose server runs no loop", t.spec.Test)
+		}
 		if b.N+1 > len(scratch) {
 			scratch = make([]uint64, b.N+1)
 		}
@@ -185,23 +232,24 @@ func (t *ServerTest) runKeptRDMA(ctx context.Context, tr Transport) error {
 	}
 }
 
-// keptRDMAClient is the client end of a kept write-lat session.
+// keptRDMAClient is the client end of a kept RDMA session.
 type keptRDMAClient struct {
-	k       *keptRDMA
-	rt      RemoteTest
-	samples []uint64 // a burst's, with its first ping-pong's
-	body    []byte   // the announcement of a burst of len(samples)-1
+	k         *keptRDMA
+	rt        RemoteTest
+	announced bool     // bursts are announced (keptRDMA.announced)
+	samples   []uint64 // an announced burst's, with its first ping-pong's
+	body      []byte   // the announcement of a burst of len(samples)-1
 }
 
-// openKeptRDMAClient sets the client end of a kept write-lat session up
-// on rt (started): endpoints exchanged, and a first burst of warm
-// ping-pongs, not counted.
+// openKeptRDMAClient sets the client end of a kept RDMA session up on rt
+// (started): endpoints exchanged, and a first burst of warm samples, not
+// counted.
 func openKeptRDMAClient(ctx context.Context, rt RemoteTest, spec *Spec, warm int) (*keptRDMAClient, error) {
 	k, err := openKeptRDMA(spec, spec.Device)
 	if err != nil {
 		return nil, err
 	}
-	c := &keptRDMAClient{k: k, rt: rt}
+	c := &keptRDMAClient{k: k, rt: rt, announced: k.announced(spec)}
 	if err := sendJSON(ctx, rt, k.endpoint()); err != nil {
 		k.close()
 		return nil, err
@@ -224,10 +272,14 @@ func openKeptRDMAClient(ctx context.Context, rt RemoteTest, spec *Spec, warm int
 	return c, nil
 }
 
-// burst announces a burst of len(samples) ping-pongs and runs it (and one
-// more first, not counted), each sample its round trip in ns. The timed
-// loop is the test's own, one cgo call.
+// burst runs len(samples) of the test's operations, each sample its round
+// trip in ns; a ping-pong's burst is announced first and runs one more
+// ping-pong first, not counted. The timed loop is the test's own, one cgo
+// call.
 func (c *keptRDMAClient) burst(ctx context.Context, samples []uint64) error {
+	if !c.announced {
+		return c.k.pingPongs(samples)
+	}
 	if len(c.samples) != len(samples)+1 {
 		c.samples = make([]uint64, len(samples)+1)
 		c.body, _ = json.Marshal(keptBurst{N: len(samples)})

@@ -8,7 +8,7 @@ import (
 	"github.com/rdmabench/rdmabench/pkg/verbs"
 )
 
-// keptRDMAClient is the client end of a kept write-lat session; this
+// keptRDMAClient is the client end of a kept RDMA session; this
 // build has none.
 type keptRDMAClient struct{}
 

@@ -58,7 +58,7 @@ func (t *ServerTest) Run(ctx context.Context, tr Transport) error {
 	if t.spec.udProbe() {
 		return t.sendUDProbe(ctx, tr)
 	}
-	if t.spec.Keep && t.spec.Test == "write-lat" {
+	if t.spec.Keep && t.spec.Info().IsRDMA() {
 		return t.runKeptRDMA(ctx, tr)
 	}
 	if t.spec.Keep {
