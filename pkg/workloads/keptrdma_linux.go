@@ -77,8 +77,8 @@ func openKeptRDMA(spec *Spec, device string) (*keptRDMA, error) {
 		return fail(err)
 	}
 	inline, auto := spec.InlineFor()
-	if op := spec.opcode(); op == verbs.OpRead || op.IsAtomic() {
-		inline, auto = 0, false // their local buffer is written, not read
+	if !sendsFromBuffer(spec.opcode()) {
+		inline, auto = 0, false
 	}
 	cfg := verbs.QPConfig{Type: verbs.RC, Port: spec.Port, SendCQ: k.scq, RecvCQ: k.rcq, MaxSendWR: 16, MaxRecvWR: 1,
 		MaxInlineData: inline, GIDIndex: orAuto(spec.GIDIndex), MTU: verbs.MTU(spec.MTU), PathValues: spec.Path.Values(),
@@ -121,7 +121,7 @@ func (k *keptRDMA) connect(spec *Spec, other keptRDMAEndpoint, role verbs.Role) 
 	}
 	op := spec.opcode()
 	cfg := verbs.LoopConfig{Kind: kind, Role: role, Opcode: op, Size: uint32(k.size), RxDepth: 1,
-		Inline: int(k.size) <= k.qp.MaxInline() && op != verbs.OpRead && !op.IsAtomic(), CQMod: 1,
+		Inline: int(k.size) <= k.qp.MaxInline() && sendsFromBuffer(op), CQMod: 1,
 		IdleTimeout: spec.IdleTimeout, Total: keptLoopTotal, NapAfter: keptNapAfter, Nap: keptNap}
 	if op == verbs.OpFetchAdd {
 		cfg.SwapAdd = 1
@@ -143,9 +143,10 @@ func (k *keptRDMA) connect(spec *Spec, other keptRDMAEndpoint, role verbs.Role) 
 	return nil
 }
 
-// announced tells whether this session's bursts are announced to the
-// server: a ping-pong's are, for the server's end to run its half.
-func (k *keptRDMA) announced(spec *Spec) bool { return spec.Info().Responder != 0 }
+// keptAnnounced tells whether the bursts of a kept session of spec are
+// announced to the server: a ping-pong's are, for the server's end to run
+// its half.
+func keptAnnounced(spec *Spec) bool { return spec.Info().Responder != 0 }
 
 // pingPongs runs len(samples) iterations of the loop (ping-pongs, or the
 // initiator's operations alone; the responder's samples are scratch),
@@ -236,7 +237,7 @@ func (t *ServerTest) runKeptRDMA(ctx context.Context, tr Transport) error {
 type keptRDMAClient struct {
 	k         *keptRDMA
 	rt        RemoteTest
-	announced bool     // bursts are announced (keptRDMA.announced)
+	announced bool     // bursts are announced (keptAnnounced)
 	samples   []uint64 // an announced burst's, with its first ping-pong's
 	body      []byte   // the announcement of a burst of len(samples)-1
 }
@@ -249,7 +250,7 @@ func openKeptRDMAClient(ctx context.Context, rt RemoteTest, spec *Spec, warm int
 	if err != nil {
 		return nil, err
 	}
-	c := &keptRDMAClient{k: k, rt: rt, announced: k.announced(spec)}
+	c := &keptRDMAClient{k: k, rt: rt, announced: keptAnnounced(spec)}
 	if err := sendJSON(ctx, rt, k.endpoint()); err != nil {
 		k.close()
 		return nil, err

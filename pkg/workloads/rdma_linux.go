@@ -257,7 +257,7 @@ func (e *rdmaRunner) close() {
 // inline size the QP was granted, and never for READ and atomics (their
 // local buffer is written, not read).
 func (e *rdmaRunner) usesInline(size int, op verbs.Opcode) bool {
-	return e.inline > 0 && size <= e.inline && op != verbs.OpRead && !op.IsAtomic()
+	return e.inline > 0 && size <= e.inline && sendsFromBuffer(op)
 }
 
 // threadOf is the loop thread that drives QP i.

@@ -299,6 +299,11 @@ func (s *Spec) opcode() verbs.Opcode {
 	return op
 }
 
+// sendsFromBuffer tells whether op's local buffer is its source (so the
+// payload may go inline): not for READ and atomics, whose local buffer
+// is written.
+func sendsFromBuffer(op verbs.Opcode) bool { return op != verbs.OpRead && !op.IsAtomic() }
+
 // LoadSpec is the bandwidth test a latency test runs under (--load): on
 // QPs of its own, between the same two ends, for as long as the latency
 // test runs.
