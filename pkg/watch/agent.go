@@ -197,6 +197,9 @@ type peer struct {
 	// its bursts; owned by the probe in flight.
 	kept    *workloads.Kept
 	samples []uint64
+	// keptOut: its kept session is out with the probe in flight (counted
+	// open all the same: countOpen).
+	keptOut bool
 	// noKept: its server keeps no probe sessions (an older rdmabench, or
 	// one that runs one test at a time: `rdmabench serve`); its probes
 	// are whole tests.
@@ -508,7 +511,6 @@ loop:
 		a.closeKept(p.kept, p.client)
 		p.kept, p.client = nil, nil
 	}
-	a.countOpen()
 	a.mu.Unlock()
 	a.kept.closer.Wait()
 	wg.Wait()
@@ -1096,6 +1098,7 @@ func (a *Agent) WriteMetrics(w io.Writer, format expfmt.Format) error {
 	a.mu.Lock()
 	a.st.registrations = n
 	a.readUD()
+	a.countOpen()
 	own := metricFamilies(&a.st, pc)
 	a.mu.Unlock()
 	return writeFamilies(w, own, a.process, format)

@@ -73,7 +73,7 @@ func (a *Agent) initKept() {
 func (a *Agent) probeKept(ctx context.Context, p *peer) {
 	a.mu.Lock()
 	k, c, addr, samples := p.kept, p.client, p.stats.addr, p.samples
-	p.kept, p.client = nil, nil
+	p.kept, p.client, p.keptOut = nil, nil, p.kept != nil
 	a.mu.Unlock()
 	if samples == nil {
 		samples = make([]uint64, a.kept.iters)
@@ -117,7 +117,7 @@ func (a *Agent) probeKept(ctx context.Context, p *peer) {
 	if errors.Is(err, ErrNoKept) {
 		// Its probes are whole tests, from this one on.
 		a.mu.Lock()
-		p.noKept = true
+		p.noKept, p.keptOut = true, false
 		p.samples = samples
 		a.mu.Unlock()
 		a.logf("probe %s: %v; its probes are whole tests", addr, err)
@@ -128,6 +128,7 @@ func (a *Agent) probeKept(ctx context.Context, p *peer) {
 		a.closeKept(k, c)
 		a.mu.Lock()
 		a.probeDone(p)
+		p.keptOut = false
 		a.st.keptOpened += uint64(opened)
 		a.mu.Unlock()
 		return
@@ -144,16 +145,18 @@ func (a *Agent) probeKept(ctx context.Context, p *peer) {
 	} else {
 		p.kept, p.client = k, c
 	}
-	a.countOpen()
+	p.keptOut = false
 	a.mu.Unlock()
 	a.logResult("probe", addr, err, result, was)
 }
 
-// countOpen counts the sessions kept now (a.mu held).
+// countOpen counts the sessions kept now, those out with a probe too
+// (a.mu held): at each scrape, not at each probe, whose cost would grow
+// with the peers.
 func (a *Agent) countOpen() {
 	n := 0
 	for _, p := range a.byAddr {
-		if p.kept != nil {
+		if p.kept != nil || p.keptOut {
 			n++
 		}
 	}

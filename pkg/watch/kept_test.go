@@ -64,6 +64,7 @@ func serveOn(t *testing.T, addr string) (string, func()) {
 func (a *Agent) keptCounts() (opened uint64, failed [10]uint64, open int, probes [10]uint64, samples uint64) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.countOpen()
 	s := a.st.peers[0]
 	return a.st.keptOpened, a.st.keptFailed, a.st.keptOpen, s.probes, s.count
 }
