@@ -73,7 +73,8 @@ func (a *Agent) initKept() {
 func (a *Agent) probeKept(ctx context.Context, p *peer) {
 	a.mu.Lock()
 	k, c, addr, samples := p.kept, p.client, p.stats.addr, p.samples
-	p.kept, p.client, p.keptOut = nil, nil, p.kept != nil
+	p.kept, p.client = nil, nil
+	p.keptOut = k != nil
 	a.mu.Unlock()
 	if samples == nil {
 		samples = make([]uint64, a.kept.iters)
