@@ -22,7 +22,8 @@
 # after it on the same device (in the same VM), S seconds after a warm-up
 # of 20 s, its agents probing with the UD probe (--probe ud-lat) and
 # bandwidth too (--bw-probe write-bw: whole tests, each setting up and
-# freeing its RC QPs).
+# freeing its RC QPs); then again with the default probe, write-lat on
+# kept sessions.
 #
 # Usage: scripts/soak.sh [--tests N] [--kill-pct P] [--seed S] [--out DIR]
 #                        [--agent-seconds S]
@@ -287,5 +288,9 @@ if ((agent_seconds > 0)); then
 	wait "$server" 2>/dev/null || true
 	mkdir -p "$out/agent"
 	"$here/agent-soak.sh" --seconds "$agent_seconds" --warmup 20 --probe ud-lat --bw-probe write-bw --out "$out/agent" --in-vm "$bin" || bad=1
+	# The default probe, write-lat on kept sessions (both ends' loops
+	# napping in long waits), alone.
+	mkdir -p "$out/agent-kept"
+	"$here/agent-soak.sh" --seconds "$agent_seconds" --warmup 20 --probe write-lat --out "$out/agent-kept" --in-vm "$bin" || bad=1
 fi
 ((failed == 0 && bad == 0))

@@ -202,7 +202,7 @@ if [[ $mode == vm && $second != none ]]; then
 fi
 
 soak_tests=${RDMABENCH_SOAK_TESTS:-20}
-step "soak: $soak_tests tests against one server, 30% of the clients after the warm-up killed mid-test, then two agents probing each other for 30 s with the UD probe and write-bw (scripts/soak.sh, scripts/agent-soak.sh)"
+step "soak: $soak_tests tests against one server, 30% of the clients after the warm-up killed mid-test, then two agents probing each other for 30 s with the UD probe and write-bw, and for 30 s with kept write-lat sessions (scripts/soak.sh, scripts/agent-soak.sh)"
 start=$SECONDS
 RDMABENCH_RDMA_MODE=$mode "$here/soak.sh" --tests "$soak_tests" --kill-pct 30 --agent-seconds 30 --out "$out/soak" 2>&1 | tee "$out/soak.log" || failed=1
 rb_log "the soak took $((SECONDS - start)) s"
