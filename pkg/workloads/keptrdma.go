@@ -3,6 +3,7 @@ package workloads
 import (
 	"context"
 	"encoding/json"
+	"strings"
 
 	"github.com/rdmabench/rdmabench/pkg/verbs"
 )
@@ -30,7 +31,7 @@ func KeptFeatureOf(test string) string {
 		return KeptFeature
 	}
 	for _, f := range KeptRDMAFeatures {
-		if f == "kept-"+test {
+		if strings.TrimPrefix(f, "kept-") == test {
 			return f
 		}
 	}
