@@ -63,6 +63,7 @@ done
 [[ $seconds =~ ^[0-9]+$ ]] && ((seconds >= 30)) || { rb_log "--seconds must be a whole number, at least 30"; exit 2; }
 [[ $warmup =~ ^[0-9]+$ ]] || { rb_log "--warmup must be a whole number of seconds"; exit 2; }
 [[ $rate =~ ^[0-9]+$ ]] && ((rate >= 1)) || { rb_log "--rate must be a whole number of probes/s, at least 1"; exit 2; }
+rb_fail_on_error "agent-soak/$probe"
 
 if ((!in_vm)); then
 	cd "$here/.."
@@ -116,7 +117,20 @@ for x in a b; do
 		2>"$out/agent.$x.log" &
 	pid[$x]=$!
 done
-trap 'kill "${pid[a]}" "${pid[b]}" 2>/dev/null || true' EXIT
+# finish: stop both agents; after a stop no check explains (a command of
+# this script failed), the end of each agent's log too, and whether it was
+# still running.
+finish() {
+	local rc=$? x
+	if ((rc != 0 && fail == 0)); then
+		for x in a b; do
+			kill -0 "${pid[$x]}" 2>/dev/null || echo "  agent $x (pid ${pid[$x]}) had exited"
+			grep -v 'stats goroutines=' "$out/agent.$x.log" | tail -n 20 | sed "s/^/  agent $x log: /" || true
+		done
+	fi
+	kill "${pid[a]}" "${pid[b]}" 2>/dev/null || true
+}
+trap finish EXIT
 for x in a b; do
 	for _ in $(seq 1 100); do
 		curl -fs -m 20 "http://127.0.0.1:${met[$x]}/metrics" >/dev/null && break

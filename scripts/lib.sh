@@ -17,6 +17,20 @@ rb_die() {
 	exit 1
 }
 
+# rb_fail_on_error NAME: a test script under `set -e` that stops at a
+# command that failed says so as a failure of its own, in the tests'
+# format, "--- FAIL: NAME/script: line N: COMMAND: exit S", so that a
+# tally of its log (scripts/test.sh) names it; without it the script
+# would stop with nothing said. Traced into functions (set -E), said by
+# the script's own shell only: a subshell's command that failed (in $(...),
+# where bash does not stop) is the script's failure only where the
+# script's own command then fails.
+rb_fail_on_error() {
+	set -E
+	# shellcheck disable=SC2064 # NAME expands now, the rest when it fires
+	trap "rb_fail_rc=\$?; [[ \$BASHPID != \$\$ ]] || echo \"--- FAIL: $1/script: line \$LINENO: \$BASH_COMMAND: exit \$rb_fail_rc\"" ERR
+}
+
 # rb_need CMD [PACKAGE]: fail with a hint when CMD is not on PATH (also looks
 # in the sbin folders, which non-root PATHs often lack).
 rb_need() {

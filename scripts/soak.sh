@@ -37,6 +37,7 @@ set -euo pipefail
 rb_prog=soak.sh
 here=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 . "$here/lib.sh"
+rb_fail_on_error soak
 
 tests=100 kill_pct=10 seed='' out='' in_vm=0 bin='' agent_seconds=0
 while [[ $# -gt 0 ]]; do

@@ -64,45 +64,47 @@ out=${RDMABENCH_TEST_OUT:-$(mktemp -d "${TMPDIR:-/tmp}/rdmabench-test.XXXXXX")}
 mkdir -p "$out"
 rb_log "logs in $out"
 failed=0
+failures=() # the steps that failed, each named once at the end
+fail() { failed=1; failures+=("$1"); }
 
 step() { printf '\n### %s\n' "$*"; }
 
 step "gofmt, go vet and staticcheck"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [[ -n $unformatted ]]; then
-	echo "not gofmt-formatted:"; echo "$unformatted"; failed=1
+	echo "not gofmt-formatted:"; echo "$unformatted"; fail "gofmt"
 fi
-go vet ./... || failed=1
-CGO_ENABLED=0 go vet ./... || failed=1
+go vet ./... || fail "go vet"
+CGO_ENABLED=0 go vet ./... || fail "go vet (CGO_ENABLED=0)"
 # staticcheck, pinned, from the Go module proxy: zero findings.
-go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./... || failed=1
+go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./... || fail "staticcheck"
 
 step "unit tests without cgo (CGO_ENABLED=0), of the packages whose files differ without it"
-CGO_ENABLED=0 go build ./... || failed=1
+CGO_ENABLED=0 go build ./... || fail "go build (CGO_ENABLED=0)"
 # The others build the same files either way, and no test of theirs
 # takes another path without cgo: the run with cgo below covers them.
 files='{{.ImportPath}} {{.GoFiles}} {{.CgoFiles}} {{.TestGoFiles}} {{.XTestGoFiles}}'
 mapfile -t nocgo < <(comm -3 <(CGO_ENABLED=0 go list -f "$files" ./... | sort) <(go list -f "$files" ./... | sort) | awk '{print $1}' | sort -u)
-CGO_ENABLED=0 go test -count=1 -v "${nocgo[@]}" >"$out/nocgo.log" 2>&1 || failed=1
+CGO_ENABLED=0 go test -count=1 -v "${nocgo[@]}" >"$out/nocgo.log" 2>&1 || fail "unit tests without cgo"
 grep -E '^(ok|FAIL|---|panic)|^\s+--- FAIL' "$out/nocgo.log" | grep -v -- '--- PASS\|--- SKIP' || true
 
 step "unit tests with cgo on the host"
-go test -count=1 -v ./... >"$out/host.log" 2>&1 || failed=1
+go test -count=1 -v ./... >"$out/host.log" 2>&1 || fail "unit tests on the host"
 grep -E '^(ok|FAIL|panic)|--- FAIL' "$out/host.log" || true
 
 step "fuzz targets, a fixed few seconds each (scripts/fuzz.sh)"
-"$here/fuzz.sh" "$out/fuzz-go.log" 2>&1 | tee "$out/fuzz.log" || failed=1
+"$here/fuzz.sh" "$out/fuzz-go.log" 2>&1 | tee "$out/fuzz.log" || fail "scripts/fuzz.sh"
 
 step "mesh at scale on this host: 64 ranks over TCP, with rank 0 killed in a second run (scripts/mesh-scale.sh)"
 start=$SECONDS
-"$here/mesh-scale.sh" check 64 2>&1 | tee "$out/mesh-scale.log" || failed=1
+"$here/mesh-scale.sh" check 64 2>&1 | tee "$out/mesh-scale.log" || fail "scripts/mesh-scale.sh"
 rb_log "the 64-rank mesh took $((SECONDS - start)) s"
 
 : >"$out/mesh-topology.log"
 if [[ $(id -u) == 0 ]]; then
 	step "switch blame on this host: 12 ranks standing for the hosts of a topology, a leaf's uplinks and then a host slowed (scripts/mesh-topology.sh)"
 	start=$SECONDS
-	"$here/mesh-topology.sh" "$out/mesh-topology" 2>&1 | tee "$out/mesh-topology.log" || failed=1
+	"$here/mesh-topology.sh" "$out/mesh-topology" 2>&1 | tee "$out/mesh-topology.log" || fail "scripts/mesh-topology.sh"
 	rb_log "the topology cases took $((SECONDS - start)) s"
 else
 	rb_log "the topology cases need root (a network namespace, tc, iptables): skipped"
@@ -168,12 +170,12 @@ start=$SECONDS
 case $mode in
 host)
 	rb_log "RDMA tests on this host's ${RDMABENCH_TEST_DEVICE:-first device}"
-	"$here/run-test-bins.sh" "$bins/list" 2>&1 | tee "$out/rdma.log" || failed=1
+	"$here/run-test-bins.sh" "$bins/list" 2>&1 | tee "$out/rdma.log" || fail "RDMA tests (scripts/run-test-bins.sh)"
 	;;
 vm)
 	rb_log "this kernel has no rdma_rxe: RDMA tests run in the Soft-RoCE VM (rxe0, and rxe1 for the tests of two devices)"
 	rb_log "the $device_tests tests of $(wc -l <"$bins/device-list") packages that need a device (the others ran on this host)"
-	"$here/vm.sh" --devices 2 --share "$out" -- "$here/run-test-bins.sh" "$bins/device-list" 2>&1 | tee "$out/rdma.log" || failed=1
+	"$here/vm.sh" --devices 2 --share "$out" -- "$here/run-test-bins.sh" "$bins/device-list" 2>&1 | tee "$out/rdma.log" || fail "RDMA tests in the VM (scripts/run-test-bins.sh)"
 	;;
 *) rb_die "RDMABENCH_RDMA_MODE must be vm or host" ;;
 esac
@@ -197,14 +199,14 @@ if [[ $mode == vm && $second != none ]]; then
 	tests_b="rc=0; $(rb_sq "$here/run-test-bins.sh") $(rb_sq "$bins/list") -test.run $(rb_sq "$second_tests") || rc=1;"
 	tests_b+=" $(rb_sq "$here/two-host-odp.sh") $(rb_sq "$bins/rdmabench") $(rb_sq "$out/odp") || rc=1; exit \$rc"
 	"$here/vm-pair.sh" --suite "$second" --cpus 2 --share "$out" --a "$serve_a" --b "$tests_b" 2>&1 |
-		tee "$out/rdma2.log" || failed=1
+		tee "$out/rdma2.log" || fail "RDMA on the second kernel (scripts/vm-pair.sh)"
 	rb_log "RDMA tests on $second's kernel took $((SECONDS - start)) s"
 fi
 
 soak_tests=${RDMABENCH_SOAK_TESTS:-20}
 step "soak: $soak_tests tests against one server, 30% of the clients after the warm-up killed mid-test, then two agents probing each other for 30 s with the UD probe and write-bw, and for 30 s with kept write-lat sessions (scripts/soak.sh, scripts/agent-soak.sh)"
 start=$SECONDS
-RDMABENCH_RDMA_MODE=$mode "$here/soak.sh" --tests "$soak_tests" --kill-pct 30 --agent-seconds 30 --out "$out/soak" 2>&1 | tee "$out/soak.log" || failed=1
+RDMABENCH_RDMA_MODE=$mode "$here/soak.sh" --tests "$soak_tests" --kill-pct 30 --agent-seconds 30 --out "$out/soak" 2>&1 | tee "$out/soak.log" || fail "scripts/soak.sh"
 rb_log "the soak took $((SECONDS - start)) s"
 
 : >"$out/readme-vm.log"
@@ -214,13 +216,13 @@ if [[ $mode == vm ]]; then
 	readme_vm=$(grep -o '`scripts/vm.sh -- out/rdmabench [^`]*`' README.md | head -1 | tr -d '`')
 	if [[ -z $readme_vm ]]; then
 		echo "--- FAIL: README's scripts/vm.sh example: README.md has none" | tee "$out/readme-vm.log"
-		failed=1
+		fail "the README's VM example (none)"
 	elif eval "$readme_vm" >"$out/readme-vm.out" 2>&1 && grep -q '^write-lat ' "$out/readme-vm.out"; then
 		echo "--- PASS: README's scripts/vm.sh example ($readme_vm)" | tee "$out/readme-vm.log"
 	else
 		cat "$out/readme-vm.out"
 		echo "--- FAIL: README's scripts/vm.sh example ($readme_vm)" | tee "$out/readme-vm.log"
-		failed=1
+		fail "the README's VM example"
 	fi
 fi
 
@@ -228,7 +230,7 @@ fi
 if [[ $mode == vm ]]; then
 	step "two hosts: two VMs, a server in one, the suite and the failure cases from the other"
 	start=$SECONDS
-	"$here/two-host-test.sh" "$out/two-host" 2>&1 | tee "$out/two-host.log" || failed=1
+	"$here/two-host-test.sh" "$out/two-host" 2>&1 | tee "$out/two-host.log" || fail "scripts/two-host-test.sh"
 	rb_log "two-host tests took $((SECONDS - start)) s"
 else
 	rb_log "two-host tests need two VMs; they run when this script uses the Soft-RoCE VM (RDMABENCH_RDMA_MODE=vm)"
@@ -238,7 +240,7 @@ fi
 if [[ $mode == vm ]]; then
 	step "mesh: OpenMPI and Slurm in one VM (a rank killed mid-run), Slurm across four VMs of two NICs (a host, then a path, slowed and blamed; rails; host level)"
 	start=$SECONDS
-	"$here/mesh-test.sh" "$out/mesh" 2>&1 | tee "$out/mesh.log" || failed=1
+	"$here/mesh-test.sh" "$out/mesh" 2>&1 | tee "$out/mesh.log" || fail "scripts/mesh-test.sh"
 	rb_log "mesh tests took $((SECONDS - start)) s"
 else
 	rb_log "the mesh's launcher tests boot VMs; they run when this script uses the Soft-RoCE VM (RDMABENCH_RDMA_MODE=vm)"
@@ -247,10 +249,10 @@ fi
 wait "$background_pid" || true
 step "container image: deploy/Containerfile built from Debian packages with podman and run (scripts/image.sh check; in the background since the RDMA tests)"
 cat "$out/image.log"
-[[ ! -e $out/image.failed ]] || failed=1
+[[ ! -e $out/image.failed ]] || fail "scripts/image.sh"
 step "packages: the .deb and .rpm linted, the .deb installed, upgraded, removed and purged in a clean root (scripts/package-check.sh; in the background since the RDMA tests)"
 cat "$out/package.log"
-[[ ! -e $out/package.failed ]] || failed=1
+[[ ! -e $out/package.failed ]] || fail "scripts/package-check.sh"
 # The chart after the VM steps, not beside them: the VMs' clocks are
 # watched (scripts/vm.sh), and more load beside a VM of the second
 # kernel once slowed its clock past the check's 3% (0.64x the host's,
@@ -261,7 +263,7 @@ if "$here/helm-check.sh" >"$out/helm.log" 2>&1; then
 	echo "--- PASS: helm-check (helm lint --strict, helm template, the dashboard)" >>"$out/helm.log"
 else
 	echo "--- FAIL: helm-check (helm lint --strict, helm template, the dashboard)" >>"$out/helm.log"
-	failed=1
+	fail "scripts/helm-check.sh"
 fi
 echo "test.sh: the chart took $((SECONDS - start)) s" >>"$out/helm.log"
 cat "$out/helm.log"
@@ -276,28 +278,28 @@ tally() { # LOG... -> "P F S" (lines of a VM of a pair or group carry a "[b] " o
 read -r rp rf rs < <(tally "$out/rdma.log")
 if ((rp == 0)); then
 	echo "no RDMA test passed: the integration tests did not run on a device"
-	failed=1
+	fail "RDMA tests (none passed)"
 fi
 echo
 echo "RDMA on ${RDMABENCH_TEST_DEVICE:-rxe0} ($mode): $rp passed, $rf failed, $rs skipped"
 if [[ $mode == vm && $second != none ]]; then
 	read -r kp kf ks < <(tally "$out/rdma2.log")
 	echo "RDMA on $second's kernel (vm): $kp passed, $kf failed, $ks skipped"
-	((kp > 0)) || failed=1
+	((kp > 0)) || fail "RDMA on the second kernel (none passed)"
 fi
 if [[ $mode == vm ]]; then
 	read -r tp tf ts < <(tally "$out/two-host.log")
 	echo "two hosts (two VMs): $tp passed, $tf failed"
-	((tp > 0)) || failed=1
+	((tp > 0)) || fail "two hosts (none passed)"
 	read -r mp mf _ < <(tally "$out/mesh.log")
 	echo "mesh on launchers (VMs): $mp passed, $mf failed"
-	((mp > 0)) || failed=1
+	((mp > 0)) || fail "mesh on launchers (none passed)"
 fi
 read -r fp ff _ < <(tally "$out/fuzz.log")
 echo "fuzz targets: $fp passed, $ff failed"
 read -r msp msf _ < <(tally "$out/mesh-scale.log")
 echo "mesh of 64 ranks on this host: $msp passed, $msf failed"
-((msp > 0)) || failed=1
+((msp > 0)) || fail "the 64-rank mesh (none passed)"
 read -r mtp mtf _ < <(tally "$out/mesh-topology.log")
 echo "switch blame on this host: $mtp passed, $mtf failed"
 read -r imp imf ims < <(tally "$out/image.log")
@@ -308,20 +310,22 @@ read -r hp hf _ < <(tally "$out/helm.log")
 echo "Helm chart: $hp passed, $hf failed"
 read -r sp sf _ < <(tally "$out/soak.log")
 echo "soak: $sp passed, $sf failed"
-((sp > 0)) || failed=1
+((sp > 0)) || fail "the soak (none passed)"
 logs=()
 for l in nocgo host fuzz rdma rdma2 soak readme-vm two-host mesh mesh-scale mesh-topology image package helm; do
 	[[ ! -e $out/$l.log ]] || logs+=("$out/$l.log")
 done
 read -r p f s < <(tally "${logs[@]}")
 if ((failed)) && ((f == 0)); then
-	f=1 # a build, vet or format failure counts as one
+	f=1 # a build, vet or format failure, or a script's exit, counts as one
 fi
 if ((f > 0)); then
-	# The failures again, last, where a reader of the run's tail sees them
-	# (the first 400 bytes of each line).
+	# The failures again, last, where a reader of the run's tail sees them:
+	# the steps that failed (one may have failed without a test's line: a
+	# script's own exit), then each test's line (its first 400 bytes).
 	echo
 	echo "the failures:"
+	((${#failures[@]} == 0)) || printf 'step failed: %s\n' "${failures[@]}"
 	cat "${logs[@]}" | grep -E '^(\[[a-z0-9]+\] )?\s*--- FAIL:' | cut -c 1-400 || true
 fi
 echo "tests: $p passed, $f failed, $s skipped"
