@@ -46,16 +46,21 @@
 //	server -> client  {"type":"done"}  or  {"type":"done","error":"..."} when the server's end of the test returned
 //
 // A kept probe session is a run that stays open: its spec says
-// "keep":true (workloads.Spec.Keep; tcp-lat only), the server's end sends
+// "keep":true (workloads.Spec.Keep). For tcp-lat, the server's end sends
 // one exchange (its TCP port and a token), accepts the client's one
 // connection and echoes each message on it until the client closes it;
-// then it says done, as any test. Between the two the control connection
-// carries only pings, and the client times bursts of ping-pongs on the
-// kept socket whenever it likes (pkg/watch: one burst a probe). A server
-// keeps such sessions only when its hello names the feature "kept"
-// (ServerOptions.Features; hello's "features", absent from older servers
+// between the two the control connection carries only pings, and the
+// client times bursts of ping-pongs on the kept socket whenever it likes
+// (pkg/watch: one burst a probe). For an RDMA latency test over RC, the
+// two ends exchange their QPs' endpoints once; the client then announces
+// each burst of write-lat or send-lat in an exchange, for the server's end
+// to run its half, while a burst of read-lat or atomic-lat is the client's
+// alone. Either way the server says done when the session ends, as after
+// any test. A server keeps such sessions only when its hello names the
+// test's feature ("kept" for tcp-lat, "kept-write-lat" and so on:
+// workloads.KeptFeatureOf; hello's "features", absent from older servers
 // of the same version, which would ignore the spec's field and run an
-// ordinary test): a client asks no other. pkg/remote names it only on a
+// ordinary test): a client asks no other. pkg/remote names them only on a
 // server of several tests at once (an agent's), since one kept session
 // would hold a server of one test at a time.
 //
