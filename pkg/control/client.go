@@ -26,7 +26,7 @@ type ClientOptions struct {
 	// silent (default 10s).
 	Timeout time.Duration
 	// Keepalive is the interval between pings (default 1s; at most half of
-	// Timeout).
+	// Timeout, and of the other end's timeout as its hello says).
 	Keepalive time.Duration
 	// MaxFrame is the largest frame accepted and sent (default 1 MiB).
 	MaxFrame int
@@ -136,6 +136,7 @@ func (c *Client) handshakeFrames() error {
 	}
 	c.info.Hostname, c.info.Version, c.info.Protocol, c.info.TokenRequired = h.Hostname, h.Version, h.Protocol, h.TokenRequired
 	c.info.Features = h.Features
+	c.p.pingWithin(h.TimeoutMS)
 	w := func(m *Message) error { return WriteFrame(c.p.conn, m, c.opt.MaxFrame) }
 	if werr != nil {
 		return while(c.p.writeErr(werr), "sending hello")
@@ -420,7 +421,8 @@ func (s *Session) LostErr() error {
 // a JSON decoder skips: a line-based server of another protocol (HTTP)
 // then has a whole line to answer.
 func (c *Client) writeHello() error {
-	b, err := EncodeFrame(&Message{Type: TypeHello, Protocol: buildinfo.ProtocolVersion, Version: buildinfo.Version}, c.opt.MaxFrame)
+	b, err := EncodeFrame(&Message{Type: TypeHello, Protocol: buildinfo.ProtocolVersion, Version: buildinfo.Version,
+		TimeoutMS: c.opt.Timeout.Milliseconds()}, c.opt.MaxFrame)
 	if err != nil {
 		return err
 	}

@@ -19,8 +19,8 @@
 //
 // A connection goes:
 //
-//	client -> server  {"type":"hello","protocol":2,"version":"v1.3.0"}
-//	server -> client  {"type":"hello","protocol":2,"version":"v1.3.0","hostname":"node2","nonce":"<64 hex>","token_required":true,"features":["kept"]}
+//	client -> server  {"type":"hello","protocol":2,"version":"v1.3.0","timeout_ms":10000}
+//	server -> client  {"type":"hello","protocol":2,"version":"v1.3.0","hostname":"node2","nonce":"<64 hex>","token_required":true,"features":["kept"],"timeout_ms":10000}
 //	client -> server  {"type":"auth","mac":"<hex HMAC-SHA256(key=token, msg=nonce bytes)>"}   (only if token_required)
 //	server -> client  {"type":"accepted"}  or  {"type":"error","code":"version"|"auth"|"protocol"|"limit","message":"..."} and close
 //
@@ -72,8 +72,12 @@
 //
 // and finally client -> server {"type":"bye"} (the server says bye too when
 // it shuts down). After the handshake both ends send {"type":"ping"} every
-// keepalive interval (default 1s) and each end fails the connection when
-// nothing arrived for its timeout (default 10s): [ErrPeerSilent]. The client
+// keepalive interval (default 1s; an agent's, 4s) and each end fails the
+// connection when nothing arrived for its timeout (default 10s):
+// [ErrPeerSilent]. Each hello says its sender's timeout (timeout_ms), and
+// the other end pings at least twice within it, whatever its own
+// keepalive (an older end says none, and is pinged every second at least,
+// as before). The client
 // also gives up on a server that keeps pinging but does not answer a run
 // within twice the timeout (ErrPeerSilent too). A server that sends garbage,
 // an oversize frame or a message out of order fails the client's call with
@@ -99,5 +103,7 @@
 // stayed 2, and an agent registering with an older or a registry-less
 // agent is told so by name. The hello's features came later too, and
 // the kept session with them: an older server sends none, and is never
-// asked for one, so the version stayed 2 again.
+// asked for one, so the version stayed 2 again. So did the hellos'
+// timeout_ms: an older end ignores it and pings every second, as it
+// always did, and an end that gets none pings it every second too.
 package control

@@ -55,6 +55,10 @@ type Message struct {
 	// Features: server, what it does beyond the protocol's version
 	// (ServerOptions.Features); older servers send none.
 	Features []string `json:"features,omitempty"`
+	// TimeoutMS: both, how long the sender waits for anything from the
+	// other end before it takes it for silent, in ms; the other end pings
+	// at least twice within it. Older ends send none (DefaultTimeout).
+	TimeoutMS int64 `json:"timeout_ms,omitempty"`
 
 	// auth: hex HMAC-SHA256 of the nonce's bytes keyed by the token; empty
 	// when the client has no token.

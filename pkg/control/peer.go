@@ -30,6 +30,21 @@ func timings(timeout, keepalive time.Duration) (time.Duration, time.Duration) {
 	return timeout, min(keepalive, timeout/2)
 }
 
+// pingWithin makes the pings frequent enough for the other end's
+// timeout, timeoutMS as its hello said: at least two within it. An older
+// end says none, and gets a ping every DefaultKeepalive at least, as
+// before.
+func (p *peer) pingWithin(timeoutMS int64) {
+	if timeoutMS <= 0 {
+		p.keepalive = min(p.keepalive, DefaultKeepalive)
+		return
+	}
+	p.keepalive = max(min(p.keepalive, time.Duration(timeoutMS)*time.Millisecond/2), minKeepalive)
+}
+
+// minKeepalive bounds the pings a peer's short timeout asks for.
+const minKeepalive = 10 * time.Millisecond
+
 // peer is one end of a control connection once the handshake is done: a
 // reader goroutine hands every frame but pings and bye to frames, in order,
 // and fails the connection on bye or when nothing arrives for timeout; a pinger goroutine

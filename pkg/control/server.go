@@ -54,7 +54,7 @@ type ServerOptions struct {
 	// client may stay silent (default 10s).
 	Timeout time.Duration
 	// Keepalive is the interval between pings (default 1s; at most half of
-	// Timeout).
+	// Timeout, and of the other end's timeout as its hello says).
 	Keepalive time.Duration
 	// MaxFrame is the largest frame accepted (default 1 MiB).
 	MaxFrame int
@@ -222,7 +222,8 @@ func (s *Server) handshake(ctx context.Context, p *peer) (string, error) {
 	nonce := make([]byte, NonceSize)
 	_, _ = rand.Read(nonce)
 	hello := &Message{Type: TypeHello, Protocol: buildinfo.ProtocolVersion, Version: buildinfo.Version,
-		Hostname: s.hostname, Nonce: hex.EncodeToString(nonce), TokenRequired: s.opt.Token != "", Features: s.opt.Features}
+		Hostname: s.hostname, Nonce: hex.EncodeToString(nonce), TokenRequired: s.opt.Token != "", Features: s.opt.Features,
+		TimeoutMS: s.opt.Timeout.Milliseconds()}
 	if err := WriteFrame(p.conn, hello, s.opt.MaxFrame); err != nil {
 		return "", while(p.writeErr(err), "sending hello")
 	}
@@ -250,6 +251,7 @@ func (s *Server) handshake(ctx context.Context, p *peer) (string, error) {
 	if err != nil {
 		return code, err
 	}
+	p.pingWithin(h.TimeoutMS)
 	if h.Protocol != buildinfo.ProtocolVersion {
 		return CodeVersion, &VersionError{Peer: "the client", PeerProtocol: h.Protocol, PeerVersion: h.Version,
 			Self: "server", Protocol: buildinfo.ProtocolVersion, Version: buildinfo.Version}
