@@ -51,12 +51,31 @@ else
 	go build -o "$dir/rdmabench" ./cmd/rdmabench
 fi
 
-# Free ports: the kernel's, from a listener opened and closed at once.
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# Free ports, 2 an agent, below the kernel's ephemeral range (where the
+# agents' own connections take theirs: one could take a port before the
+# agent meant to listen on it starts): each one bound and closed at once.
+mapfile -t ports < <(python3 - "$((2 * agents))" <<'PY'
+import random, socket, sys
+low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+got = []
+for p in random.sample(range(10000, low), low - 10000):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", p))
+        got.append(p)
+    except OSError:
+        pass
+    finally:
+        s.close()
+    if len(got) == int(sys.argv[1]):
+        break
+print("\n".join(map(str, got)))
+PY
+)
 listen=() metrics=()
 : >"$dir/peers"
 for ((i = 1; i <= agents; i++)); do
-	listen[i]=$(port) metrics[i]=$(port)
+	listen[i]=${ports[2 * i - 2]} metrics[i]=${ports[2 * i - 1]}
 	echo "127.0.0.1:${listen[i]}" >>"$dir/peers"
 done
 pids=()
@@ -66,6 +85,9 @@ for ((i = 1; i <= agents; i++)); do
 	pids[i]=$!
 done
 sleep 2 # started, peers read, first probes done
+for ((i = 1; i <= agents; i++)); do
+	kill -0 "${pids[i]}" 2>/dev/null || rb_die "agent$i exited: $(tail -n 3 "$dir/agent$i.log")"
+done
 ticks=$(getconf CLK_TCK)
 cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 # counts PORT: "OK BUSY ALL SUM N", the agent's probes ended so far, and

@@ -117,25 +117,42 @@ for x in a b; do
 		2>"$out/agent.$x.log" &
 	pid[$x]=$!
 done
-# finish: stop both agents; after a stop no check explains (a command of
-# this script failed), the end of each agent's log too, and whether it was
-# still running.
+# tell X: whether agent X had exited, and the end of its log.
+tell() {
+	kill -0 "${pid[$1]}" 2>/dev/null || echo "  agent $1 (pid ${pid[$1]}) had exited"
+	grep -v 'stats goroutines=' "$out/agent.$1.log" | tail -n 20 | sed "s/^/  agent $1 log: /" || true
+}
+# finish: stop both agents and wait until they have exited (at most 30 s,
+# then they are killed): the ports are free again for whatever runs next
+# (soak.sh runs this script twice in a row, with the same ports). After a
+# stop no check explains (a command of this script failed), tell them
+# first.
 finish() {
 	local rc=$? x
 	if ((rc != 0 && fail == 0)); then
-		for x in a b; do
-			kill -0 "${pid[$x]}" 2>/dev/null || echo "  agent $x (pid ${pid[$x]}) had exited"
-			grep -v 'stats goroutines=' "$out/agent.$x.log" | tail -n 20 | sed "s/^/  agent $x log: /" || true
-		done
+		for x in a b; do tell $x; done
 	fi
 	kill "${pid[a]}" "${pid[b]}" 2>/dev/null || true
+	for _ in $(seq 1 300); do
+		kill -0 "${pid[a]}" 2>/dev/null || kill -0 "${pid[b]}" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -KILL "${pid[a]}" "${pid[b]}" 2>/dev/null || true
+	wait "${pid[a]}" "${pid[b]}" 2>/dev/null || true
 }
 trap finish EXIT
 for x in a b; do
+	up=0
 	for _ in $(seq 1 100); do
-		curl -fs -m 20 "http://127.0.0.1:${met[$x]}/metrics" >/dev/null && break
+		curl -fs -m 20 "http://127.0.0.1:${met[$x]}/metrics" >/dev/null && up=1 && break
+		kill -0 "${pid[$x]}" 2>/dev/null || break
 		sleep 0.1
 	done
+	if ((!up)); then
+		ko "$x-start" "agent $x never answered on its metrics port"
+		tell $x
+		exit 1
+	fi
 done
 
 # good X [FAMILY]: the good probes agent X made (of FAMILY, default
