@@ -80,7 +80,13 @@ type Client struct {
 // Dial connects to the test server at addr (HOST:PORT), with token when
 // it requires one.
 func Dial(ctx context.Context, addr, token string) (*Client, error) {
-	c, err := control.Dial(ctx, addr, control.ClientOptions{Token: token})
+	return DialOptions(ctx, addr, control.ClientOptions{Token: token})
+}
+
+// DialOptions connects to the test server at addr (HOST:PORT) with the
+// control connection's options opt.
+func DialOptions(ctx context.Context, addr string, opt control.ClientOptions) (*Client, error) {
+	c, err := control.Dial(ctx, addr, opt)
 	if err != nil {
 		return nil, err
 	}

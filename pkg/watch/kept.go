@@ -174,7 +174,7 @@ func (a *Agent) openKept(ctx context.Context, deadline time.Time, addr string, c
 	for try := 0; ; try++ {
 		if c == nil {
 			var err error
-			if c, err = remote.Dial(ctx, addr, a.cfg.Token); err != nil {
+			if c, err = a.dial(ctx, addr); err != nil {
 				return nil, nil, err
 			}
 		}

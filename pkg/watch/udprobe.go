@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/pkg/control"
-	"github.com/rdmabench/rdmabench/pkg/remote"
 	"github.com/rdmabench/rdmabench/pkg/workloads"
 )
 
@@ -138,7 +137,7 @@ func (a *Agent) probeUD(ctx context.Context, p *peer) {
 // address handle toward it, trying again a few times while the server is
 // busy.
 func (a *Agent) learnUD(ctx context.Context, addr string) (*workloads.UDPeer, error) {
-	c, err := remote.Dial(ctx, addr, a.cfg.Token)
+	c, err := a.dial(ctx, addr)
 	if err != nil {
 		return nil, err
 	}
