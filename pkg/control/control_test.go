@@ -493,19 +493,7 @@ func TestClientCancels(t *testing.T) {
 	ts := startServer(t, h, serverOpts())
 	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()
-	c, err := Dial(ctx, ts.addr, clientOpts())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	s, err := c.Run(ctx, "echo", testSpec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Send(ctx, []byte("block")); err != nil {
-		t.Fatal(err)
-	}
-	waitStarted(t, h)
+	_, s := blockedEcho(t, ctx, ts.addr, clientOpts(), h)
 	cctx, ccancel := context.WithCancel(ctx)
 	ccancel()
 	if err := s.Finish(cctx); !errors.Is(err, context.Canceled) {
@@ -519,18 +507,7 @@ func TestClientCancels(t *testing.T) {
 	goodClient(t, ts.addr, clientOpts())
 
 	// Close during a test says bye: the server cancels the test too.
-	c2, err := Dial(ctx, ts.addr, clientOpts())
-	if err != nil {
-		t.Fatal(err)
-	}
-	s2, err := c2.Run(ctx, "echo", testSpec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s2.Send(ctx, []byte("block")); err != nil {
-		t.Fatal(err)
-	}
-	waitStarted(t, h)
+	c2, _ := blockedEcho(t, ctx, ts.addr, clientOpts(), h)
 	c2.Close()
 	if err := waitGone(t, h); !errors.Is(err, ErrPeerClosed) {
 		t.Errorf("the handler's context was cancelled for %v", err)

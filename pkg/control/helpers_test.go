@@ -329,6 +329,27 @@ func (r *rawConn) startRun() {
 	r.expect(TypeAccepted)
 }
 
+// blockedEcho dials addr with opt and starts an echo test that blocks
+// in h (until h.release is closed or the test is cancelled); the client
+// is closed when the test ends, if not before.
+func blockedEcho(t *testing.T, ctx context.Context, addr string, opt ClientOptions, h *echoHandler) (*Client, *Session) {
+	t.Helper()
+	c, err := Dial(ctx, addr, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	s, err := c.Run(ctx, "echo", testSpec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Send(ctx, []byte("block")); err != nil {
+		t.Fatal(err)
+	}
+	waitStarted(t, h)
+	return c, s
+}
+
 // waitGone waits for the handler to report its test cancelled.
 func waitGone(t *testing.T, h *echoHandler) error {
 	t.Helper()

@@ -32,19 +32,7 @@ func TestKeepaliveWithinOtherTimeout(t *testing.T) {
 			ts := startServer(t, h, tc.srv)
 			ctx, cancel := context.WithTimeout(context.Background(), patience)
 			defer cancel()
-			c, err := Dial(ctx, ts.addr, tc.cli)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			s, err := c.Run(ctx, "echo", testSpec)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := s.Send(ctx, []byte("block")); err != nil {
-				t.Fatal(err)
-			}
-			waitStarted(t, h)
+			_, s := blockedEcho(t, ctx, ts.addr, tc.cli, h)
 			// Nothing but pings for 4 of the short timeouts.
 			select {
 			case <-s.Lost():
