@@ -122,10 +122,7 @@ func (k *keptRDMA) connect(spec *Spec, other keptRDMAEndpoint, role verbs.Role) 
 	op := spec.opcode()
 	cfg := verbs.LoopConfig{Kind: kind, Role: role, Opcode: op, Size: uint32(k.size), RxDepth: 1,
 		Inline: int(k.size) <= k.qp.MaxInline() && sendsFromBuffer(op), CQMod: 1,
-		IdleTimeout: spec.IdleTimeout, Total: keptLoopTotal, NapAfter: keptNapAfter, Nap: keptNap}
-	if op == verbs.OpFetchAdd {
-		cfg.SwapAdd = 1
-	}
+		IdleTimeout: spec.IdleTimeout, Total: keptLoopTotal, NapAfter: keptNapAfter, Nap: keptNap, SwapAdd: loopSwapAdd(op)}
 	l, err := verbs.NewLoop(cfg, verbs.Buf{MR: k.mr}, verbs.Buf{MR: k.mr, Offset: k.size},
 		[]verbs.LoopQP{{QP: k.qp, Remote: other.Buf}})
 	if err != nil {

@@ -282,9 +282,7 @@ func (e *rdmaRunner) newLoop(cfg verbs.LoopConfig, t int) (*verbs.Loop, error) {
 	cfg.RxDepth = e.spec.RxDepth
 	cfg.RecvSize = uint32(e.maxSize)
 	cfg.Inline = e.usesInline(int(cfg.Size), cfg.Opcode)
-	if cfg.Opcode == verbs.OpFetchAdd {
-		cfg.SwapAdd = 1
-	}
+	cfg.SwapAdd = loopSwapAdd(cfg.Opcode)
 	lo, hi := threadQPs(len(e.qps), e.spec.threads(), t)
 	var qps []verbs.LoopQP
 	for i := lo; i < hi; i++ {

@@ -304,6 +304,16 @@ func (s *Spec) opcode() verbs.Opcode {
 // is written.
 func sendsFromBuffer(op verbs.Opcode) bool { return op != verbs.OpRead && !op.IsAtomic() }
 
+// loopSwapAdd is a timed loop's add operand for op: 1 for a
+// fetch-and-add, so each operation moves the remote word on; 0 (the
+// compare-and-swap's swap, unused by other operations) otherwise.
+func loopSwapAdd(op verbs.Opcode) uint64 {
+	if op == verbs.OpFetchAdd {
+		return 1
+	}
+	return 0
+}
+
 // LoadSpec is the bandwidth test a latency test runs under (--load): on
 // QPs of its own, between the same two ends, for as long as the latency
 // test runs.
