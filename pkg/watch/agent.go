@@ -156,6 +156,11 @@ type Agent struct {
 	cursor   int // the next peer of the latency probes
 	bwCursor int // of the bandwidth probes
 	inflight int
+	// lastSlot is the probe ticker's last slot taken (takeSlot); bwDue: a
+	// bandwidth probe found every peer busy, and starts at the first
+	// latency probe's slot that finds one free.
+	lastSlot time.Time
+	bwDue    bool
 	lastFile []byte // the last peers file read, or addresses looked up (nil before, or after a read or lookup error)
 	failKind string // the kind of the read or lookup error told last, until one succeeds
 	dnsName  string // of PeersDNS
@@ -465,7 +470,8 @@ func (a *Agent) Run(ctx context.Context) error {
 	}()
 	blameTick := time.NewTicker(a.cfg.BlameEvery)
 	defer blameTick.Stop()
-	probe := time.NewTicker(time.Duration(float64(time.Second) / a.cfg.Rate))
+	period := time.Duration(float64(time.Second) / a.cfg.Rate)
+	probe := time.NewTicker(period)
 	defer probe.Stop()
 	var bwTick <-chan time.Time // nil: none
 	if a.bw != nil {
@@ -474,19 +480,43 @@ func (a *Agent) Run(ctx context.Context) error {
 		bwTick = t.C
 	}
 	var probes sync.WaitGroup
-	start := func(p *peer, bw bool) {
+	startBW := func(p *peer) {
 		if p == nil {
 			return
 		}
 		probes.Add(1)
 		go func() {
 			defer probes.Done()
-			a.probe(ctx, p, bw)
+			a.probe(ctx, p, true)
 		}()
 	}
-	// bwDue: a bandwidth probe found every peer busy, and starts at the
-	// first latency probe's slot that finds one free.
-	bwDue := false
+	// The probers, MaxInflight of them, take the ticker's slots and run
+	// each slot's latency probe themselves: a goroutine started for each
+	// probe (and the other processor woken to run it) cost a kept
+	// session's probe a tenth of its CPU. A slot that comes while every
+	// prober is busy is dropped by the ticker, and counted skipped by the
+	// next one taken.
+	a.mu.Lock()
+	a.lastSlot = time.Now()
+	a.mu.Unlock()
+	for range a.cfg.MaxInflight {
+		probes.Add(1)
+		go func() {
+			defer probes.Done()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case t := <-probe.C:
+					p, bw := a.takeSlot(t, period)
+					startBW(bw)
+					if p != nil {
+						a.probe(ctx, p, false)
+					}
+				}
+			}
+		}()
+	}
 loop:
 	for {
 		select {
@@ -494,18 +524,12 @@ loop:
 			break loop
 		case <-blameTick.C:
 			a.judge()
-		case <-probe.C:
-			if bwDue {
-				if p := a.nextPeer(&a.bwCursor, nil); p != nil {
-					start(p, true)
-					bwDue = false
-				}
-			}
-			start(a.nextPeer(&a.cursor, &a.st.skipped), false)
 		case <-bwTick:
 			p := a.nextPeer(&a.bwCursor, nil)
-			start(p, true)
-			bwDue = p == nil
+			startBW(p)
+			a.mu.Lock()
+			a.bwDue = p == nil
+			a.mu.Unlock()
 		}
 	}
 	probes.Wait()
@@ -737,12 +761,37 @@ func orNone(s []string) string {
 	return strings.Join(s, ", ")
 }
 
+// takeSlot takes the probe ticker's slot of time t (period apart): the
+// slots the ticker dropped since the last one taken (every prober was
+// busy) counted skipped, it returns the peer that this slot probes (nil:
+// skipped, by nextPeer) and the peer of a bandwidth probe that was due
+// and found every peer busy then (nil: none).
+func (a *Agent) takeSlot(t time.Time, period time.Duration) (p, bw *peer) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if dropped := (t.Sub(a.lastSlot)+period/2)/period - 1; dropped > 0 {
+		a.st.skipped += uint64(dropped)
+	}
+	a.lastSlot = t
+	if a.bwDue {
+		if bw = a.nextPeerLocked(&a.bwCursor, nil); bw != nil {
+			a.bwDue = false
+		}
+	}
+	return a.nextPeerLocked(&a.cursor, &a.st.skipped), bw
+}
+
 // nextPeer takes the next peer after cursor, round-robin, that is not
 // being probed, or nil when every one is or the probes in flight are at
 // their cap (counted in skipped, when not nil, as a slot skipped).
 func (a *Agent) nextPeer(cursor *int, skipped *uint64) *peer {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	return a.nextPeerLocked(cursor, skipped)
+}
+
+// nextPeerLocked is nextPeer with a.mu held.
+func (a *Agent) nextPeerLocked(cursor *int, skipped *uint64) *peer {
 	n := len(a.st.peers)
 	if n == 0 {
 		return nil

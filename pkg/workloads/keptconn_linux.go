@@ -1,6 +1,7 @@
 package workloads
 
 import (
+	"errors"
 	"io"
 	"net"
 	"os"
@@ -20,7 +21,7 @@ import (
 // such a wait (a stop of the world waits for it), waits little.
 const keptDirect = time.Millisecond
 
-// keptDirectWaits counts the goroutines in a direct wait (keptConn.wait)
+// keptDirectWaits counts the goroutines in a direct wait (recvDirect)
 // now, in this process. Such a goroutine holds a processor (a P) while
 // its thread sleeps, and Go's scheduler cannot hand that P to another
 // goroutine: at most GOMAXPROCS-1 wait so, and the others wait in the
@@ -31,26 +32,23 @@ var keptDirectWaits atomic.Int32
 
 // keptConn is a kept session's connection, read and written with direct
 // system calls (syscall.RawSyscall): its goroutine keeps its thread and
-// processor, and a ping-pong costs a send, a ppoll that sleeps until the
-// answer and a recv, with one wake-up of this thread. Through Go's poller
+// processor, and a ping-pong costs a send and a recv that sleeps until the
+// answer, with one wake-up of this thread. Through Go's poller
 // each read would park the goroutine, wait in epoll on another thread and
 // hand the wake-up back, and each system call after an idle moment wakes
 // the runtime's monitor (sysmon), which then polls every 20us while the
 // process works; a goroutine in a direct call does neither.
 //
-// The socket is a duplicate of the connection's, non-blocking, and Go's
-// descriptor is closed, so that Go's poller is not woken at each message
-// either. A wait longer than keptDirect (the gap between bursts, a slow
+// The socket is a duplicate of the connection's, and Go's descriptor is
+// closed, so that Go's poller is not woken at each message either. It is
+// blocking, a recv's wait bounded by keptDirect (SO_RCVTIMEO), and every
+// other call says MSG_DONTWAIT. A wait longer than keptDirect (the gap between bursts, a slow
 // peer) goes on in Go's poller, where the goroutine holds nothing: the
 // socket is in an epoll set of its own, one-shot, armed for that wait
 // only, and Go's poller watches that set.
 type keptConn struct {
-	fd int
-	// The direct wait's arguments, in the connection so that no wait
-	// allocates: the socket, keptDirect, and the timeout of this wait.
-	pfd        unix.PollFd
-	direct, ts unix.Timespec
-	maxDirect  int32 // GOMAXPROCS-1 when the connection was made
+	fd        int
+	maxDirect int32 // GOMAXPROCS-1 when the connection was made
 	// The poller's wait: ep is the socket's epoll set (Go's poller
 	// watches it through epf), ready the test of it that rc.Read calls.
 	ep    int
@@ -68,6 +66,13 @@ func newKeptConn(c *net.TCPConn) (*keptConn, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Go's descriptor of the socket turns blocking too, and is closed
+	// below without another use.
+	tv := unix.NsecToTimeval(int64(keptDirect))
+	if err := errors.Join(unix.SetNonblock(fd, false), unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)); err != nil {
+		_ = syscall.Close(fd)
+		return nil, err
+	}
 	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
 		_ = syscall.Close(fd)
@@ -82,7 +87,7 @@ func newKeptConn(c *net.TCPConn) (*keptConn, error) {
 		_ = syscall.Close(fd)
 		return nil, err
 	}
-	k := &keptConn{fd: fd, pfd: unix.PollFd{Fd: int32(fd)}, direct: unix.NsecToTimespec(int64(keptDirect)), ep: ep,
+	k := &keptConn{fd: fd, ep: ep,
 		maxDirect: int32(runtime.GOMAXPROCS(0) - 1)}
 	k.epf = os.NewFile(uintptr(ep), "kept session epoll") // non-blocking: in Go's poller
 	if k.rc, err = k.epf.SyscallConn(); err != nil {
@@ -95,14 +100,14 @@ func newKeptConn(c *net.TCPConn) (*keptConn, error) {
 		return n > 0 || (e != 0 && e != syscall.EINTR && e != syscall.EAGAIN)
 	}
 	// Go's descriptor leaves its poller as it closes; the socket stays
-	// open through the duplicate (non-blocking, as Go made it).
+	// open through the duplicate.
 	_ = c.Close()
 	return k, nil
 }
 
-// rawIO is one recvfrom or sendto of b that never blocks.
-func rawIO(trap uintptr, fd int, b []byte) (int, syscall.Errno) {
-	flags := unix.MSG_DONTWAIT
+// rawIO is one recvfrom or sendto of b, with flags (MSG_DONTWAIT: it
+// does not block; without, a recv blocks up to the socket's SO_RCVTIMEO).
+func rawIO(trap uintptr, fd int, b []byte, flags int) (int, syscall.Errno) {
 	if trap == unix.SYS_SENDTO {
 		flags |= unix.MSG_NOSIGNAL // EPIPE, not SIGPIPE
 	}
@@ -115,10 +120,16 @@ func rawIO(trap uintptr, fd int, b []byte) (int, syscall.Errno) {
 // expected to answer soon).
 func (k *keptConn) readFull(b []byte, deadline time.Time, direct bool) error {
 	for got := 0; got < len(b); {
-		if err := k.wait(unix.POLLIN, deadline, direct); err != nil {
-			return err
+		n, e := k.recvDirect(b[got:], deadline, direct)
+		if e == syscall.EAGAIN || e == syscall.EINTR {
+			// No direct wait, none answered within keptDirect, or a signal
+			// (the runtime may be waiting to stop this goroutine): wait
+			// where the goroutine can be stopped.
+			if err := k.pollerWait(unix.POLLIN, deadline); err != nil {
+				return err
+			}
+			n, e = rawIO(unix.SYS_RECVFROM, k.fd, b[got:], unix.MSG_DONTWAIT)
 		}
-		n, e := rawIO(unix.SYS_RECVFROM, k.fd, b[got:])
 		switch {
 		case e == syscall.EAGAIN || e == syscall.EINTR:
 		case e != 0:
@@ -133,13 +144,34 @@ func (k *keptConn) readFull(b []byte, deadline time.Time, direct bool) error {
 	return nil
 }
 
+// recvDirect is one recv into b that waits on this thread, at most
+// keptDirect (the socket's SO_RCVTIMEO): one system call and one wake-up
+// for the answer. It waits so only when direct, when the deadline is
+// further than keptDirect (a nearer one is the poller's to keep exactly)
+// and when fewer than maxDirect goroutines do; otherwise, and when no
+// answer came, it says EAGAIN.
+func (k *keptConn) recvDirect(b []byte, deadline time.Time, direct bool) (int, syscall.Errno) {
+	if !direct || (!deadline.IsZero() && time.Until(deadline) <= keptDirect) {
+		return 0, syscall.EAGAIN
+	}
+	if keptDirectWaits.Add(1) > k.maxDirect {
+		keptDirectWaits.Add(-1)
+		return 0, syscall.EAGAIN
+	}
+	n, e := rawIO(unix.SYS_RECVFROM, k.fd, b, 0)
+	keptDirectWaits.Add(-1)
+	return n, e
+}
+
 // write writes all of b, by deadline (zero: none).
 func (k *keptConn) write(b []byte, deadline time.Time) error {
 	for len(b) > 0 {
-		n, e := rawIO(unix.SYS_SENDTO, k.fd, b)
+		n, e := rawIO(unix.SYS_SENDTO, k.fd, b, unix.MSG_DONTWAIT)
 		switch {
 		case e == syscall.EAGAIN || e == syscall.EINTR:
-			if err := k.wait(unix.POLLOUT, deadline, true); err != nil {
+			// The socket's buffer is full (a peer that does not read):
+			// not a ping-pong's wait.
+			if err := k.pollerWait(unix.POLLOUT, deadline); err != nil {
 				return err
 			}
 			continue
@@ -149,51 +181,6 @@ func (k *keptConn) write(b []byte, deadline time.Time) error {
 		b = b[n:]
 	}
 	return nil
-}
-
-// wait waits until the socket is ready for events (or has an error or
-// was shut down): on this thread up to keptDirect (when direct, and fewer
-// than maxDirect goroutines wait so), then in Go's poller, by deadline
-// (zero: none).
-func (k *keptConn) wait(events int16, deadline time.Time, direct bool) error {
-	if !direct || keptDirectWaits.Add(1) > k.maxDirect {
-		if direct {
-			keptDirectWaits.Add(-1)
-		}
-		return k.pollerWait(events, deadline)
-	}
-	done, err := k.directWait(events, deadline)
-	keptDirectWaits.Add(-1)
-	if done {
-		return err
-	}
-	// No answer within keptDirect, or a signal (the runtime may be waiting
-	// to stop this goroutine): wait where the goroutine can be stopped.
-	return k.pollerWait(events, deadline)
-}
-
-// directWait is wait's wait on this thread: done false when it ended
-// without the socket ready nor an error (keptDirect passed, a signal).
-func (k *keptConn) directWait(events int16, deadline time.Time) (done bool, err error) {
-	k.ts = k.direct // ppoll leaves in it the time it did not wait
-	if !deadline.IsZero() {
-		d := time.Until(deadline)
-		if d <= 0 {
-			return true, os.ErrDeadlineExceeded
-		}
-		if d < keptDirect {
-			k.ts = unix.NsecToTimespec(int64(d))
-		}
-	}
-	k.pfd.Events = events
-	n, _, e := syscall.RawSyscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&k.pfd)), 1, uintptr(unsafe.Pointer(&k.ts)), 0, 0, 0)
-	switch {
-	case e == 0 && n > 0:
-		return true, nil
-	case e != 0 && e != syscall.EINTR:
-		return true, e
-	}
-	return false, nil
 }
 
 // pollerWait waits in Go's poller: the socket's epoll set armed for
