@@ -761,11 +761,12 @@ func orNone(s []string) string {
 	return strings.Join(s, ", ")
 }
 
-// takeSlot takes the probe ticker's slot of time t (period apart): the
-// slots the ticker dropped since the last one taken (every prober was
-// busy) counted skipped, it returns the peer that this slot probes (nil:
-// skipped, by nextPeer) and the peer of a bandwidth probe that was due
-// and found every peer busy then (nil: none).
+// takeSlot takes the probe ticker's slot of time t (the slots are period
+// apart). It counts as skipped the slots that the ticker dropped since the
+// last one taken (every prober was busy then), and returns the peer this
+// slot probes (nil: skipped, by nextPeer) and, when a bandwidth probe was
+// due (its own slot found every peer busy), the peer it probes now (nil:
+// none).
 func (a *Agent) takeSlot(t time.Time, period time.Duration) (p, bw *peer) {
 	a.mu.Lock()
 	defer a.mu.Unlock()

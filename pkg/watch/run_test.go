@@ -106,12 +106,18 @@ func TestRunSkipsSlots(t *testing.T) {
 	}
 	defer ln.Close()
 	go func() { // accepts, and says nothing
+		var conns []net.Conn
+		defer func() {
+			for _, c := range conns {
+				c.Close()
+			}
+		}()
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
-			defer c.Close()
+			conns = append(conns, c)
 		}
 	}()
 	file := filepath.Join(t.TempDir(), "peers")

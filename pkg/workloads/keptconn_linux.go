@@ -32,20 +32,20 @@ var keptDirectWaits atomic.Int32
 
 // keptConn is a kept session's connection, read and written with direct
 // system calls (syscall.RawSyscall): its goroutine keeps its thread and
-// processor, and a ping-pong costs a send and a recv that sleeps until the
-// answer, with one wake-up of this thread. Through Go's poller
-// each read would park the goroutine, wait in epoll on another thread and
-// hand the wake-up back, and each system call after an idle moment wakes
-// the runtime's monitor (sysmon), which then polls every 20us while the
+// processor, and a ping-pong costs a send and a recv that sleeps until
+// the answer, with one wake-up of this thread. Through Go's poller each
+// read would park the goroutine, wait in epoll on another thread and hand
+// the wake-up back, and each system call after an idle moment wakes the
+// runtime's monitor (sysmon), which then polls every 20us while the
 // process works; a goroutine in a direct call does neither.
 //
 // The socket is a duplicate of the connection's, and Go's descriptor is
 // closed, so that Go's poller is not woken at each message either. It is
 // blocking, a recv's wait bounded by keptDirect (SO_RCVTIMEO), and every
-// other call says MSG_DONTWAIT. A wait longer than keptDirect (the gap between bursts, a slow
-// peer) goes on in Go's poller, where the goroutine holds nothing: the
-// socket is in an epoll set of its own, one-shot, armed for that wait
-// only, and Go's poller watches that set.
+// other call says MSG_DONTWAIT. A wait longer than keptDirect (the gap
+// between bursts, a slow peer) goes on in Go's poller, where the
+// goroutine holds nothing: the socket is in an epoll set of its own,
+// one-shot, armed for that wait only, and Go's poller watches that set.
 type keptConn struct {
 	fd        int
 	maxDirect int32 // GOMAXPROCS-1 when the connection was made
@@ -87,8 +87,7 @@ func newKeptConn(c *net.TCPConn) (*keptConn, error) {
 		_ = syscall.Close(fd)
 		return nil, err
 	}
-	k := &keptConn{fd: fd, ep: ep,
-		maxDirect: int32(runtime.GOMAXPROCS(0) - 1)}
+	k := &keptConn{fd: fd, ep: ep, maxDirect: int32(runtime.GOMAXPROCS(0) - 1)}
 	k.epf = os.NewFile(uintptr(ep), "kept session epoll") // non-blocking: in Go's poller
 	if k.rc, err = k.epf.SyscallConn(); err != nil {
 		_ = k.epf.Close()
