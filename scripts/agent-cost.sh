@@ -54,7 +54,9 @@ fi
 # Free ports, 2 an agent, below the kernel's ephemeral range (where the
 # agents' own connections take theirs: one could take a port before the
 # agent meant to listen on it starts): each one bound and closed at once.
-mapfile -t ports < <(python3 - "$((2 * agents))" <<'PY'
+# (A command substitution, not <(...): the VM of scripts/vm.sh has no
+# /dev/fd.)
+ports=($(python3 - "$((2 * agents))" <<'PY'
 import random, socket, sys
 low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
 got = []
@@ -69,9 +71,10 @@ for p in random.sample(range(10000, low), low - 10000):
         s.close()
     if len(got) == int(sys.argv[1]):
         break
-print("\n".join(map(str, got)))
+print(" ".join(map(str, got)))
 PY
-)
+))
+((${#ports[@]} == 2 * agents)) || rb_die "found ${#ports[@]} free ports of the $((2 * agents)) needed"
 listen=() metrics=()
 : >"$dir/peers"
 for ((i = 1; i <= agents; i++)); do
