@@ -156,10 +156,8 @@ type Agent struct {
 	cursor   int // the next peer of the latency probes
 	bwCursor int // of the bandwidth probes
 	inflight int
-	// lastSlot is the probe ticker's last slot taken (takeSlot); bwDue: a
-	// bandwidth probe found every peer busy, and starts at the first
-	// latency probe's slot that finds one free.
-	lastSlot time.Time
+	// bwDue: a bandwidth probe found every peer busy, and starts at the
+	// first latency probe's slot that finds one free.
 	bwDue    bool
 	lastFile []byte // the last peers file read, or addresses looked up (nil before, or after a read or lookup error)
 	failKind string // the kind of the read or lookup error told last, until one succeeds
@@ -471,8 +469,6 @@ func (a *Agent) Run(ctx context.Context) error {
 	blameTick := time.NewTicker(a.cfg.BlameEvery)
 	defer blameTick.Stop()
 	period := time.Duration(float64(time.Second) / a.cfg.Rate)
-	probe := time.NewTicker(period)
-	defer probe.Stop()
 	var bwTick <-chan time.Time // nil: none
 	if a.bw != nil {
 		t := time.NewTicker(a.cfg.BW.interval())
@@ -487,31 +483,35 @@ func (a *Agent) Run(ctx context.Context) error {
 		probes.Add(1)
 		go func() {
 			defer probes.Done()
-			a.probe(ctx, p, true)
+			a.probe(ctx, p, true, nil)
 		}()
 	}
-	// The probers, MaxInflight of them, take the ticker's slots and run
-	// each slot's latency probe themselves: a goroutine started for each
-	// probe (and the other processor woken to run it) cost a kept
-	// session's probe a tenth of its CPU. A slot that comes while every
-	// prober is busy is dropped by the ticker, and counted skipped by the
-	// next one taken.
-	a.mu.Lock()
-	a.lastSlot = time.Now()
-	a.mu.Unlock()
+	// The probers (slots.go): MaxInflight of them share the slots, the
+	// one holding the lead waiting for the next and running its latency
+	// probe itself, handing the lead on when the probe turns slow.
+	slots := newSlotClock(ctx, period)
+	defer slots.stop()
+	lead := make(chan struct{}, 1)
+	lead <- struct{}{}
 	for range a.cfg.MaxInflight {
 		probes.Add(1)
 		go func() {
 			defer probes.Done()
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case t := <-probe.C:
-					p, bw := a.takeSlot(t, period)
+			pr := newProber(lead)
+			for pr.take(ctx) {
+				for pr.leads {
+					n, err := slots.wait(ctx)
+					if err != nil {
+						if ctx.Err() == nil {
+							errc <- fmt.Errorf("probe slots: %w", err)
+							cancel()
+						}
+						return
+					}
+					p, bw := a.takeSlot(n - 1)
 					startBW(bw)
 					if p != nil {
-						a.probe(ctx, p, false)
+						a.probe(ctx, p, false, pr.handOn)
 					}
 				}
 			}
@@ -761,19 +761,15 @@ func orNone(s []string) string {
 	return strings.Join(s, ", ")
 }
 
-// takeSlot takes the probe ticker's slot of time t (the slots are period
-// apart). It counts as skipped the slots that the ticker dropped since the
-// last one taken (every prober was busy then), and returns the peer this
-// slot probes (nil: skipped, by nextPeer) and, when a bandwidth probe was
-// due (its own slot found every peer busy), the peer it probes now (nil:
-// none).
-func (a *Agent) takeSlot(t time.Time, period time.Duration) (p, bw *peer) {
+// takeSlot takes a latency probe's slot, dropped the slots dropped before
+// it (every prober was busy then: counted as skipped). It returns the peer
+// this slot probes (nil: skipped, by nextPeer) and, when a bandwidth probe
+// was due (its own slot found every peer busy), the peer it probes now
+// (nil: none).
+func (a *Agent) takeSlot(dropped int) (p, bw *peer) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if dropped := (t.Sub(a.lastSlot)+period/2)/period - 1; dropped > 0 {
-		a.st.skipped += uint64(dropped)
-	}
-	a.lastSlot = t
+	a.st.skipped += uint64(max(dropped, 0))
 	if a.bwDue {
 		if bw = a.nextPeerLocked(&a.bwCursor, nil); bw != nil {
 			a.bwDue = false
@@ -821,13 +817,18 @@ func (a *Agent) nextPeerLocked(cursor *int, skipped *uint64) *peer {
 }
 
 // probe runs one probe of p, its bandwidth probe when bw, and records it.
-func (a *Agent) probe(ctx context.Context, p *peer, bw bool) {
-	if !bw && a.ud != nil {
-		a.probeUD(ctx, p)
+// A latency probe calls slow (when not nil) before it waits longer than a
+// kept session's quick ping-pongs: its prober hands the lead on there.
+func (a *Agent) probe(ctx context.Context, p *peer, bw bool, slow func()) {
+	if !bw && a.keeps() && !p.noKept {
+		a.probeKept(ctx, p, slow)
 		return
 	}
-	if !bw && a.keeps() && !p.noKept {
-		a.probeKept(ctx, p)
+	if slow != nil {
+		slow()
+	}
+	if !bw && a.ud != nil {
+		a.probeUD(ctx, p)
 		return
 	}
 	a.mu.Lock()

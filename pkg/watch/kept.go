@@ -69,8 +69,8 @@ func (a *Agent) initKept() {
 }
 
 // probeKept runs one latency probe of p on its kept session (set up when
-// it has none) and records it.
-func (a *Agent) probeKept(ctx context.Context, p *peer) {
+// it has none) and records it; slow is probe's.
+func (a *Agent) probeKept(ctx context.Context, p *peer, slow func()) {
 	a.mu.Lock()
 	k, c, addr, samples := p.kept, p.client, p.stats.addr, p.samples
 	p.kept, p.client = nil, nil
@@ -99,11 +99,15 @@ func (a *Agent) probeKept(ctx context.Context, p *peer) {
 	for try := 0; ; try++ {
 		fresh := k == nil
 		if fresh {
+			if slow != nil {
+				slow()
+			}
 			if k, c, err = a.openKept(ctx, deadline, addr, c); err != nil {
 				break
 			}
 			opened++
 		}
+		k.OnSlow(slow)
 		if err = k.Burst(deadline, samples); err == nil {
 			break
 		}
@@ -122,7 +126,7 @@ func (a *Agent) probeKept(ctx context.Context, p *peer) {
 		p.samples = samples
 		a.mu.Unlock()
 		a.logf("probe %s: %v; its probes are whole tests", addr, err)
-		a.probe(ctx, p, false)
+		a.probe(ctx, p, false, slow)
 		return
 	}
 	if ctx.Err() != nil { // shutting down: not the peer's fault

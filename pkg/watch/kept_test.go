@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -39,7 +40,7 @@ func probeNext(t *testing.T, a *Agent) {
 	if p == nil {
 		t.Fatal("no peer to probe")
 	}
-	a.probe(context.Background(), p, false)
+	a.probe(context.Background(), p, false, nil)
 }
 
 // serveOn serves tests on addr (a free port when "127.0.0.1:0") until the
@@ -239,5 +240,45 @@ func TestKeptVersion(t *testing.T) {
 	_, _, _, probes, _ := a.keptCounts()
 	if probes[resultIndex(ResultVersion)] != 1 {
 		t.Fatalf("probes %v: want one version mismatch\n%s", probes, log.String())
+	}
+}
+
+// TestSlowProbeHandsOn: a peer that stops answering holds its prober
+// until the probe's timeout, but not the pacing: the prober hands the
+// lead on as its burst waits, and the other peer goes on being probed
+// meanwhile.
+func TestSlowProbeHandsOn(t *testing.T) {
+	f := &fakeKept{}
+	f.echo.Store(true)
+	silent := fakeServer(t, f, workloads.KeptFeature)
+	good, _ := serveOn(t, "127.0.0.1:0")
+	file := filepath.Join(t.TempDir(), "peers")
+	write(t, file, silent+"\n"+good+"\n")
+	a, err := New(Config{Host: "h", PeersFile: file, Probe: probeRequest(), Rate: 50, MaxInflight: 2,
+		ProbeTimeout: 3 * time.Second, Keep: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.kept.spec.Sizes = []int{2} // fakeKept's
+	runAgent(t, "h", a)
+	probes := func(addr string, result string) uint64 {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		for _, s := range a.st.peers {
+			if s.addr == addr {
+				return s.probes[resultIndex(result)]
+			}
+		}
+		return 0
+	}
+	waitFor(t, func() bool { return probes(silent, ResultOK) > 0 && probes(good, ResultOK) > 0 },
+		func() string { return "no good probe of both peers" })
+	f.echo.Store(false)
+	before := probes(good, ResultOK)
+	waitFor(t, func() bool { return probes(silent, ResultTimeout) > 0 },
+		func() string { return "the silent peer's probe did not time out" })
+	// 3 s at 50 slots/s: about 150 slots, most of them the other peer's.
+	if n := probes(good, ResultOK) - before; n < 10 {
+		t.Errorf("%d good probes of the answering peer while the silent peer's probe waited 3 s at 50 slots/s, want most slots", n)
 	}
 }

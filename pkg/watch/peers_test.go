@@ -204,7 +204,7 @@ func TestProbeLog(t *testing.T) {
 		if p == nil {
 			t.Fatal("no peer to probe")
 		}
-		a.probe(context.Background(), p, false)
+		a.probe(context.Background(), p, false, nil)
 	}
 	probe()
 	probe()

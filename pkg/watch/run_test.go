@@ -2,6 +2,7 @@ package watch
 
 import (
 	"context"
+	"errors"
 	"net"
 	"path/filepath"
 	"slices"
@@ -59,40 +60,91 @@ func waitPeersOf(t *testing.T, name string, a *Agent, want ...string) {
 		})
 }
 
-// TestTakeSlot: a slot taken on time skips none; the slots the ticker
-// dropped while every prober was busy count as skipped at the next one
-// taken, as does a slot whose peers are all being probed; a bandwidth
-// probe that was due takes the first peer free.
+// TestTakeSlot: a slot taken with none dropped skips none; the slots
+// dropped while every prober was busy count as skipped, as does a slot
+// whose peers are all being probed; a bandwidth probe due starts at the
+// next slot that finds a peer free.
 func TestTakeSlot(t *testing.T) {
 	a, file := testAgent(t, 0)
 	write(t, file, "127.0.0.1:1\n")
 	a.reload()
-	const period = 100 * time.Millisecond
-	t0 := time.Now()
-	a.lastSlot = t0
 	skipped := func() uint64 {
 		a.mu.Lock()
 		defer a.mu.Unlock()
 		return a.st.skipped
 	}
-	p, bw := a.takeSlot(t0.Add(period+period/10), period)
+	p, bw := a.takeSlot(0)
 	if p == nil || bw != nil || skipped() != 0 {
-		t.Fatalf("a slot on time: peer %v, bandwidth peer %v, %d skipped; want the peer, none, 0", p, bw, skipped())
+		t.Fatalf("a slot, none dropped: peer %v, bandwidth peer %v, %d skipped; want the peer, none, 0", p, bw, skipped())
 	}
 	// Two slots dropped, then one whose only peer is still being probed.
-	if p2, _ := a.takeSlot(t0.Add(4*period), period); p2 != nil || skipped() != 3 {
+	if p2, _ := a.takeSlot(2); p2 != nil || skipped() != 3 {
 		t.Fatalf("two slots dropped and the peer busy: peer %v, %d skipped; want none, 3", p2, skipped())
 	}
 	a.mu.Lock()
 	a.probeDone(p)
 	a.bwDue = true
 	a.mu.Unlock()
-	p, bw = a.takeSlot(t0.Add(5*period), period)
+	p, bw = a.takeSlot(0)
 	if p != nil || bw == nil || skipped() != 4 {
 		t.Fatalf("a bandwidth probe due: peer %v, bandwidth peer %v, %d skipped; want none, the peer, 4", p, bw, skipped())
 	}
 	if a.bwDue {
 		t.Error("the bandwidth probe still due once started")
+	}
+}
+
+// TestSlotSchedule: each slot falls within its own period; a wait after
+// periods that ended with none waiting counts their slots dropped, and
+// one late within its period drops none.
+func TestSlotSchedule(t *testing.T) {
+	const period = 100 * time.Millisecond
+	s := newSlotSchedule(period)
+	within := func(at time.Duration, k int) bool {
+		return at >= time.Duration(k)*period && at < time.Duration(k+1)*period
+	}
+	if at, dropped := s.next(0); !within(at, 0) || dropped != 0 {
+		t.Errorf("the first slot: at %v, %d dropped; want within the first period, none", at, dropped)
+	}
+	if at, dropped := s.next(period / 2); !within(at, 1) || dropped != 0 {
+		t.Errorf("a wait within the first period: slot at %v, %d dropped; want within the second, none", at, dropped)
+	}
+	if at, dropped := s.next(4*period + period/2); !within(at, 4) || dropped != 2 {
+		t.Errorf("a wait in the fifth period: slot at %v, %d dropped; want within the fifth, 2 (the third's and fourth's)", at, dropped)
+	}
+	if at, dropped := s.next(5*period + period/2); !within(at, 5) || dropped != 0 {
+		t.Errorf("a wait late within the sixth period: slot at %v, %d dropped; want within the sixth, none", at, dropped)
+	}
+}
+
+// TestSlotClockEnds: a wait for the next slot ends with the context, and
+// says so; the slots that came while none waited are counted.
+func TestSlotClockEnds(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	c := newSlotClock(ctx, 5*time.Millisecond)
+	defer c.stop()
+	// The periods of at least 4 slots end while none waits.
+	time.Sleep(22 * time.Millisecond)
+	n1, err1 := c.wait(ctx)
+	n2, err2 := c.wait(ctx)
+	if err := errors.Join(err1, err2); err != nil || n1+n2 < 5 {
+		t.Errorf("after 22 ms of 5 ms slots unread, two waits: %d and %d slots, %v; want at least 5 in all", n1, n2, err)
+	}
+	slow := newSlotClock(ctx, time.Hour)
+	defer slow.stop()
+	done := make(chan error, 1)
+	go func() {
+		_, err := slow.wait(ctx)
+		done <- err
+	}()
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("a wait ended by its context: %v, want %v", err, context.Canceled)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a wait for the next slot did not end with its context")
 	}
 }
 

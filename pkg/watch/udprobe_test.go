@@ -168,7 +168,7 @@ func TestGonePeerReleased(t *testing.T) {
 	}
 	write(t, file, "")
 	a.reload() // removed while its bandwidth probe is in flight
-	a.probe(context.Background(), p, true)
+	a.probe(context.Background(), p, true, nil)
 	a.mu.Lock()
 	kept, client := p.kept, p.client
 	a.mu.Unlock()

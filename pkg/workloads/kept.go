@@ -157,6 +157,7 @@ type Kept struct {
 	rdma *keptRDMAClient // an RDMA test's
 	buf  []byte
 	half bool // samples are half the round trip (the test's basis, rtt_half)
+	slow func()
 }
 
 // OpenKept opens a kept probe session of spec (a tcp-lat spec, or an RDMA
@@ -253,6 +254,19 @@ func (k *Kept) pingPong(deadline time.Time, last bool) error {
 	return nil
 }
 
+// OnSlow sets f (nil: none) to be called before a burst's wait that may
+// be longer than a ping-pong's quick answer: tcp-lat's in Go's poller (on
+// Linux: no answer within keptDirect, or no direct wait free; elsewhere
+// every wait), an RDMA burst before it starts. A caller that paces bursts (the agent's probers, one of which
+// waits for the next slot while the others probe) hands the pacing on
+// there, so that a slow peer does not hold it. Not during a Burst.
+func (k *Kept) OnSlow(f func()) {
+	k.slow = f
+	if k.kc != nil {
+		k.kc.slow = f
+	}
+}
+
 // Burst runs len(samples) ping-pongs, each sample its latency in ns on
 // the test's basis (Go's monotonic clock), all done by deadline. The loop
 // allocates nothing, takes no lock and makes no cgo call; while the
@@ -280,6 +294,9 @@ func (k *Kept) Burst(deadline time.Time, samples []uint64) error {
 // to the server by deadline, then its samples in one call of the test's
 // timed loop (which gives up after the spec's idle timeout of no answer).
 func (k *Kept) burstRDMA(deadline time.Time, samples []uint64) error {
+	if k.slow != nil {
+		k.slow()
+	}
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	if err := k.rdma.burst(ctx, samples); err != nil {

@@ -58,6 +58,9 @@ type keptConn struct {
 	ready func(uintptr) bool
 	mu    sync.Mutex // Close and release
 	gone  bool       // released: fd may be another file's
+	// slow, when not nil, is called before each wait in Go's poller (no
+	// answer within keptDirect, or no direct wait free): Kept.OnSlow.
+	slow func()
 }
 
 // newKeptConn takes c over: c is closed, the socket kept.
@@ -124,6 +127,9 @@ func (k *keptConn) readFull(b []byte, deadline time.Time, direct bool) error {
 			// No direct wait, none answered within keptDirect, or a signal
 			// (the runtime may be waiting to stop this goroutine): wait
 			// where the goroutine can be stopped.
+			if k.slow != nil {
+				k.slow()
+			}
 			if err := k.pollerWait(unix.POLLIN, deadline); err != nil {
 				return err
 			}
@@ -170,6 +176,9 @@ func (k *keptConn) write(b []byte, deadline time.Time) error {
 		case e == syscall.EAGAIN || e == syscall.EINTR:
 			// The socket's buffer is full (a peer that does not read):
 			// not a ping-pong's wait.
+			if k.slow != nil {
+				k.slow()
+			}
 			if err := k.pollerWait(unix.POLLOUT, deadline); err != nil {
 				return err
 			}

@@ -10,11 +10,17 @@ import (
 
 // keptConn is a kept session's connection, through Go's poller, each call
 // by the deadline given (zero: none).
-type keptConn struct{ c *net.TCPConn }
+type keptConn struct {
+	c    *net.TCPConn
+	slow func() // called before each read: every wait is the poller's (Kept.OnSlow)
+}
 
 func newKeptConn(c *net.TCPConn) (*keptConn, error) { return &keptConn{c: c}, nil }
 
 func (k *keptConn) readFull(b []byte, deadline time.Time, _ bool) error {
+	if k.slow != nil {
+		k.slow()
+	}
 	_ = k.c.SetReadDeadline(deadline)
 	_, err := io.ReadFull(k.c, b)
 	return err
