@@ -503,7 +503,10 @@ func (a *Agent) Run(ctx context.Context) error {
 					n, err := slots.wait(ctx)
 					if err != nil {
 						if ctx.Err() == nil {
-							errc <- fmt.Errorf("probe slots: %w", err)
+							select {
+							case errc <- fmt.Errorf("probe slots: %w", err):
+							default:
+							}
 							cancel()
 						}
 						return
@@ -761,8 +764,8 @@ func orNone(s []string) string {
 	return strings.Join(s, ", ")
 }
 
-// takeSlot takes a latency probe's slot, dropped the slots dropped before
-// it (every prober was busy then: counted as skipped). It returns the peer
+// takeSlot takes a latency probe's slot, after dropped slots that came
+// while every prober was busy (counted as skipped). It returns the peer
 // this slot probes (nil: skipped, by nextPeer) and, when a bandwidth probe
 // was due (its own slot found every peer busy), the peer it probes now
 // (nil: none).

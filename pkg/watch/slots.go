@@ -6,8 +6,9 @@ import (
 	"time"
 )
 
-// The latency probes' pacing. The probe slots come period apart from a
-// slotClock; --max-inflight probers share them, one at a time waiting for
+// The latency probes' pacing. The probe slots come from a slotClock, one
+// in each period (1/rate) at a random time within it; --max-inflight
+// probers share them, one at a time waiting for
 // the next slot (the one holding the lead) and running its probe itself.
 // A probe that turns slow (a kept burst whose answer is late, a session to
 // set up, a whole test) hands the lead on before it waits, so that the

@@ -257,9 +257,10 @@ func (k *Kept) pingPong(deadline time.Time, last bool) error {
 // OnSlow sets f (nil: none) to be called before a burst's wait that may
 // be longer than a ping-pong's quick answer: tcp-lat's in Go's poller (on
 // Linux: no answer within keptDirect, or no direct wait free; elsewhere
-// every wait), an RDMA burst before it starts. A caller that paces bursts (the agent's probers, one of which
-// waits for the next slot while the others probe) hands the pacing on
-// there, so that a slow peer does not hold it. Not during a Burst.
+// every wait), an RDMA burst before it starts. A caller that paces
+// bursts (the agent's probers, one of which waits for the next slot while
+// the others probe) hands the pacing on there, so that a slow peer does
+// not hold it. Not during a Burst.
 func (k *Kept) OnSlow(f func()) {
 	k.slow = f
 	if k.kc != nil {
