@@ -113,7 +113,7 @@ func (a *agentFlags) add(fs *pflag.FlagSet) {
 	fs.Var(positiveDuration(&a.cfg.RegistryExpiry), "registry-expiry", "with --registry: forget a registration not renewed for this long, at least twice --reload (default 30s)")
 	fs.StringVar(&a.advertise, "advertise", "", "with --peers mesh: the HOST[:PORT] registered, that peers probe (default: --listen's; from an address of every interface, the one the registry sees this agent from; port --listen's when none)")
 	fs.StringVar(&a.probe, "probe", "write-lat", "the probe: a latency test (write-lat, send-lat, read-lat, atomic-lat, tcp-lat), each probe a burst on a session kept per peer (--keep) or a whole test; or ud-lat, the UD probe: one UD QP answering every peer, a few probing them through address handles, each probe -n SEND ping-pongs on them and nothing set up (32-byte messages unless -s)")
-	fs.Float64Var(&a.cfg.Rate, "rate", watch.DefaultRate, "probes per second, over all peers")
+	fs.Float64Var(&a.cfg.Rate, "rate", watch.DefaultRate, "probes per second, over all peers (each at a random time within its 1/rate)")
 	fs.StringVar(&a.cfg.BW.Test, "bw-probe", "", "also probe bandwidth with this test (write-bw, send-bw, read-bw, tcp-bw; default none): one peer at a time, round-robin, --bw-duration each, taking --bw-share of the time; on the probe's device and path")
 	fs.Var(&a.bwShare, "bw-share", "the share of the time the bandwidth probes take, about the share of the link they load on average (default 1%, at most 50%)")
 	fs.Var(positiveDuration(&a.cfg.BW.Duration), "bw-duration", "how long each bandwidth probe sends (default 1s)")

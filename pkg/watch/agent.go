@@ -106,7 +106,8 @@ type Config struct {
 	// reused, a probe a burst of the test's iterations on them (see
 	// kept.go). Other probes run a whole test each.
 	Keep bool
-	// Rate is the probes per second, over all peers.
+	// Rate is the probes per second, over all peers, each at a random
+	// time within its period (slots.go).
 	Rate         float64
 	ProbeTimeout time.Duration
 	MaxPeers     int

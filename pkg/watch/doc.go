@@ -16,8 +16,9 @@
 // that cannot be read or parsed, a name that does not resolve, or a
 // registry that cannot be reached or refuses the registration, is a named
 // error in the log and in the metrics, and the last good set is kept. Probes go round-robin over the
-// peers at Config.Rate probes per second in all, so every peer is probed
-// once every len(peers)/Rate seconds. Each probe is one workloads run of
+// peers at Config.Rate probes per second in all (each slot at a random
+// time within its period: slots.go), so every peer is probed once every
+// len(peers)/Rate seconds. Each probe is one workloads run of
 // the probe test (write-lat by default, any latency test allowed) at one
 // size and a few iterations, against the peer's test server, over a
 // control connection kept open between probes while the peers are few.
