@@ -498,26 +498,12 @@ func (a *Agent) Run(ctx context.Context) error {
 		probes.Add(1)
 		go func() {
 			defer probes.Done()
-			pr := newProber(lead)
-			for pr.take(ctx) {
-				for pr.leads {
-					n, err := slots.wait(ctx)
-					if err != nil {
-						if ctx.Err() == nil {
-							select {
-							case errc <- fmt.Errorf("probe slots: %w", err):
-							default:
-							}
-							cancel()
-						}
-						return
-					}
-					p, bw := a.takeSlot(n - 1)
-					startBW(bw)
-					if p != nil {
-						a.probe(ctx, p, false, pr.handOn)
-					}
+			if err := a.runProber(ctx, newProber(lead), slots, startBW); err != nil {
+				select {
+				case errc <- err:
+				default:
 				}
+				cancel()
 			}
 		}()
 	}
@@ -529,11 +515,7 @@ loop:
 		case <-blameTick.C:
 			a.judge()
 		case <-bwTick:
-			p := a.nextPeer(&a.bwCursor, nil)
-			startBW(p)
-			a.mu.Lock()
-			a.bwDue = p == nil
-			a.mu.Unlock()
+			startBW(a.takeBWSlot())
 		}
 	}
 	probes.Wait()
@@ -780,6 +762,17 @@ func (a *Agent) takeSlot(dropped int) (p, bw *peer) {
 		}
 	}
 	return a.nextPeerLocked(&a.cursor, &a.st.skipped), bw
+}
+
+// takeBWSlot takes a bandwidth probe's slot: the peer it probes, or nil
+// when every peer is busy (the probe is then due, and starts at the first
+// latency probe's slot that finds one free: takeSlot).
+func (a *Agent) takeBWSlot() *peer {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	p := a.nextPeerLocked(&a.bwCursor, nil)
+	a.bwDue = p == nil
+	return p
 }
 
 // nextPeer takes the next peer after cursor, round-robin, that is not

@@ -2,6 +2,7 @@ package watch
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"time"
 )
@@ -86,6 +87,30 @@ func (c *timerClock) wait(ctx context.Context) (int, error) {
 }
 
 func (c *timerClock) stop() { c.t.Stop() }
+
+// runProber runs one prober until ctx ends: while it holds the lead, it
+// waits for each slot and runs its latency probe (and starts a bandwidth
+// probe that was due, with startBW), and otherwise waits for the lead. It
+// returns the slot clock's error, nil when ctx ended.
+func (a *Agent) runProber(ctx context.Context, pr *prober, slots slotClock, startBW func(*peer)) error {
+	for pr.take(ctx) {
+		for pr.leads {
+			n, err := slots.wait(ctx)
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return fmt.Errorf("probe slots: %w", err)
+			}
+			p, bw := a.takeSlot(n - 1)
+			startBW(bw)
+			if p != nil {
+				a.probe(ctx, p, false, pr.handOn)
+			}
+		}
+	}
+	return nil
+}
 
 // prober is one of the probers' hold of the lead: the channel holds the
 // lead while no prober does.

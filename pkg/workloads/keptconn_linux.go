@@ -58,8 +58,9 @@ type keptConn struct {
 	ready func(uintptr) bool
 	mu    sync.Mutex // Close and release
 	gone  bool       // released: fd may be another file's
-	// slow, when not nil, is called before each wait in Go's poller (no
-	// answer within keptDirect, or no direct wait free): Kept.OnSlow.
+	// slow, when not nil, is called before each wait in Go's poller
+	// (pollerWait: no answer within keptDirect, no direct wait free, or a
+	// full send buffer): Kept.OnSlow.
 	slow func()
 }
 
@@ -127,9 +128,6 @@ func (k *keptConn) readFull(b []byte, deadline time.Time, direct bool) error {
 			// No direct wait, none answered within keptDirect, or a signal
 			// (the runtime may be waiting to stop this goroutine): wait
 			// where the goroutine can be stopped.
-			if k.slow != nil {
-				k.slow()
-			}
 			if err := k.pollerWait(unix.POLLIN, deadline); err != nil {
 				return err
 			}
@@ -176,9 +174,6 @@ func (k *keptConn) write(b []byte, deadline time.Time) error {
 		case e == syscall.EAGAIN || e == syscall.EINTR:
 			// The socket's buffer is full (a peer that does not read):
 			// not a ping-pong's wait.
-			if k.slow != nil {
-				k.slow()
-			}
 			if err := k.pollerWait(unix.POLLOUT, deadline); err != nil {
 				return err
 			}
@@ -192,9 +187,12 @@ func (k *keptConn) write(b []byte, deadline time.Time) error {
 }
 
 // pollerWait waits in Go's poller: the socket's epoll set armed for
-// events, once, Go's poller waiting for the set. Nothing here allocates,
-// and every system call is direct.
+// events, once, Go's poller waiting for the set, after k.slow (when set)
+// is told. Nothing here allocates, and every system call is direct.
 func (k *keptConn) pollerWait(events int16, deadline time.Time) error {
+	if k.slow != nil {
+		k.slow()
+	}
 	ev := unix.EpollEvent{Events: uint32(events) | unix.EPOLLRDHUP | unix.EPOLLONESHOT, Fd: int32(k.fd)}
 	if _, _, e := syscall.RawSyscall6(unix.SYS_EPOLL_CTL, uintptr(k.ep), unix.EPOLL_CTL_MOD, uintptr(k.fd), uintptr(unsafe.Pointer(&ev)), 0, 0); e != 0 {
 		return e
