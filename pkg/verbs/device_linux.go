@@ -301,12 +301,19 @@ func linkLayerName(l int) LinkLayer {
 // "completion_timestamp_mask" and "hca_core_clock" lines of `ibv_devinfo
 // -v`.
 func (c *Context) CompletionTimestamps() (ok bool, clockKHz uint64, err error) {
+	mask, khz, err := c.completionClock()
+	return mask != 0, khz, err
+}
+
+// completionClock is the device's completion timestamps' mask (0: it
+// stamps none) and clock rate in kHz.
+func (c *Context) completionClock() (mask, khz uint64, err error) {
 	if c.ctx == nil {
-		return false, 0, ErrClosed
+		return 0, 0, ErrClosed
 	}
 	var attr C.struct_ibv_device_attr_ex
 	if rc := C.rb_query_device_ex(c.ctx, &attr); rc != 0 {
-		return false, 0, newError("query device ex", syscall.Errno(rc))
+		return 0, 0, newError("query device ex", syscall.Errno(rc))
 	}
-	return attr.completion_timestamp_mask != 0, uint64(attr.hca_core_clock), nil
+	return uint64(attr.completion_timestamp_mask), uint64(attr.hca_core_clock), nil
 }

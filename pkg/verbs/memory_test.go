@@ -20,19 +20,22 @@ import (
 	"github.com/rdmabench/rdmabench/pkg/verbs"
 )
 
+// openPD opens the test device and a PD on it, both closed when the test
+// ends, which fails if any verbs object is left open.
 func openPD(t *testing.T) (*verbs.Context, *verbs.PD) {
 	t.Helper()
+	dev := testutil.Device(t)
 	testutil.NoLeaks(t)
-	ctx, err := verbs.Open(testutil.Device(t))
+	ctx, err := verbs.Open(dev)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("open %s: %v", dev, err)
 	}
-	t.Cleanup(func() { ctx.Close() })
+	t.Cleanup(func() { closeOK(t, ctx) })
 	pd, err := ctx.AllocPD()
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("alloc pd: %v", err)
 	}
-	t.Cleanup(func() { pd.Close() })
+	t.Cleanup(func() { closeOK(t, pd) })
 	return ctx, pd
 }
 

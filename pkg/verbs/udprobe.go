@@ -19,7 +19,29 @@ type UDProbeConfig struct {
 	Recv, Send int
 	// QKey is the QP's Q_Key (DefaultQKey when 0).
 	QKey uint32
+	// hostStamps stamps the completions with the host's clock at the
+	// poll, for tests of the stamps' exchange on a device that has none.
+	hostStamps bool
 }
+
+// Stamps says which clock stamps a UD probe QP's work completions
+// (UDProbe.Stamps).
+type Stamps string
+
+const (
+	// StampsNone: none; the probe measures the host's round trips alone
+	// (a device without completion timestamps, such as Soft-RoCE).
+	StampsNone Stamps = ""
+	// StampsNICNs: the NIC's clock, in ns as the driver converts it
+	// (IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK).
+	StampsNICNs Stamps = "nic-ns"
+	// StampsNICCycles: the NIC's clock in its cycles
+	// (IBV_WC_EX_WITH_COMPLETION_TIMESTAMP), converted by its rate
+	// (hca_core_clock).
+	StampsNICCycles Stamps = "nic-cycles"
+	// stampsHost: the host's clock at the poll (tests only).
+	stampsHost Stamps = "host"
+)
 
 // UDProbeMinSize is the least message of a UD probe: its header (magic,
 // kind, the sender's Q_Key, a sequence number) and the prober's cookie.
@@ -36,6 +58,12 @@ type UDProbeCounters struct {
 	// AddressHandles is the address handles a responder made (one per
 	// source GID and traffic class, kept).
 	AddressHandles uint64
+	// Delays is the delays a stamped responder sent, one after each
+	// answer to a stamped prober.
+	Delays uint64
+	// Stamped is the ping-pongs whose network time a stamped prober has
+	// (both ends' stamps).
+	Stamped uint64
 }
 
 // DefaultUDProbeSpin is how long UDProbe.Ping spins on its completion

@@ -61,10 +61,17 @@ func (pd *PD) OpenUDProbe(cfg UDProbeConfig) (*UDProbe, error) {
 	if qkey == 0 {
 		qkey = DefaultQKey
 	}
+	// A device that cannot say stamps none.
+	mask, khz, _ := pd.ctx.completionClock()
+	hostStamps := 0
+	if cfg.hostStamps {
+		hostStamps = 1
+	}
 	var u *C.struct_rb_udp
 	var where *C.char
 	if rc := C.rb_udp_open(pd.pd, C.uint8_t(port), C.uint8_t(gid.Index), C.uint32_t(size), C.uint32_t(orDefault(cfg.Recv, 16)),
-		C.uint32_t(orDefault(cfg.Send, 16)), C.uint32_t(qkey), &u, &where); rc != 0 {
+		C.uint32_t(orDefault(cfg.Send, 16)), C.uint32_t(qkey), C.uint64_t(mask), C.uint64_t(khz), C.int(hostStamps),
+		&u, &where); rc != 0 {
 		return nil, newError("ud probe: "+C.GoString(where), syscall.Errno(rc))
 	}
 	p := &UDProbe{u: u, pd: pd, gid: gid, id: track("ud probe qp")}
@@ -76,6 +83,37 @@ func (pd *PD) OpenUDProbe(cfg UDProbeConfig) (*UDProbe, error) {
 // Endpoint is what a peer needs to probe this QP: its QPN, Q_Key, GID and
 // LID.
 func (p *UDProbe) Endpoint() Endpoint { return p.local }
+
+// Stamps tells which clock stamps the QP's work completions: StampsNone,
+// or the NIC's (StampsNICNs, StampsNICCycles). A stamped responder sends
+// its delay after each answer to a stamped prober, and a stamped prober's
+// Ping measures the network's round trips.
+func (p *UDProbe) Stamps() Stamps {
+	switch p.u.stamps {
+	case C.RB_UDP_TS_WALLCLOCK:
+		return StampsNICNs
+	case C.RB_UDP_TS_CYCLES:
+		return StampsNICCycles
+	case C.RB_UDP_TS_HOST:
+		return stampsHost
+	}
+	return StampsNone
+}
+
+// stampsNs is the ns from stamp a to stamp b of a QP stamping as s, with
+// its clock's mask and rate (kHz): rb_udp_ts_ns.
+func stampsNs(s Stamps, mask, khz, a, b uint64) uint64 {
+	u := C.struct_rb_udp{ts_mask: C.uint64_t(mask), ts_khz: C.uint64_t(khz)}
+	switch s {
+	case StampsNICNs:
+		u.stamps = C.RB_UDP_TS_WALLCLOCK
+	case StampsNICCycles:
+		u.stamps = C.RB_UDP_TS_CYCLES
+	case stampsHost:
+		u.stamps = C.RB_UDP_TS_HOST
+	}
+	return uint64(C.rb_udp_ts_ns(&u, C.uint64_t(a), C.uint64_t(b)))
+}
 
 // GIDChoice tells which GID the QP sends from and why.
 func (p *UDProbe) GIDChoice() GIDChoice { return p.gid }
@@ -101,6 +139,8 @@ func (p *UDProbe) Counters() UDProbeCounters {
 		Bad:            atomic.LoadUint64((*uint64)(unsafe.Pointer(&p.u.bad))),
 		Late:           uint64(p.u.late),
 		AddressHandles: uint64(p.u.ah_made),
+		Delays:         uint64(p.u.delays),
+		Stamped:        uint64(p.u.stamped),
 	}
 }
 
@@ -143,12 +183,25 @@ func (a *UDAddress) Close() error {
 // and Q_Key) behind a, each sample the round trip in ns (CLOCK_MONOTONIC),
 // from the post of the probe to the poll that found its answer. It spins
 // on its completion queue for spin, then sleeps on the completion channel
-// until the answer or the deadline. It returns the ping-pongs done: all,
-// or fewer with an error (ErrTimeout: the deadline passed). One cgo call;
-// nothing allocated.
-func (p *UDProbe) Ping(a *UDAddress, remote Endpoint, samples []uint64, spin time.Duration, deadline time.Time) (int, error) {
+// until the answer or the deadline. With net (as long as samples) on a
+// stamped QP (Stamps), each ping-pong asks for the responder's delay, and
+// net[i] is the network's round trip in ns: from the probe's send
+// completion to its answer's receive completion (this NIC's stamps) less
+// the responder's delay (from the probe's receive completion to the
+// answer's send completion, its NIC's), as R-Pingmesh measures it; 0
+// where a stamp or the delay is missing (a responder that does not
+// stamp). It returns the ping-pongs done: all, or fewer with an error
+// (ErrTimeout: the deadline passed). One cgo call; nothing allocated.
+func (p *UDProbe) Ping(a *UDAddress, remote Endpoint, samples, net []uint64, spin time.Duration, deadline time.Time) (int, error) {
 	if len(samples) == 0 {
 		return 0, nil
+	}
+	var netp *C.uint64_t
+	if net != nil {
+		if len(net) != len(samples) {
+			return 0, fmt.Errorf("ud probe: %d network samples for %d ping-pongs", len(net), len(samples))
+		}
+		netp = (*C.uint64_t)(unsafe.Pointer(&net[0]))
 	}
 	qkey := remote.QKey
 	if qkey == 0 {
@@ -160,7 +213,7 @@ func (p *UDProbe) Ping(a *UDAddress, remote Endpoint, samples []uint64, spin tim
 		dl += uint64(d)
 	}
 	rc := C.rb_udp_ping(p.u, a.ah, C.uint32_t(remote.QPN), C.uint32_t(qkey), C.uint64_t(len(samples)),
-		(*C.uint64_t)(unsafe.Pointer(&samples[0])), C.uint64_t(spin), C.uint64_t(dl))
+		(*C.uint64_t)(unsafe.Pointer(&samples[0])), netp, C.uint64_t(spin), C.uint64_t(dl))
 	done := int(p.u.done)
 	if rc < 0 {
 		return done, p.err(rc)

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rdmabench/rdmabench/internal/testutil"
 	"github.com/rdmabench/rdmabench/pkg/verbs"
 )
 
@@ -18,18 +17,7 @@ import (
 // handle per source, a probe of a QPN where nothing answers given up at
 // its deadline as ErrTimeout, and every object freed.
 func TestUDProbe(t *testing.T) {
-	dev := testutil.Device(t)
-	testutil.NoLeaks(t)
-	ctx, err := verbs.Open(dev)
-	if err != nil {
-		t.Fatalf("open %s: %v", dev, err)
-	}
-	t.Cleanup(func() { closeOK(t, ctx) })
-	pd, err := ctx.AllocPD()
-	if err != nil {
-		t.Fatalf("alloc pd: %v", err)
-	}
-	t.Cleanup(func() { closeOK(t, pd) })
+	_, pd := openPD(t)
 	resp, err := pd.OpenUDProbe(verbs.UDProbeConfig{GIDIndex: -1})
 	if err != nil {
 		t.Fatalf("open responder: %v", err)
@@ -66,7 +54,7 @@ func TestUDProbe(t *testing.T) {
 			t.Fatalf("address: %v", err)
 		}
 		samples := make([]uint64, n)
-		done, err := prober.Ping(addr, ep, samples, verbs.DefaultUDProbeSpin, time.Now().Add(10*time.Second))
+		done, err := prober.Ping(addr, ep, samples, nil, verbs.DefaultUDProbeSpin, time.Now().Add(10*time.Second))
 		if err != nil || done != n {
 			t.Fatalf("ping of %d-byte probes: %d of %d done: %v", size, done, n, err)
 		}
@@ -85,7 +73,7 @@ func TestUDProbe(t *testing.T) {
 		nobody := ep
 		nobody.QPN = ep.QPN + 1000
 		start := time.Now()
-		done, err = prober.Ping(addr, nobody, samples[:3], time.Millisecond, start.Add(200*time.Millisecond))
+		done, err = prober.Ping(addr, nobody, samples[:3], nil, time.Millisecond, start.Add(200*time.Millisecond))
 		if !errors.Is(err, verbs.ErrTimeout) || done != 0 {
 			t.Fatalf("a probe of QPN 0x%x where nothing listens: %d done, %v; want 0 and ErrTimeout", nobody.QPN, done, err)
 		}
@@ -94,5 +82,137 @@ func TestUDProbe(t *testing.T) {
 		}
 		closeOK(t, addr)
 		closeOK(t, prober)
+	}
+}
+
+// TestUDProbeStamps runs the exchange of completion stamps between a
+// stamped prober and responder, with the host's clock standing in for
+// the NICs' (Soft-RoCE stamps none): every ping-pong of a stamped pair
+// has its network time (above 0, at most the host's round trip, which
+// holds it) and one delay sent for it; a prober that stamps none, or asks
+// for no network times, gets no delay; a stamped prober of a responder
+// that stamps none has no network times (it does not wait for a delay,
+// 50 ms a ping-pong: the test logs how long its ping-pongs took).
+// The device's own QPs stamp as it says it does. What the host's clock
+// cannot stand for, the NIC's stamps themselves, is verified nowhere
+// here.
+func TestUDProbeStamps(t *testing.T) {
+	ctx, pd := openPD(t)
+	stamped := verbs.UDProbeConfig{GIDIndex: -1}
+	verbs.HostStamps(&stamped)
+	open := func(cfg verbs.UDProbeConfig, serve bool) *verbs.UDProbe {
+		q, err := pd.OpenUDProbe(cfg)
+		if err != nil {
+			t.Fatalf("open: %v", err)
+		}
+		if !serve {
+			t.Cleanup(func() { closeOK(t, q) })
+			return q
+		}
+		served := make(chan error, 1)
+		go func() {
+			runtime.LockOSThread()
+			served <- q.Serve()
+		}()
+		t.Cleanup(func() {
+			q.Stop()
+			if err := <-served; err != nil {
+				t.Errorf("serve: %v", err)
+			}
+			closeOK(t, q)
+		})
+		return q
+	}
+	plain := verbs.UDProbeConfig{GIDIndex: -1}
+	nicTS, _, err := ctx.CompletionTimestamps()
+	if err != nil {
+		t.Fatalf("completion timestamps: %v", err)
+	}
+	if got := open(plain, false).Stamps(); (got != verbs.StampsNone) != nicTS {
+		t.Fatalf("%s's QP stamps %q; the device says it stamps: %v", ctx.Name(), got, nicTS)
+	}
+	resp, plainResp := open(stamped, true), open(plain, true)
+	if resp.Stamps() != verbs.StampsHost {
+		t.Fatalf("a host-stamped QP says %q", resp.Stamps())
+	}
+	const n = 100
+	ping := func(q *verbs.UDProbe, to *verbs.UDProbe, withNet bool) (samples, net []uint64) {
+		t.Helper()
+		addr, err := q.Address(to.Endpoint(), 0, 0, 0)
+		if err != nil {
+			t.Fatalf("address: %v", err)
+		}
+		defer closeOK(t, addr)
+		samples = make([]uint64, n)
+		if withNet {
+			net = make([]uint64, n)
+		}
+		start := time.Now()
+		if done, err := q.Ping(addr, to.Endpoint(), samples, net, verbs.DefaultUDProbeSpin, start.Add(20*time.Second)); err != nil || done != n {
+			t.Fatalf("ping: %d of %d done: %v", done, n, err)
+		}
+		return samples, net
+	}
+
+	prober := open(stamped, false)
+	samples, net := ping(prober, resp, true)
+	for i := range n {
+		if net[i] == 0 || net[i] > samples[i] {
+			t.Fatalf("ping-pong %d: network time %d ns, round trip %d ns; want 0 < network <= round trip (responder %+v, prober %+v)",
+				i, net[i], samples[i], resp.Counters(), prober.Counters())
+		}
+	}
+	if c := resp.Counters(); c.Served != n || c.Delays != n || c.Bad != 0 {
+		t.Fatalf("the stamped responder counted %+v, want %d served and as many delays, none bad", c, n)
+	}
+	if c := prober.Counters(); c.Stamped != n || c.Bad != 0 || c.Late != 0 {
+		t.Fatalf("the stamped prober counted %+v, want %d stamped, none bad or late", c, n)
+	}
+
+	// Network times not asked for, or a prober that stamps none: the
+	// responder sends no delay.
+	ping(prober, resp, false)
+	_, net = ping(open(plain, false), resp, true)
+	if c := resp.Counters(); c.Served != 3*n || c.Delays != n || c.Bad != 0 {
+		t.Fatalf("the stamped responder counted %+v after probes that asked for no delay, want %d served, %d delays", c, 3*n, n)
+	}
+	for i, v := range net {
+		if v != 0 {
+			t.Fatalf("ping-pong %d of a prober that stamps none: network time %d", i, v)
+		}
+	}
+
+	// A responder that stamps none: no network time, and no wait for one.
+	start := time.Now()
+	_, net = ping(prober, plainResp, true)
+	for i, v := range net {
+		if v != 0 {
+			t.Fatalf("ping-pong %d to a responder that stamps none: network time %d", i, v)
+		}
+	}
+	if c := plainResp.Counters(); c.Served != n || c.Delays != 0 {
+		t.Fatalf("the responder that stamps none counted %+v, want %d served, no delay", c, n)
+	}
+	t.Logf("%d ping-pongs to a responder that stamps none: %v", n, time.Since(start))
+}
+
+// TestStampsNs converts stamps: the NIC's cycles by its clock's rate,
+// across the wrap of its mask; ns as they are; a later stamp first is 0.
+func TestStampsNs(t *testing.T) {
+	for _, c := range []struct {
+		s               verbs.Stamps
+		mask, khz, a, b uint64
+		want            uint64
+	}{
+		{verbs.StampsNICCycles, 1<<32 - 1, 1_000_000, 0xffff_ff00, 0x100, 0x200}, // 1 GHz, across the wrap
+		{verbs.StampsNICCycles, 1<<64 - 1, 156_250, 1000, 1000 + 156_250, 1e6},   // 156.25 MHz: 1 ms
+		{verbs.StampsNICCycles, 1<<64 - 1, 0, 1, 2, 0},                           // no rate: none
+		{verbs.StampsNICNs, 0, 0, 5000, 7500, 2500},                              // ns
+		{verbs.StampsNICNs, 0, 0, 7500, 5000, 0},                                 // out of order
+		{verbs.StampsHost, 0, 0, 1e9, 1e9 + 42, 42},
+	} {
+		if got := verbs.StampsNs(c.s, c.mask, c.khz, c.a, c.b); got != c.want {
+			t.Errorf("%s (mask %#x, %d kHz) from %d to %d: %d ns, want %d", c.s, c.mask, c.khz, c.a, c.b, got, c.want)
+		}
 	}
 }

@@ -209,8 +209,10 @@ type peer struct {
 	// are whole tests.
 	noKept bool
 	// ud is its UD probe responder, learnt from its server, and an address
-	// handle toward it (Config.UD); owned by the probe in flight.
-	ud *workloads.UDPeer
+	// handle toward it (Config.UD), net the buffer of its probes' network
+	// times (a stamped UD probe's); owned by the probe in flight.
+	ud  *workloads.UDPeer
+	net []uint64
 }
 
 // New checks cfg and plans the probe: a mistake is an error here, before

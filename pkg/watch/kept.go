@@ -265,6 +265,20 @@ func (p *peerStats) addNs(samples []uint64) {
 	p.nRecent = min(p.nRecent+1, w)
 }
 
+// addNetNs adds a good UD probe's network times (ns; 0: none, a stamp
+// or the peer's delay missing).
+func (p *peerStats) addNetNs(net []uint64) {
+	for _, s := range net {
+		if s == 0 {
+			continue
+		}
+		i, _ := slices.BinarySearch(render.OpenMetricsLatencyBoundsNs, int64(s))
+		p.netBuckets[i]++
+		p.netCount++
+		p.netSumNs += float64(s)
+	}
+}
+
 // ServerLimits are the connections and tests an agent's server takes at
 // once (control.ServerOptions' MaxConns and MaxTests) for a fleet of at
 // most maxPeers agents: each peer's kept session (one connection, one

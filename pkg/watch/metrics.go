@@ -48,10 +48,11 @@ const (
 	metricSessionsFailed = "rdmabench_agent_probe_sessions_failed_total" // counter, per kind
 	metricSessions       = "rdmabench_agent_probe_sessions"              // gauge
 	// The UD probe's, with it (--probe ud-lat).
-	metricUDAnswered    = "rdmabench_agent_ud_probes_answered_total" // counter
-	metricUDLate        = "rdmabench_agent_ud_answers_late_total"    // counter
-	metricUDBad         = "rdmabench_agent_ud_messages_bad_total"    // counter
-	metricNICTimestamps = "rdmabench_agent_nic_timestamps"           // gauge 0/1
+	metricUDAnswered    = "rdmabench_agent_ud_probes_answered_total"      // counter
+	metricUDLate        = "rdmabench_agent_ud_answers_late_total"         // counter
+	metricUDBad         = "rdmabench_agent_ud_messages_bad_total"         // counter
+	metricNICTimestamps = "rdmabench_agent_nic_timestamps"                // gauge 0/1
+	metricNetLatency    = "rdmabench_agent_probe_network_latency_seconds" // histogram, per peer
 )
 
 // Probe results: "ok", or the kind of error (the label result of
@@ -111,10 +112,17 @@ type peerStats struct {
 	bwBytes  float64
 	bwAt     time.Time
 	bwLow    bool
+	// The network's time of the good UD probes' ping-pongs where both
+	// NICs stamp (their stamps less the responder's delay), as buckets
+	// above.
+	netBuckets [26]uint64
+	netCount   uint64
+	netSumNs   float64
 }
 
 func init() {
-	if len(render.OpenMetricsLatencyBoundsNs)+1 != len(peerStats{}.buckets) || len(results) != len(peerStats{}.probes) {
+	if len(render.OpenMetricsLatencyBoundsNs)+1 != len(peerStats{}.buckets) || len(peerStats{}.netBuckets) != len(peerStats{}.buckets) ||
+		len(results) != len(peerStats{}.probes) {
 		panic("watch: peerStats sizes out of date")
 	}
 }
@@ -199,13 +207,29 @@ type state struct {
 	keptFailed [10]uint64
 	keptOpen   int
 	// The UD probe's (udOn: the probe is it): its counters as last read,
-	// and whether the device stamps completions.
+	// whether the device stamps completions, and whether the probe's CQs
+	// do (the probes then measure the network's time).
 	udOn          bool
 	ud            workloads.UDProbeCounters
 	nicTimestamps bool
+	stamped       bool
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// promHistogram is a histogram of buckets (by the bounds of
+// render.OpenMetricsLatencyBoundsNs, the last above them all, not
+// cumulative) of count samples adding up to sumNs.
+func promHistogram(buckets []uint64, count uint64, sumNs float64) *dto.Histogram {
+	h := &dto.Histogram{SampleCount: ptrTo(count), SampleSum: ptrTo(sumNs / 1e9)}
+	var cum uint64
+	for i, b := range render.OpenMetricsLatencyBoundsNs {
+		cum += buckets[i]
+		h.Bucket = append(h.Bucket, &dto.Bucket{UpperBound: ptrTo(float64(b) / 1e9), CumulativeCount: ptrTo(cum)})
+	}
+	h.Bucket = append(h.Bucket, &dto.Bucket{UpperBound: ptrTo(math.Inf(1)), CumulativeCount: ptrTo(count)})
+	return h
+}
 
 func labelPairs(kv ...string) []*dto.LabelPair {
 	l := make([]*dto.LabelPair, 0, len(kv)/2)
@@ -348,16 +372,12 @@ func metricFamilies(s *state, pc *portReading) []*dto.MetricFamily {
 		registrations.Metric = append(registrations.Metric, g(float64(s.registrations), labelPairs(base...)))
 	}
 
-	bounds := render.OpenMetricsLatencyBoundsNs
+	netLat := fam(metricNetLatency, "seconds", histogram, "With --probe ud-lat where both ends' NICs stamp completions: the network's time of each ping-pong of the good probes of a peer (the two NICs' stamps, less the peer's delay from its receive to its answer's send), on the test's basis, since the agent started; the bucket bounds of rdmabench_latency_seconds.")
 	for _, p := range s.peers {
-		h := &dto.Histogram{SampleCount: ptrTo(p.count), SampleSum: ptrTo(p.sumNs / 1e9)}
-		var cum uint64
-		for i, b := range bounds {
-			cum += p.buckets[i]
-			h.Bucket = append(h.Bucket, &dto.Bucket{UpperBound: ptrTo(float64(b) / 1e9), CumulativeCount: ptrTo(cum)})
+		lat.Metric = append(lat.Metric, &dto.Metric{Label: peerL(p, "basis", s.basis), Histogram: promHistogram(p.buckets[:], p.count, p.sumNs)})
+		if s.stamped {
+			netLat.Metric = append(netLat.Metric, &dto.Metric{Label: peerL(p, "basis", s.basis), Histogram: promHistogram(p.netBuckets[:], p.netCount, p.netSumNs)})
 		}
-		h.Bucket = append(h.Bucket, &dto.Bucket{UpperBound: ptrTo(math.Inf(1)), CumulativeCount: ptrTo(p.count)})
-		lat.Metric = append(lat.Metric, &dto.Metric{Label: peerL(p, "basis", s.basis), Histogram: h})
 		for i, r := range results {
 			probes.Metric = append(probes.Metric, c(p.probes[i], peerL(p, "result", r)))
 		}
@@ -431,7 +451,7 @@ func metricFamilies(s *state, pc *portReading) []*dto.MetricFamily {
 	udAnswered := fam(metricUDAnswered, "", counter, "The peers' UD probes this agent's UD probe answered, since it started.")
 	udLate := fam(metricUDLate, "", counter, "Answers to this agent's UD probes that came after their probe was given up (--probe-timeout).")
 	udBad := fam(metricUDBad, "", counter, "Messages to this agent's UD probe QPs that were no probe or answer of ours.")
-	nicTS := fam(metricNICTimestamps, "", gauge, "1 when the probe's device stamps work completions with its own clock (ibv_query_device_ex); the probes record the host's round trip either way.")
+	nicTS := fam(metricNICTimestamps, "", gauge, "1 when the probe's device stamps work completions with its own clock (ibv_query_device_ex): the probes then record the network's time too (rdmabench_agent_probe_network_latency_seconds), of the peers whose NICs stamp.")
 	if s.udOn {
 		l := labelPairs(append(slices.Clone(base), "test", s.test)...)
 		udAnswered.Metric = append(udAnswered.Metric, c(s.ud.Served, l))
@@ -441,7 +461,7 @@ func metricFamilies(s *state, pc *portReading) []*dto.MetricFamily {
 	}
 
 	var fams []*dto.MetricFamily
-	for _, mf := range []*dto.MetricFamily{lat, probes, lastOK, p50, slow, judged, peers, period, skipped, peersErr, peersOK, registrations, portCounter, portOK,
+	for _, mf := range []*dto.MetricFamily{lat, netLat, probes, lastOK, p50, slow, judged, peers, period, skipped, peersErr, peersOK, registrations, portCounter, portOK,
 		bw, bwProbes, bwLastOK, bwLow, bwPeriod, sOpened, sFailed, sOpen, udAnswered, udLate, udBad, nicTS} {
 		if len(mf.Metric) > 0 {
 			fams = append(fams, mf)

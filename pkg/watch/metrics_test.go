@@ -84,6 +84,12 @@ func probedAgent(t *testing.T) *Agent {
 // with nothing to say, and both formats hold every family.
 func TestMetricsText(t *testing.T) {
 	a := probedAgent(t)
+	// Network times, as a UD probe records them where both NICs stamp (0:
+	// a ping-pong without, not counted).
+	a.mu.Lock()
+	a.st.stamped = true
+	a.byAddr["good:19515"].stats.addNetNs([]uint64{1500, 0, 2500})
+	a.mu.Unlock()
 	var text, om bytes.Buffer
 	if err := a.WriteMetrics(&text, FormatText); err != nil {
 		t.Fatal(err)
@@ -95,6 +101,10 @@ func TestMetricsText(t *testing.T) {
 		`rdmabench_agent_probe_latency_seconds_bucket{basis="rtt_half",device="",host="h",peer="good:19515",test="tcp-lat",le="+Inf"} 150`,
 		`rdmabench_agent_probe_latency_seconds_count{basis="rtt_half",device="",host="h",peer="good:19515",test="tcp-lat"} 150`,
 		`rdmabench_agent_probe_latency_seconds_count{basis="rtt_half",device="",host="h",peer="bad:19515",test="tcp-lat"} 0`,
+		`rdmabench_agent_probe_network_latency_seconds_bucket{basis="rtt_half",device="",host="h",peer="good:19515",test="tcp-lat",le="1e-06"} 0`,
+		`rdmabench_agent_probe_network_latency_seconds_bucket{basis="rtt_half",device="",host="h",peer="good:19515",test="tcp-lat",le="+Inf"} 2`,
+		`rdmabench_agent_probe_network_latency_seconds_sum{basis="rtt_half",device="",host="h",peer="good:19515",test="tcp-lat"} 4e-06`,
+		`rdmabench_agent_probe_network_latency_seconds_count{basis="rtt_half",device="",host="h",peer="bad:19515",test="tcp-lat"} 0`,
 		`rdmabench_agent_probes_total{device="",host="h",peer="good:19515",result="ok",test="tcp-lat"} 3`,
 		`rdmabench_agent_probes_total{device="",host="h",peer="bad:19515",result="connect",test="tcp-lat"} 2`,
 		`rdmabench_agent_peer_last_ok_timestamp_seconds{device="",host="h",peer="good:19515",test="tcp-lat"} 1.7e+09`,

@@ -17,7 +17,9 @@ import (
 // handle per peer. A peer's responder (its QPN, Q_Key and GID) is learnt
 // once, from its server over the control protocol, whose connection is
 // then closed; a probe is then a burst of -n SEND ping-pongs, one cgo
-// call, its samples added to the peer's histogram. A probe that fails
+// call, its samples added to the peer's histogram. Where both ends' NICs
+// stamp completions, each ping-pong's network time (the NICs' stamps less
+// the peer's delay) goes to a second histogram. A probe that fails
 // (a timeout: an answer lost, or a peer gone or restarted with another
 // QPN) forgets the peer's responder, learnt again at its next probe. A
 // lost answer is never waited for beyond --probe-timeout.
@@ -37,10 +39,14 @@ func (a *Agent) openUD() error {
 	a.ud = u
 	a.st.udOn = true
 	a.st.nicTimestamps = u.NICTimestamps()
+	a.st.stamped = u.Stamps() != ""
 	a.mu.Unlock()
 	ts := "has no completion timestamps: each probe records the host's round trip alone"
-	if u.NICTimestamps() {
-		ts = "stamps completions with its own clock, which the probe does not read yet: each probe records the host's round trip"
+	switch {
+	case u.Stamps() != "":
+		ts = fmt.Sprintf("stamps completions with its own clock (%s): each probe records the network's time (both NICs' stamps less the peer's delay) beside the host's round trip, of the peers whose NICs stamp too", u.Stamps())
+	case u.NICTimestamps():
+		ts = "stamps completions with its own clock, but its CQs could not be made to: each probe records the host's round trip alone"
 	}
 	ep := u.Endpoint()
 	a.logf("ud probe: answering on %s qpn 0x%x (gid %s, q_key 0x%x), probing from %d QPs; %s %s",
@@ -90,11 +96,15 @@ func (a *Agent) readUD() {
 // has none, and records it.
 func (a *Agent) probeUD(ctx context.Context, p *peer) {
 	a.mu.Lock()
-	up, addr, samples := p.ud, p.stats.addr, p.samples
+	up, addr, samples, net := p.ud, p.stats.addr, p.samples, p.net
 	p.ud = nil
+	stamped := a.st.stamped
 	a.mu.Unlock()
 	if samples == nil {
 		samples = make([]uint64, max(a.run.Specs()[0].Iterations, 1))
+	}
+	if stamped && net == nil {
+		net = make([]uint64, len(samples))
 	}
 	deadline := time.Now().Add(a.cfg.ProbeTimeout)
 	pctx, cancel := context.WithDeadline(ctx, deadline)
@@ -104,7 +114,7 @@ func (a *Agent) probeUD(ctx context.Context, p *peer) {
 		up, err = a.learnUD(pctx, addr)
 	}
 	if err == nil {
-		if err = a.ud.Ping(pctx, up, samples, deadline); err != nil {
+		if err = a.ud.Ping(pctx, up, samples, net, deadline); err != nil {
 			// Lost, or gone, or restarted with another QPN: learn again.
 			_ = up.Close()
 			up = nil
@@ -119,6 +129,10 @@ func (a *Agent) probeUD(ctx context.Context, p *peer) {
 	}
 	a.mu.Lock()
 	a.probeDone(p)
+	p.net = net
+	if err == nil {
+		p.stats.addNetNs(net)
+	}
 	result, was := a.recordBurst(p, samples, err)
 	if p.gone {
 		// Removed from the set while this probe was in flight: free what

@@ -125,6 +125,12 @@ func TestUDProbeAgents(t *testing.T) {
 			t.Errorf("metrics without %s:\n%s", want, m)
 		}
 	}
+	// A device without completion timestamps (Soft-RoCE): said once, and
+	// no network times.
+	if a.ud.NICTimestamps() || strings.Contains(m, "rdmabench_agent_probe_network_latency_seconds_count{") ||
+		!strings.Contains(log.String(), "has no completion timestamps: each probe records the host's round trip alone") {
+		t.Errorf("%s stamps completions (%v), or the agent did not say it has none, or it has network times:\n%s\n%s", dev, a.ud.NICTimestamps(), log.String(), m)
+	}
 
 	// The peer restarts on the same address: its responder has another
 	// QPN, so the probe of the one learnt times out; the next learns again.

@@ -16,8 +16,9 @@ import (
 // endpoint (QPN, Q_Key, GID) once through the control protocol
 // (LearnUDProbe), then each probe is a burst of SEND ping-pongs to it, one
 // cgo call. A probe's samples are half its round trips (rtt_half, as
-// send-lat's), timed by CLOCK_MONOTONIC on the host: the NIC's completion
-// timestamps are not read (see UDProbe.NICTimestamps).
+// send-lat's), timed by CLOCK_MONOTONIC on the host; where the device
+// stamps completions with its own clock, a probe also measures the
+// network's time from both ends' stamps (UDProbe.Stamps).
 
 // UDProbeFeature is the feature a server's hello names when it has a UD
 // probe to tell clients of (Server.UDProbe).
@@ -98,4 +99,7 @@ type UDProbeCounters struct {
 	Bad uint64
 	// Late is the answers that came after their probe was given up.
 	Late uint64
+	// Delays is the delays its responder sent after answers to stamped
+	// probers (where the device stamps completions).
+	Delays uint64
 }

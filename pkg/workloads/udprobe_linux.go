@@ -121,9 +121,18 @@ func (u *UDProbe) Endpoint() verbs.Endpoint { return u.resp.Endpoint() }
 func (u *UDProbe) Device() string { return u.dev.Name() }
 
 // NICTimestamps tells whether the device stamps completions with its own
-// clock (ibv_query_device_ex). The probe does not read them: its samples
-// are the host's round trips either way.
+// clock (ibv_query_device_ex).
 func (u *UDProbe) NICTimestamps() bool { return u.nicTS }
+
+// Stamps tells which clock stamps the probe's completions
+// (verbs.StampsNone where the device has none, or its QPs could not be
+// made to): with one, Ping measures the network's time beside the host's
+// round trip, and the responder answers stamped probers with its delay.
+func (u *UDProbe) Stamps() verbs.Stamps {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.all[0].Stamps()
+}
 
 // Peer makes the address handle toward a peer's responder.
 func (u *UDProbe) Peer(ep verbs.Endpoint) (*UDPeer, error) {
@@ -144,9 +153,11 @@ func (p *UDPeer) Close() error {
 
 // Ping runs len(samples) ping-pongs with p on a free prober, waiting for
 // one until ctx ends; each sample is half a round trip in ns (rtt_half).
-// An error (verbs.ErrTimeout: deadline passed with an answer missing)
-// leaves samples partly written.
-func (u *UDProbe) Ping(ctx context.Context, p *UDPeer, samples []uint64, deadline time.Time) error {
+// With net (as long as samples; nil: none) and Stamps, net[i] is half the
+// network's round trip, from the NICs' stamps (verbs.UDProbe.Ping), 0
+// where a stamp or p's delay is missing. An error (verbs.ErrTimeout:
+// deadline passed with an answer missing) leaves samples partly written.
+func (u *UDProbe) Ping(ctx context.Context, p *UDPeer, samples, net []uint64, deadline time.Time) error {
 	var q *verbs.UDProbe
 	select {
 	case q = <-u.probers:
@@ -154,7 +165,7 @@ func (u *UDProbe) Ping(ctx context.Context, p *UDPeer, samples []uint64, deadlin
 		return context.Cause(ctx)
 	}
 	before := q.Counters()
-	_, err := q.Ping(p.addr, p.ep, samples, verbs.DefaultUDProbeSpin, deadline)
+	_, err := q.Ping(p.addr, p.ep, samples, net, verbs.DefaultUDProbeSpin, deadline)
 	after := q.Counters()
 	u.late.Add(after.Late - before.Late)
 	u.bad.Add(after.Bad - before.Bad)
@@ -167,6 +178,9 @@ func (u *UDProbe) Ping(ctx context.Context, p *UDPeer, samples []uint64, deadlin
 	}
 	for i := range samples {
 		samples[i] /= 2
+	}
+	for i := range net {
+		net[i] /= 2
 	}
 	return nil
 }
@@ -194,7 +208,7 @@ func (u *UDProbe) renew(q *verbs.UDProbe) *verbs.UDProbe {
 // their probe was given up.
 func (u *UDProbe) Counters() UDProbeCounters {
 	c := u.resp.Counters()
-	return UDProbeCounters{Served: c.Served, Bad: c.Bad + u.bad.Load(), Late: u.late.Load()}
+	return UDProbeCounters{Served: c.Served, Bad: c.Bad + u.bad.Load(), Late: u.late.Load(), Delays: c.Delays}
 }
 
 // Close stops answering and frees every verbs object. No Ping may be in

@@ -30,6 +30,9 @@ func (u *UDProbe) Device() string { return "" }
 // NICTimestamps is false in this build.
 func (u *UDProbe) NICTimestamps() bool { return false }
 
+// Stamps is verbs.StampsNone in this build.
+func (u *UDProbe) Stamps() verbs.Stamps { return verbs.StampsNone }
+
 // Peer returns an error wrapping verbs.ErrNotSupported in this build.
 func (u *UDProbe) Peer(verbs.Endpoint) (*UDPeer, error) {
 	_, err := verbs.Devices()
@@ -43,7 +46,7 @@ func (p *UDPeer) Endpoint() verbs.Endpoint { return verbs.Endpoint{} }
 func (p *UDPeer) Close() error { return nil }
 
 // Ping returns an error wrapping verbs.ErrNotSupported in this build.
-func (u *UDProbe) Ping(context.Context, *UDPeer, []uint64, time.Time) error {
+func (u *UDProbe) Ping(context.Context, *UDPeer, []uint64, []uint64, time.Time) error {
 	_, err := verbs.Devices()
 	return err
 }

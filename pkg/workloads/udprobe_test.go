@@ -53,7 +53,7 @@ func TestUDProbeLearnAndPing(t *testing.T) {
 	defer peer.Close()
 	samples := make([]uint64, 50)
 	for range 3 {
-		if err := a.Ping(ctx, peer, samples, time.Now().Add(10*time.Second)); err != nil {
+		if err := a.Ping(ctx, peer, samples, nil, time.Now().Add(10*time.Second)); err != nil {
 			t.Fatalf("ping: %v", err)
 		}
 	}
@@ -70,7 +70,7 @@ func TestUDProbeLearnAndPing(t *testing.T) {
 		t.Fatalf("close b: %v", err)
 	}
 	start := time.Now()
-	err = a.Ping(ctx, peer, samples[:2], start.Add(300*time.Millisecond))
+	err = a.Ping(ctx, peer, samples[:2], nil, start.Add(300*time.Millisecond))
 	if !errors.Is(err, verbs.ErrTimeout) {
 		t.Fatalf("a probe of a closed peer: %v, want verbs.ErrTimeout", err)
 	}
