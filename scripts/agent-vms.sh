@@ -256,13 +256,14 @@ fi
 # and each returns data but those of what this fleet does not run (the
 # bandwidth probe, a registry, kept sessions: tcp-lat's; the unit test
 # TestDashboardQueriesOnPrometheus returns data for those, from agents on
-# the host) and those that select only trouble (a comparison last: `> 0`,
+# the host; the network's time, which needs NICs that stamp completions:
+# Soft-RoCE stamps none) and those that select only trouble (a comparison last: `> 0`,
 # `== 0`, `== 1`, empty on a fleet without that trouble, or between a
 # flapping verdict's turns).
 dash=$here/../deploy/grafana/rdmabench-fleet.json
 if [[ -n $job && -f $dash ]]; then
 	ndata=0 bad=() empty=() t_dash=$SECONDS
-	features_off='bandwidth|registrations|probe_sessions' trouble_only='(>|==) [0-9]+\)?$'
+	features_off='bandwidth|registrations|probe_sessions|probe_network_latency' trouble_only='(>|==) [0-9]+\)?$'
 	mapfile -t exprs <<<"$(jq -r '[.. | objects | select(has("expr")) | .expr] | unique[]' "$dash")" # (the guest has no /dev/fd)
 	nq=${#exprs[@]}
 	# One curl for all the queries, an answer a line (a process costs

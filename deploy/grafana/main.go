@@ -89,11 +89,18 @@ func instant(expr string) *prometheus.DataqueryBuilder {
 		Format(prometheus.PromQueryFormatTable)
 }
 
-// quantile is a quantile (0.5, 0.99) of the probes' latency histograms
-// over the dashboard's rate interval, summed by the labels of by.
-func quantile(q, by string) string {
-	return fmt.Sprintf(`histogram_quantile(%s, sum by (%s, le) (rate(rdmabench_agent_probe_latency_seconds_bucket{%s}[$__rate_interval])))`,
-		q, by, hostPeerSel)
+// The probes' histograms: the host's latency, and the network's time
+// where the NICs stamp completions (the UD probe's).
+const (
+	latencyHist = "rdmabench_agent_probe_latency_seconds"
+	networkHist = "rdmabench_agent_probe_network_latency_seconds"
+)
+
+// quantile is a quantile (0.5, 0.99) of the probes' histograms hist over
+// the dashboard's rate interval, summed by the labels of by.
+func quantile(hist, q, by string) string {
+	return fmt.Sprintf(`histogram_quantile(%s, sum by (%s, le) (rate(%s_bucket{%s}[$__rate_interval])))`,
+		q, by, hist, hostPeerSel)
 }
 
 func tableLegend() *common.VizLegendOptionsBuilder {
@@ -173,9 +180,9 @@ func fleet() *dashboard.DashboardBuilder {
 		WithPanel(fleetStat("Peers probed", "Peers in the agents' peer sets, all agents together.", "none",
 			instant(`sum(rdmabench_agent_peers{`+hostSel+`})`))).
 		WithPanel(fleetStat("Fleet p50", "The median latency of every probe of the selected links, over the range.", "s",
-			instant(`histogram_quantile(0.5, sum by (le) (rate(rdmabench_agent_probe_latency_seconds_bucket{`+hostPeerSel+`}[$__range])))`))).
+			instant(`histogram_quantile(0.5, sum by (le) (rate(`+latencyHist+`_bucket{`+hostPeerSel+`}[$__range])))`))).
 		WithPanel(fleetStat("Fleet p99", "The 99th percentile latency of every probe of the selected links, over the range.", "s",
-			instant(`histogram_quantile(0.99, sum by (le) (rate(rdmabench_agent_probe_latency_seconds_bucket{`+hostPeerSel+`}[$__range])))`))).
+			instant(`histogram_quantile(0.99, sum by (le) (rate(`+latencyHist+`_bucket{`+hostPeerSel+`}[$__range])))`))).
 		WithPanel(fleetStat("Links judged slow", "Links blame calls slow now (rdmabench_agent_peer_slow).", "none",
 			instant(`sum(rdmabench_agent_peer_slow{`+hostPeerSel+`}) or vector(0)`)).
 			Thresholds(dashboard.NewThresholdsConfigBuilder().Mode(dashboard.ThresholdsModeAbsolute).Steps([]dashboard.Threshold{
@@ -185,8 +192,8 @@ func fleet() *dashboard.DashboardBuilder {
 			instant(`sum(rate(rdmabench_agent_probes_total{`+hostPeerSel+`, result!="ok"}[$__range])) or vector(0)`))).
 		WithRow(dashboard.NewRowBuilder("Latency")).
 		WithPanel(series("Fleet p50 and p99", "Every selected link's probes together, by probe test.", "s",
-			query(quantile("0.5", "test"), "p50 {{test}}"),
-			query(quantile("0.99", "test"), "p99 {{test}}"))).
+			query(quantile(latencyHist, "0.5", "test"), "p50 {{test}}"),
+			query(quantile(latencyHist, "0.99", "test"), "p99 {{test}}"))).
 		WithPanel(table.NewPanelBuilder().Title("Judged p50: host × peer").
 			Description("The p50 blame judges each link by (the median of its last good probes' p50s, rdmabench_agent_peer_p50_seconds), now: a row per probing host, a column per peer.").
 			Datasource(ds()).Unit("s").Height(8).Span(12).
@@ -200,9 +207,9 @@ func fleet() *dashboard.DashboardBuilder {
 			}}).
 			ColorScheme(dashboard.NewFieldColorBuilder().Mode(dashboard.FieldColorModeIdContinuousGrYlRd))).
 		WithPanel(series("p50 per link", "The median latency of each link's probes (host → peer).", "s",
-			query(quantile("0.5", "host, peer, test"), "{{host}} → {{peer}}"))).
+			query(quantile(latencyHist, "0.5", "host, peer, test"), "{{host}} → {{peer}}"))).
 		WithPanel(series("p99 per link", "The 99th percentile latency of each link's probes (host → peer).", "s",
-			query(quantile("0.99", "host, peer, test"), "{{host}} → {{peer}}"))).
+			query(quantile(latencyHist, "0.99", "host, peer, test"), "{{host}} → {{peer}}"))).
 		WithRow(dashboard.NewRowBuilder("Blame")).
 		WithPanel(verdicts("Slow verdicts", "Blame's verdict on each link's p50 against the fleet's (rdmabench_agent_peer_slow): bad while slow.",
 			query(`max by (host, peer, test) (rdmabench_agent_peer_slow{`+hostPeerSel+`})`, "{{host}} → {{peer}}"))).
@@ -248,8 +255,11 @@ func fleet() *dashboard.DashboardBuilder {
 			query(`sum by (host) (rate(rdmabench_agent_ud_probes_answered_total{`+hostSel+`}[$__rate_interval]))`, "{{host}} answered/s"),
 			query(`sum by (host) (rate(rdmabench_agent_ud_answers_late_total{`+hostSel+`}[$__rate_interval])) > 0`, "{{host}} late/s"),
 			query(`sum by (host) (rate(rdmabench_agent_ud_messages_bad_total{`+hostSel+`}[$__rate_interval])) > 0`, "{{host}} bad/s"))).
-		WithPanel(series("NIC completion timestamps", "1 where the probe's device stamps work completions with its own clock (ibv_query_device_ex); the probes record the host's round trip either way.", "none",
+		WithPanel(series("NIC completion timestamps", "1 where the probe's device stamps work completions with its own clock (ibv_query_device_ex): its probes of peers whose NICs stamp too then record the network's time beside the host's round trip.", "none",
 			query(`max by (host, device) (rdmabench_agent_nic_timestamps{`+hostSel+`})`, "{{host}} {{device}}"))).
+		WithPanel(series("Network time p50 and p99 (NIC stamps)", "Where both ends' NICs stamp completions: the network's time of the UD probes' ping-pongs (both NICs' stamps less the peer's delay from its receive to its answer's send, as R-Pingmesh's), on the probe's basis, beside the host's round trips under Latency. Empty where the NICs stamp none (Soft-RoCE).", "s",
+			query(quantile(networkHist, "0.5", "test"), "p50 {{test}}"),
+			query(quantile(networkHist, "0.99", "test"), "p99 {{test}}"))).
 		WithRow(dashboard.NewRowBuilder("Registry (--registry)")).
 		WithPanel(series("Registrations", "Live registrations in each registry agent.", "none",
 			query(`max by (host) (rdmabench_agent_registrations{`+hostSel+`})`, "{{host}}")))

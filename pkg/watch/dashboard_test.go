@@ -133,7 +133,7 @@ func TestGrafanaDashboard(t *testing.T) {
 	a.mu.Lock()
 	a.st.keptOn, a.st.keptOpened, a.st.keptOpen = true, 1, 1
 	a.st.registry, a.st.registrations = true, 4
-	a.st.udOn = true
+	a.st.udOn, a.st.stamped = true, true
 	err := writeMetrics(&text, &a.st, &portReading{counters: map[string]uint64{"rcvd_seq_err": 1}}, a.process, FormatText)
 	a.mu.Unlock()
 	if err != nil {
@@ -157,7 +157,7 @@ func TestGrafanaDashboard(t *testing.T) {
 		}
 	}
 	// The families a fleet's operator looks at first, each on a panel.
-	for _, name := range []string{metricLatency + "_bucket", metricProbes, metricSlow, metricP50, metricBW,
+	for _, name := range []string{metricLatency + "_bucket", metricNetLatency + "_bucket", metricProbes, metricSlow, metricP50, metricBW,
 		metricBWProbes, metricBWLow, metricSessions, metricSessionsFailed, metricPortCounter} {
 		if !seen[name] {
 			t.Errorf("no panel of the dashboard shows %s", name)
@@ -198,6 +198,11 @@ var dashboardEmptyHere = map[string]string{
 // with an RDMA device exports (the UD probe's), and so none here: the VM
 // scenario's agents (scripts/agent-vms.sh) run the UD probe.
 var dashboardNeedsDevice = []string{metricUDAnswered, metricUDLate, metricUDBad, metricNICTimestamps}
+
+// dashboardNeedsStamps are the dashboard's metrics that only an agent
+// whose NIC stamps completions exports: none here, nor in the VMs
+// (Soft-RoCE stamps none).
+var dashboardNeedsStamps = []string{metricNetLatency + "_bucket"}
 
 // TestDashboardQueriesOnPrometheus: five agents with every feature the
 // dashboard shows (peers from a registry one of them keeps, tcp-lat on
@@ -247,6 +252,11 @@ func TestDashboardQueriesOnPrometheus(t *testing.T) {
 		for _, name := range dashboardNeedsDevice {
 			if strings.Contains(expr, name+"{") {
 				return "no RDMA device on this host: the VM scenario's agents run the UD probe"
+			}
+		}
+		for _, name := range dashboardNeedsStamps {
+			if strings.Contains(expr, name+"{") {
+				return "no NIC here stamps completions"
 			}
 		}
 		if !troubleOnly.MatchString(expr) {
