@@ -99,7 +99,4 @@ type UDProbeCounters struct {
 	Bad uint64
 	// Late is the answers that came after their probe was given up.
 	Late uint64
-	// Delays is the delays its responder sent after answers to stamped
-	// probers (where the device stamps completions).
-	Delays uint64
 }

@@ -29,6 +29,7 @@ type UDProbe struct {
 	served  chan error
 	path    settings.PathValues // the address handles' traffic class, hop limit and SL
 	nicTS   bool
+	stamps  verbs.Stamps // the probers'
 	// late and bad add up the probers' counters, read after each probe.
 	late, bad atomic.Uint64
 	// failed is why the responder stopped before Close (Err).
@@ -92,6 +93,7 @@ func OpenUDProbe(spec Spec, probers int) (*UDProbe, error) {
 		u.all = append(u.all, q)
 		u.probers <- q
 	}
+	u.stamps = u.all[0].Stamps()
 	u.path = spec.Path.Values()
 	u.served = make(chan error, 1)
 	go func() {
@@ -128,11 +130,7 @@ func (u *UDProbe) NICTimestamps() bool { return u.nicTS }
 // (verbs.StampsNone where the device has none, or its QPs could not be
 // made to): with one, Ping measures the network's time beside the host's
 // round trip, and the responder answers stamped probers with its delay.
-func (u *UDProbe) Stamps() verbs.Stamps {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return u.all[0].Stamps()
-}
+func (u *UDProbe) Stamps() verbs.Stamps { return u.stamps }
 
 // Peer makes the address handle toward a peer's responder.
 func (u *UDProbe) Peer(ep verbs.Endpoint) (*UDPeer, error) {
@@ -208,7 +206,7 @@ func (u *UDProbe) renew(q *verbs.UDProbe) *verbs.UDProbe {
 // their probe was given up.
 func (u *UDProbe) Counters() UDProbeCounters {
 	c := u.resp.Counters()
-	return UDProbeCounters{Served: c.Served, Bad: c.Bad + u.bad.Load(), Late: u.late.Load(), Delays: c.Delays}
+	return UDProbeCounters{Served: c.Served, Bad: c.Bad + u.bad.Load(), Late: u.late.Load()}
 }
 
 // Close stops answering and frees every verbs object. No Ping may be in
