@@ -2,9 +2,9 @@
 
 package verbs
 
-// HostStamps makes the UD probe QPs of c stamp their completions with the
-// host's clock at the poll: the exchange of stamps and delays, tested on
-// a device that stamps none (Soft-RoCE).
+// HostStamps makes the UD probe QPs of c stamp with the host's clock (a
+// receive at its poll, a send at its post): the exchange of stamps and
+// delays, tested on a device that stamps none (Soft-RoCE).
 func HostStamps(c *UDProbeConfig) { c.hostStamps = true }
 
 // StampsHost is what UDProbe.Stamps says of such a QP.

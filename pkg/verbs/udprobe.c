@@ -406,7 +406,8 @@ static int poll_cq(struct rb_udp *u, int recv, struct rb_udp_wc *out, int max)
 			ibv_end_poll(x);
 		}
 	}
-	if (n > 0 && u->stamps == RB_UDP_TS_HOST) {
+	if (n > 0 && recv && u->stamps == RB_UDP_TS_HOST) {
+		/* a receive's: its poll (a send's is its post: send_msg) */
 		uint64_t now = rb_mono_ns();
 		for (int i = 0; i < n; i++)
 			if (out[i].status == IBV_WC_SUCCESS)
@@ -448,11 +449,6 @@ static uint32_t take_slot(struct rb_udp *u)
 	u->tx_next = (t + 1) % u->nsend;
 	if (u->tx_ts)
 		u->tx_ts[t] = 0;
-	if (u->pend && u->pend[t].live) {
-		/* not so: a slot is free once its completion was reaped */
-		u->pend[t].live = 0;
-		u->npend--;
-	}
 	return t;
 }
 
@@ -496,8 +492,9 @@ static int reap_sends(struct rb_udp *u, int wait)
 			if (wc[i].wr_id & RB_UDP_WR_DELAY)
 				continue;
 			uint32_t slot = (uint32_t)wc[i].wr_id;
-			if (u->stamps != RB_UDP_TS_HOST)
-				/* 0 is "not yet": a stamp of 0 reads as 1 */
+			if (!u->tx_ts[slot])
+				/* (the host's stamp came at the post) 0 is "not
+				 * yet": a stamp of 0 reads as 1 */
 				u->tx_ts[slot] = wc[i].ts ? wc[i].ts : 1;
 			struct rb_udp_pend *p = &u->pend[slot];
 			if (p->live) {

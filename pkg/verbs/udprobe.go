@@ -19,8 +19,9 @@ type UDProbeConfig struct {
 	Recv, Send int
 	// QKey is the QP's Q_Key (DefaultQKey when 0).
 	QKey uint32
-	// hostStamps stamps the completions with the host's clock at the
-	// poll, for tests of the stamps' exchange on a device that has none.
+	// hostStamps stamps with the host's clock (a receive at its poll, a
+	// send at its post), for tests of the stamps' exchange on a device
+	// that has none.
 	hostStamps bool
 }
 
@@ -39,7 +40,7 @@ const (
 	// (IBV_WC_EX_WITH_COMPLETION_TIMESTAMP), converted by its rate
 	// (hca_core_clock).
 	StampsNICCycles Stamps = "nic-cycles"
-	// stampsHost: the host's clock at the poll (tests only).
+	// stampsHost: the host's clock (tests only: UDProbeConfig.hostStamps).
 	stampsHost Stamps = "host"
 )
 

@@ -21,8 +21,9 @@ enum {
 	RB_UDP_TS_NONE = 0,
 	RB_UDP_TS_WALLCLOCK = 1, /* the NIC's, in ns (ibv_wc_read_completion_wallclock_ns) */
 	RB_UDP_TS_CYCLES = 2,    /* the NIC's, in its cycles (ibv_wc_read_completion_ts) */
-	RB_UDP_TS_HOST = 3,      /* the host's CLOCK_MONOTONIC at the poll: tests of the
-				  * stamps' exchange on a device that has none */
+	RB_UDP_TS_HOST = 3,      /* the host's CLOCK_MONOTONIC, a receive's at its poll, a
+				  * send's at its post: tests of the stamps' exchange on
+				  * a device that has none */
 };
 
 struct rb_udp_ah;

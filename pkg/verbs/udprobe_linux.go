@@ -12,6 +12,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -88,30 +89,16 @@ func (p *UDProbe) Endpoint() Endpoint { return p.local }
 // or the NIC's (StampsNICNs, StampsNICCycles). A stamped responder sends
 // its delay after each answer to a stamped prober, and a stamped prober's
 // Ping measures the network's round trips.
-func (p *UDProbe) Stamps() Stamps {
-	switch p.u.stamps {
-	case C.RB_UDP_TS_WALLCLOCK:
-		return StampsNICNs
-	case C.RB_UDP_TS_CYCLES:
-		return StampsNICCycles
-	case C.RB_UDP_TS_HOST:
-		return stampsHost
-	}
-	return StampsNone
-}
+func (p *UDProbe) Stamps() Stamps { return stampsByMode[p.u.stamps] }
+
+// stampsByMode is the Stamps of each of udprobe.h's RB_UDP_TS_*.
+var stampsByMode = [...]Stamps{C.RB_UDP_TS_NONE: StampsNone, C.RB_UDP_TS_WALLCLOCK: StampsNICNs,
+	C.RB_UDP_TS_CYCLES: StampsNICCycles, C.RB_UDP_TS_HOST: stampsHost}
 
 // stampsNs is the ns from stamp a to stamp b of a QP stamping as s, with
 // its clock's mask and rate (kHz): rb_udp_ts_ns.
 func stampsNs(s Stamps, mask, khz, a, b uint64) uint64 {
-	u := C.struct_rb_udp{ts_mask: C.uint64_t(mask), ts_khz: C.uint64_t(khz)}
-	switch s {
-	case StampsNICNs:
-		u.stamps = C.RB_UDP_TS_WALLCLOCK
-	case StampsNICCycles:
-		u.stamps = C.RB_UDP_TS_CYCLES
-	case stampsHost:
-		u.stamps = C.RB_UDP_TS_HOST
-	}
+	u := C.struct_rb_udp{stamps: C.int(slices.Index(stampsByMode[:], s)), ts_mask: C.uint64_t(mask), ts_khz: C.uint64_t(khz)}
 	return uint64(C.rb_udp_ts_ns(&u, C.uint64_t(a), C.uint64_t(b)))
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/pkg/control"
+	"github.com/rdmabench/rdmabench/pkg/verbs"
 	"github.com/rdmabench/rdmabench/pkg/workloads"
 )
 
@@ -35,15 +36,16 @@ func (a *Agent) openUD() error {
 	if err != nil {
 		return fmt.Errorf("the UD probe on %s: %w", orFirst(spec.Device), err)
 	}
+	stamped := u.Stamps() != verbs.StampsNone
 	a.mu.Lock()
 	a.ud = u
 	a.st.udOn = true
 	a.st.nicTimestamps = u.NICTimestamps()
-	a.st.stamped = u.Stamps() != ""
+	a.st.stamped = stamped
 	a.mu.Unlock()
 	ts := "has no completion timestamps: each probe records the host's round trip alone"
 	switch {
-	case u.Stamps() != "":
+	case stamped:
 		ts = fmt.Sprintf("stamps completions with its own clock (%s): each probe records the network's time (both NICs' stamps less the peer's delay) beside the host's round trip, of the peers whose NICs stamp too", u.Stamps())
 	case u.NICTimestamps():
 		ts = "stamps completions with its own clock, but its CQs could not be made to: each probe records the host's round trip alone"
