@@ -7,18 +7,21 @@
 # per good probe and done share, and the ratio B/A of each pair (the
 # mean of its two A and two B runs) as a median with the lowest and
 # highest pair's ratio around it: on a shared, noisy host the interval
-# says more than the median.
+# says more than the median. With --floor, A is not a build but the
+# floor under a probe: the same ping-pongs from C with no runtime
+# (scripts/tcp-floor.sh; two agents only).
 #
-# Usage: scripts/agent-cost-ab.sh --before BIN [--after BIN] [--agents N] [--pairs N] [--seconds S] [--rates "10 50 100"]
+# Usage: scripts/agent-cost-ab.sh {--before BIN | --floor} [--after BIN] [--agents N] [--pairs N] [--seconds S] [--rates "10 50 100"]
 set -euo pipefail
 rb_prog=agent-cost-ab.sh
 here=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 . "$here/lib.sh"
 cd "$here/.."
-before= after= agents=2 pairs=3 seconds=20 rates="10 50 100"
+before= floor= after= agents=2 pairs=3 seconds=20 rates="10 50 100"
 while (($#)); do
 	case $1 in
 	--before) before=$2; shift 2 ;;
+	--floor) floor=1; shift ;;
 	--after) after=$2; shift 2 ;;
 	--agents) agents=$2; shift 2 ;;
 	--pairs) pairs=$2; shift 2 ;;
@@ -27,7 +30,12 @@ while (($#)); do
 	*) rb_die "unknown argument $1 (see the header of $0)" ;;
 	esac
 done
-[[ -x $before ]] || rb_die "--before BIN: an rdmabench build to compare with"
+if [[ -n $floor ]]; then
+	[[ -z $before ]] || rb_die "--floor and --before: A is one or the other"
+	((agents == 2)) || rb_die "--floor stands for two agents, not --agents $agents"
+else
+	[[ -x $before ]] || rb_die "--before BIN: an rdmabench build to compare with (or --floor)"
+fi
 dir=$(mktemp -d "${TMPDIR:-/tmp}/rdmabench-agent-ab.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 if [[ -n $after ]]; then
@@ -36,9 +44,12 @@ if [[ -n $after ]]; then
 else
 	go build -o "$dir/after" ./cmd/rdmabench
 fi
-one() { # BIN RATE -> "cpu_ms done_pct"
-	"$here/agent-cost.sh" --agents "$agents" --bin "$1" --rate "$2" --seconds "$seconds" | tee -a "$dir/log" /dev/stderr |
-		awk '/^(both|all [0-9]+):/ {sub(/^all /, ""); print $2, $8+0}'
+one() { # BIN RATE -> "cpu_ms done_pct"; BIN empty: the floor
+	if [[ -z $1 ]]; then
+		"$here/tcp-floor.sh" --rate "$2" --seconds "$seconds"
+	else
+		"$here/agent-cost.sh" --agents "$agents" --bin "$1" --rate "$2" --seconds "$seconds"
+	fi | tee -a "$dir/log" /dev/stderr | awk '/^(both|all [0-9]+):/ {sub(/^all /, ""); print $2, $8+0}'
 }
 for r in $rates; do
 	for ((p = 1; p <= pairs; p++)); do

@@ -13,8 +13,9 @@
 # probes any did) and the probes done over those asked (RATE per agent);
 # then "busy:", the probes that ended refused busy (a peer's server
 # running other tests through every retry) over all that ended; and
-# "latency:", the mean of the probes' latency samples in the window (from
-# each agent's histogram, on the test's basis).
+# "cpu:", that CPU split into user and system time; "latency:", the mean
+# of the probes' latency samples in the window (from each agent's
+# histogram, on the test's basis).
 #
 # Usage: scripts/agent-cost.sh [--agents N] [--rate R] [--seconds S] [--probe TEST] [--iters N] [--bin PATH] [-- AGENT_FLAGS...]
 #   defaults: --agents 2 --rate 10 --seconds 30 --probe tcp-lat --iters 10, the
@@ -51,29 +52,8 @@ else
 	go build -o "$dir/rdmabench" ./cmd/rdmabench
 fi
 
-# Free ports, 2 an agent, below the kernel's ephemeral range (where the
-# agents' own connections take theirs: one could take a port before the
-# agent meant to listen on it starts): each one bound and closed at once.
-# (A command substitution, not <(...): the VM of scripts/vm.sh has no
-# /dev/fd.)
-ports=($(python3 - "$((2 * agents))" <<'PY'
-import random, socket, sys
-low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
-got = []
-for p in random.sample(range(10000, low), low - 10000):
-    s = socket.socket()
-    try:
-        s.bind(("127.0.0.1", p))
-        got.append(p)
-    except OSError:
-        pass
-    finally:
-        s.close()
-    if len(got) == int(sys.argv[1]):
-        break
-print(" ".join(map(str, got)))
-PY
-))
+# Free ports, 2 an agent (rb_free_ports).
+read -ra ports <<<"$(rb_free_ports "$((2 * agents))")"
 ((${#ports[@]} == 2 * agents)) || rb_die "found ${#ports[@]} free ports of the $((2 * agents)) needed"
 listen=() metrics=()
 : >"$dir/peers"
@@ -93,6 +73,7 @@ for ((i = 1; i <= agents; i++)); do
 done
 ticks=$(getconf CLK_TCK)
 cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+user_cpu() { awk '{print $14}' "/proc/$1/stat"; }
 # counts PORT: "OK BUSY ALL SUM N", the agent's probes ended so far, and
 # the sum (seconds) and count of their latency samples.
 counts() {
@@ -105,17 +86,17 @@ counts() {
 	/^rdmabench_agent_probe_latency_seconds_count\{/ { n += $NF }
 	END {printf "%d %d %d %.9f %d\n", ok, busy, all, sum, n}'
 }
-declare -A c0 o0 b0 a0 s0 n0
+declare -A c0 u0 o0 b0 a0 s0 n0
 for ((i = 1; i <= agents; i++)); do
-	c0[$i]=$(cpu "${pids[i]}")
+	c0[$i]=$(cpu "${pids[i]}") u0[$i]=$(user_cpu "${pids[i]}")
 	read -r "o0[$i]" "b0[$i]" "a0[$i]" "s0[$i]" "n0[$i]" <<<"$(counts "${metrics[i]}")"
 done
 sleep "$seconds"
 printf 'probe %s -n %s at %s/s per agent, %s agents, %s s, this host (%s cores, loopback):\n' "$probe" "$iters" "$rate" "$agents" "$seconds" "$(nproc)"
-ct=0 ot=0 bt=0 at=0 st=0 nt=0
+ct=0 ut=0 ot=0 bt=0 at=0 st=0 nt=0
 for ((i = 1; i <= agents; i++)); do
 	pid=${pids[i]}
-	c=$(cpu "$pid")
+	c=$(cpu "$pid") u=$(user_cpu "$pid")
 	read -r o b a sm nm <<<"$(counts "${metrics[i]}")"
 	rss=$(awk '/^VmRSS/ {print $2}' "/proc/$pid/status")
 	awk -v c="$((c - c0[$i]))" -v t="$ticks" -v o="$((o - o0[$i]))" -v b="$((b - b0[$i]))" -v s="$seconds" -v rss="$rss" -v i="$i" 'BEGIN {
@@ -125,13 +106,14 @@ for ((i = 1; i <= agents; i++)); do
 		printf "agent%d: %d good probes (%.1f/s), %d busy, CPU %.2f s (%.1f%% of a core), %.2f ms per probe; RSS %.1f MiB\n",
 			i, o, o / s, b, cpu, 100 * cpu / s, per, rss / 1024
 	}'
-	ct=$((ct + c - c0[$i])) ot=$((ot + o - o0[$i])) bt=$((bt + b - b0[$i])) at=$((at + a - a0[$i]))
+	ct=$((ct + c - c0[$i])) ut=$((ut + u - u0[$i])) ot=$((ot + o - o0[$i])) bt=$((bt + b - b0[$i])) at=$((at + a - a0[$i]))
 	st=$(awk -v t="$st" -v a="$sm" -v b="${s0[$i]}" 'BEGIN {printf "%.9f", t + a - b}') nt=$((nt + nm - n0[$i]))
 done
-awk -v c="$ct" -v t="$ticks" -v o="$ot" -v s="$seconds" -v r="$rate" -v n="$agents" -v b="$bt" -v a="$at" 'BEGIN {
+awk -v c="$ct" -v u="$ut" -v t="$ticks" -v o="$ot" -v s="$seconds" -v r="$rate" -v n="$agents" -v b="$bt" -v a="$at" 'BEGIN {
 	per = 0
 	if (o > 0) per = 1000 * c / t / o
 	printf "%s: %.3f ms CPU per good probe, %.1f%% of the probes asked done\n", (n == 2 ? "both" : "all " n), per, 100 * o / (n * r * s)
 	printf "busy: %d of %d probes (%.2f%%)\n", b, a, (a > 0 ? 100 * b / a : 0)
+	if (o > 0) printf "cpu: user %.3f ms, system %.3f ms per good probe\n", 1000 * u / t / o, 1000 * (c - u) / t / o
 }'
 awk -v s="$st" -v n="$nt" 'BEGIN { if (n > 0) printf "latency: mean %.1f us over %d samples (the probes\x27 figures, on the test\x27s basis)\n", 1e6 * s / n, n }'

@@ -165,3 +165,28 @@ rb_build_release() {
 		CGO_LDFLAGS="-Wl,-z,relro,-z,now" \
 		go build -trimpath -buildmode=pie -ldflags "$ldflags" -o "$out" ./cmd/rdmabench
 }
+
+# rb_free_ports N: N free TCP ports of 127.0.0.1 on one line, below the
+# kernel's ephemeral range (where processes' own connections take
+# theirs: one could take a port before the process meant to listen on it
+# starts), each bound and closed at once. (Python's, not <(...): the VM
+# of scripts/vm.sh has no /dev/fd.)
+rb_free_ports() {
+	python3 - "$1" <<'PY'
+import random, socket, sys
+low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+got = []
+for p in random.sample(range(10000, low), low - 10000):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", p))
+        got.append(p)
+    except OSError:
+        pass
+    finally:
+        s.close()
+    if len(got) == int(sys.argv[1]):
+        break
+print(" ".join(map(str, got)))
+PY
+}
