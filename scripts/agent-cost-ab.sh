@@ -49,7 +49,11 @@ one() { # BIN RATE -> "cpu_ms done_pct"; BIN empty: the floor
 		"$here/tcp-floor.sh" --rate "$2" --seconds "$seconds"
 	else
 		"$here/agent-cost.sh" --agents "$agents" --bin "$1" --rate "$2" --seconds "$seconds"
-	fi | tee -a "$dir/log" /dev/stderr | awk '/^(both|all [0-9]+):/ {sub(/^all /, ""); print $2, $8+0}'
+	fi >"$dir/run"
+	# To stderr through its descriptor: tee /dev/stderr would reopen a
+	# file there and write over it from its start.
+	cat "$dir/run" >&2
+	awk '/^(both|all [0-9]+):/ {sub(/^all /, ""); print $2, $8+0}' "$dir/run"
 }
 for r in $rates; do
 	for ((p = 1; p <= pairs; p++)); do
