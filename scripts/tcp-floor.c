@@ -96,8 +96,8 @@ int main(int argc, char **argv)
 		report(0, 0);
 		return 0;
 	}
-	double rate = atof(argv[3]);
-	int secs = atoi(argv[4]), iters = atoi(argv[5]);
+	double rate = atof(argv[3]), secs = atof(argv[4]);
+	int iters = atoi(argv[5]);
 	size_t size = (size_t)atol(argv[6]);
 	if (rate <= 0 || secs <= 0 || iters <= 0 || size == 0 || size > 65536) {
 		fprintf(stderr, "tcp-floor: want RATE, SECONDS and ITERS above 0, SIZE from 1 to 65536\n");
