@@ -365,7 +365,8 @@ uint64_t rb_udp_ts_ns(const struct rb_udp *u, uint64_t a, uint64_t b)
 }
 
 /* Polls up to max (at most 16) completions of the receive CQ (recv) or
- * the send CQ into out, with their stamps: how many, or -1. */
+ * the send CQ into out, with their stamps: how many, or RB_EPOLL (u->err
+ * set). */
 static int poll_cq(struct rb_udp *u, int recv, struct rb_udp_wc *out, int max)
 {
 	struct ibv_cq_ex *x = recv ? u->rcqx : u->scqx;
@@ -388,8 +389,10 @@ static int poll_cq(struct rb_udp *u, int recv, struct rb_udp_wc *out, int max)
 			int rc = ibv_start_poll(x, &attr);
 			if (rc == ENOENT)
 				break;
-			if (rc != 0)
-				return -1;
+			if (rc != 0) {
+				n = -1;
+				break;
+			}
 			struct rb_udp_wc *w = &out[n++];
 			*w = (struct rb_udp_wc){.wr_id = x->wr_id, .status = x->status};
 			if (x->status == IBV_WC_SUCCESS) {
@@ -405,6 +408,10 @@ static int poll_cq(struct rb_udp *u, int recv, struct rb_udp_wc *out, int max)
 			}
 			ibv_end_poll(x);
 		}
+	}
+	if (n < 0) {
+		u->err = EIO;
+		return RB_EPOLL;
 	}
 	if (n > 0 && recv && u->stamps == RB_UDP_TS_HOST) {
 		/* a receive's: its poll (a send's is its post: send_msg) */
@@ -475,10 +482,8 @@ static int reap_sends(struct rb_udp *u, int wait)
 	struct rb_udp_wc wc[16];
 	for (;;) {
 		int got = poll_cq(u, 0, wc, 16);
-		if (got < 0) {
-			u->err = EIO;
-			return RB_EPOLL;
-		}
+		if (got < 0)
+			return got;
 		for (int i = 0; i < got; i++) {
 			if (wc[i].status != IBV_WC_SUCCESS) {
 				u->wc_status = wc[i].status;
@@ -552,10 +557,8 @@ int rb_udp_serve(struct rb_udp *u)
 	struct rb_udp_wc wc[16];
 	for (;;) {
 		int got = poll_cq(u, 1, wc, 16);
-		if (got < 0) {
-			u->err = EIO;
-			return RB_EPOLL;
-		}
+		if (got < 0)
+			return got;
 		if (got == 0) {
 			int rc;
 			if (u->npend > 0) {
@@ -656,11 +659,9 @@ static int await_msg(struct rb_udp *u, uint64_t seq, int want_delay, uint64_t si
 			return 1;
 		}
 		int got = poll_cq(u, 1, wc, 16);
+		if (got < 0)
+			return got;
 		uint64_t now = rb_mono_ns();
-		if (got < 0) {
-			u->err = EIO;
-			return RB_EPOLL;
-		}
 		for (int i = 0; i < got; i++) {
 			uint32_t slot = (uint32_t)wc[i].wr_id;
 			if (wc[i].status != IBV_WC_SUCCESS) {

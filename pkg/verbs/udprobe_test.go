@@ -22,23 +22,7 @@ func TestUDProbe(t *testing.T) {
 	if err != nil {
 		t.Fatalf("open responder: %v", err)
 	}
-	served := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		served <- resp.Serve()
-	}()
-	t.Cleanup(func() {
-		resp.Stop()
-		select {
-		case err := <-served:
-			if err != nil {
-				t.Errorf("serve: %v", err)
-			}
-		case <-time.After(5 * time.Second):
-			t.Fatal("serve did not return within 5s of Stop")
-		}
-		closeOK(t, resp)
-	})
+	serveUD(t, resp)
 	if _, err := pd.OpenUDProbe(verbs.UDProbeConfig{GIDIndex: -1, Size: 8}); err == nil {
 		t.Fatal("a UD probe of 8-byte messages was opened; want it refused (at least 32)")
 	}
@@ -85,6 +69,29 @@ func TestUDProbe(t *testing.T) {
 	}
 }
 
+// serveUD serves q's probes on a thread of its own until the test ends,
+// then stops it (its Serve must return within 5 s, without an error) and
+// closes it.
+func serveUD(t *testing.T, q *verbs.UDProbe) {
+	served := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		served <- q.Serve()
+	}()
+	t.Cleanup(func() {
+		q.Stop()
+		select {
+		case err := <-served:
+			if err != nil {
+				t.Errorf("serve: %v", err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("serve did not return within 5s of Stop")
+		}
+		closeOK(t, q)
+	})
+}
+
 // TestUDProbeStamps runs the exchange of completion stamps between a
 // stamped prober and responder, with the host's clock standing in for
 // the NICs' (Soft-RoCE stamps none): every ping-pong of a stamped pair
@@ -105,22 +112,11 @@ func TestUDProbeStamps(t *testing.T) {
 		if err != nil {
 			t.Fatalf("open: %v", err)
 		}
-		if !serve {
+		if serve {
+			serveUD(t, q)
+		} else {
 			t.Cleanup(func() { closeOK(t, q) })
-			return q
 		}
-		served := make(chan error, 1)
-		go func() {
-			runtime.LockOSThread()
-			served <- q.Serve()
-		}()
-		t.Cleanup(func() {
-			q.Stop()
-			if err := <-served; err != nil {
-				t.Errorf("serve: %v", err)
-			}
-			closeOK(t, q)
-		})
 		return q
 	}
 	plain := verbs.UDProbeConfig{GIDIndex: -1}
